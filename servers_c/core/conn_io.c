@@ -1,0 +1,176 @@
+#include "conn_io.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LINGER_MAX_MS 1000
+#define LINGER_MAX_BYTES (256 * 1024)
+
+enum flush_result { FLUSH_DONE, FLUSH_WOULD_BLOCK, FLUSH_FAILED };
+
+static void count_io_error(int err, struct server_counters *c)
+{
+    if (err == ECONNRESET || err == EPIPE)
+        c->connection_resets++;
+    else
+        c->errors++;
+}
+
+static enum flush_result flush(int fd, struct http_session *s, struct server_counters *c)
+{
+    while (http_session_has_output(s)) {
+        struct iovec *iov;
+        int count = http_session_output(s, &iov);
+        ssize_t n = writev(fd, iov, count);
+        if (n >= 0) {
+            http_session_output_sent(s, (size_t)n);
+        } else if (errno == EINTR) {
+            continue;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            return FLUSH_WOULD_BLOCK;
+        } else {
+            count_io_error(errno, c);
+            return FLUSH_FAILED;
+        }
+    }
+    return FLUSH_DONE;
+}
+
+/* Processes and sends until no complete request is left or sending blocks. */
+static enum conn_next answer(int fd, struct http_session *s, struct server_counters *c)
+{
+    for (;;) {
+        bool progressed = http_session_process(s);
+        if (http_session_has_output(s)) {
+            enum flush_result r = flush(fd, s, c);
+            if (r == FLUSH_WOULD_BLOCK)
+                return CONN_WANT_WRITE;
+            if (r == FLUSH_FAILED)
+                return CONN_CLOSE;
+        }
+        if (http_session_done(s))
+            return CONN_CLOSE;
+        if (!progressed || !http_session_has_pending_input(s))
+            return CONN_WANT_READ;
+    }
+}
+
+enum conn_next conn_on_readable(int fd, struct http_session *s, struct server_counters *c)
+{
+    for (;;) {
+        size_t space;
+        char *dst = http_session_input_space(s, &space);
+        if (space == 0) {
+            if (http_session_done(s))
+                return CONN_CLOSE;
+            enum conn_next next = answer(fd, s, c);
+            if (next != CONN_WANT_READ)
+                return next;
+            dst = http_session_input_space(s, &space);
+            if (space == 0) {
+                /* Unreachable while heads are capped below the buffer size; never spin. */
+                c->errors++;
+                return CONN_CLOSE;
+            }
+        }
+        ssize_t n = read(fd, dst, space);
+        if (n > 0) {
+            http_session_input_commit(s, (size_t)n);
+            enum conn_next next = answer(fd, s, c);
+            if (next != CONN_WANT_READ || (size_t)n < space)
+                return next; /* a short read means the socket is drained (epoll(7)) */
+        } else if (n == 0) {
+            http_session_end_input(s);
+            enum conn_next next = answer(fd, s, c);
+            return next == CONN_WANT_READ ? CONN_CLOSE : next;
+        } else if (errno == EINTR) {
+            continue;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            return CONN_WANT_READ;
+        } else {
+            count_io_error(errno, c);
+            return CONN_CLOSE;
+        }
+    }
+}
+
+enum conn_next conn_on_writable(int fd, struct http_session *s, struct server_counters *c)
+{
+    enum flush_result r = flush(fd, s, c);
+    if (r == FLUSH_WOULD_BLOCK)
+        return CONN_WANT_WRITE;
+    if (r == FLUSH_FAILED)
+        return CONN_CLOSE;
+    enum conn_next next = answer(fd, s, c);
+    if (next != CONN_WANT_READ)
+        return next;
+    /* Reading stopped while output was blocked; with edge-triggered
+     * notification no new edge announces bytes that were already waiting. */
+    return conn_on_readable(fd, s, c);
+}
+
+void conn_serve_blocking(int fd, struct http_session *s, struct server_counters *c)
+{
+    for (;;) {
+        size_t space;
+        char *dst = http_session_input_space(s, &space);
+        if (space == 0)
+            return;
+        ssize_t n = read(fd, dst, space);
+        if (n > 0) {
+            http_session_input_commit(s, (size_t)n);
+            if (answer(fd, s, c) == CONN_CLOSE)
+                return;
+        } else if (n == 0) {
+            http_session_end_input(s);
+            answer(fd, s, c);
+            return;
+        } else if (errno != EINTR) {
+            count_io_error(errno, c);
+            return;
+        }
+    }
+}
+
+static long elapsed_ms(const struct timespec *since)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+static void drain(int fd, bool may_wait)
+{
+    char scratch[4096];
+    size_t total = 0;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (total < LINGER_MAX_BYTES) {
+        ssize_t n = recv(fd, scratch, sizeof scratch, MSG_DONTWAIT);
+        if (n > 0) {
+            total += (size_t)n;
+            continue;
+        }
+        if (n == 0 || !may_wait || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return;
+        long left = LINGER_MAX_MS - elapsed_ms(&start);
+        if (left <= 0)
+            return;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, (int)left) <= 0)
+            return;
+    }
+}
+
+void conn_close(int fd, const struct http_session *s, bool may_wait)
+{
+    if (http_session_needs_linger(s)) {
+        shutdown(fd, SHUT_WR);
+        drain(fd, may_wait);
+    }
+    close(fd);
+}

@@ -1,0 +1,34 @@
+/* Moving a session's bytes over a socket descriptor, blocking or not. */
+#ifndef ARCHBENCH_CONN_IO_H
+#define ARCHBENCH_CONN_IO_H
+
+#include <stdbool.h>
+
+#include "counters.h"
+#include "http_session.h"
+
+enum conn_next {
+    CONN_WANT_READ,  /* wait until readable */
+    CONN_WANT_WRITE, /* output is pending: wait until writable, read nothing meanwhile */
+    CONN_CLOSE,      /* finished: call conn_close */
+};
+
+/* Non-blocking descriptor became readable: reads until drained (a short read or
+ * EAGAIN), answers every complete request, sends the answers in one writev per
+ * batch. Safe for edge-triggered notification. */
+enum conn_next conn_on_readable(int fd, struct http_session *s, struct server_counters *c);
+
+/* Non-blocking descriptor became writable while output was pending: sends it,
+ * answers requests held back by the full queue, then reads on. */
+enum conn_next conn_on_writable(int fd, struct http_session *s, struct server_counters *c);
+
+/* Blocking descriptor: serves requests until the connection ends (the caller closes). */
+void conn_serve_blocking(int fd, struct http_session *s, struct server_counters *c);
+
+/* Closes a finished connection. When the client may still be sending, shuts
+ * down writing and drains first so the kernel does not answer unread bytes with
+ * a reset that destroys the response in flight; may_wait allows a bounded wait
+ * for the client's EOF (blocking architectures only). */
+void conn_close(int fd, const struct http_session *s, bool may_wait);
+
+#endif

@@ -1,0 +1,71 @@
+/* What every server reports in its shutdown line. Threads count into a private
+ * struct server_counters and add it to the shared totals once, when they finish,
+ * so the hot path never touches a shared cache line. */
+#ifndef ARCHBENCH_COUNTERS_H
+#define ARCHBENCH_COUNTERS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "http_session.h"
+
+struct server_counters {
+    uint64_t connections_accepted;
+    uint64_t connections_served; /* got at least one response: the rest starved */
+    uint64_t requests_served;
+    uint64_t bad_requests;
+    uint64_t connection_resets;
+    uint64_t errors;
+};
+
+struct shared_counters {
+    _Atomic uint64_t connections_accepted;
+    _Atomic uint64_t connections_served;
+    _Atomic uint64_t requests_served;
+    _Atomic uint64_t bad_requests;
+    _Atomic uint64_t connection_resets;
+    _Atomic uint64_t errors;
+};
+
+/* Once per connection, when it closes. */
+static inline void counters_add_session(struct server_counters *c, const struct session_counters *s)
+{
+    c->connections_served += s->requests_served > 0 || s->bad_requests > 0;
+    c->requests_served += s->requests_served;
+    c->bad_requests += s->bad_requests;
+}
+
+static inline void counters_add(struct server_counters *dst, const struct server_counters *src)
+{
+    dst->connections_accepted += src->connections_accepted;
+    dst->connections_served += src->connections_served;
+    dst->requests_served += src->requests_served;
+    dst->bad_requests += src->bad_requests;
+    dst->connection_resets += src->connection_resets;
+    dst->errors += src->errors;
+}
+
+static inline void shared_counters_add(struct shared_counters *dst, const struct server_counters *src)
+{
+    atomic_fetch_add(&dst->connections_accepted, src->connections_accepted);
+    atomic_fetch_add(&dst->connections_served, src->connections_served);
+    atomic_fetch_add(&dst->requests_served, src->requests_served);
+    atomic_fetch_add(&dst->bad_requests, src->bad_requests);
+    atomic_fetch_add(&dst->connection_resets, src->connection_resets);
+    atomic_fetch_add(&dst->errors, src->errors);
+}
+
+static inline struct server_counters shared_counters_load(struct shared_counters *src)
+{
+    struct server_counters c = {
+        .connections_accepted = atomic_load(&src->connections_accepted),
+        .connections_served = atomic_load(&src->connections_served),
+        .requests_served = atomic_load(&src->requests_served),
+        .bad_requests = atomic_load(&src->bad_requests),
+        .connection_resets = atomic_load(&src->connection_resets),
+        .errors = atomic_load(&src->errors),
+    };
+    return c;
+}
+
+#endif

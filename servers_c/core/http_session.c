@@ -1,0 +1,143 @@
+#include "http_session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool http_session_init(struct http_session *s, const struct responses *responses)
+{
+    memset(s, 0, sizeof *s);
+    s->responses = responses;
+    s->in = malloc(SESSION_INPUT_BYTES);
+    return s->in != NULL;
+}
+
+void http_session_destroy(struct http_session *s)
+{
+    free(s->in);
+    s->in = NULL;
+}
+
+void http_session_reset(struct http_session *s)
+{
+    char *in = s->in;
+    const struct responses *responses = s->responses;
+    memset(s, 0, sizeof *s);
+    s->in = in;
+    s->responses = responses;
+}
+
+char *http_session_input_space(struct http_session *s, size_t *space)
+{
+    if (s->in_start > 0) {
+        /* Usually nothing or a partial request remains: a short move. */
+        memmove(s->in, s->in + s->in_start, s->in_len - s->in_start);
+        s->in_len -= s->in_start;
+        s->in_start = 0;
+    }
+    *space = s->closing ? 0 : SESSION_INPUT_BYTES - s->in_len;
+    return s->in + s->in_len;
+}
+
+void http_session_input_commit(struct http_session *s, size_t n)
+{
+    s->in_len += n;
+}
+
+size_t http_session_input_copy(struct http_session *s, const char *bytes, size_t len)
+{
+    size_t space;
+    char *dst = http_session_input_space(s, &space);
+    size_t n = len < space ? len : space;
+    memcpy(dst, bytes, n);
+    s->in_len += n;
+    return n;
+}
+
+static bool queue_response(struct http_session *s, const struct prebuilt *response)
+{
+    if (s->out_first + s->out_count == SESSION_MAX_QUEUED) {
+        if (s->out_first == 0)
+            return false;
+        memmove(s->out, s->out + s->out_first, s->out_count * sizeof s->out[0]);
+        s->out_first = 0;
+    }
+    /* The iovec only points at immutable pre-built bytes. */
+    s->out[s->out_first + s->out_count] = (struct iovec){(void *)response->bytes, response->len};
+    s->out_count++;
+    return true;
+}
+
+static bool queue_full(const struct http_session *s)
+{
+    return s->out_count == SESSION_MAX_QUEUED;
+}
+
+bool http_session_process(struct http_session *s)
+{
+    bool progressed = false;
+    while (!s->closing) {
+        size_t available = s->in_len - s->in_start;
+        if (s->body_remaining > 0) {
+            size_t skip = available < s->body_remaining ? available : (size_t)s->body_remaining;
+            s->in_start += skip;
+            s->body_remaining -= skip;
+            progressed |= skip > 0;
+            if (s->body_remaining > 0)
+                break;
+            continue;
+        }
+        if (available == 0 || queue_full(s))
+            break;
+
+        struct http_request req;
+        enum http_parse_status st =
+            http_parse_request(s->in + s->in_start, available, &s->scan, &req);
+        if (st == HTTP_PARSE_INCOMPLETE)
+            break;
+        if (st == HTTP_PARSE_ERROR) {
+            queue_response(s, responses_for_error(s->responses, req.error_status));
+            s->counters.bad_requests++;
+            s->closing = true;
+            s->bad_request = true;
+            progressed = true;
+            break;
+        }
+        queue_response(s, &s->responses->ok[req.keep_alive][req.is_head]);
+        s->counters.requests_served++;
+        s->in_start += req.head_bytes;
+        s->body_remaining = req.content_length;
+        http_scan_reset(&s->scan);
+        progressed = true;
+        if (!req.keep_alive)
+            s->closing = true;
+    }
+    /* With the input ended, only a full queue can make more processing useful. */
+    if (s->input_ended && !queue_full(s))
+        s->closing = true;
+    if (s->in_start == s->in_len)
+        s->in_start = s->in_len = 0;
+    return progressed;
+}
+
+int http_session_output(struct http_session *s, struct iovec **iov)
+{
+    *iov = s->out + s->out_first;
+    return (int)s->out_count;
+}
+
+void http_session_output_sent(struct http_session *s, size_t n)
+{
+    while (n > 0 && s->out_count > 0) {
+        struct iovec *v = &s->out[s->out_first];
+        if (n < v->iov_len) {
+            v->iov_base = (char *)v->iov_base + n;
+            v->iov_len -= n;
+            return;
+        }
+        n -= v->iov_len;
+        s->out_first++;
+        s->out_count--;
+    }
+    if (s->out_count == 0)
+        s->out_first = 0;
+}

@@ -1,0 +1,33 @@
+/* Responses built once at start-up; serving a request only queues a pointer. */
+#ifndef ARCHBENCH_RESPONSES_H
+#define ARCHBENCH_RESPONSES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct prebuilt {
+    const char *bytes;
+    size_t len;
+};
+
+struct responses {
+    /* ok[keep_alive][is_head]: the configured 200 response */
+    struct prebuilt ok[2][2];
+    struct prebuilt bad_request;           /* 400 */
+    struct prebuilt payload_too_large;     /* 413 */
+    struct prebuilt header_too_large;      /* 431 */
+    struct prebuilt not_implemented;       /* 501 */
+    struct prebuilt version_not_supported; /* 505 */
+    char *storage;                         /* owns every byte above */
+};
+
+/* Builds the responses for a --response value: "test", "hello" or "file:PATH".
+ * On failure returns false and writes a message naming the problem to err. */
+bool responses_build(struct responses *r, const char *spec, char *err, size_t err_len);
+
+/* The error response for a status the parser produced (400 for unknown ones). */
+const struct prebuilt *responses_for_error(const struct responses *r, int status);
+
+void responses_free(struct responses *r);
+
+#endif

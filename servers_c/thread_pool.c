@@ -1,0 +1,348 @@
+/* thread_pool: --threads N workers fed through a bounded queue (mutex and
+ * condition variables; FIFO, or the LIFO stack of source 003 with --handoff
+ * stack). Two dispatch modes, because they are different architectures:
+ *
+ *   --dispatch connection  The main thread accepts and queues each connection;
+ *                          a worker owns it, with blocking I/O, until it closes
+ *                          (source 003). With more open connections than N,
+ *                          the rest starve in the queue.
+ *   --dispatch request     Half-sync/half-async: the main thread accepts and
+ *                          polls every connection (epoll, one-shot); when one
+ *                          is readable it is queued, a worker reads what is
+ *                          there, answers every complete request, and re-arms
+ *                          it. N workers serve any number of connections
+ *                          (the design behind source 000's pool-size sweep).
+ *
+ * N counts workers only; the accepting/polling thread is one more. (Source 000
+ * counted it: its "threads" are N + 1.)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "conn_io.h"
+#include "conn_registry.h"
+#include "listener.h"
+#include "server.h"
+#include "work_queue.h"
+
+enum dispatch { DISPATCH_CONNECTION, DISPATCH_REQUEST };
+enum handoff { HANDOFF_QUEUE, HANDOFF_STACK };
+
+static const char *const dispatch_names[] = {"connection", "request", NULL};
+static const char *const handoff_names[] = {"queue", "stack", NULL};
+
+static int dispatch_mode = DISPATCH_REQUEST;
+static int handoff_mode = HANDOFF_QUEUE;
+static long queue_capacity = 16384;
+
+static const struct flag_spec flags[] = {
+    {"--dispatch", FLAG_CHOICE, &dispatch_mode, 0, 0, dispatch_names,
+     "what a worker takes from the queue: a whole connection, or a readable one (default request)"},
+    {"--handoff", FLAG_CHOICE, &handoff_mode, 0, 0, handoff_names,
+     "FIFO queue or LIFO stack (default queue)"},
+    {"--queue-capacity", FLAG_INT, &queue_capacity, 1, 1 << 24, NULL,
+     "entries the hand-off holds before the producer waits (default 16384)"},
+};
+
+static const struct server_cli cli = {
+    .architecture = "thread_pool",
+    .summary = "N worker threads fed through a bounded queue by one accepting (and, with\n"
+               "--dispatch request, polling) thread, which is not counted in N.",
+    .threads_help = "worker threads N; the accepting/polling thread is one more",
+    .threads_min = 1,
+    .threads_max = 4096,
+    .extra = flags,
+    .extra_count = sizeof flags / sizeof flags[0],
+};
+
+#define POLL_BATCH 256
+
+/* A connection under --dispatch request. Exactly one party owns it at a time:
+ * the poller's disarmed one-shot registration, the queue, or one worker. */
+struct pooled_conn {
+    int fd;
+    bool waiting_to_write;
+    /* Release/acquire pair that carries the owning worker's writes to the next
+     * owner; the kernel's epoll hand-off orders them, but tools cannot see it. */
+    atomic_uint handoffs;
+    struct http_session session;
+};
+
+struct pool_server {
+    struct server_base base;
+    struct work_queue queue;
+    pthread_t *workers;
+    struct server_counters *worker_counters;
+    /* connection dispatch */
+    struct conn_registry registry;
+    /* request dispatch */
+    int epoll_fd;
+    int wake_fd;
+    _Atomic(struct pooled_conn *) *conns; /* by descriptor: every open connection */
+    size_t conns_size;
+};
+
+struct worker_arg {
+    struct pool_server *srv;
+    struct server_counters *counters;
+};
+
+/* ---- --dispatch connection ---------------------------------------------- */
+
+static void *connection_worker(void *arg)
+{
+    struct worker_arg *w = arg;
+    struct pool_server *srv = w->srv;
+    struct http_session session;
+    if (!http_session_init(&session, &srv->base.responses)) {
+        w->counters->errors++;
+        return NULL;
+    }
+    intptr_t item;
+    while (work_queue_pop(&srv->queue, &item)) {
+        int fd = (int)item;
+        conn_registry_add(&srv->registry, fd);
+        http_session_reset(&session);
+        if (!lifecycle_stopping())
+            conn_serve_blocking(fd, &session, w->counters);
+        counters_add_session(w->counters, &session.counters);
+        conn_registry_remove(&srv->registry, fd);
+        conn_close(fd, &session, true);
+    }
+    http_session_destroy(&session);
+    return NULL;
+}
+
+static void run_connection_dispatch(struct pool_server *srv, struct server_counters *counters)
+{
+    while (!lifecycle_stopping()) {
+        int fd = accept_connection(srv->base.listen_fd, false);
+        if (fd < 0) {
+            int err = errno;
+            if (lifecycle_stopping())
+                break;
+            counters->errors += err != EINTR;
+            if (!accept_error_is_transient(err))
+                break;
+            accept_pause_if_exhausted(err);
+            continue;
+        }
+        counters->connections_accepted++;
+        if (!work_queue_push(&srv->queue, fd))
+            close(fd);
+    }
+}
+
+/* ---- --dispatch request -------------------------------------------------- */
+
+static bool arm(struct pool_server *srv, struct pooled_conn *conn, int op)
+{
+    struct epoll_event ev = {
+        .events = (conn->waiting_to_write ? EPOLLOUT : EPOLLIN) | EPOLLONESHOT,
+        .data.ptr = conn,
+    };
+    atomic_fetch_add_explicit(&conn->handoffs, 1, memory_order_release);
+    return epoll_ctl(srv->epoll_fd, op, conn->fd, &ev) == 0;
+}
+
+static void close_pooled(struct pool_server *srv, struct pooled_conn *conn, bool may_linger,
+                         struct server_counters *counters)
+{
+    counters_add_session(counters, &conn->session.counters);
+    atomic_store(&srv->conns[conn->fd], NULL);
+    if (may_linger)
+        conn_close(conn->fd, &conn->session, false);
+    else
+        close(conn->fd);
+    http_session_destroy(&conn->session);
+    free(conn);
+}
+
+static void *request_worker(void *arg)
+{
+    struct worker_arg *w = arg;
+    struct pool_server *srv = w->srv;
+    intptr_t item;
+    while (work_queue_pop(&srv->queue, &item)) {
+        struct pooled_conn *conn = (struct pooled_conn *)item;
+        (void)atomic_load_explicit(&conn->handoffs, memory_order_acquire);
+        enum conn_next next = conn->waiting_to_write
+                                  ? conn_on_writable(conn->fd, &conn->session, w->counters)
+                                  : conn_on_readable(conn->fd, &conn->session, w->counters);
+        if (next == CONN_CLOSE) {
+            close_pooled(srv, conn, true, w->counters);
+            continue;
+        }
+        conn->waiting_to_write = next == CONN_WANT_WRITE;
+        if (!arm(srv, conn, EPOLL_CTL_MOD)) {
+            w->counters->errors++;
+            close_pooled(srv, conn, false, w->counters);
+        }
+    }
+    return NULL;
+}
+
+static void accept_pending(struct pool_server *srv, struct server_counters *counters)
+{
+    for (;;) {
+        int fd = accept_connection(srv->base.listen_fd, true);
+        if (fd < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return;
+            counters->errors += errno != EINTR;
+            accept_pause_if_exhausted(errno);
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            return;
+        }
+        counters->connections_accepted++;
+        struct pooled_conn *conn = calloc(1, sizeof *conn);
+        if (conn == NULL || (size_t)fd >= srv->conns_size ||
+            !http_session_init(&conn->session, &srv->base.responses)) {
+            counters->errors++;
+            free(conn);
+            close(fd);
+            continue;
+        }
+        conn->fd = fd;
+        atomic_store(&srv->conns[fd], conn);
+        if (!arm(srv, conn, EPOLL_CTL_ADD)) {
+            counters->errors++;
+            close_pooled(srv, conn, false, counters);
+        }
+    }
+}
+
+static void run_request_dispatch(struct pool_server *srv, struct server_counters *counters)
+{
+    struct epoll_event events[POLL_BATCH];
+    while (!lifecycle_stopping()) {
+        int n = epoll_wait(srv->epoll_fd, events, POLL_BATCH, -1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            counters->errors++;
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            void *tag = events[i].data.ptr;
+            if (tag == &srv->wake_fd)
+                return;
+            if (tag == &srv->base.listen_fd) {
+                accept_pending(srv, counters);
+                continue;
+            }
+            if (!work_queue_push(&srv->queue, (intptr_t)tag))
+                return; /* closed: stopping */
+        }
+    }
+}
+
+static void setup_request_dispatch(struct pool_server *srv)
+{
+    struct rlimit lim;
+    srv->conns_size = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+        srv->conns_size = (size_t)lim.rlim_cur;
+    srv->conns = calloc(srv->conns_size, sizeof srv->conns[0]);
+    srv->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (srv->conns == NULL || srv->epoll_fd < 0 || srv->wake_fd < 0)
+        lifecycle_fail(cli.architecture, "cannot set up the poller");
+    struct epoll_event listen_ev = {.events = EPOLLIN, .data.ptr = &srv->base.listen_fd};
+    struct epoll_event wake_ev = {.events = EPOLLIN, .data.ptr = &srv->wake_fd};
+    if (epoll_ctl(srv->epoll_fd, EPOLL_CTL_ADD, srv->base.listen_fd, &listen_ev) != 0 ||
+        epoll_ctl(srv->epoll_fd, EPOLL_CTL_ADD, srv->wake_fd, &wake_ev) != 0)
+        lifecycle_fail(cli.architecture, "cannot register with epoll");
+}
+
+static void teardown_request_dispatch(struct pool_server *srv, struct server_counters *counters)
+{
+    for (size_t fd = 0; fd < srv->conns_size; fd++) {
+        struct pooled_conn *conn = atomic_load(&srv->conns[fd]);
+        if (conn != NULL)
+            close_pooled(srv, conn, false, counters);
+    }
+    free(srv->conns);
+    close(srv->wake_fd);
+    close(srv->epoll_fd);
+}
+
+/* ---- common -------------------------------------------------------------- */
+
+static void wake(void *arg)
+{
+    struct pool_server *srv = arg;
+    if (dispatch_mode == DISPATCH_CONNECTION) {
+        shutdown(srv->base.listen_fd, SHUT_RDWR);
+        conn_registry_shutdown_all(&srv->registry);
+    } else {
+        uint64_t one = 1;
+        (void)!write(srv->wake_fd, &one, sizeof one);
+    }
+    work_queue_close(&srv->queue);
+}
+
+int main(int argc, char **argv)
+{
+    struct pool_server srv = {.epoll_fd = -1, .wake_fd = -1};
+    server_start(&srv.base, &cli, argc, argv, false, true);
+    /* Options are parsed only now: the listener's blocking mode follows --dispatch. */
+    if (dispatch_mode == DISPATCH_REQUEST && !listener_set_nonblocking(srv.base.listen_fd))
+        lifecycle_fail(cli.architecture, "cannot make the listener non-blocking");
+    long n = srv.base.options.threads;
+    if (!work_queue_init(&srv.queue, (size_t)queue_capacity, handoff_mode == HANDOFF_STACK) ||
+        !conn_registry_init(&srv.registry))
+        lifecycle_fail(cli.architecture, "out of memory");
+    if (dispatch_mode == DISPATCH_REQUEST)
+        setup_request_dispatch(&srv);
+    srv.workers = calloc((size_t)n, sizeof srv.workers[0]);
+    srv.worker_counters = calloc((size_t)n, sizeof srv.worker_counters[0]);
+    struct worker_arg *args = calloc((size_t)n, sizeof args[0]);
+    if (srv.workers == NULL || srv.worker_counters == NULL || args == NULL)
+        lifecycle_fail(cli.architecture, "out of memory");
+
+    lifecycle_watch_signals(wake, &srv);
+    void *(*worker)(void *) = dispatch_mode == DISPATCH_REQUEST ? request_worker : connection_worker;
+    for (long i = 0; i < n; i++) {
+        args[i] = (struct worker_arg){&srv, &srv.worker_counters[i]};
+        if (pthread_create(&srv.workers[i], NULL, worker, &args[i]) != 0)
+            lifecycle_fail(cli.architecture, "cannot start worker threads");
+    }
+    lifecycle_announce_ready(srv.base.options.host, srv.base.port);
+
+    struct server_counters counters = {0};
+    if (dispatch_mode == DISPATCH_REQUEST)
+        run_request_dispatch(&srv, &counters);
+    else
+        run_connection_dispatch(&srv, &counters);
+    bool failed = !lifecycle_stopping();
+
+    lifecycle_request_stop();
+    for (long i = 0; i < n; i++) {
+        pthread_join(srv.workers[i], NULL);
+        counters_add(&counters, &srv.worker_counters[i]);
+    }
+    intptr_t leftover;
+    while (work_queue_take(&srv.queue, &leftover))
+        if (dispatch_mode == DISPATCH_CONNECTION)
+            close((int)leftover); /* request mode: closed with the table below */
+    if (dispatch_mode == DISPATCH_REQUEST)
+        teardown_request_dispatch(&srv, &counters);
+
+    server_finish(&srv.base, &counters);
+    work_queue_destroy(&srv.queue);
+    conn_registry_destroy(&srv.registry);
+    free(args);
+    free(srv.worker_counters);
+    free(srv.workers);
+    return failed ? 1 : 0;
+}
