@@ -1,6 +1,8 @@
 #include "conn_io.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -40,11 +42,30 @@ static enum flush_result flush(int fd, struct http_session *s, struct server_cou
     return FLUSH_DONE;
 }
 
+static bool client_has_left(int fd)
+{
+    struct tcp_info info;
+    socklen_t len = sizeof info;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0)
+        return false;
+    return info.tcpi_state != TCP_ESTABLISHED;
+}
+
+void conn_check_first_answer(int fd, struct http_session *s)
+{
+    struct session_counters *sc = &s->counters;
+    if (sc->first_answer_checked || (sc->requests_served == 0 && sc->bad_requests == 0))
+        return;
+    sc->first_answer_checked = true;
+    sc->first_answer_after_client_left = s->input_ended || client_has_left(fd);
+}
+
 /* Processes and sends until no complete request is left or sending blocks. */
 static enum conn_next answer(int fd, struct http_session *s, struct server_counters *c)
 {
     for (;;) {
         bool progressed = http_session_process(s);
+        conn_check_first_answer(fd, s);
         if (http_session_has_output(s)) {
             enum flush_result r = flush(fd, s, c);
             if (r == FLUSH_WOULD_BLOCK)

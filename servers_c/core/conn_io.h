@@ -25,6 +25,11 @@ enum conn_next conn_on_writable(int fd, struct http_session *s, struct server_co
 /* Blocking descriptor: serves requests until the connection ends (the caller closes). */
 void conn_serve_blocking(int fd, struct http_session *s, struct server_counters *c);
 
+/* Records, once per connection, whether the client had already closed its side
+ * when its first answer was ready (tcp state CLOSE_WAIT). Transports that do not
+ * go through conn_on_readable/conn_serve_blocking call it after processing. */
+void conn_check_first_answer(int fd, struct http_session *s);
+
 /* Closes a finished connection. When the client may still be sending, shuts
  * down writing and drains first so the kernel does not answer unread bytes with
  * a reset that destroys the response in flight; may_wait allows a bounded wait

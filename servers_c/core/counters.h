@@ -11,7 +11,7 @@
 
 struct server_counters {
     uint64_t connections_accepted;
-    uint64_t connections_served; /* got at least one response: the rest starved */
+    uint64_t connections_served; /* answered while the client was still there */
     uint64_t requests_served;
     uint64_t bad_requests;
     uint64_t connection_resets;
@@ -30,7 +30,8 @@ struct shared_counters {
 /* Once per connection, when it closes. */
 static inline void counters_add_session(struct server_counters *c, const struct session_counters *s)
 {
-    c->connections_served += s->requests_served > 0 || s->bad_requests > 0;
+    bool answered = s->requests_served > 0 || s->bad_requests > 0;
+    c->connections_served += answered && !s->first_answer_after_client_left;
     c->requests_served += s->requests_served;
     c->bad_requests += s->bad_requests;
 }

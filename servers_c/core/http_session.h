@@ -27,6 +27,10 @@
 struct session_counters {
     uint64_t requests_served;
     uint64_t bad_requests;
+    /* Whether the first answer found the client still connected; a client that
+     * gave up before it was ever answered was starved, whatever came after. */
+    bool first_answer_checked;
+    bool first_answer_after_client_left;
 };
 
 struct http_session {

@@ -1,0 +1,87 @@
+"""The foundation servers under wrk: the issue's acceptance checks.
+
+`thread_pool --dispatch request` serves 100 connections with 2 workers and no
+errors; `blocking` and `thread_pool --dispatch connection` starve connections
+beyond what they can hold, which wrk 4 cannot see (it counts a timeout only
+when a late response arrives), so the servers' `connections_served` counter
+must show it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = REPO / "build" / "bin"
+
+pytestmark = [
+    pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (make setup)"),
+    pytest.mark.skipif(not (BIN / "thread_pool").exists(), reason="servers not built (make servers)"),
+]
+
+
+@dataclass
+class WrkRun:
+    output: str
+    server_stats: dict
+
+    def count(self, pattern: str) -> int:
+        match = re.search(pattern, self.output)
+        return int(match.group(1)) if match else 0
+
+    @property
+    def socket_errors(self) -> int:
+        match = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", self.output)
+        return sum(int(g) for g in match.groups()) if match else 0
+
+
+def run_wrk(server_argv: list[str], connections: int, duration_s: int) -> WrkRun:
+    server = subprocess.Popen(["taskset", "-c", "0", *server_argv, "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        ready = server.stdout.readline()
+        assert ready.startswith("listening on "), ready
+        port = ready.strip().rsplit(":", 1)[1]
+        wrk = subprocess.run(["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{duration_s}s",
+                              f"http://127.0.0.1:{port}/"],
+                             capture_output=True, text=True, timeout=duration_s + 30)
+        assert wrk.returncode == 0, wrk.stderr
+        server.send_signal(signal.SIGTERM)
+        out, err = server.communicate(timeout=15)
+        assert server.returncode == 0, err
+        return WrkRun(wrk.stdout, json.loads(out.strip().splitlines()[-1]))
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.communicate()
+
+
+def test_request_dispatch_pool_serves_100_connections_without_errors() -> None:
+    run = run_wrk([str(BIN / "thread_pool"), "--threads", "2", "--dispatch", "request"], 100, 5)
+    assert run.socket_errors == 0, run.output
+    assert "Non-2xx" not in run.output
+    assert run.count(r"(\d+) requests in") > 1000
+    assert run.server_stats["connections_served"] >= 100
+    assert run.server_stats["errors"] == 0
+
+
+@pytest.mark.parametrize("argv, capacity", [
+    (["blocking"], 1),
+    (["thread_pool", "--threads", "2", "--dispatch", "connection"], 2),
+    (["thread_per_conn", "--max-threads", "4"], 4),
+])
+def test_connection_owning_servers_starve_the_rest(argv: list[str], capacity: int) -> None:
+    run = run_wrk([str(BIN / argv[0]), *argv[1:]], 20, 2)
+    served = run.server_stats["connections_served"]
+    # Only the connections that got a worker are ever answered.
+    assert 1 <= served <= capacity, (served, run.output)
+    assert run.server_stats["connections_accepted"] >= served
