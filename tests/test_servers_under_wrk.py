@@ -21,6 +21,37 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / "build" / "bin"
+PIPELINE_LUA = str(REPO / "archbench" / "lua" / "pipeline.lua")
+WRK_SCRIPT_ARGS = {("-s", PIPELINE_LUA): ("--", "16")}
+UNSUPPORTED = 3  # exit status of a binary whose kernel lacks what it needs
+
+# Every architecture that can hold any number of connections, with 2 threads where it has them.
+CONCURRENT_ARCHITECTURES = [
+    ["thread_per_conn"],
+    ["thread_pool", "--threads", "2", "--dispatch", "request"],
+    ["poll"],
+    ["epoll", "--trigger", "level"],
+    ["epoll", "--trigger", "edge"],
+    ["reactor", "--threads", "2"],
+    ["reuseport", "--threads", "2"],
+    ["prefork", "--workers", "2"],
+    ["io_uring", "--threads", "2"],
+]
+
+
+def skip_if_unsupported(argv: list[str]) -> None:
+    try:
+        proc = subprocess.Popen([str(BIN / argv[0]), *argv[1:], "--port", "0"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        status = proc.wait(timeout=1.0)
+        if status == UNSUPPORTED:
+            pytest.skip(f"{argv[0]} unsupported here: {proc.stderr.read().strip()}")
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        proc.stdout.close()
+        proc.stderr.close()
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (make setup)"),
@@ -43,7 +74,7 @@ class WrkRun:
         return sum(int(g) for g in match.groups()) if match else 0
 
 
-def run_wrk(server_argv: list[str], connections: int, duration_s: int) -> WrkRun:
+def run_wrk(server_argv: list[str], connections: int, duration_s: int, *wrk_args: str) -> WrkRun:
     server = subprocess.Popen(["taskset", "-c", "0", *server_argv, "--port", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True)
@@ -52,7 +83,7 @@ def run_wrk(server_argv: list[str], connections: int, duration_s: int) -> WrkRun
         assert ready.startswith("listening on "), ready
         port = ready.strip().rsplit(":", 1)[1]
         wrk = subprocess.run(["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{duration_s}s",
-                              f"http://127.0.0.1:{port}/"],
+                              *wrk_args, f"http://127.0.0.1:{port}/", *WRK_SCRIPT_ARGS.get(wrk_args, ())],
                              capture_output=True, text=True, timeout=duration_s + 30)
         assert wrk.returncode == 0, wrk.stderr
         server.send_signal(signal.SIGTERM)
@@ -85,3 +116,23 @@ def test_connection_owning_servers_starve_the_rest(argv: list[str], capacity: in
     # Only the connections that got a worker are ever answered.
     assert 1 <= served <= capacity, (served, run.output)
     assert run.server_stats["connections_accepted"] >= served
+
+
+@pytest.mark.parametrize("argv", CONCURRENT_ARCHITECTURES, ids=lambda a: "-".join(a))
+def test_thousand_connections_without_errors(argv: list[str]) -> None:
+    skip_if_unsupported(argv)
+    run = run_wrk([str(BIN / argv[0]), *argv[1:]], 1000, 2)
+    assert run.socket_errors == 0, run.output
+    assert "Non-2xx" not in run.output
+    assert run.server_stats["connections_served"] >= 1000, run.server_stats
+    assert run.server_stats["errors"] == 0, run.server_stats
+
+
+@pytest.mark.parametrize("argv", CONCURRENT_ARCHITECTURES, ids=lambda a: "-".join(a))
+def test_pipelined_depth_16_without_errors(argv: list[str]) -> None:
+    skip_if_unsupported(argv)
+    run = run_wrk([str(BIN / argv[0]), *argv[1:]], 100, 1, "-s", PIPELINE_LUA)
+    assert run.socket_errors == 0, run.output
+    assert "Non-2xx" not in run.output
+    requests = run.count(r"(\d+) requests in")
+    assert requests > 0 and run.server_stats["requests_served"] >= requests

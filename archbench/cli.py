@@ -1,0 +1,154 @@
+"""Command line: `python -m archbench parse|run|notebook ...` (contracts.md section 5).
+
+    python -m archbench parse FILE [--tool wrk]
+    python -m archbench run [--profile smoke|default|full] [--campaign NAME] [--raw-root data/raw]
+                            [--servers S ...] [--thread-counts N ...] [--connection-counts N ...]
+                            [--load-threads N ...] [--duration-s N] [--trials N] [--warmup|--no-warmup]
+                            [--server-cpus CPUS] [--load-cpus CPUS] [--seed N] [--wrk-timeout-s N]
+                            [--ready-timeout-s S] [--stop-grace-s S] [--response SPEC] [--build-dir build]
+                            [--dry-run]
+    python -m archbench notebook NAME [--campaign C] [--raw-root data/raw] [--output-dir DIR] [-p KEY VALUE]...
+
+Exit status: 0 done, 1 could not run (missing binary, existing campaign with other
+parameters, notebook error...), 2 invalid parameter, 130 interrupted (re-run to resume).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    from archbench.profiles import PROFILE_NAMES
+
+    parser.add_argument("--profile", choices=PROFILE_NAMES, default="default",
+                        help="parameter defaults (default: %(default)s)")
+    parser.add_argument("--campaign", help="campaign name (default: PROFILE-HOSTNAME)")
+    parser.add_argument("--raw-root", default="data/raw", help="where campaigns live (default: %(default)s)")
+    parser.add_argument("--servers", nargs="+", metavar="SERVER",
+                        help="architectures, or ARCH:key=v1/v2,... e.g. thread_pool:dispatch=connection/request")
+    parser.add_argument("--thread-counts", nargs="+", type=int, metavar="N", help="thread_pool --threads values")
+    parser.add_argument("--connection-counts", nargs="+", type=int, metavar="N", help="wrk -c values")
+    parser.add_argument("--load-threads", nargs="+", type=int, metavar="N", help="wrk -t values")
+    parser.add_argument("--duration-s", type=int, metavar="N", help="wrk -d, seconds")
+    parser.add_argument("--trials", type=int, metavar="N", help="measured repetitions per configuration")
+    parser.add_argument("--warmup", action=argparse.BooleanOptionalAction, default=None,
+                        help="one warm-up trial per configuration (kept, marked, excluded downstream)")
+    parser.add_argument("--server-cpus", metavar="CPUS", help="taskset CPU list for the server (e.g. 0)")
+    parser.add_argument("--load-cpus", metavar="CPUS", help="taskset CPU list for wrk (e.g. 1)")
+    parser.add_argument("--seed", type=int, help="seed of the execution order (default: random, recorded)")
+    parser.add_argument("--wrk-timeout-s", type=int, metavar="N", help="wrk --timeout, seconds")
+    parser.add_argument("--ready-timeout-s", type=float, metavar="S", help="wait for the ready line this long")
+    parser.add_argument("--stop-grace-s", type=float, metavar="S", help="SIGTERM to SIGKILL grace period")
+    parser.add_argument("--response", help="server --response: test, hello or file:PATH")
+    parser.add_argument("--build-dir", help="CMake build directory holding bin/ (default: build)")
+    parser.add_argument("--dry-run", action="store_true", help="print the configurations and expected duration only")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m archbench", description="archbench measurement tools")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    parse = commands.add_parser("parse", help="print a load-generator output file as the parsed JSON record")
+    parse.add_argument("file", type=Path)
+    parse.add_argument("--tool", help="load generator (default: from the name <trial-id>.<tool>.txt)")
+
+    run = commands.add_parser("run", help="run (or resume) a campaign")
+    _add_run_arguments(run)
+
+    notebook = commands.add_parser("notebook", help="execute notebooks/NAME.ipynb with papermill, keep the copy")
+    notebook.add_argument("name", help="notebook name in notebooks/ (e.g. run_trials) or a path to an .ipynb")
+    notebook.add_argument("--campaign", help="the campaign; the executed copy goes to RAW_ROOT/CAMPAIGN/executed/")
+    notebook.add_argument("--raw-root", default="data/raw", help="default: %(default)s")
+    notebook.add_argument("--output-dir", type=Path, help="save the executed copy here instead (read-only notebooks)")
+    notebook.add_argument("--notebooks-dir", type=Path, default=Path("notebooks"), help="default: %(default)s")
+    notebook.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
+                          help="notebook parameter; VALUE is JSON (numbers, lists, null) or a plain string")
+    return parser
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from archbench.parsers import parse_file
+
+    print(json.dumps(parse_file(args.file, tool=args.tool), indent=2))
+    return EXIT_OK
+
+
+RUN_PARAMETER_NAMES = (
+    "campaign", "raw_root", "servers", "thread_counts", "connection_counts", "load_threads", "duration_s", "trials",
+    "warmup", "server_cpus", "load_cpus", "seed", "wrk_timeout_s", "ready_timeout_s", "stop_grace_s", "response",
+    "build_dir",
+)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from archbench.params import resolve_parameters
+    from archbench.plan import estimate_duration_s, expand_grid
+    from archbench.profiles import TRIAL_OVERHEAD_S
+    from archbench.progress import format_duration
+    from archbench.runner import run_campaign
+
+    overrides: dict[str, Any] = {name: getattr(args, name) for name in RUN_PARAMETER_NAMES}
+    params = resolve_parameters(args.profile, **overrides)
+    if args.dry_run:
+        configs = expand_grid(params)
+        for config in configs:
+            print(config.config_id)
+        runs = params.trials + (1 if params.warmup else 0)
+        expected = estimate_duration_s(params, TRIAL_OVERHEAD_S)
+        print(f"{len(configs)} configurations x {runs} runs = {len(configs) * runs} trials, "
+              f"about {format_duration(expected)} (campaign {params.campaign!r} in {params.raw_root})")
+        return EXIT_OK
+
+    # SIGTERM stops a campaign the same way as Ctrl-C: children stopped, finished trials kept.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    result = run_campaign(params)
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(result.statuses.items())) or "nothing to run"
+    print(f"campaign {params.campaign}: {result.ran} trials run now ({counts}), {result.skipped} already done; "
+          f"data in {result.path}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_notebook(args: argparse.Namespace) -> int:
+    from archbench.notebooks import execute_notebook, parse_parameter_value
+
+    parameters = {key: parse_parameter_value(value) for key, value in args.parameter}
+    run = execute_notebook(
+        args.name, campaign=args.campaign, parameters=parameters, raw_root=args.raw_root,
+        output_dir=args.output_dir, notebooks_dir=args.notebooks_dir,
+    )
+    print(run.executed_copy)
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from archbench.notebooks import NotebookFailed
+    from archbench.params import ParameterError
+    from archbench.parsers import LoadOutputError
+    from archbench.runner import CampaignInterrupted, PreflightError
+    from archbench.storage import StorageError
+
+    args = build_parser().parse_args(argv)
+    handlers = {"parse": cmd_parse, "run": cmd_run, "notebook": cmd_notebook}
+    try:
+        return handlers[args.command](args)
+    except ParameterError as error:
+        print(f"error: invalid parameter {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except CampaignInterrupted as interrupted:
+        print(f"\n{interrupted}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (PreflightError, StorageError, LoadOutputError, NotebookFailed, FileNotFoundError, FileExistsError,
+            ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_ERROR

@@ -1,0 +1,398 @@
+"""Runs trials and campaigns: a fresh pinned server per trial, wrk against it, everything recorded.
+
+One trial:
+ 1. start `taskset -c SERVER_CPUS build/bin/<arch> --host 127.0.0.1 --port 0 ...` in its own session;
+ 2. wait for `listening on HOST:PORT` (bounded; a server that exits first, or never says it, fails the trial);
+ 3. run `taskset -c LOAD_CPUS wrk ... --latency --timeout Ts http://127.0.0.1:PORT/` (bounded), keep stdout;
+ 4. stop the server's process group (SIGTERM, SIGKILL after a grace period), reap it with wait4 for
+    its CPU time, read its shutdown JSON line (contracts.md section 1);
+ 5. the record says ok, failed (with the reason) or unsupported; it is never dropped.
+
+A campaign runs the plan of `archbench.plan` in order, skipping trials already
+committed, and commits each trial's files with `archbench.storage` as soon as
+it ends, so an interrupted campaign loses at most the trial in flight.
+"""
+from __future__ import annotations
+
+import json
+import re
+import resource
+import secrets
+import shutil
+import statistics
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from ipaddress import ip_address
+from pathlib import Path
+from typing import Any, TextIO
+
+from archbench.loadgen import LoadGenerator, load_generator
+from archbench.params import Parameters, differing_parameters
+from archbench.parsers import LoadOutputError, parse_output
+from archbench.plan import PlannedTrial, plan_campaign
+from archbench.processes import ManagedProcess
+from archbench.progress import Progress
+from archbench.provenance import collect_provenance
+from archbench.servers import server_spec
+from archbench.storage import Campaign, CampaignMismatchError, CampaignStore, load_campaign, signals_deferred
+
+SCHEMA = 1
+READY_LINE = re.compile(r"listening on (?P<host>\S+):(?P<port>\d+)")
+# Reserved by the servers for "this kernel lacks a feature I need" (e.g. io_uring).
+UNSUPPORTED_EXIT_CODE = 3
+# Beyond duration + --timeout, how long wrk may take to connect, finish and print.
+LOAD_SLACK_S = 15.0
+OUTPUT_TAIL_CHARS = 2000
+BUILD_HINT = "build the servers: cmake -S servers_c -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2"
+# File descriptors beyond one per connection (listening socket, pipes, libraries).
+FD_HEADROOM = 256
+
+
+class PreflightError(RuntimeError):
+    """Something the campaign needs is missing; nothing was run."""
+
+
+class CampaignInterrupted(KeyboardInterrupt):
+    """SIGINT/SIGTERM during a campaign: children were stopped, finished trials are kept."""
+
+
+@dataclass
+class TrialOutcome:
+    record: dict[str, Any]
+    outputs: dict[str, bytes]  # file name -> verbatim content
+
+
+@dataclass
+class CampaignResult:
+    path: Path
+    planned: int
+    skipped: int  # already finished before this run
+    statuses: Counter[str] = field(default_factory=Counter)  # of the trials run now
+
+    @property
+    def ran(self) -> int:
+        return sum(self.statuses.values())
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def tail(data: bytes, chars: int = OUTPUT_TAIL_CHARS) -> str:
+    text = data.decode("utf-8", "replace").strip()
+    return text if len(text) <= chars else "..." + text[-chars:]
+
+
+def shutdown_stats(output: bytes) -> dict[str, Any] | None:
+    """The server's shutdown JSON line: the last output line that is a JSON object."""
+    for line in reversed(output.decode("utf-8", "replace").splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
+
+
+# --------------------------------------------------------------------------- one trial
+
+
+def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, Any]) -> TrialOutcome:
+    """Run one trial end to end. Raises only on interruption (after stopping its children)."""
+    config = planned.config.as_dict()
+    spec = server_spec(planned.config.architecture)
+    generator = load_generator(planned.config.load_generator)
+    trial_id = planned.trial_id
+    started_at = utc_now()
+    server_file = f"{trial_id}.server.txt"
+    server_argv = ["taskset", "-c", params.server_cpus, *spec.command(config, Path(params.build_dir))]
+    server_info: dict[str, Any] = {
+        "argv": server_argv, "cpus": params.server_cpus, "ready_line": None, "ready_after_s": None,
+        "exit_code": None, "signal_sent": None, "stats": None, "cpu_user_s": None, "cpu_sys_s": None,
+        "output_file": server_file,
+    }
+    load_info: dict[str, Any] = {
+        "tool": generator.name, "argv": None, "cpus": params.load_cpus, "exit_code": None, "wall_s": None,
+        "cpu_user_s": None, "cpu_sys_s": None, "output_file": None, "stderr": None,
+    }
+    problems: list[str] = []
+    unsupported = False
+    outputs: dict[str, bytes] = {}
+
+    children: list[ManagedProcess] = []  # everything started, so an interrupt can stop it all
+    try:
+        server = spawn(server_argv, merge_stderr=True, children=children)
+        ran_load = False
+        ready = server.wait_for_line(READY_LINE, params.ready_timeout_s)
+        if ready is None:
+            early_exit = server.wait(0.5)
+            if early_exit is None:
+                problems.append(f"no ready line ('listening on HOST:PORT') within {params.ready_timeout_s:g} s")
+            elif early_exit.exit_code == UNSUPPORTED_EXIT_CODE:
+                unsupported = True
+                problems.append(f"server reports an unsupported feature (exit status 3): {tail(server.output_so_far())}")
+            else:
+                problems.append(
+                    f"server exited with status {early_exit.exit_code} before its ready line; "
+                    f"output tail: {tail(server.output_so_far()) or '(none)'}"
+                )
+        else:
+            server_info["ready_line"] = ready.group(0)
+            server_info["ready_after_s"] = round(time.monotonic() - server.started, 6)
+            host, port = ready.group("host"), int(ready.group("port"))
+            if not _is_loopback(host):
+                problems.append(f"server listens on {host}, not on loopback; not loading it")
+            else:
+                ran_load = True
+                load_problem = _run_load(generator, config, host, port, params, trial_id, load_info, outputs, children)
+                if load_problem:
+                    problems.append(load_problem)
+        problems += _stop_server(server, params, server_info, outputs, server_file, ran_load=ran_load)
+    except BaseException:
+        # Interrupted (or a bug): leave no process behind, record nothing for this trial.
+        for child in reversed(children):
+            child.kill()
+        raise
+
+    status = "unsupported" if unsupported else ("failed" if problems else "ok")
+    record = {
+        "schema": SCHEMA,
+        "trial_id": trial_id,
+        "campaign": params.campaign,
+        "config_id": planned.config_id,
+        "config": config,
+        "repetition": planned.repetition,
+        "warmup": planned.warmup,
+        "order_index": planned.order_index,
+        "seed": params.seed,
+        "status": status,
+        "failure_reason": "; ".join(problems) if problems else None,
+        "started_at": started_at,
+        "finished_at": utc_now(),
+        "server": server_info,
+        "load": load_info,
+        "provenance": provenance,
+    }
+    return TrialOutcome(record=record, outputs=outputs)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def spawn(argv: list[str], *, merge_stderr: bool, children: list[ManagedProcess]) -> ManagedProcess:
+    """Start a child and register it, with SIGINT/SIGTERM held meanwhile.
+
+    An interrupt landing inside Popen (after fork, before the object exists)
+    would leave a child nobody knows about; held, it arrives once the child is
+    in `children`, where the interrupt handler finds and kills it.
+    """
+    with signals_deferred():
+        child = ManagedProcess(argv, merge_stderr=merge_stderr)
+        children.append(child)
+    return child
+
+
+def _run_load(
+    generator: LoadGenerator, config: dict[str, Any], host: str, port: int, params: Parameters, trial_id: str,
+    load_info: dict[str, Any], outputs: dict[str, bytes], children: list[ManagedProcess],
+) -> str | None:
+    url = f"http://{host}:{port}/"
+    argv = ["taskset", "-c", params.load_cpus, *generator.command(config, url, params.wrk_timeout_s)]
+    load_info["argv"] = argv
+    load = spawn(argv, merge_stderr=False, children=children)
+    limit_s = config["duration_s"] + params.wrk_timeout_s + LOAD_SLACK_S
+    ended = load.wait(limit_s)
+    problem = None
+    if ended is None:
+        ended = load.kill()
+        problem = f"{generator.name} still running after {limit_s:g} s; killed"
+    stdout, stderr = load.output()
+    output_file = generator.output_file(trial_id)
+    outputs[output_file] = stdout
+    load_info.update(
+        output_file=output_file,
+        wall_s=round(time.monotonic() - load.started, 6),
+        stderr=stderr.decode("utf-8", "replace"),
+    )
+    if ended is not None:
+        load_info.update(exit_code=ended.exit_code, cpu_user_s=ended.cpu_user_s, cpu_sys_s=ended.cpu_sys_s)
+    if problem is None and ended is not None and ended.exit_code != 0:
+        problem = f"{generator.name} exited with status {ended.exit_code}: {tail(stderr) or '(no stderr)'}"
+    if problem is None:
+        try:
+            parse_output(generator.name, stdout.decode("utf-8", "replace"))
+        except LoadOutputError as error:
+            problem = f"{generator.name} output not understood: {error}"
+    return problem
+
+
+def _stop_server(
+    server: ManagedProcess, params: Parameters, server_info: dict[str, Any], outputs: dict[str, bytes],
+    server_file: str, ran_load: bool,
+) -> list[str]:
+    ended_before_stop = server.poll()
+    ended, sent = server.stop(params.stop_grace_s)
+    output, _ = server.output()
+    outputs[server_file] = output
+    stats = shutdown_stats(output)
+    server_info.update(
+        exit_code=ended.exit_code, signal_sent=None if sent == "none" else sent, stats=stats,
+        cpu_user_s=ended.cpu_user_s, cpu_sys_s=ended.cpu_sys_s,
+    )
+    if not ran_load:
+        return []  # the trial already failed before the load; its reason says why
+    problems = []
+    if ended_before_stop is not None or sent == "none":
+        problems.append(f"server exited on its own during the load with status {ended.exit_code}")
+    elif sent == "SIGKILL":
+        problems.append(f"server did not stop within {params.stop_grace_s:g} s of SIGTERM; killed")
+    elif ended.exit_code != 0:
+        problems.append(f"server exited with status {ended.exit_code} after SIGTERM")
+    if stats is None:
+        problems.append("no shutdown JSON line in the server's output")
+    return problems
+
+
+# --------------------------------------------------------------------------- a campaign
+
+
+def preflight(params: Parameters, plan: list[PlannedTrial]) -> None:
+    """Fail before anything runs if a binary or tool is missing or file descriptors would run out."""
+    missing = []
+    for architecture in dict.fromkeys(t.config.architecture for t in plan):
+        path = server_spec(architecture).binary_path(Path(params.build_dir))
+        if not path.is_file():
+            missing.append(str(path))
+    if missing:
+        raise PreflightError(f"server binaries missing: {', '.join(missing)}; {BUILD_HINT}")
+    tools = ["taskset", *dict.fromkeys(load_generator(t.config.load_generator).executable for t in plan)]
+    absent = [tool for tool in tools if shutil.which(tool) is None]
+    if absent:
+        raise PreflightError(f"not on PATH: {', '.join(absent)}")
+    needed = max((t.config.connections for t in plan), default=0) + FD_HEADROOM
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < needed:
+        if hard != resource.RLIM_INFINITY and hard < needed:
+            raise PreflightError(
+                f"connection_counts: {needed - FD_HEADROOM} connections need {needed} open files, "
+                f"but the hard limit is {hard} (raise it with ulimit -Hn)"
+            )
+        # Children (server, wrk) inherit the raised soft limit.
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+
+
+def _campaign_meta(params: Parameters, plan: list[PlannedTrial], provenance: dict[str, Any]) -> dict[str, Any]:
+    configs = {t.config_id: t.config.as_dict() for t in plan}
+    return {
+        "schema": SCHEMA,
+        "campaign": params.campaign,
+        "created_at": utc_now(),
+        "profile": params.profile,
+        "parameters": params.to_dict(),
+        "seed": params.seed,
+        "plan": [t.trial_id for t in plan],
+        "configs": configs,
+        "provenance": provenance,
+    }
+
+
+def prepare_campaign(params: Parameters) -> tuple[Parameters, list[PlannedTrial], CampaignStore, dict[str, Any] | None]:
+    """Settle the seed and the plan, checking an existing campaign.json agrees with `params`."""
+    store = CampaignStore(Path(params.raw_root) / params.campaign)
+    existing = store.read_meta()
+    if existing is None:
+        seed = params.seed if params.seed is not None else secrets.randbelow(2**31)
+        params = params.with_seed(seed)
+        return params, plan_campaign(params), store, None
+    differences = differing_parameters(existing.get("parameters", {}), params)
+    if differences:
+        raise CampaignMismatchError(
+            f"campaign {params.campaign!r} ({store.path}) was created with different parameters: "
+            f"{'; '.join(differences)}. Re-run with its parameters, or choose another --campaign."
+        )
+    params = params.with_seed(int(existing["seed"]))
+    plan = plan_campaign(params)
+    if [t.trial_id for t in plan] != list(existing.get("plan", [])):
+        raise CampaignMismatchError(
+            f"campaign {params.campaign!r}: the plan computed now differs from the one in {store.meta_path} "
+            f"although the parameters match (the planning code changed?); not mixing the two"
+        )
+    return params, plan, store, existing
+
+
+def run_campaign(params: Parameters, *, stream: TextIO | None = None) -> CampaignResult:
+    """Run (or resume) the campaign `params` describes; returns what ran now."""
+    stream = stream or sys.stderr
+    params, plan, store, existing = prepare_campaign(params)
+    preflight(params, plan)
+    store.check_no_incomplete_trials()
+    provenance = collect_provenance(params.build_dir)
+    if existing is None:
+        store.create(_campaign_meta(params, plan, provenance))
+
+    finished = store.finished_trial_ids()
+    todo = [t for t in plan if t.trial_id not in finished]
+    result = CampaignResult(path=store.path, planned=len(plan), skipped=len(plan) - len(todo))
+    progress = Progress(
+        total=len(plan), already_done=result.skipped,
+        remaining_work_s=float(sum(t.config.duration_s for t in todo)), stream=stream,
+    )
+    progress.start_message(params.campaign)
+    for planned in todo:
+        try:
+            outcome = run_trial(planned, params, provenance)
+            store.commit_trial(planned.trial_id, outcome.outputs, outcome.record)
+        except KeyboardInterrupt:
+            # Counted on disk: an interrupt held during a commit arrives after the trial is finished.
+            done = len(store.finished_trial_ids() & {t.trial_id for t in plan})
+            raise CampaignInterrupted(
+                f"campaign {params.campaign!r} interrupted: {done} of {len(plan)} trials are finished and kept "
+                f"in {store.path}; run the same command again to resume"
+            ) from None
+        status = outcome.record["status"]
+        result.statuses[status] += 1
+        progress.trial_finished(
+            planned.trial_id, status, planned.config.duration_s, outcome.record.get("failure_reason") or ""
+        )
+    return result
+
+
+# --------------------------------------------------------------------------- what ran
+
+
+def campaign_overview(campaign: Campaign | Path | str) -> list[dict[str, Any]]:
+    """Per configuration: status counts of the measured trials, flagged count, median requests/s."""
+    if not isinstance(campaign, Campaign):
+        campaign = load_campaign(Path(campaign))
+    rows: dict[str, dict[str, Any]] = {}
+    rates: dict[str, list[float]] = {}
+    for record in campaign.trials:
+        config_id = record["config_id"]
+        row = rows.setdefault(
+            config_id, {"config": config_id, "ok": 0, "failed": 0, "unsupported": 0, "flagged": 0, "warmups": 0}
+        )
+        if record.get("warmup"):
+            row["warmups"] += 1
+            continue
+        row[record["status"]] = row.get(record["status"], 0) + 1
+        output = (record.get("load") or {}).get("output_file")
+        if record["status"] != "ok" or not output:
+            continue
+        parsed = parse_output(record["load"]["tool"], (campaign.path / output).read_text(encoding="utf-8"))
+        if parsed["flags"]:
+            row["flagged"] += 1
+        rates.setdefault(config_id, []).append(parsed["requests_per_sec"])
+    for config_id, row in rows.items():
+        values = rates.get(config_id)
+        row["median_req_per_s"] = statistics.median(values) if values else None
+    return list(rows.values())

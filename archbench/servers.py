@@ -1,0 +1,142 @@
+"""The server architectures a campaign can run, and how a configuration becomes a command line.
+
+Each architecture is one `ServerSpec`: the binary in `build/bin/`, whether the
+campaign's thread counts apply to it, and its own options (contracts.md
+section 1). More architectures (poll, epoll, reactor, reuseport, prefork,
+io_uring) slot in as further entries of `server_specs()`; one that is not a
+`build/bin/` executable (nginx from a generated configuration) subclasses
+`ServerSpec` and overrides `command()`.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RESPONSES_BUILT_IN = ("test", "hello")
+
+
+@dataclass(frozen=True)
+class ServerOption:
+    """One architecture-specific configuration field and the flag it becomes.
+
+    `choices` lists the allowed values of a choice option; an integer option
+    has `choices == ()` and a lower bound `minimum`. `omit_when` is a value for
+    which the flag is left out (the server's own default, e.g. max_threads 0).
+    """
+
+    name: str
+    flag: str
+    default: Any
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    omit_when: Any = None
+    id_prefix: str = ""  # integer options appear in config ids as prefix + value, e.g. "max64"
+
+    def id_part(self, value: Any) -> str | None:
+        """This option's part of a config id; None when left out (same rule as the flag)."""
+        if value is None or value == self.omit_when:
+            return None
+        return str(value) if self.choices else f"{self.id_prefix}{value}"
+
+    def check(self, value: Any) -> str | None:
+        """None if `value` is allowed, else why not."""
+        if self.choices:
+            if value not in self.choices:
+                return f"{value!r} is not one of {', '.join(self.choices)}"
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"{value!r} is not an integer"
+        if self.minimum is not None and value < self.minimum:
+            return f"{value} is below the minimum {self.minimum}"
+        return None
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """An architecture: its binary and how configuration fields map to its flags."""
+
+    name: str
+    binary: str
+    summary: str
+    takes_threads: bool = False  # whether the campaign's thread counts (`--threads`) apply
+    options: tuple[ServerOption, ...] = field(default_factory=tuple)
+
+    def option(self, name: str) -> ServerOption | None:
+        return next((o for o in self.options if o.name == name), None)
+
+    def binary_path(self, build_dir: Path) -> Path:
+        return Path(build_dir) / "bin" / self.binary
+
+    def flags(self, config: Mapping[str, Any]) -> list[str]:
+        """The architecture flags for a configuration (no host/port)."""
+        flags: list[str] = []
+        if self.takes_threads:
+            flags += ["--threads", str(config["threads"])]
+        for option in self.options:
+            value = config.get(option.name, option.default)
+            if value is None or value == option.omit_when:
+                continue
+            flags += [option.flag, str(value)]
+        flags += ["--response", str(config.get("response", "test"))]
+        return flags
+
+    def command(self, config: Mapping[str, Any], build_dir: Path, host: str = "127.0.0.1") -> list[str]:
+        """argv of the server (without the CPU pinning), on an ephemeral port."""
+        return [str(self.binary_path(build_dir)), "--host", host, "--port", "0", *self.flags(config)]
+
+
+def server_specs() -> dict[str, ServerSpec]:
+    """The registry, built fresh on each call (no module-level mutable state)."""
+    specs = [
+        ServerSpec(
+            name="blocking",
+            binary="blocking",
+            summary="one thread accepts and serves one connection at a time",
+        ),
+        ServerSpec(
+            name="thread_per_conn",
+            binary="thread_per_conn",
+            summary="a thread per connection, optionally capped",
+            options=(ServerOption("max_threads", "--max-threads", default=0, minimum=0, omit_when=0, id_prefix="max"),),
+        ),
+        ServerSpec(
+            name="thread_pool",
+            binary="thread_pool",
+            summary="N workers fed through a queue or stack by one accepting thread",
+            takes_threads=True,
+            options=(
+                ServerOption("dispatch", "--dispatch", default="request", choices=("connection", "request")),
+                ServerOption("handoff", "--handoff", default="queue", choices=("queue", "stack")),
+            ),
+        ),
+    ]
+    return {spec.name: spec for spec in specs}
+
+
+def server_spec(name: str) -> ServerSpec:
+    specs = server_specs()
+    if name not in specs:
+        raise KeyError(f"unknown architecture {name!r}; valid: {', '.join(specs)}")
+    return specs[name]
+
+
+def all_option_names() -> list[str]:
+    """Every architecture option field, in registry order (for config dicts and ids)."""
+    names: list[str] = []
+    for spec in server_specs().values():
+        names += [o.name for o in spec.options if o.name not in names]
+    return names
+
+
+def check_response(response: str) -> str | None:
+    """None if `response` is a valid --response value, else why not."""
+    if response in RESPONSES_BUILT_IN:
+        return None
+    if response.startswith("file:") and len(response) > len("file:"):
+        path = Path(response[len("file:"):])
+        if not path.is_file():
+            return f"{response!r}: no such file {path}"
+        return None
+    return f"{response!r} is not test, hello or file:PATH"

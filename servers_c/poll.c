@@ -1,0 +1,185 @@
+/* poll: one thread, poll(2), level-triggered (source 004's poll server). The
+ * whole descriptor array goes to the kernel on every call and every entry is
+ * scanned on return: the O(connections) cost per wake-up that epoll removes,
+ * which is what the comparison is meant to show. */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "conn_io.h"
+#include "listener.h"
+#include "server.h"
+
+static const struct server_cli cli = {
+    .architecture = "poll",
+    .summary = "One thread calls poll() over the listener and every connection and serves\n"
+               "whatever is ready.",
+    .threads_help = "must be 1: a single loop",
+    .threads_min = 1,
+    .threads_max = 1,
+};
+
+/* Slots 0 and 1 of the arrays are the stop eventfd and the listener. */
+enum { WAKE_SLOT, LISTEN_SLOT, FIRST_CONN_SLOT };
+#define ACCEPT_BATCH 64
+
+struct poll_conn {
+    bool waiting_to_write;
+    struct http_session session;
+};
+
+struct poll_server {
+    struct server_base base;
+    int wake_fd;
+    struct pollfd *fds;
+    struct poll_conn **conns; /* parallel to fds */
+    size_t count;
+    size_t capacity;
+    struct server_counters counters;
+};
+
+static void wake(void *arg)
+{
+    struct poll_server *srv = arg;
+    uint64_t one = 1;
+    (void)!write(srv->wake_fd, &one, sizeof one);
+}
+
+static void add_conn(struct poll_server *srv, int fd)
+{
+    struct poll_conn *conn = calloc(1, sizeof *conn);
+    if (srv->count == srv->capacity || conn == NULL ||
+        !http_session_init(&conn->session, &srv->base.responses)) {
+        srv->counters.errors++;
+        if (conn != NULL)
+            http_session_destroy(&conn->session);
+        free(conn);
+        close(fd);
+        return;
+    }
+    srv->fds[srv->count] = (struct pollfd){.fd = fd, .events = POLLIN};
+    srv->conns[srv->count] = conn;
+    srv->count++;
+}
+
+static void accept_pending(struct poll_server *srv)
+{
+    for (int taken = 0; taken < ACCEPT_BATCH; taken++) {
+        int fd = accept_connection(srv->base.listen_fd, true);
+        if (fd < 0) {
+            int err = errno;
+            if (err == EAGAIN || err == EWOULDBLOCK)
+                return;
+            if (err == EINTR || err == ECONNABORTED)
+                continue;
+            srv->counters.errors++;
+            accept_pause_if_exhausted(err);
+            return;
+        }
+        srv->counters.connections_accepted++;
+        add_conn(srv, fd);
+    }
+}
+
+/* Serves slot i; returns false when the connection was closed (slot freed). */
+static bool serve_slot(struct poll_server *srv, size_t i)
+{
+    struct pollfd *p = &srv->fds[i];
+    struct poll_conn *conn = srv->conns[i];
+    enum conn_next next = conn->waiting_to_write
+                              ? conn_on_writable(p->fd, &conn->session, &srv->counters)
+                              : conn_on_readable(p->fd, &conn->session, &srv->counters);
+    if (next == CONN_CLOSE) {
+        counters_add_session(&srv->counters, &conn->session.counters);
+        conn_close(p->fd, &conn->session, false);
+        http_session_destroy(&conn->session);
+        free(conn);
+        srv->conns[i] = NULL;
+        p->fd = -1;
+        return false;
+    }
+    conn->waiting_to_write = next == CONN_WANT_WRITE;
+    p->events = conn->waiting_to_write ? POLLOUT : POLLIN;
+    return true;
+}
+
+/* Fills the holes left by closed connections by moving the last entries in. */
+static void compact(struct poll_server *srv)
+{
+    size_t i = FIRST_CONN_SLOT;
+    while (i < srv->count) {
+        if (srv->fds[i].fd >= 0) {
+            i++;
+            continue;
+        }
+        srv->count--;
+        srv->fds[i] = srv->fds[srv->count];
+        srv->conns[i] = srv->conns[srv->count];
+    }
+}
+
+static void run(struct poll_server *srv)
+{
+    while (!lifecycle_stopping()) {
+        int ready = poll(srv->fds, srv->count, -1);
+        if (ready < 0) {
+            if (errno == EINTR)
+                continue;
+            srv->counters.errors++;
+            return;
+        }
+        if (srv->fds[WAKE_SLOT].revents)
+            return;
+        bool closed_any = false;
+        size_t scanned = srv->count; /* connections accepted below wait for the next poll */
+        for (size_t i = FIRST_CONN_SLOT; i < scanned && ready > 0; i++) {
+            if (srv->fds[i].revents == 0)
+                continue;
+            ready--;
+            closed_any |= !serve_slot(srv, i);
+        }
+        if (srv->fds[LISTEN_SLOT].revents & POLLIN)
+            accept_pending(srv);
+        if (closed_any)
+            compact(srv);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct poll_server srv = {.count = FIRST_CONN_SLOT};
+    server_start(&srv.base, &cli, argc, argv, true, true);
+    struct rlimit lim;
+    srv.capacity = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+        srv.capacity = (size_t)lim.rlim_cur;
+    srv.fds = calloc(srv.capacity, sizeof srv.fds[0]);
+    srv.conns = calloc(srv.capacity, sizeof srv.conns[0]);
+    srv.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (srv.fds == NULL || srv.conns == NULL || srv.wake_fd < 0)
+        lifecycle_fail(cli.architecture, "cannot set up the poll set");
+    srv.fds[WAKE_SLOT] = (struct pollfd){.fd = srv.wake_fd, .events = POLLIN};
+    srv.fds[LISTEN_SLOT] = (struct pollfd){.fd = srv.base.listen_fd, .events = POLLIN};
+    lifecycle_watch_signals(wake, &srv);
+    lifecycle_announce_ready(srv.base.options.host, srv.base.port);
+
+    run(&srv);
+    bool failed = !lifecycle_stopping();
+    for (size_t i = FIRST_CONN_SLOT; i < srv.count; i++) {
+        if (srv.conns[i] == NULL)
+            continue;
+        counters_add_session(&srv.counters, &srv.conns[i]->session.counters);
+        close(srv.fds[i].fd);
+        http_session_destroy(&srv.conns[i]->session);
+        free(srv.conns[i]);
+    }
+    server_finish(&srv.base, &srv.counters);
+    close(srv.wake_fd);
+    free(srv.conns);
+    free(srv.fds);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,161 @@
+/* prefork: --workers N processes share one listener and each runs a
+ * single-threaded event loop (source 002's prefork Mighty). The listener is
+ * registered with EPOLLEXCLUSIVE, so a new connection wakes one worker instead
+ * of all of them (no thundering herd). The parent only supervises: SIGTERM
+ * stops every worker, the parent waits for them (so their CPU time counts in
+ * its children's usage, which the runner reads), sums the counters each sends
+ * back through a pipe and prints the one shutdown line. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "event_loop.h"
+#include "listener.h"
+#include "server.h"
+
+static int trigger = TRIGGER_LEVEL;
+static long workers = 1;
+
+static const struct flag_spec flags[] = {
+    {"--workers", FLAG_INT, &workers, 1, 1024, NULL, "worker processes N (default 1)"},
+    {"--trigger", FLAG_CHOICE, &trigger, 0, 0, trigger_names,
+     "epoll notification in the workers (default level)"},
+};
+
+static const struct server_cli cli = {
+    .architecture = "prefork",
+    .summary = "N worker processes, forked after the listener is open, each a single-threaded\n"
+               "event loop accepting from the shared listener (EPOLLEXCLUSIVE). The parent\n"
+               "supervises and does not serve.",
+    .threads_help = "must be 1: one thread per worker process (see --workers)",
+    .threads_min = 1,
+    .threads_max = 1,
+    .extra = flags,
+    .extra_count = sizeof flags / sizeof flags[0],
+};
+
+struct worker {
+    pid_t pid;
+    int counters_fd; /* read end of the pipe the worker reports through */
+};
+
+static void stop_loop(void *loop)
+{
+    event_loop_stop(loop);
+}
+
+static _Noreturn void run_worker(struct server_base *base, int report_fd)
+{
+    /* A worker must not outlive a parent killed without a chance to stop it. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1)
+        _exit(1);
+    struct event_loop_options options = {
+        .responses = &base->responses,
+        .edge_triggered = trigger == TRIGGER_EDGE,
+        .listen_fd = base->listen_fd,
+        .exclusive_accept = true,
+    };
+    struct event_loop *loop = event_loop_create(&options);
+    if (loop == NULL) {
+        fprintf(stderr, "prefork worker %d: cannot create the event loop: %s\n", getpid(), strerror(errno));
+        _exit(1);
+    }
+    lifecycle_watch_signals(stop_loop, loop);
+    event_loop_run(loop);
+    struct server_counters counters = event_loop_finish(loop);
+    lifecycle_finish();
+    ssize_t written = write(report_fd, &counters, sizeof counters);
+    _exit(written == (ssize_t)sizeof counters ? 0 : 1);
+}
+
+struct prefork_server {
+    struct server_base base;
+    struct worker *workers;
+};
+
+static void stop_workers(void *arg)
+{
+    struct prefork_server *srv = arg;
+    for (long i = 0; i < workers; i++)
+        if (srv->workers[i].pid > 0)
+            kill(srv->workers[i].pid, SIGTERM);
+}
+
+static void start_workers(struct prefork_server *srv)
+{
+    fflush(stdout);
+    for (long i = 0; i < workers; i++) {
+        int report[2];
+        if (pipe(report) != 0)
+            lifecycle_fail(cli.architecture, "cannot create a pipe");
+        pid_t pid = fork();
+        if (pid < 0)
+            lifecycle_fail(cli.architecture, "cannot fork a worker");
+        if (pid == 0) {
+            close(report[0]);
+            run_worker(&srv->base, report[1]);
+        }
+        close(report[1]);
+        srv->workers[i] = (struct worker){pid, report[0]};
+    }
+}
+
+/* Waits for every worker; true if all stopped because they were told to. */
+static bool collect_workers(struct prefork_server *srv, struct server_counters *total)
+{
+    bool clean = true;
+    for (long remaining = workers; remaining > 0; remaining--) {
+        int status;
+        pid_t pid = wait(&status);
+        if (pid < 0) {
+            if (errno == EINTR) {
+                remaining++;
+                continue;
+            }
+            break;
+        }
+        bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (!ok || !lifecycle_stopping()) {
+            /* A worker that dies on its own ends the experiment, loudly. */
+            fprintf(stderr, "prefork: worker %d ended unexpectedly (status %d)\n", pid, status);
+            total->errors++;
+            clean = false;
+            lifecycle_request_stop();
+        }
+        for (long i = 0; i < workers; i++) {
+            if (srv->workers[i].pid != pid)
+                continue;
+            srv->workers[i].pid = 0;
+            struct server_counters reported;
+            if (read(srv->workers[i].counters_fd, &reported, sizeof reported) == (ssize_t)sizeof reported)
+                counters_add(total, &reported);
+            close(srv->workers[i].counters_fd);
+        }
+    }
+    return clean;
+}
+
+int main(int argc, char **argv)
+{
+    struct prefork_server srv;
+    server_start(&srv.base, &cli, argc, argv, true, true);
+    srv.workers = calloc((size_t)workers, sizeof srv.workers[0]);
+    if (srv.workers == NULL)
+        lifecycle_fail(cli.architecture, "out of memory");
+    start_workers(&srv); /* before any thread exists in this process */
+    lifecycle_watch_signals(stop_workers, &srv);
+    lifecycle_announce_ready(srv.base.options.host, srv.base.port);
+
+    struct server_counters counters = {0};
+    bool clean = collect_workers(&srv, &counters);
+    srv.base.options.threads = workers;
+    server_finish(&srv.base, &counters);
+    free(srv.workers);
+    return clean ? 0 : 1;
+}

@@ -1,0 +1,141 @@
+"""`python -m archbench parse|run|notebook`: output, exit statuses, error messages, executed copies."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from archbench.cli import main
+from archbench.notebooks import parse_parameter_value, save_executed_copy
+from archbench.parsers import parse_file
+
+from conftest import REPO_ROOT, WRK_FIXTURES
+
+
+def test_parse_prints_the_parsed_record_as_json(repo_env: dict[str, str]) -> None:
+    fixture = WRK_FIXTURES / "socket_errors.wrk.txt"
+    done = subprocess.run([sys.executable, "-m", "archbench", "parse", str(fixture)], cwd=REPO_ROOT, env=repo_env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == parse_file(fixture)
+    assert json.loads(done.stdout)["flags"] == ["socket_errors"]
+
+
+def test_parse_of_something_else_fails_naming_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "x-r01.wrk.txt"
+    path.write_text("Segmentation fault\n")
+    assert main(["parse", str(path)]) == 1
+    assert capsys.readouterr().err == "error: line 1 is not wrk output: 'Segmentation fault'\n"
+
+
+def test_parse_needs_a_known_tool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "output.txt"
+    path.write_text("")
+    assert main(["parse", str(path)]) == 1
+    assert "expected <trial-id>.<tool>.txt" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--servers", "nginx"], "servers[0]: unknown architecture 'nginx'; valid: blocking, thread_per_conn, thread_pool"),
+        (["--server-cpus", "0", "--load-cpus", "0"], "load_cpus: overlaps server_cpus on CPU 0"),
+        (["--duration-s", "0"], "duration_s: 0 is not a positive integer"),
+        (["--connection-counts", "2", "--load-threads", "4"], "load_threads: 4 load threads exceed 2 connections"),
+        (["--campaign", "a/b"], "campaign: 'a/b' is not a file-system-safe name"),
+    ],
+)
+def test_run_rejects_bad_parameters_by_name(arguments: list[str], message: str, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--profile", "smoke", "--raw-root", str(tmp_path), *arguments]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: invalid parameter {message}") and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []  # failed before anything was created
+
+
+def test_run_rejects_unknown_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["run", "--profile", "huge"])
+    assert caught.value.code == 2
+    assert "invalid choice: 'huge'" in capsys.readouterr().err
+
+
+def test_run_dry_run_lists_configurations(tmp_path: Path, capsys: pytest.CaptureFixture[str], cpu_pair) -> None:
+    assert main(["run", "--profile", "smoke", "--dry-run", "--campaign", "dry", "--raw-root", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:-1] == [
+        "blocking-c16-lt1-d1s", "thread_per_conn-c16-lt1-d1s",
+        "thread_pool-request-queue-t1-c16-lt1-d1s", "thread_pool-request-queue-t2-c16-lt1-d1s",
+        "thread_pool-connection-queue-t1-c16-lt1-d1s", "thread_pool-connection-queue-t2-c16-lt1-d1s",
+    ]
+    assert lines[-1].startswith("6 configurations x 3 runs = 18 trials, about ")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_run_reports_missing_binaries(tmp_path: Path, capsys: pytest.CaptureFixture[str], cpu_pair) -> None:
+    code = main(["run", "--profile", "smoke", "--campaign", "nobin", "--raw-root", str(tmp_path / "raw"),
+                 "--build-dir", str(tmp_path / "nobuild"), "--server-cpus", cpu_pair[0], "--load-cpus", cpu_pair[1]])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "server binaries missing" in err and "cmake -S servers_c -B build" in err
+    assert not (tmp_path / "raw").exists()
+
+
+def test_parameter_values_from_the_command_line() -> None:
+    assert parse_parameter_value("smoke") == "smoke"
+    assert parse_parameter_value("2") == 2
+    assert parse_parameter_value("[1, 2]") == [1, 2]
+    assert parse_parameter_value("null") is None and parse_parameter_value("None") is None
+    assert parse_parameter_value("false") is False
+    assert parse_parameter_value("0-1") == "0-1"
+    assert parse_parameter_value("('a', 'b')") == ("a", "b")
+
+
+def test_executed_copies_never_overwrite(tmp_path: Path) -> None:
+    moment = datetime(2026, 11, 21, 10, 0, 0, tzinfo=timezone.utc)
+    first = save_executed_copy(b"one", tmp_path / "executed", "run_trials", now=moment)
+    second = save_executed_copy(b"two", tmp_path / "executed", "run_trials", now=moment)
+    assert first.name == "run_trials-20261121T100000Z.ipynb"
+    assert second.name == "run_trials-20261121T100000Z-2.ipynb"
+    assert first.read_bytes() == b"one" and second.read_bytes() == b"two"
+
+
+def test_notebook_with_bad_parameter_fails_naming_it(tmp_path: Path, repo_env: dict[str, str]) -> None:
+    raw = tmp_path / "raw"
+    done = subprocess.run(
+        [sys.executable, "-m", "archbench", "notebook", "run_trials", "--campaign", "nb", "--raw-root", str(raw),
+         "-p", "profile", "smoke", "-p", "duration_s", "-1"],
+        cwd=REPO_ROOT, env=repo_env, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1
+    assert "ParameterError: duration_s: -1 is not a positive integer" in done.stderr
+    assert not raw.exists()  # no campaign directory for a campaign that never started
+
+
+def test_notebook_runs_a_campaign_and_keeps_each_executed_copy(
+    real_build_dir: Path, load_tools, cpu_pair, tmp_path: Path, repo_env: dict[str, str]
+) -> None:
+    raw = tmp_path / "raw"
+    command = [sys.executable, "-m", "archbench", "notebook", "run_trials", "--campaign", "nb", "--raw-root", str(raw),
+               "-p", "profile", "smoke", "-p", "servers", '["thread_pool"]', "-p", "thread_counts", "[1]",
+               "-p", "trials", "1", "-p", "warmup", "false", "-p", "server_cpus", cpu_pair[0],
+               "-p", "load_cpus", cpu_pair[1]]
+    first = subprocess.run(command, cwd=REPO_ROOT, env=repo_env, capture_output=True, text=True, timeout=180)
+    assert first.returncode == 0, first.stderr
+    second = subprocess.run(command, cwd=REPO_ROOT, env=repo_env, capture_output=True, text=True, timeout=180)
+    assert second.returncode == 0, second.stderr  # resumes: nothing left to run
+
+    copies = sorted((raw / "nb" / "executed").iterdir())
+    assert len(copies) == 2
+    assert sorted([Path(first.stdout.strip()), Path(second.stdout.strip())]) == copies
+    assert all(c.name.startswith("run_trials-") and c.suffix == ".ipynb" for c in copies)
+    executed = json.loads(copies[0].read_text())
+    text = json.dumps(executed)
+    assert "thread_pool-request-queue-t1-c16-lt1-d1s" in text  # the overview table
+    assert (raw / "nb" / "thread_pool-request-queue-t1-c16-lt1-d1s-r01.json").is_file()
+    source = (REPO_ROOT / "notebooks" / "run_trials.ipynb").read_text()
+    assert "thread_pool-request-queue" not in source  # the source notebook is untouched

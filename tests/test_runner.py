@@ -1,0 +1,281 @@
+"""The runner against the real thread_pool server and against fake servers that misbehave."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+from archbench.params import resolve_parameters
+from archbench.parsers import parse_file
+from archbench.plan import plan_campaign
+from archbench.runner import campaign_overview, run_campaign, run_trial
+
+from conftest import REPO_ROOT
+
+def process_gone(pid: int) -> bool:
+    """True once `pid` no longer runs (absent, or a zombie nobody reaped yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def wait_until(condition, limit_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def processes_mentioning(text: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline and not process_gone(int(entry.name)):
+            pids.append(int(entry.name))
+    return pids
+
+
+def single_trial(params):
+    """The first trial of the plan of `params` (a seed is filled in)."""
+    return plan_campaign(params.with_seed(1))[0]
+
+
+def fake_params(build_dir: Path, cpu_pair, tmp_path: Path, **overrides):
+    server_cpus, load_cpus = cpu_pair
+    values = dict(servers=["blocking"], connection_counts=[4], trials=1, warmup=False, duration_s=1,
+                  server_cpus=server_cpus, load_cpus=load_cpus, build_dir=str(build_dir), raw_root=str(tmp_path / "raw"),
+                  campaign="fake", ready_timeout_s=1.0, stop_grace_s=2.0, wrk_timeout_s=1, seed=1)
+    values.update(overrides)
+    return resolve_parameters("smoke", **values)
+
+
+# --------------------------------------------------------------------------- the real server
+
+
+def test_trial_end_to_end_against_thread_pool(real_build_dir: Path, load_tools, cpu_pair, tmp_path: Path) -> None:
+    server_cpus, load_cpus = cpu_pair
+    params = resolve_parameters(
+        "smoke", servers=["thread_pool"], thread_counts=[1], connection_counts=[16], duration_s=1, trials=1,
+        warmup=False, server_cpus=server_cpus, load_cpus=load_cpus, build_dir=str(real_build_dir),
+        raw_root=str(tmp_path), campaign="e2e", seed=5,
+    )
+    result = run_campaign(params, stream=io.StringIO())
+    assert (result.planned, result.ran, dict(result.statuses)) == (1, 1, {"ok": 1})
+
+    trial_id = "thread_pool-request-queue-t1-c16-lt1-d1s-r01"
+    campaign_dir = tmp_path / "e2e"
+    assert sorted(p.name for p in campaign_dir.iterdir()) == sorted(
+        ["campaign.json", f"{trial_id}.json", f"{trial_id}.wrk.txt", f"{trial_id}.server.txt"]
+    )
+    record = json.loads((campaign_dir / f"{trial_id}.json").read_text())
+    assert (record["status"], record["failure_reason"], record["schema"]) == ("ok", None, 1)
+    assert (record["repetition"], record["warmup"], record["order_index"], record["seed"]) == (1, False, 0, 5)
+    assert record["config"]["threads"] == 1 and record["config"]["connections"] == 16
+
+    server, load = record["server"], record["load"]
+    assert server["argv"][:4] == ["taskset", "-c", server_cpus, str(real_build_dir / "bin" / "thread_pool")]
+    assert server["argv"][4:] == ["--host", "127.0.0.1", "--port", "0", "--threads", "1", "--dispatch", "request",
+                                  "--handoff", "queue", "--response", "test"]
+    assert server["cpus"] == server_cpus and load["cpus"] == load_cpus
+    assert server["ready_line"].startswith("listening on 127.0.0.1:")
+    assert (server["exit_code"], server["signal_sent"]) == (0, "SIGTERM")
+    assert server["stats"]["architecture"] == "thread_pool" and server["stats"]["threads"] == 1
+    assert server["cpu_user_s"] + server["cpu_sys_s"] > 0
+    port = server["ready_line"].rsplit(":", 1)[1]
+    assert load["argv"] == ["taskset", "-c", load_cpus, "wrk", "-t1", "-c16", "-d1s", "--latency", "--timeout", "2s",
+                            f"http://127.0.0.1:{port}/"]
+    assert load["exit_code"] == 0 and load["wall_s"] >= 1.0
+    assert load["cpu_user_s"] + load["cpu_sys_s"] > 0
+
+    parsed = parse_file(campaign_dir / load["output_file"])
+    assert parsed["connections"] == 16 and parsed["total_requests"] > 0
+    assert server["stats"]["requests_served"] >= parsed["total_requests"]
+    server_output = (campaign_dir / server["output_file"]).read_text()
+    assert server_output.startswith(server["ready_line"] + "\n")
+    assert json.loads(server_output.strip().splitlines()[-1]) == server["stats"]
+
+    provenance = record["provenance"]
+    assert provenance["build_type"] == "Release" and provenance["os_family"] == "Linux"
+    assert provenance["tools"]["wrk"].startswith("wrk ")
+    assert provenance == json.loads((campaign_dir / "campaign.json").read_text())["provenance"]
+
+    overview = campaign_overview(campaign_dir)
+    assert overview[0]["config"] == "thread_pool-request-queue-t1-c16-lt1-d1s"
+    assert overview[0]["ok"] == 1 and overview[0]["median_req_per_s"] == parsed["requests_per_sec"]
+
+
+# --------------------------------------------------------------------------- failing servers
+
+
+def test_server_that_never_gets_ready_fails_and_is_killed_with_its_children(
+    fake_build_dir, cpu_pair, tmp_path: Path
+) -> None:
+    build = fake_build_dir("blocking", f"""#!/bin/sh
+echo $$ > {tmp_path}/leader.pid
+sleep 60 &
+echo $! > {tmp_path}/child.pid
+echo "warming up forever"
+wait
+""")
+    params = fake_params(build, cpu_pair, tmp_path, ready_timeout_s=0.5)
+    outcome = run_trial(single_trial(params), params, provenance={})
+    record = outcome.record
+    assert record["status"] == "failed"
+    assert record["failure_reason"] == "no ready line ('listening on HOST:PORT') within 0.5 s"
+    assert record["server"]["signal_sent"] == "SIGTERM"
+    assert record["load"]["argv"] is None  # the load generator never started
+    assert list(outcome.outputs) == ["blocking-c4-lt1-d1s-r01.server.txt"]
+    assert b"warming up forever" in outcome.outputs["blocking-c4-lt1-d1s-r01.server.txt"]
+    for name in ("leader.pid", "child.pid"):
+        pid = int((tmp_path / name).read_text())
+        assert wait_until(lambda: process_gone(pid)), f"{name} {pid} survived"
+
+
+def test_server_exiting_before_ready_fails_with_status_and_output(fake_build_dir, cpu_pair, tmp_path: Path) -> None:
+    build = fake_build_dir("blocking", "#!/bin/sh\necho 'blocking: bind: Address already in use' >&2\nexit 1\n")
+    params = fake_params(build, cpu_pair, tmp_path)
+    record = run_trial(single_trial(params), params, provenance={}).record
+    assert record["status"] == "failed"
+    assert record["failure_reason"] == (
+        "server exited with status 1 before its ready line; output tail: blocking: bind: Address already in use"
+    )
+    assert record["server"]["exit_code"] == 1 and record["server"]["signal_sent"] is None
+
+
+def test_server_reporting_a_missing_kernel_feature_is_unsupported(fake_build_dir, cpu_pair, tmp_path: Path) -> None:
+    build = fake_build_dir("blocking", "#!/bin/sh\necho 'kernel lacks io_uring' >&2\nexit 3\n")
+    params = fake_params(build, cpu_pair, tmp_path)
+    record = run_trial(single_trial(params), params, provenance={}).record
+    assert record["status"] == "unsupported"
+    assert "kernel lacks io_uring" in record["failure_reason"]
+
+
+def test_server_not_on_loopback_is_not_loaded(fake_build_dir, cpu_pair, tmp_path: Path) -> None:
+    build = fake_build_dir("blocking", "#!/bin/sh\necho 'listening on 0.0.0.0:8080'\nexec sleep 60\n")
+    params = fake_params(build, cpu_pair, tmp_path)
+    record = run_trial(single_trial(params), params, provenance={}).record
+    assert record["status"] == "failed"
+    assert record["failure_reason"] == "server listens on 0.0.0.0, not on loopback; not loading it"
+    assert record["load"]["argv"] is None
+
+
+PYTHON_FAKE_SERVER = """#!{python}
+import signal, socket, sys, time
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(64)
+print(f"listening on 127.0.0.1:{{listener.getsockname()[1]}}", flush=True)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+{behaviour}
+"""
+
+
+def test_server_without_shutdown_json_fails(fake_build_dir, load_tools, cpu_pair, tmp_path: Path) -> None:
+    # Accepts nothing, answers nothing, exits 0 on SIGTERM without the JSON line.
+    build = fake_build_dir("blocking", PYTHON_FAKE_SERVER.format(python=sys.executable, behaviour="time.sleep(60)"))
+    params = fake_params(build, cpu_pair, tmp_path)
+    outcome = run_trial(single_trial(params), params, provenance={})
+    record = outcome.record
+    assert record["status"] == "failed"
+    assert record["failure_reason"] == "no shutdown JSON line in the server's output"
+    assert record["server"]["exit_code"] == 0 and record["server"]["stats"] is None
+    assert record["load"]["exit_code"] == 0
+    wrk_output = outcome.outputs["blocking-c4-lt1-d1s-r01.wrk.txt"].decode()
+    assert "0 requests in" in wrk_output
+
+
+def test_server_crashing_during_the_load_fails(fake_build_dir, load_tools, cpu_pair, tmp_path: Path) -> None:
+    build = fake_build_dir("blocking", PYTHON_FAKE_SERVER.format(
+        python=sys.executable, behaviour="time.sleep(0.3)\nprint('segfault, pretend', file=sys.stderr)\nsys.exit(139)"))
+    params = fake_params(build, cpu_pair, tmp_path)
+    record = run_trial(single_trial(params), params, provenance={}).record
+    assert record["status"] == "failed"
+    assert record["failure_reason"] == (
+        "server exited on its own during the load with status 139; no shutdown JSON line in the server's output"
+    )
+    assert record["server"]["signal_sent"] is None
+
+
+def test_failed_trials_are_recorded_not_dropped(fake_build_dir, cpu_pair, tmp_path: Path) -> None:
+    build = fake_build_dir("blocking", "#!/bin/sh\nexit 1\n")
+    params = fake_params(build, cpu_pair, tmp_path, trials=2, connection_counts=[4, 8])
+    result = run_campaign(params, stream=io.StringIO())
+    assert dict(result.statuses) == {"failed": 4}
+    records = [json.loads(p.read_text()) for p in (tmp_path / "raw" / "fake").glob("*-r0*.json")]
+    assert len(records) == 4 and {r["status"] for r in records} == {"failed"}
+    overview = campaign_overview(tmp_path / "raw" / "fake")
+    assert [(row["failed"], row["ok"], row["median_req_per_s"]) for row in overview] == [(2, 0, None), (2, 0, None)]
+
+
+# --------------------------------------------------------------------------- interrupting a campaign
+
+
+def test_interrupted_campaign_resumes_with_each_trial_exactly_once(
+    real_build_dir: Path, load_tools, cpu_pair, tmp_path: Path, repo_env: dict[str, str]
+) -> None:
+    # A private build directory (links to the real binaries) makes this campaign's processes recognisable.
+    build = tmp_path / "build-link"
+    (build / "bin").mkdir(parents=True)
+    (build / "bin" / "thread_pool").symlink_to(real_build_dir / "bin" / "thread_pool")
+    (build / "build-info.json").symlink_to(real_build_dir / "build-info.json")
+    raw = tmp_path / "raw"
+    server_cpus, load_cpus = cpu_pair
+    command = [sys.executable, "-m", "archbench", "run", "--profile", "smoke", "--campaign", "intr",
+               "--raw-root", str(raw), "--build-dir", str(build), "--servers", "thread_pool",
+               "--thread-counts", "1", "2", "--trials", "2", "--no-warmup", "--duration-s", "1",
+               "--server-cpus", server_cpus, "--load-cpus", load_cpus, "--seed", "3",
+               "--wrk-timeout-s", "9"]  # "--timeout 9s" marks this test's wrk processes
+
+    first = subprocess.Popen(command, cwd=REPO_ROOT, env=repo_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        def records() -> list[Path]:
+            return [p for p in (raw / "intr").glob("*.json") if p.name != "campaign.json"] if (raw / "intr").is_dir() else []
+
+        assert wait_until(lambda: len(records()) >= 1, limit_s=60), "no trial finished"
+        first.send_signal(signal.SIGINT)
+        _, stderr = first.communicate(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert first.returncode == 130, stderr
+    assert "run the same command again to resume" in stderr
+    def ours() -> list[int]:
+        return processes_mentioning(str(build)) + processes_mentioning("wrk -t1 -c16 -d1s --latency --timeout 9s")
+
+    left = ours() if not wait_until(lambda: ours() == []) else []
+    assert left == [], "left running: " + "; ".join(
+        Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode() for pid in left)
+
+    kept = {p.name: (p.stat().st_ino, p.read_bytes()) for p in records()}
+    assert 1 <= len(kept) < 4
+
+    second = subprocess.run(command, cwd=REPO_ROOT, env=repo_env, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    assert f"{len(kept)} already done" in second.stderr
+
+    plan = json.loads((raw / "intr" / "campaign.json").read_text())["plan"]
+    assert len(plan) == 4
+    names = sorted(p.name for p in (raw / "intr").iterdir())
+    expected = sorted(["campaign.json"] + [f"{t}{suffix}" for t in plan for suffix in (".json", ".wrk.txt", ".server.txt")])
+    assert names == expected  # every trial exactly once, nothing else
+    for name, (inode, content) in kept.items():
+        path = raw / "intr" / name
+        assert (path.stat().st_ino, path.read_bytes()) == (inode, content)  # never rewritten
+    assert {json.loads((raw / "intr" / f"{t}.json").read_text())["status"] for t in plan} == {"ok"}
