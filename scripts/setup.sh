@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Set-up for archbench: system tools (Debian/Ubuntu packages) and the pinned .venv.
+#
+#   scripts/setup.sh [all|system|venv]      (default: all; `make setup` runs `all`)
+#
+#   system  checks gcc/make, cmake, liburing, wrk, taskset, python3 with venv, latexmk,
+#           pdflatex and the LaTeX packages paper/report.tex uses. What is missing
+#           is installed with apt-get when running as root; otherwise the exact
+#           `sudo apt-get install ...` command is printed and the script exits 1.
+#   venv    creates .venv (python3 -m venv), then `pip install -r requirements.txt`
+#           and `pip install -e .`; pip runs again only when requirements.txt,
+#           pyproject.toml or the interpreter change (hash in .venv/.archbench-setup).
+#
+# Idempotent: with everything present it only checks (about a second).
+#
+# Environment:
+#   PYTHON=python3      interpreter the venv is made from (>= 3.10)
+#   VENV=.venv          where the venv goes
+#   ARCHBENCH_SETUP_PRETEND_MISSING="wrk booktabs.sty"
+#                       treat these commands / LaTeX files as absent (testing the
+#                       install path without uninstalling anything)
+#   ARCHBENCH_SETUP_NOT_ROOT=1
+#                       behave as a non-root user: print the command, do not install
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+MODE=${1:-all}
+PYTHON=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+STAMP="$VENV/.archbench-setup"
+PRETEND_MISSING=" ${ARCHBENCH_SETUP_PRETEND_MISSING:-} "
+
+# The LaTeX packages the paper needs at least (paper/report.tex adds its own).
+BASE_STY="booktabs siunitx graphicx hyperref"
+# Debian packages that together provide LaTeX for the paper.
+TEX_DEBS="latexmk texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-science lmodern"
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+case "$MODE" in
+    all | system | venv) ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown mode '$MODE' (all, system or venv)" ;;
+esac
+
+pretend_missing() { [[ "$PRETEND_MISSING" == *" $1 "* ]]; }
+have() { ! pretend_missing "$1" && command -v "$1" >/dev/null 2>&1; }
+
+# ---------------------------------------------------------------- system tools
+MISSING_WHAT=()   # human-readable list
+MISSING_DEBS=()   # Debian packages to install
+
+need() { # need WHAT DEBIAN-PACKAGE...
+    local what=$1; shift
+    MISSING_WHAT+=("$what")
+    local deb
+    for deb in "$@"; do
+        [[ " ${MISSING_DEBS[*]-} " == *" $deb "* ]] || MISSING_DEBS+=("$deb")
+    done
+}
+
+python_ok() { # the interpreter exists, is >= 3.10 and can make a venv with pip
+    have "$PYTHON" &&
+        "$PYTHON" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' 2>/dev/null
+}
+
+# LaTeX files the paper needs: the base list, natbib or biblatex, and every
+# \usepackage / \RequirePackage / \documentclass of paper/report.tex.
+paper_tex_files() {
+    local sty="$BASE_STY" cls="article" bib="natbib" body=""
+    if [[ -f paper/report.tex ]]; then
+        # drop comments, join lines (options may span several)
+        body=$(sed -e 's/\(^\|[^\\]\)%.*$/\1/' paper/report.tex | tr '\n' ' ')
+        local used
+        used=$(grep -oE '\\(usepackage|RequirePackage)[[:space:]]*(\[[^]]*\])?[[:space:]]*\{[^}]*\}' <<<"$body" |
+            sed -E 's/.*\{([^}]*)\}/\1/' | tr ',' '\n' | tr -d ' \t' | grep -v '^$' || true)
+        sty="$sty $(tr '\n' ' ' <<<"$used")"
+        local class
+        class=$(grep -oE '\\documentclass[[:space:]]*(\[[^]]*\])?[[:space:]]*\{[^}]*\}' <<<"$body" |
+            head -n1 | sed -E 's/.*\{([^}]*)\}/\1/' | tr -d ' ' || true)
+        if [[ -n "$class" ]]; then cls=$class; fi
+        if grep -qE '\\(usepackage|RequirePackage)[^{]*\{[^}]*biblatex' <<<"$body"; then bib=biblatex; fi
+    fi
+    local s
+    for s in $sty $bib; do printf '%s.sty\n' "$s"; done | sort -u
+    printf '%s.cls\n' "$cls"
+}
+
+# Which Debian package provides a LaTeX file beyond the standard set above.
+deb_for_tex_file() {
+    case "$1" in
+        biblatex.sty) echo texlive-bibtex-extra ;;
+        *) echo "$TEX_DEBS" ;;
+    esac
+}
+
+check_system() {
+    MISSING_WHAT=()
+    MISSING_DEBS=()
+    { have gcc && have make; } || need "gcc and make" build-essential
+    if have cmake; then
+        local v
+        v=$(cmake --version | sed -n '1s/[^0-9]*\([0-9][0-9.]*\).*/\1/p')
+        printf '3.18\n%s\n' "$v" | sort -V -C ||
+            die "cmake $v is older than 3.18 (servers_c/CMakeLists.txt); install a newer cmake"
+    else
+        need cmake cmake
+    fi
+    # servers_c/io_uring.c builds against liburing (without it, the binary only reports "unsupported")
+    if [[ -f servers_c/io_uring.c ]] && have gcc; then
+        if pretend_missing liburing.h ||
+            ! printf '#include <liburing.h>\n' | gcc -E -x c - -o /dev/null 2>/dev/null; then
+            need liburing.h liburing-dev
+        fi
+    fi
+    have wrk || need wrk wrk
+    have taskset || need taskset util-linux
+    have hostname || need hostname hostname
+    have git || need git git
+    if ! python_ok; then
+        if have "$PYTHON" && ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+            die "$PYTHON is $("$PYTHON" -V 2>&1); archbench needs Python >= 3.10 (set PYTHON=...)"
+        fi
+        need "$PYTHON with venv and ensurepip" python3 python3-venv
+    fi
+    have latexmk || need latexmk latexmk
+    if have pdflatex && have kpsewhich; then
+        local wanted found f
+        mapfile -t wanted < <(paper_tex_files)
+        found=" $({ kpsewhich "${wanted[@]}" 2>/dev/null || true; } | xargs -rn1 basename | tr '\n' ' ') "
+        for f in "${wanted[@]}"; do
+            if pretend_missing "$f" || [[ "$found" != *" $f "* ]]; then
+                # shellcheck disable=SC2046
+                need "$f" $(deb_for_tex_file "$f")
+            fi
+        done
+        if grep -qE 'backend[[:space:]]*=[[:space:]]*biber' paper/report.tex 2>/dev/null ||
+            { [[ " ${wanted[*]} " == *" biblatex.sty "* ]] &&
+                ! grep -qE 'backend[[:space:]]*=[[:space:]]*bibtex' paper/report.tex 2>/dev/null; }; then
+            have biber || need biber biber
+        fi
+    else
+        # shellcheck disable=SC2086
+        need "pdflatex and kpsewhich" $TEX_DEBS
+    fi
+}
+
+is_root() { [[ -z "${ARCHBENCH_SETUP_NOT_ROOT:-}" && "$(id -u)" == 0 ]]; }
+
+setup_system() {
+    check_system
+    if ((${#MISSING_WHAT[@]} == 0)); then
+        say "system tools present (gcc, make, cmake, liburing, wrk, taskset, $PYTHON + venv, latexmk, pdflatex, LaTeX packages)"
+        return
+    fi
+    say "missing: ${MISSING_WHAT[*]}"
+    local install="apt-get install -y --no-install-recommends ${MISSING_DEBS[*]}"
+    if ! have apt-get; then
+        die "no apt-get here: install the equivalent of these Debian packages yourself: ${MISSING_DEBS[*]}"
+    fi
+    if ! is_root; then
+        # shellcheck disable=SC2016 # backquotes are text
+        printf '\nsetup: run this as root, then run `make setup` again:\n\n' >&2
+        printf '    sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive %s\n\n' "$install" >&2
+        exit 1
+    fi
+    say "installing with apt-get: ${MISSING_DEBS[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    # shellcheck disable=SC2086
+    $install
+    PRETEND_MISSING=" "
+    check_system
+    ((${#MISSING_WHAT[@]} == 0)) ||
+        die "still missing after apt-get install: ${MISSING_WHAT[*]} (find the package with apt-file search)"
+    say "system tools installed"
+}
+
+# ---------------------------------------------------------------- python venv
+venv_hash() {
+    {
+        cat requirements.txt pyproject.toml
+        "$VENV/bin/python" -VV
+        readlink -f "$VENV/bin/python"
+        pwd -P # the editable install points here
+        # an editable install made before archbench/ existed maps nothing: redo it
+        if [[ -f archbench/__init__.py ]]; then echo "archbench package present"; fi
+    } | sha256sum | cut -d' ' -f1
+}
+
+setup_venv() {
+    if ! "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1; then
+        python_ok || die "$PYTHON (>= 3.10, with the venv module) is needed: run \`make setup\`"
+        if [[ -e "$VENV" ]]; then
+            say "$VENV exists but its python does not run: recreating it"
+            "$PYTHON" -m venv --clear "$VENV"
+        else
+            say "creating $VENV with $("$PYTHON" -V 2>&1)"
+            "$PYTHON" -m venv "$VENV"
+        fi
+    fi
+    local want
+    want=$(venv_hash)
+    if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
+        touch "$STAMP" # newer than requirements.txt for make, even after a checkout
+        say "$VENV up to date with requirements.txt ($("$VENV/bin/python" -V 2>&1))"
+        return
+    fi
+    rm -f "$STAMP"
+    local pip=("$VENV/bin/python" -m pip --disable-pip-version-check)
+    say "pip install -r requirements.txt"
+    "${pip[@]}" install -q -r requirements.txt
+    say "pip install -e . (archbench, editable)"
+    "${pip[@]}" install -q -e .
+    # setuptools leaves its build metadata in the work tree; the install does not need it
+    rm -rf archbench.egg-info
+    printf '%s\n' "$want" >"$STAMP.tmp"
+    mv -f "$STAMP.tmp" "$STAMP"
+    say "$VENV ready ($("$VENV/bin/python" -V 2>&1))"
+}
+
+case "$MODE" in
+    all) setup_system; setup_venv ;;
+    system) setup_system ;;
+    venv) setup_venv ;;
+esac

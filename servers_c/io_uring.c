@@ -1,0 +1,983 @@
+/* io_uring: --threads N completion-based event loops, each with its own ring,
+ * its own SO_REUSEPORT listener on the shared port and its own pool of
+ * provided receive buffers. Nothing is shared between the loops but the port:
+ * the kernel spreads connections over the listeners (like reuseport), and each
+ * loop asks its ring for work instead of asking epoll for readiness.
+ *
+ * One loop iteration is one io_uring_submit_and_wait() call: it hands the
+ * kernel every SQE prepared since the last call (for all connections at once)
+ * and returns once at least one completion is there. The loop then
+ *   1. reaps every CQE, copying received bytes into the connections' sessions
+ *      and giving each receive buffer straight back to the buffer ring;
+ *   2. serves each connection that had news once: it answers every complete
+ *      request, queues one SENDMSG for all the responses that are waiting, and
+ *      re-arms or stops receiving.
+ * So a connection costs no system call of its own per request: a multishot
+ * accept delivers connections, a multishot recv per connection delivers bytes
+ * into buffers the kernel picks from the ring, and each batch of pipelined
+ * responses leaves in one send.
+ *
+ * What an asynchronous design must get right, and how this one does:
+ * - A send in flight reads its iovec array until it completes, while the
+ *   session may queue more responses (and compact its own array). So each
+ *   send carries a per-connection snapshot of the queued iovecs, and at most
+ *   one send is in flight per connection, which also keeps responses in order.
+ *   A short send is resumed from where it stopped (http_session_output_sent).
+ * - A multishot recv keeps delivering whatever the client sends, even while
+ *   the session has stopped parsing because its output queue is full. Bytes
+ *   the session cannot take go, in order, to a per-connection overflow buffer;
+ *   when that holds more than OVERFLOW_STOP_BYTES the recv is cancelled, and it
+ *   is re-armed once the overflow has drained into the session. This is the
+ *   backpressure that epoll architectures get by simply not reading.
+ * - A multishot recv ends on EOF, on errors and with -ENOBUFS when the buffer
+ *   ring ran dry (every CQE without IORING_CQE_F_MORE is its last). Buffers go
+ *   back to the ring in the same iteration they arrive, so by the time a
+ *   connection is served again the ring is refilled and the recv is re-armed.
+ * - A CQE names its connection through user_data, so a connection is freed
+ *   only when no operation of it is in flight: closing cancels everything on
+ *   the descriptor and waits for the last CQE (in_flight counts them).
+ * - The client may still be sending when an answer ends the connection (a bad
+ *   request, Connection: close); then writing is shut down and the socket
+ *   drained before close, so the kernel does not reset the answer away.
+ *
+ * The rings are created with SINGLE_ISSUER|DEFER_TASKRUN: only the loop's own
+ * thread submits, and completion work runs when that thread waits instead of
+ * interrupting it at arbitrary points, which is the cheapest mode for exactly
+ * this one-thread-per-ring design. Kernels that refuse it get COOP_TASKRUN,
+ * then no task-run flag, with a line on stderr saying so. Without io_uring, or
+ * without multishot recv and provided buffer rings (Linux 6.0), the server says
+ * what is missing and exits with status 3 (unsupported).
+ *
+ * Shutdown: the signal watcher sets each loop's stop flag and writes its
+ * eventfd, which a pending read on the ring turns into a completion. Each loop
+ * then cancels its accept and every connection's operations, waits (bounded)
+ * for their last CQEs, closes the connections and returns its counters.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conn_io.h"
+#include "http_session.h"
+#include "listener.h"
+#include "server.h"
+
+#ifdef ARCHBENCH_HAVE_LIBURING
+#include <liburing.h>
+#endif
+
+/* The runner records a trial whose server exits with this status as unsupported. */
+#define EXIT_UNSUPPORTED 3
+
+static const struct server_cli cli = {
+    .architecture = "io_uring",
+    .summary =
+        "N completion-driven event loops, each with its own io_uring, its own SO_REUSEPORT\n"
+        "listener on the same port (the kernel spreads connections over them) and its own\n"
+        "ring of provided receive buffers: multishot accept, multishot recv, one SENDMSG per\n"
+        "batch of responses, one io_uring_submit_and_wait per loop iteration.\n"
+        "Rings are set up with SINGLE_ISSUER|DEFER_TASKRUN (plus SUBMIT_ALL and a larger CQ);\n"
+        "if the kernel refuses, it falls back to COOP_TASKRUN, then to no task-run flag, and\n"
+        "says so on stderr. Exits with status 3 (unsupported) when io_uring, multishot recv\n"
+        "or provided buffer rings (Linux 6.0+) are unavailable, or when built without liburing.",
+    .threads_help = "event-loop threads N, each with its own ring and listener",
+    .threads_min = 1,
+    .threads_max = 1024,
+    .extra = NULL,
+    .extra_count = 0,
+};
+
+#ifdef ARCHBENCH_HAVE_LIBURING
+
+/* Submission queue size; when one iteration prepares more, next_sqe() submits early. */
+#define RING_SQ_ENTRIES 1024
+/* Multishot operations post many CQEs per SQE: a large CQ keeps them off the
+ * kernel's slower overflow list. */
+#define RING_CQ_ENTRIES 16384
+/* Receive buffers per loop: a power of two, enough that a thousand
+ * connections each delivering one chunk per iteration do not run the ring dry
+ * (if they do, -ENOBUFS is handled). 4 KiB holds a 16-deep pipeline of small
+ * requests in one CQE. */
+#define BUFFER_COUNT 2048
+#define BUFFER_SIZE 4096
+#define BUFFER_GROUP 0
+/* Held-back input beyond which a connection stops receiving until it drains. */
+#define OVERFLOW_STOP_BYTES (64 * 1024)
+#define OVERFLOW_INITIAL_BYTES 16384
+/* How long a stopping loop waits for the last CQEs of its connections. */
+#define SHUTDOWN_DRAIN_MS 1000
+
+/* ---- ring set-up, shared by the start-up probe and the loops ------------- */
+
+static const unsigned ring_base_flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_CQSIZE;
+
+struct ring_mode {
+    unsigned flags;
+    const char *name;
+};
+
+/* Best first. */
+static const struct ring_mode ring_modes[] = {
+    {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, "SINGLE_ISSUER|DEFER_TASKRUN"},
+    {IORING_SETUP_COOP_TASKRUN, "COOP_TASKRUN"},
+    {0, "no task-run flags"},
+};
+
+static int create_ring(struct io_uring *ring, unsigned mode_flags)
+{
+    struct io_uring_params params;
+    memset(&params, 0, sizeof params);
+    params.flags = ring_base_flags | mode_flags;
+    params.cq_entries = RING_CQ_ENTRIES;
+    return io_uring_queue_init_params(RING_SQ_ENTRIES, ring, &params);
+}
+
+/* A ring of provided buffers: the kernel picks one per receive completion
+ * and the loop hands it back after copying its bytes out. */
+struct buffer_ring {
+    struct io_uring_buf_ring *ring;
+    char *area; /* count buffers of size bytes, after the ring entries */
+    size_t map_bytes;
+    unsigned count;
+    unsigned size;
+    int returned; /* handed back since the tail was last published */
+};
+
+static int buffer_ring_create(struct io_uring *ring, struct buffer_ring *br, unsigned count, unsigned size)
+{
+    br->ring = NULL;
+    size_t entries_bytes = count * sizeof(struct io_uring_buf);
+    long page = sysconf(_SC_PAGESIZE);
+    entries_bytes = (entries_bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+    br->map_bytes = entries_bytes + (size_t)count * size;
+    /* mmap: page-aligned, as the kernel requires for the ring entries. */
+    void *mem = mmap(NULL, br->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return -errno;
+    br->ring = mem;
+    br->area = (char *)mem + entries_bytes;
+    br->count = count;
+    br->size = size;
+    br->returned = 0;
+    io_uring_buf_ring_init(br->ring);
+    struct io_uring_buf_reg reg;
+    memset(&reg, 0, sizeof reg);
+    reg.ring_addr = (uint64_t)(uintptr_t)br->ring;
+    reg.ring_entries = count;
+    reg.bgid = BUFFER_GROUP;
+    int ret = io_uring_register_buf_ring(ring, &reg, 0);
+    if (ret < 0) {
+        munmap(mem, br->map_bytes);
+        br->ring = NULL;
+        return ret;
+    }
+    int mask = io_uring_buf_ring_mask(count);
+    for (unsigned i = 0; i < count; i++)
+        io_uring_buf_ring_add(br->ring, br->area + (size_t)i * size, size, (unsigned short)i, mask, (int)i);
+    io_uring_buf_ring_advance(br->ring, (int)count);
+    return 0;
+}
+
+static void buffer_ring_destroy(struct io_uring *ring, struct buffer_ring *br)
+{
+    if (br->ring == NULL)
+        return;
+    (void)io_uring_unregister_buf_ring(ring, BUFFER_GROUP);
+    munmap(br->ring, br->map_bytes);
+    br->ring = NULL;
+}
+
+static char *buffer_at(const struct buffer_ring *br, unsigned id)
+{
+    return br->area + (size_t)id * br->size;
+}
+
+/* Queues a buffer for return; buffer_ring_publish makes the batch visible. */
+static void buffer_ring_give_back(struct buffer_ring *br, unsigned id)
+{
+    io_uring_buf_ring_add(br->ring, buffer_at(br, id), br->size, (unsigned short)id,
+                          io_uring_buf_ring_mask(br->count), br->returned++);
+}
+
+static void buffer_ring_publish(struct buffer_ring *br)
+{
+    if (br->returned > 0) {
+        io_uring_buf_ring_advance(br->ring, br->returned);
+        br->returned = 0;
+    }
+}
+
+static void prep_multishot_recv(struct io_uring_sqe *sqe, int fd)
+{
+    io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = BUFFER_GROUP;
+}
+
+/* ---- start-up probe: which ring mode, and is everything we need there? -- */
+
+static _Noreturn void unsupported(const char *what, int err)
+{
+    if (err != 0)
+        fprintf(stderr, "io_uring: unsupported: %s (%s)\n", what, strerror(err));
+    else
+        fprintf(stderr, "io_uring: unsupported: %s\n", what);
+    exit(EXIT_UNSUPPORTED);
+}
+
+/* Creates a ring with the best mode the kernel accepts, saying on stderr
+ * when it falls back; returns the index into ring_modes. */
+static size_t choose_ring_mode(struct io_uring *ring)
+{
+    size_t n = sizeof ring_modes / sizeof ring_modes[0];
+    for (size_t i = 0; i < n; i++) {
+        int ret = create_ring(ring, ring_modes[i].flags);
+        if (ret == 0)
+            return i;
+        if (ret == -ENOSYS || ret == -EPERM || ret == -EACCES)
+            unsupported("io_uring_setup refused: io_uring is not available to this process", -ret);
+        if (ret != -EINVAL) {
+            char message[128];
+            snprintf(message, sizeof message, "io_uring_setup: %s", strerror(-ret));
+            lifecycle_fail(cli.architecture, message);
+        }
+        if (i + 1 < n)
+            fprintf(stderr, "io_uring: %s unavailable (%s); falling back to %s\n", ring_modes[i].name,
+                    strerror(-ret), ring_modes[i + 1].name);
+        else
+            unsupported("the kernel refuses every ring set-up (needs SUBMIT_ALL and CQSIZE: Linux 5.18+)",
+                        -ret);
+    }
+    unsupported("no ring mode", 0); /* unreachable */
+}
+
+static void require_opcodes(struct io_uring *ring)
+{
+    static const struct {
+        int op;
+        const char *name;
+    } needed[] = {
+        {IORING_OP_ACCEPT, "IORING_OP_ACCEPT"}, {IORING_OP_RECV, "IORING_OP_RECV"},
+        {IORING_OP_SENDMSG, "IORING_OP_SENDMSG"}, {IORING_OP_READ, "IORING_OP_READ"},
+        {IORING_OP_ASYNC_CANCEL, "IORING_OP_ASYNC_CANCEL"},
+    };
+    struct io_uring_probe *probe = io_uring_get_probe_ring(ring);
+    if (probe == NULL)
+        unsupported("cannot probe the supported io_uring operations", 0);
+    for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++) {
+        if (!io_uring_opcode_supported(probe, needed[i].op)) {
+            char message[128];
+            snprintf(message, sizeof message, "the kernel lacks %s", needed[i].name);
+            io_uring_free_probe(probe);
+            unsupported(message, 0);
+        }
+    }
+    io_uring_free_probe(probe);
+}
+
+static bool wait_cqe_briefly(struct io_uring *ring, struct io_uring_cqe **cqe)
+{
+    struct __kernel_timespec timeout = {.tv_sec = 1, .tv_nsec = 0};
+    return io_uring_wait_cqe_timeout(ring, cqe, &timeout) == 0;
+}
+
+/* Multishot recv (Linux 6.0) has no opcode of its own to probe: try one on a
+ * socket pair and check that a byte arrives in a provided buffer with the
+ * recv still armed. */
+static void require_multishot_recv(struct io_uring *ring)
+{
+    struct buffer_ring br;
+    int ret = buffer_ring_create(ring, &br, 8, 64);
+    if (ret < 0)
+        unsupported("provided buffer rings (io_uring_register_buf_ring, Linux 5.19+) are unavailable", -ret);
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+        lifecycle_fail(cli.architecture, "socketpair failed while probing io_uring");
+    struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+    prep_multishot_recv(sqe, pair[0]);
+    io_uring_submit(ring);
+    (void)!write(pair[1], "x", 1);
+    struct io_uring_cqe *cqe;
+    if (!wait_cqe_briefly(ring, &cqe))
+        unsupported("multishot recv did not complete while probing", 0);
+    int res = cqe->res;
+    unsigned flags = cqe->flags;
+    io_uring_cqe_seen(ring, cqe);
+    if (res < 0)
+        unsupported("multishot recv with provided buffers (Linux 6.0+) is unavailable", -res);
+    if (res != 1 || !(flags & IORING_CQE_F_BUFFER) || !(flags & IORING_CQE_F_MORE))
+        unsupported("multishot recv with provided buffers (Linux 6.0+) is unavailable", 0);
+    /* EOF ends the recv; wait for its last CQE before taking the buffers away. */
+    close(pair[1]);
+    if (wait_cqe_briefly(ring, &cqe))
+        io_uring_cqe_seen(ring, cqe);
+    close(pair[0]);
+    buffer_ring_destroy(ring, &br);
+}
+
+/* Returns the ring mode the loops will use; exits 3 if io_uring cannot serve. */
+static size_t probe_io_uring(void)
+{
+    struct io_uring ring;
+    size_t mode = choose_ring_mode(&ring);
+    if (!(ring.features & IORING_FEAT_NODROP) || !(ring.features & IORING_FEAT_EXT_ARG))
+        unsupported("the kernel lacks IORING_FEAT_NODROP or IORING_FEAT_EXT_ARG", 0);
+    require_opcodes(&ring);
+    require_multishot_recv(&ring);
+    io_uring_queue_exit(&ring);
+    return mode;
+}
+
+/* ---- connections --------------------------------------------------------- */
+
+/* What a CQE is about: the low bits of its user_data. The other bits are the
+ * connection, for the operations that belong to one (allocations are at least
+ * 16-byte aligned, so the low bits are free). */
+enum op {
+    OP_ACCEPT = 1, /* the loop's multishot accept */
+    OP_WAKE = 2,   /* the read on the wake-up eventfd */
+    OP_RECV = 3,   /* a connection's multishot recv */
+    OP_SEND = 4,   /* a connection's sendmsg */
+    OP_CANCEL = 5, /* a cancel request: its own result does not matter */
+};
+#define OP_MASK UINT64_C(7)
+_Static_assert(_Alignof(max_align_t) > OP_MASK, "malloc'd connections leave the tag bits free");
+
+/* Received bytes the session could not take yet, oldest first. */
+struct overflow {
+    char *bytes;
+    size_t start; /* first byte not yet handed to the session */
+    size_t len;
+    size_t cap;
+};
+
+struct uring_conn {
+    int fd;
+    unsigned in_flight;    /* operations whose last CQE has not arrived */
+    bool recv_armed;       /* a multishot recv is pending */
+    bool recv_cancel_sent; /* ... and asked to stop (backpressure) */
+    bool send_in_flight;
+    bool peer_eof;  /* the recv saw EOF; the session hears it once the overflow is in */
+    bool failed;    /* the socket failed: close at once, without lingering */
+    bool closing;   /* no new operations; freed when in_flight reaches 0 */
+    bool touched;   /* on the loop's list of connections to serve */
+    struct uring_conn *next_touched;
+    struct uring_conn *prev, *next; /* every open connection, for shutdown */
+    struct overflow overflow;
+    /* The snapshot the send in flight reads; untouched until its CQE. */
+    struct msghdr send_msg;
+    struct iovec send_iov[SESSION_MAX_QUEUED];
+    struct http_session session;
+};
+
+struct startup_gate {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    long waiting;
+    char error[256];
+};
+
+/* Each loop on cache lines of its own: its thread writes its counters and
+ * ring state all the time. */
+struct loop {
+    _Alignas(64) struct io_uring ring;
+    unsigned mode_flags;
+    int listen_fd;
+    int wake_fd;
+    uint64_t wake_value; /* the pending eventfd read writes here */
+    atomic_bool stop;
+    bool accept_armed;
+    bool accept_broken; /* a non-transient accept error: do not re-arm */
+    bool wake_armed;
+    bool draining; /* stopping: connections close without lingering */
+    struct buffer_ring buffers;
+    const struct responses *responses;
+    struct uring_conn *conns;
+    size_t open_conns;
+    struct uring_conn *touched;
+    struct server_counters counters;
+    struct startup_gate *gate;
+    pthread_t thread;
+};
+
+static uint64_t tag(const struct uring_conn *c, enum op op)
+{
+    return (uint64_t)(uintptr_t)c | (uint64_t)op;
+}
+
+/* An SQE to fill. When the submission queue is full, the SQEs prepared so far
+ * go to the kernel early (SUBMIT_ALL: it consumes them all). */
+static struct io_uring_sqe *next_sqe(struct loop *loop)
+{
+    struct io_uring_sqe *sqe;
+    for (int attempt = 0; (sqe = io_uring_get_sqe(&loop->ring)) == NULL; attempt++) {
+        int ret = io_uring_submit(&loop->ring);
+        if ((ret < 0 && ret != -EINTR && ret != -EAGAIN) || attempt == 1000) {
+            /* Without SQEs nothing can be served, cancelled or closed any more. */
+            fprintf(stderr, "io_uring: the submission queue does not drain: %s\n",
+                    ret < 0 ? strerror(-ret) : "no progress");
+            abort();
+        }
+    }
+    return sqe;
+}
+
+static void touch(struct loop *loop, struct uring_conn *c)
+{
+    if (c->touched)
+        return;
+    c->touched = true;
+    c->next_touched = loop->touched;
+    loop->touched = c;
+}
+
+static bool overflow_append(struct overflow *o, const char *bytes, size_t n)
+{
+    if (o->start + o->len + n > o->cap) {
+        if (o->start > 0) {
+            memmove(o->bytes, o->bytes + o->start, o->len);
+            o->start = 0;
+        }
+        if (o->len + n > o->cap) {
+            size_t cap = o->cap > 0 ? o->cap : OVERFLOW_INITIAL_BYTES;
+            while (cap < o->len + n)
+                cap *= 2;
+            char *grown = realloc(o->bytes, cap);
+            if (grown == NULL)
+                return false;
+            o->bytes = grown;
+            o->cap = cap;
+        }
+    }
+    memcpy(o->bytes + o->start + o->len, bytes, n);
+    o->len += n;
+    return true;
+}
+
+/* Moves as many held-back bytes into the session as it has room for. */
+static void overflow_feed(struct overflow *o, struct http_session *s)
+{
+    if (o->len == 0)
+        return;
+    size_t taken = http_session_input_copy(s, o->bytes + o->start, o->len);
+    o->start += taken;
+    o->len -= taken;
+    if (o->len == 0)
+        o->start = 0;
+}
+
+/* The first failure of a connection decides how it is counted, as in conn_io. */
+static void mark_failed(struct loop *loop, struct uring_conn *c, int err)
+{
+    if (c->failed || c->closing)
+        return;
+    if (err == ECONNRESET || err == EPIPE)
+        loop->counters.connection_resets++;
+    else
+        loop->counters.errors++;
+    c->failed = true;
+}
+
+static void open_conn(struct loop *loop, int fd)
+{
+    struct uring_conn *c = calloc(1, sizeof *c);
+    if (c == NULL || !http_session_init(&c->session, loop->responses)) {
+        loop->counters.errors++;
+        if (c != NULL)
+            http_session_destroy(&c->session);
+        free(c);
+        close(fd);
+        return;
+    }
+    c->fd = fd;
+    c->next = loop->conns;
+    if (loop->conns != NULL)
+        loop->conns->prev = c;
+    loop->conns = c;
+    loop->open_conns++;
+    touch(loop, c); /* serving it arms its recv */
+}
+
+/* Only once nothing in flight can name the connection any more. */
+static void free_conn(struct loop *loop, struct uring_conn *c)
+{
+    counters_add_session(&loop->counters, &c->session.counters);
+    if (c->failed || loop->draining)
+        close(c->fd);
+    else
+        conn_close(c->fd, &c->session, false); /* lingers when the client may still be sending */
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        loop->conns = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    loop->open_conns--;
+    free(c->overflow.bytes);
+    http_session_destroy(&c->session);
+    free(c);
+}
+
+/* Stops everything the connection has in flight; it is freed at its last CQE. */
+static void begin_close(struct loop *loop, struct uring_conn *c)
+{
+    c->closing = true;
+    if (c->in_flight == 0)
+        return;
+    struct io_uring_sqe *sqe = next_sqe(loop);
+    io_uring_prep_cancel_fd(sqe, c->fd, IORING_ASYNC_CANCEL_ALL);
+    io_uring_sqe_set_data64(sqe, OP_CANCEL);
+}
+
+static void arm_recv(struct loop *loop, struct uring_conn *c)
+{
+    struct io_uring_sqe *sqe = next_sqe(loop);
+    prep_multishot_recv(sqe, c->fd);
+    io_uring_sqe_set_data64(sqe, tag(c, OP_RECV));
+    c->recv_armed = true;
+    c->recv_cancel_sent = false;
+    c->in_flight++;
+}
+
+static void stop_recv(struct loop *loop, struct uring_conn *c)
+{
+    struct io_uring_sqe *sqe = next_sqe(loop);
+    io_uring_prep_cancel64(sqe, tag(c, OP_RECV), 0);
+    io_uring_sqe_set_data64(sqe, OP_CANCEL);
+    c->recv_cancel_sent = true;
+}
+
+/* One sendmsg for every queued response, from a snapshot of the queue. */
+static void send_output(struct loop *loop, struct uring_conn *c)
+{
+    struct iovec *queued;
+    int count = http_session_output(&c->session, &queued);
+    memcpy(c->send_iov, queued, (size_t)count * sizeof queued[0]);
+    memset(&c->send_msg, 0, sizeof c->send_msg);
+    c->send_msg.msg_iov = c->send_iov;
+    c->send_msg.msg_iovlen = (size_t)count;
+    struct io_uring_sqe *sqe = next_sqe(loop);
+    io_uring_prep_sendmsg(sqe, c->fd, &c->send_msg, MSG_NOSIGNAL);
+    io_uring_sqe_set_data64(sqe, tag(c, OP_SEND));
+    c->send_in_flight = true;
+    c->in_flight++;
+}
+
+/* Answers what has arrived, sends, and decides whether to receive on. */
+static void answer(struct loop *loop, struct uring_conn *c)
+{
+    struct http_session *s = &c->session;
+    bool progressed;
+    do {
+        overflow_feed(&c->overflow, s);
+        /* EOF only once every byte before it is in the session. */
+        if (c->peer_eof && c->overflow.len == 0)
+            http_session_end_input(s);
+        progressed = http_session_process(s);
+    } while (progressed && c->overflow.len > 0);
+    conn_check_first_answer(c->fd, s);
+
+    if (http_session_has_output(s) && !c->send_in_flight)
+        send_output(loop, c);
+    if (http_session_done(s) && !c->send_in_flight) {
+        begin_close(loop, c);
+        return;
+    }
+    if (c->recv_armed) {
+        if (c->overflow.len > OVERFLOW_STOP_BYTES && !c->recv_cancel_sent)
+            stop_recv(loop, c);
+    } else if (!c->peer_eof && c->overflow.len == 0 && !s->closing) {
+        arm_recv(loop, c); /* new, or ended by -ENOBUFS, backpressure or the kernel */
+    }
+}
+
+static void serve(struct loop *loop, struct uring_conn *c)
+{
+    if (!c->closing) {
+        if (c->failed || loop->draining)
+            begin_close(loop, c);
+        else
+            answer(loop, c);
+    }
+    if (c->closing && c->in_flight == 0)
+        free_conn(loop, c);
+}
+
+static void serve_touched(struct loop *loop)
+{
+    while (loop->touched != NULL) {
+        struct uring_conn *c = loop->touched;
+        loop->touched = c->next_touched;
+        c->touched = false;
+        serve(loop, c);
+    }
+}
+
+/* ---- completions ---------------------------------------------------------- */
+
+static void deliver(struct loop *loop, struct uring_conn *c, const char *bytes, size_t len)
+{
+    /* Nothing more will be parsed; a lingering close takes care of the rest. */
+    if (c->closing || c->failed || c->session.closing)
+        return;
+    size_t taken = 0;
+    if (c->overflow.len == 0) /* otherwise older bytes are waiting: keep the order */
+        taken = http_session_input_copy(&c->session, bytes, len);
+    if (taken < len && !overflow_append(&c->overflow, bytes + taken, len - taken))
+        mark_failed(loop, c, ENOMEM);
+}
+
+static void on_recv(struct loop *loop, struct uring_conn *c, const struct io_uring_cqe *cqe)
+{
+    if (cqe->flags & IORING_CQE_F_BUFFER) {
+        unsigned id = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+        if (cqe->res > 0)
+            deliver(loop, c, buffer_at(&loop->buffers, id), (size_t)cqe->res);
+        buffer_ring_give_back(&loop->buffers, id);
+    } else if (cqe->res > 0) {
+        mark_failed(loop, c, EINVAL); /* bytes without a buffer: cannot happen */
+    }
+    if (!(cqe->flags & IORING_CQE_F_MORE)) {
+        c->recv_armed = false;
+        c->in_flight--;
+    }
+    if (cqe->res == 0)
+        c->peer_eof = true;
+    else if (cqe->res < 0 && cqe->res != -ENOBUFS && cqe->res != -ECANCELED)
+        mark_failed(loop, c, -cqe->res);
+    touch(loop, c);
+}
+
+static void on_send(struct loop *loop, struct uring_conn *c, const struct io_uring_cqe *cqe)
+{
+    c->send_in_flight = false;
+    c->in_flight--;
+    if (cqe->res > 0)
+        http_session_output_sent(&c->session, (size_t)cqe->res); /* maybe short: resumed when served */
+    else if (cqe->res == 0)
+        mark_failed(loop, c, EIO); /* no progress on a non-empty send */
+    else if (cqe->res != -ECANCELED)
+        mark_failed(loop, c, -cqe->res);
+    touch(loop, c);
+}
+
+static void on_accept(struct loop *loop, const struct io_uring_cqe *cqe)
+{
+    if (!(cqe->flags & IORING_CQE_F_MORE))
+        loop->accept_armed = false; /* re-armed at the top of the loop */
+    if (cqe->res >= 0) {
+        loop->counters.connections_accepted++;
+        tune_accepted_socket(cqe->res);
+        open_conn(loop, cqe->res);
+        return;
+    }
+    int err = -cqe->res;
+    if (err == ECANCELED || err == ECONNABORTED || err == EINTR)
+        return;
+    loop->counters.errors++;
+    if (!accept_error_is_transient(err)) {
+        fprintf(stderr, "io_uring: accept failed: %s; this loop accepts no more\n", strerror(err));
+        loop->accept_broken = true;
+        return;
+    }
+    accept_pause_if_exhausted(err);
+}
+
+static void arm_wake(struct loop *loop)
+{
+    struct io_uring_sqe *sqe = next_sqe(loop);
+    io_uring_prep_read(sqe, loop->wake_fd, &loop->wake_value, sizeof loop->wake_value, 0);
+    io_uring_sqe_set_data64(sqe, OP_WAKE);
+    loop->wake_armed = true;
+}
+
+static void arm_accept(struct loop *loop)
+{
+    struct io_uring_sqe *sqe = next_sqe(loop);
+    io_uring_prep_multishot_accept(sqe, loop->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    io_uring_sqe_set_data64(sqe, OP_ACCEPT);
+    loop->accept_armed = true;
+}
+
+static void on_completion(struct loop *loop, const struct io_uring_cqe *cqe)
+{
+    uint64_t data = io_uring_cqe_get_data64(cqe);
+    struct uring_conn *c = (struct uring_conn *)(uintptr_t)(data & ~OP_MASK);
+    switch ((enum op)(data & OP_MASK)) {
+    case OP_ACCEPT:
+        on_accept(loop, cqe);
+        break;
+    case OP_WAKE:
+        loop->wake_armed = false;
+        if (!atomic_load(&loop->stop) && !loop->draining)
+            arm_wake(loop);
+        break;
+    case OP_RECV:
+        on_recv(loop, c, cqe);
+        break;
+    case OP_SEND:
+        on_send(loop, c, cqe);
+        break;
+    case OP_CANCEL:
+        break;
+    }
+}
+
+/* Handles every CQE there is, then returns the receive buffers in one go. */
+static void reap_completions(struct loop *loop)
+{
+    struct io_uring_cqe *cqe;
+    unsigned head;
+    unsigned seen = 0;
+    io_uring_for_each_cqe(&loop->ring, head, cqe) {
+        on_completion(loop, cqe);
+        seen++;
+    }
+    io_uring_cq_advance(&loop->ring, seen);
+    buffer_ring_publish(&loop->buffers);
+}
+
+/* ---- the loop --------------------------------------------------------------- */
+
+static bool wait_error_is_fatal(int ret)
+{
+    return ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY && ret != -ETIME;
+}
+
+static void run_loop(struct loop *loop)
+{
+    arm_wake(loop);
+    while (!atomic_load(&loop->stop)) {
+        if (!loop->accept_armed && !loop->accept_broken)
+            arm_accept(loop);
+        int ret = io_uring_submit_and_wait(&loop->ring, 1);
+        if (wait_error_is_fatal(ret)) {
+            fprintf(stderr, "io_uring: io_uring_submit_and_wait: %s\n", strerror(-ret));
+            loop->counters.errors++;
+            lifecycle_request_stop();
+            break;
+        }
+        reap_completions(loop);
+        serve_touched(loop);
+    }
+}
+
+static long ms_since(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* Cancels everything and waits (bounded) for the last CQEs, so no memory the
+ * kernel may still write to is freed. */
+static void drain_loop(struct loop *loop)
+{
+    loop->draining = true;
+    if (loop->accept_armed) {
+        struct io_uring_sqe *sqe = next_sqe(loop);
+        io_uring_prep_cancel64(sqe, OP_ACCEPT, 0);
+        io_uring_sqe_set_data64(sqe, OP_CANCEL);
+    }
+    if (loop->wake_armed) {
+        struct io_uring_sqe *sqe = next_sqe(loop);
+        io_uring_prep_cancel64(sqe, OP_WAKE, 0);
+        io_uring_sqe_set_data64(sqe, OP_CANCEL);
+    }
+    for (struct uring_conn *c = loop->conns; c != NULL; c = c->next)
+        touch(loop, c);
+    serve_touched(loop); /* begins every close; frees those with nothing in flight */
+
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while ((loop->open_conns > 0 || loop->accept_armed || loop->wake_armed) &&
+           ms_since(&start) < SHUTDOWN_DRAIN_MS) {
+        struct __kernel_timespec timeout = {.tv_sec = 0, .tv_nsec = 50 * 1000 * 1000};
+        struct io_uring_cqe *cqe;
+        int ret = io_uring_submit_and_wait_timeout(&loop->ring, &cqe, 1, &timeout, NULL);
+        if (wait_error_is_fatal(ret))
+            break;
+        reap_completions(loop);
+        serve_touched(loop);
+    }
+    if (loop->open_conns > 0) {
+        /* Left allocated on purpose: a late CQE may still name them. */
+        fprintf(stderr, "io_uring: %zu connections still had operations in flight at exit\n",
+                loop->open_conns);
+        loop->counters.errors += loop->open_conns;
+    }
+}
+
+static void gate_report(struct startup_gate *gate, const char *error)
+{
+    pthread_mutex_lock(&gate->lock);
+    if (error != NULL && gate->error[0] == '\0')
+        snprintf(gate->error, sizeof gate->error, "%s", error);
+    gate->waiting--;
+    pthread_cond_broadcast(&gate->changed);
+    pthread_mutex_unlock(&gate->lock);
+}
+
+/* In the loop's own thread: with SINGLE_ISSUER the creating thread is the
+ * only one allowed to submit, and DEFER_TASKRUN runs completions only there. */
+static bool setup_loop(struct loop *loop, char *error, size_t error_len)
+{
+    int ret = create_ring(&loop->ring, loop->mode_flags);
+    if (ret < 0) {
+        snprintf(error, error_len, "cannot create a ring: %s", strerror(-ret));
+        return false;
+    }
+    (void)io_uring_register_ring_fd(&loop->ring); /* saves a descriptor lookup per enter */
+    ret = buffer_ring_create(&loop->ring, &loop->buffers, BUFFER_COUNT, BUFFER_SIZE);
+    if (ret < 0) {
+        snprintf(error, error_len, "cannot register the buffer ring: %s", strerror(-ret));
+        io_uring_queue_exit(&loop->ring);
+        return false;
+    }
+    return true;
+}
+
+static void *loop_thread(void *arg)
+{
+    struct loop *loop = arg;
+    char error[200];
+    if (!setup_loop(loop, error, sizeof error)) {
+        gate_report(loop->gate, error);
+        return NULL;
+    }
+    gate_report(loop->gate, NULL);
+    run_loop(loop);
+    drain_loop(loop);
+    if (loop->open_conns == 0) /* otherwise the kernel may still use the buffers */
+        buffer_ring_destroy(&loop->ring, &loop->buffers);
+    io_uring_queue_exit(&loop->ring);
+    return NULL;
+}
+
+/* ---- the server --------------------------------------------------------------- */
+
+struct uring_server {
+    struct server_base base;
+    long n;
+    struct loop *loops;
+    struct startup_gate gate;
+};
+
+/* In the signal watcher thread: the only thing it touches is each eventfd. */
+static void stop_loops(void *arg)
+{
+    struct uring_server *srv = arg;
+    for (long i = 0; i < srv->n; i++) {
+        atomic_store(&srv->loops[i].stop, true);
+        (void)eventfd_write(srv->loops[i].wake_fd, 1);
+    }
+}
+
+/* The first listener picks the port (0: ephemeral); the others join it. */
+static void open_listeners(struct uring_server *srv)
+{
+    char err[512];
+    struct listen_request req = {
+        .host = srv->base.options.host,
+        .port = (int)srv->base.options.port,
+        .backlog = (int)srv->base.options.backlog,
+        .reuseport = true,
+        .nonblocking = false, /* io_uring waits for readiness itself */
+    };
+    for (long i = 0; i < srv->n; i++) {
+        srv->loops[i].listen_fd = listener_open(&req, &srv->base.port, err, sizeof err);
+        if (srv->loops[i].listen_fd < 0)
+            lifecycle_fail(cli.architecture, err);
+        req.port = srv->base.port;
+    }
+}
+
+static void start_loops(struct uring_server *srv, unsigned mode_flags)
+{
+    srv->gate.waiting = srv->n;
+    srv->gate.error[0] = '\0';
+    pthread_mutex_init(&srv->gate.lock, NULL);
+    pthread_cond_init(&srv->gate.changed, NULL);
+    for (long i = 0; i < srv->n; i++) {
+        struct loop *loop = &srv->loops[i];
+        loop->mode_flags = mode_flags;
+        loop->responses = &srv->base.responses;
+        loop->gate = &srv->gate;
+        atomic_init(&loop->stop, false);
+        loop->wake_fd = eventfd(0, EFD_CLOEXEC);
+        if (loop->wake_fd < 0)
+            lifecycle_fail(cli.architecture, "cannot create the wake-up eventfds");
+    }
+    lifecycle_watch_signals(stop_loops, srv);
+    for (long i = 0; i < srv->n; i++)
+        if (pthread_create(&srv->loops[i].thread, NULL, loop_thread, &srv->loops[i]) != 0)
+            lifecycle_fail(cli.architecture, "cannot start the event-loop threads");
+    /* Ready only once every loop has its ring. */
+    pthread_mutex_lock(&srv->gate.lock);
+    while (srv->gate.waiting > 0)
+        pthread_cond_wait(&srv->gate.changed, &srv->gate.lock);
+    pthread_mutex_unlock(&srv->gate.lock);
+    if (srv->gate.error[0] != '\0')
+        lifecycle_fail(cli.architecture, srv->gate.error);
+}
+
+int main(int argc, char **argv)
+{
+    struct uring_server srv;
+    memset(&srv, 0, sizeof srv);
+    server_start(&srv.base, &cli, argc, argv, false, false);
+    size_t mode = probe_io_uring();
+    srv.n = srv.base.options.threads;
+    srv.loops = aligned_alloc(_Alignof(struct loop), (size_t)srv.n * sizeof srv.loops[0]);
+    if (srv.loops == NULL)
+        lifecycle_fail(cli.architecture, "out of memory");
+    memset(srv.loops, 0, (size_t)srv.n * sizeof srv.loops[0]);
+    open_listeners(&srv);
+    start_loops(&srv, ring_modes[mode].flags);
+    fprintf(stderr,
+            "io_uring: %ld ring(s), flags %s|SUBMIT_ALL|CQSIZE (SQ %d, CQ %d), "
+            "%d x %d-byte provided buffers per ring\n",
+            srv.n, ring_modes[mode].name, RING_SQ_ENTRIES, RING_CQ_ENTRIES, BUFFER_COUNT, BUFFER_SIZE);
+    lifecycle_announce_ready(srv.base.options.host, srv.base.port);
+
+    struct server_counters counters = {0};
+    for (long i = 0; i < srv.n; i++) {
+        pthread_join(srv.loops[i].thread, NULL);
+        counters_add(&counters, &srv.loops[i].counters);
+    }
+    bool failed = !lifecycle_stopping();
+    lifecycle_finish(); /* the watcher writes the eventfds: join it before closing them */
+    for (long i = 0; i < srv.n; i++) {
+        close(srv.loops[i].listen_fd);
+        close(srv.loops[i].wake_fd);
+    }
+    server_finish(&srv.base, &counters);
+    pthread_cond_destroy(&srv.gate.changed);
+    pthread_mutex_destroy(&srv.gate.lock);
+    free(srv.loops);
+    return failed ? 1 : 0;
+}
+
+#else /* !ARCHBENCH_HAVE_LIBURING */
+
+int main(int argc, char **argv)
+{
+    struct server_base base;
+    server_start(&base, &cli, argc, argv, false, false); /* --help and flag errors still work */
+    fprintf(stderr, "io_uring: unsupported: built without liburing (liburing.h and -luring were not "
+                    "found when configuring)\n");
+    responses_free(&base.responses);
+    return EXIT_UNSUPPORTED;
+}
+
+#endif
