@@ -43,7 +43,7 @@ SETUP := PYTHON='$(PYTHON)' VENV='$(VENV)' scripts/setup.sh
 LATEX_AUX := aux bbl bcf blg fdb_latexmk fls log out run.xml toc synctex.gz
 STARTED := $(shell date +%s)
 
-.PHONY: all setup venv servers trials analysis paper test clean distclean help
+.PHONY: all setup venv servers trials analysis paper test bench clean distclean help
 
 all: setup servers trials analysis paper
 	@echo "==> all: done in $$(( $$(date +%s) - $(STARTED) )) s: paper/report.pdf from campaign $(REPORT_CAMPAIGN) (profile $(PROFILE))"
@@ -91,6 +91,13 @@ test: setup servers
 	@echo "==> test: pytest tests/"
 	$(VENV)/bin/pytest -q tests/
 
+# Every architecture and nginx, interleaved, 5 trials each of wrk -t1 -c100 -d5s at pipeline
+# depth 1 and 16: a real campaign kept in data/raw/bench-<host>-<UTC>, then the table of
+# medians, the ratios to nginx and the issue's targets (about 11 minutes).
+bench: servers $(VENV_STAMP)
+	@echo "==> bench: python -m archbench bench (a new campaign in data/raw/bench-<host>-<UTC>)"
+	$(PY) -m archbench bench
+
 clean:
 	@echo "==> clean: $(BUILD_DIR)/, data/processed/, paper/generated/, paper/figures/, LaTeX output (data/raw is kept)"
 	rm -rf -- '$(BUILD_DIR)' data/processed paper/generated paper/figures
@@ -110,6 +117,7 @@ help:
 	@echo "  analysis   notebooks/analyze.ipynb for REPORT_CAMPAIGN=$(REPORT_CAMPAIGN)"
 	@echo "  paper      analysis, then latexmk -> paper/report.pdf"
 	@echo "  test       C build (-Werror), ctest --output-on-failure, pytest -q tests/"
+	@echo "  bench      every architecture and nginx at depth 1 and 16; medians, ratios to nginx, targets"
 	@echo "  clean      remove build and generated outputs (never data/raw)"
 	@echo "  distclean  clean, and remove $(VENV)"
 	@echo "Variables: PROFILE=smoke|default|full  CAMPAIGN  REPORT_CAMPAIGN  PYTHON=$(PYTHON)  VENV  BUILD_DIR  JOBS=$(JOBS)"

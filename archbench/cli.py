@@ -1,12 +1,15 @@
-"""Command line: `python -m archbench parse|run|notebook ...` (contracts.md section 5).
+"""Command line: `python -m archbench parse|run|bench|notebook ...` (contracts.md section 5).
 
     python -m archbench parse FILE [--tool wrk]
-    python -m archbench run [--profile smoke|default|full] [--campaign NAME] [--raw-root data/raw]
+    python -m archbench run [--profile smoke|default|full|bench] [--campaign NAME] [--raw-root data/raw]
                             [--servers S ...] [--thread-counts N ...] [--connection-counts N ...]
-                            [--load-threads N ...] [--duration-s N] [--trials N] [--warmup|--no-warmup]
+                            [--load-threads N ...] [--pipeline-depths D ...] [--duration-s N] [--trials N]
+                            [--warmup|--no-warmup]
                             [--server-cpus CPUS] [--load-cpus CPUS] [--seed N] [--wrk-timeout-s N]
                             [--ready-timeout-s S] [--stop-grace-s S] [--response SPEC] [--build-dir build]
                             [--dry-run]
+    python -m archbench bench [--trials 5] [--duration-s 5] [--campaign NAME] [--raw-root data/raw]
+                              [--build-dir build] [--server-cpus CPUS] [--load-cpus CPUS] [--seed N]
     python -m archbench notebook NAME [--campaign C] [--raw-root data/raw] [--output-dir DIR] [-p KEY VALUE]...
 
 Exit status: 0 done, 1 could not run (missing binary, existing campaign with other
@@ -34,9 +37,12 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--raw-root", default="data/raw", help="where campaigns live (default: %(default)s)")
     parser.add_argument("--servers", nargs="+", metavar="SERVER",
                         help="architectures, or ARCH:key=v1/v2,... e.g. thread_pool:dispatch=connection/request")
-    parser.add_argument("--thread-counts", nargs="+", type=int, metavar="N", help="thread_pool --threads values")
+    parser.add_argument("--thread-counts", nargs="+", type=int, metavar="N",
+                        help="threads or worker processes (--threads, prefork --workers, nginx worker_processes)")
     parser.add_argument("--connection-counts", nargs="+", type=int, metavar="N", help="wrk -c values")
     parser.add_argument("--load-threads", nargs="+", type=int, metavar="N", help="wrk -t values")
+    parser.add_argument("--pipeline-depths", nargs="+", type=int, metavar="D",
+                        help="requests per connection per write (1: no pipelining; >1: wrk with pipeline.lua)")
     parser.add_argument("--duration-s", type=int, metavar="N", help="wrk -d, seconds")
     parser.add_argument("--trials", type=int, metavar="N", help="measured repetitions per configuration")
     parser.add_argument("--warmup", action=argparse.BooleanOptionalAction, default=None,
@@ -63,6 +69,17 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run (or resume) a campaign")
     _add_run_arguments(run)
 
+    bench = commands.add_parser("bench", help="every architecture against nginx: CPU per request, req/s, targets")
+    bench.add_argument("--trials", type=int, default=5, metavar="N", help="measured trials per configuration "
+                       "(default: %(default)s)")
+    bench.add_argument("--duration-s", type=int, default=5, metavar="N", help="wrk -d, seconds (default: %(default)s)")
+    bench.add_argument("--campaign", help="campaign name (default: bench-HOST-UTCDATETIME, a new one per run)")
+    bench.add_argument("--raw-root", default="data/raw", help="where campaigns live (default: %(default)s)")
+    bench.add_argument("--build-dir", help="CMake build directory holding bin/ (default: build)")
+    bench.add_argument("--server-cpus", metavar="CPUS", help="taskset CPU list for the server (default: 0)")
+    bench.add_argument("--load-cpus", metavar="CPUS", help="taskset CPU list for wrk (default: 1)")
+    bench.add_argument("--seed", type=int, help="seed of the execution order (default: random, recorded)")
+
     notebook = commands.add_parser("notebook", help="execute notebooks/NAME.ipynb with papermill, keep the copy")
     notebook.add_argument("name", help="notebook name in notebooks/ (e.g. run_trials) or a path to an .ipynb")
     notebook.add_argument("--campaign", help="the campaign; the executed copy goes to RAW_ROOT/CAMPAIGN/executed/")
@@ -82,9 +99,9 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 RUN_PARAMETER_NAMES = (
-    "campaign", "raw_root", "servers", "thread_counts", "connection_counts", "load_threads", "duration_s", "trials",
-    "warmup", "server_cpus", "load_cpus", "seed", "wrk_timeout_s", "ready_timeout_s", "stop_grace_s", "response",
-    "build_dir",
+    "campaign", "raw_root", "servers", "thread_counts", "connection_counts", "load_threads", "pipeline_depths",
+    "duration_s", "trials", "warmup", "server_cpus", "load_cpus", "seed", "wrk_timeout_s", "ready_timeout_s",
+    "stop_grace_s", "response", "build_dir",
 )
 
 
@@ -116,6 +133,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from archbench.bench import run_bench
+
+    # SIGTERM stops the benchmark like Ctrl-C: children stopped, finished trials kept.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    path, report = run_bench(
+        trials=args.trials, duration_s=args.duration_s, campaign=args.campaign, raw_root=args.raw_root,
+        build_dir=args.build_dir, server_cpus=args.server_cpus, load_cpus=args.load_cpus, seed=args.seed,
+    )
+    print(f"campaign {path.name} ({path})\n")
+    print(report)
+    return EXIT_OK
+
+
 def cmd_notebook(args: argparse.Namespace) -> int:
     from archbench.notebooks import execute_notebook, parse_parameter_value
 
@@ -136,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from archbench.storage import StorageError
 
     args = build_parser().parse_args(argv)
-    handlers = {"parse": cmd_parse, "run": cmd_run, "notebook": cmd_notebook}
+    handlers = {"parse": cmd_parse, "run": cmd_run, "bench": cmd_bench, "notebook": cmd_notebook}
     try:
         return handlers[args.command](args)
     except ParameterError as error:

@@ -9,9 +9,14 @@ configurations:
   the campaign has no data for it), never left undefined;
 * a table or figure without data becomes a sentence saying so;
 * every string that comes from data (CPU model, flags, ids) is escaped.
+
+The architecture comparison (one table per pipeline depth, nginx below a rule
+as the reference) marks flagged, failed, unsupported and client-bound rows and
+impossible wrk latencies, each mark explained under the table that uses it.
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +24,17 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.analysis import architecture_label, key_text, main_pool_series
+from archbench import analysis
+from archbench.analysis import (
+    CLIENT_BOUND_THRESHOLD,
+    ORIGINAL_ARCHITECTURES,
+    Comparison,
+    Labeller,
+    architecture_label,
+    key_text,
+    main_pool_series,
+    parse_cpu_list,
+)
 from archbench.stats import ConfidenceInterval
 
 MACRO_PREFIX = "ab"
@@ -35,6 +50,30 @@ FLAGGED_NOTE = (
 FAILED_NOTE = (
     r"\textsuperscript{\dag}\,at least one measured trial failed; failed trials are excluded from the "
     r"statistics and counted in \texttt{n\_failed}."
+)
+UNSUPPORTED_MARK = r"\textsuperscript{u}"
+CLIENT_BOUND_MARK = r"\textsuperscript{c}"
+NOT_MEASURED = "n/m"
+UNSUPPORTED_NOTE = (
+    r"\textsuperscript{u}\,at least one measured trial was unsupported (the server reported a missing kernel "
+    r"feature and exited before serving); unsupported trials are counted in the summary's "
+    r"\texttt{n\_unsupported}, never averaged and never counted as failed."
+)
+CLIENT_BOUND_NOTE = (
+    r"\textsuperscript{c}\,client-bound: in at least one measured trial wrk's CPU was at least "
+    + f"{CLIENT_BOUND_THRESHOLD * 100:.0f}"
+    + r"\,\% busy, so the client, not the server, may have set that rate (counted in the summary's "
+    r"\texttt{n\_client\_bound})."
+)
+LATENCY_MARK = r"\textsuperscript{l}"
+LATENCY_NOTE = (
+    r"\textsuperscript{l}\,in at least one trial wrk printed an impossible latency percentile (zero, or below a "
+    r"lower percentile; a known wrk fault~\cite{wrkzeropercentiles}); such values are left out of the latency "
+    r"means, which are over the remaining trials (-- where none remain)."
+)
+NOT_MEASURED_NOTE = (
+    NOT_MEASURED + r": not measured; nginx does not report the connections it answered, so its starved "
+    r"connections are unknown (not zero)."
 )
 THREADS_NOTE = (
     r"$N$ counts worker threads only; the accepting (and, with request dispatch, polling) thread is one "
@@ -128,7 +167,33 @@ def format_interval(low: Any, high: Any) -> str:
     """'93,735--97,262'; a dash range would be ambiguous beside thousands commas."""
     if is_missing(low) or is_missing(high):
         return MISSING
-    return f"{format_count(low)}--{format_count(high)}"
+
+    def bound(value: Any) -> str:
+        text = format_count(value)
+        # A t interval of a small sample can reach below zero; a hyphen there would read as a range.
+        return "$-$" + text[1:] if text.startswith("-") else text
+
+    return f"{bound(low)}--{bound(high)}"
+
+
+def format_significant(value: Any, digits: int = 3) -> str:
+    """`digits` significant digits, thousands separators, no exponent: 0.115, 3.41, 18.8, 1,230."""
+    if is_missing(value):
+        return MISSING
+    number = float(value)
+    if number == 0:
+        return "0"
+    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(number)))))
+    return f"{number:,.{decimals}f}"
+
+
+def format_ms(seconds: Any) -> str:
+    """A latency in seconds as milliseconds with three significant digits."""
+    return MISSING if is_missing(seconds) else format_significant(float(seconds) * 1000.0, 3)
+
+
+def format_percent(fraction: Any, digits: int = 0) -> str:
+    return MISSING if is_missing(fraction) else format_decimal(float(fraction) * 100.0, digits) + r"\,\%"
 
 
 def format_list(values: Iterable[Any]) -> str:
@@ -213,24 +278,40 @@ def render_tabular(columns: Sequence[Column], rows: Sequence[Sequence[str]], gro
     return "\n".join(lines)
 
 
-def row_marks(row: pd.Series) -> str:
+def row_marks(row: pd.Series, client_bound: bool = False) -> str:
+    """Marks for a configuration's number: flagged, failed, unsupported and (where the table
+    explains it) client-bound trials."""
     marks = ""
     if _count(row.get("n_flagged")) > 0:
         marks += FLAGGED_MARK
     if _count(row.get("n_failed")) > 0:
         marks += FAILED_MARK
+    if _count(row.get("n_unsupported")) > 0:
+        marks += UNSUPPORTED_MARK
+    if client_bound and _count(row.get("n_client_bound")) > 0:
+        marks += CLIENT_BOUND_MARK
     return marks
 
 
-def table_notes(rows: pd.DataFrame, extra: Sequence[str] = ()) -> str:
+def _any_positive(rows: pd.DataFrame, column: str) -> bool:
+    if column not in rows:
+        return False
+    return bool((pd.to_numeric(rows[column], errors="coerce").fillna(0) > 0).any())
+
+
+def table_notes(rows: pd.DataFrame, extra: Sequence[str] = (), client_bound: bool = False) -> str:
     notes = list(extra)
-    if (rows.get("n_flagged", pd.Series(dtype=float)).fillna(0) > 0).any():
+    if _any_positive(rows, "n_flagged"):
         notes.append(FLAGGED_NOTE)
-    if (rows.get("n_failed", pd.Series(dtype=float)).fillna(0) > 0).any():
+    if _any_positive(rows, "n_failed"):
         notes.append(FAILED_NOTE)
+    if _any_positive(rows, "n_unsupported"):
+        notes.append(UNSUPPORTED_NOTE)
+    if client_bound and _any_positive(rows, "n_client_bound"):
+        notes.append(CLIENT_BOUND_NOTE)
     if not notes:
         return ""
-    return "\n".join([r"\par\smallskip", r"{\footnotesize", r" \\ ".join(notes), "}"])
+    return "\n".join([r"\par\smallskip", r"{\footnotesize\raggedright", r" \\ ".join(notes), r"\par}"])
 
 
 def stacked(*lines: str) -> str:
@@ -263,7 +344,7 @@ def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str) -> str:
     breaks = []
     previous_connections = None
     for index, (_, row) in enumerate(rows.iterrows()):
-        marks = row_marks(row)
+        marks = row_marks(row, client_bound=True)
         cells = []
         if show_connections:
             if show_threads and row["connections"] != previous_connections:
@@ -287,7 +368,7 @@ def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str) -> str:
             f"\\caption{{{caption}}}",
             f"\\label{{{label}}}",
             render_tabular(columns, body, breaks),
-            table_notes(rows),
+            table_notes(rows, client_bound=True),
             r"\end{table}",
         ]
     )
@@ -304,16 +385,26 @@ ARCHITECTURE_THREADS_NOTE = {
 
 
 def pool_size_table_blocks(summary: pd.DataFrame) -> list[tuple[str, str]]:
-    """(label, table) per architecture and dispatch mode, in source 000's form."""
+    """(label, table) per architecture, dispatch mode and pipeline depth, in source 000's form.
+
+    Only the designs of source 000's comparison (blocking, thread per connection, thread pool);
+    the event-driven architectures and nginx are in the architecture comparison.
+    """
+    if summary.empty:
+        return []
+    summary = summary[summary["architecture"].isin(ORIGINAL_ARCHITECTURES)]
     if summary.empty:
         return []
     blocks = []
-    group_fields = [f for f in ("architecture", "dispatch", "handoff") if f in summary]
+    group_fields = [f for f in ("architecture", "dispatch", "handoff", "pipeline") if f in summary]
+    several_depths = "pipeline" in summary and summary["pipeline"].map(key_text).nunique() > 1
     keyed = summary.assign(_key=[tuple(key_text(r[f]) for f in group_fields) for _, r in summary.iterrows()])
     for key, rows in keyed.groupby("_key", sort=False):
         rows = rows.drop(columns="_key")
         first = rows.iloc[0]
+        depth = key_text(first.get("pipeline")) or "1"
         name = architecture_label(first["architecture"], first.get("dispatch"), first.get("handoff"))
+        depth_text = f" at pipeline depth {depth}" if several_depths else ""
         connections = sorted(rows["connections"].dropna().unique())
         conn_text = (
             f"{format_count(connections[0])} wrk connections"
@@ -325,11 +416,16 @@ def pool_size_table_blocks(summary: pd.DataFrame) -> list[tuple[str, str]]:
             r"with $n$ and the Student-$t$ 95\,\% confidence interval of the mean."
         )
         if _is_pool(rows):
-            caption = f"Throughput of the {escape(name)} server by number of threads, {conn_text}: {statistics} {THREADS_NOTE}"
+            caption = (
+                f"Throughput of the {escape(name)} server{depth_text} by number of threads, {conn_text}: "
+                f"{statistics} {THREADS_NOTE}"
+            )
         else:
             note = ARCHITECTURE_THREADS_NOTE.get(str(first["architecture"]), "")
-            caption = f"Throughput of the {escape(name)} server by wrk connection count: {statistics} {note}"
-        label = "tab:threads-" + "-".join(k for k in key if k).replace("_", "-")
+            caption = f"Throughput of the {escape(name)} server{depth_text} by wrk connection count: {statistics} {note}"
+        # Depth 1 keeps the label it had before pipelining existed.
+        parts = [k for k in key[:-1] if k] if "pipeline" in group_fields else [k for k in key if k]
+        label = "tab:threads-" + "-".join(parts).replace("_", "-") + ("" if depth == "1" else f"-p{depth}")
         blocks.append((label, pool_size_table(rows, label, caption.strip())))
     return blocks
 
@@ -337,25 +433,42 @@ def pool_size_table_blocks(summary: pd.DataFrame) -> list[tuple[str, str]]:
 def pool_size_tables(summary: pd.DataFrame) -> str:
     blocks = pool_size_table_blocks(summary)
     if not blocks:
-        return r"\noindent The campaign has no configuration with a measured trial, so there is no throughput table." + "\n"
+        return (
+            r"\noindent The campaign has no measured configuration of the blocking, thread-per-connection or "
+            r"thread-pool server, so there is no throughput table in source~000's form." + "\n"
+        )
     return "\n\n".join(tex for _, tex in blocks) + "\n"
 
 
-def reference_macros(macros: MacroSet, table_labels: Sequence[str], figures_present: dict[str, bool]) -> None:
+def reference_macros(
+    macros: MacroSet, table_labels: Sequence[str], figures_present: dict[str, bool], has_configurations: bool = True
+) -> None:
     """Sentences that cite tables and figures, so the text never \\ref's one the campaign could not produce.
 
     A missing figure's own file already says why it is missing, so its sentence here is empty.
     """
     if not table_labels:
-        tables = "The campaign has no measured configuration, so there is no per-architecture table."
+        tables = (
+            "The campaign has no measured configuration of the blocking, thread-per-connection or thread-pool "
+            "server, so there is no per-architecture table."
+        )
     elif len(table_labels) == 1:
         tables = f"Table~\\ref{{{table_labels[0]}}} gives the statistics in source~000's form."
     else:
+        split_by_depth = any(re.search(r"-p\d+$", label) for label in table_labels)
+        per = "architecture, dispatch mode and pipeline depth" if split_by_depth else "architecture and dispatch mode"
         tables = (
             f"Tables~\\ref{{{table_labels[0]}}}--\\ref{{{table_labels[-1]}}} give the statistics in source~000's "
-            "form, one table per architecture and dispatch mode."
+            f"form, one table per {per}."
         )
     macros.add("thread tables sentence", tables, "cites the per-architecture tables")
+    macros.add(
+        "configurations table sentence",
+        "Table~\\ref{tab:configurations} lists every configuration with its starvation evidence."
+        if has_configurations
+        else "",
+        "cites the table of all configurations (empty without one)",
+    )
     macros.add(
         "pool figure sentence",
         "Figure~\\ref{fig:pool-size} plots the thread-pool sweeps with their confidence intervals."
@@ -372,6 +485,61 @@ def reference_macros(macros: MacroSet, table_labels: Sequence[str], figures_pres
     )
 
 
+N_NOTE = (
+    r"$N$ is the pool's worker threads, the event-loop threads of reactor, reuseport and io\_uring, or the "
+    r"worker processes of prefork and nginx; the single-loop and per-connection designs have none (--)."
+)
+
+
+def short_family(row: pd.Series, labels: Labeller) -> str:
+    """The family name short enough for a narrow table column."""
+    architecture = key_text(row.get("architecture"))
+    if architecture in ("thread_pool", "thread_per_conn") and not _count(row.get("max_threads")):
+        return architecture_label(architecture, row.get("dispatch"), row.get("handoff"), short=True)
+    return labels.family(row)
+
+
+def starved_cell(row: pd.Series) -> str:
+    """Mean starved connections; n/m where the server does not report what it answered (nginx)."""
+    value = row.get("starved_connections_mean")
+    if is_missing(value) and _count(row.get("n")) > 0:
+        return NOT_MEASURED
+    return format_compact(value)
+
+
+def architecture_reference_macros(
+    macros: MacroSet, table_labels: Sequence[str], figures_present: dict[str, bool]
+) -> None:
+    """Sentences citing the comparison tables and figures that exist (empty or a plain statement otherwise)."""
+    if not table_labels:
+        tables = ""  # tables-architectures.tex itself says, per depth, why there is no table
+    elif len(table_labels) == 1:
+        tables = f"Table~\\ref{{{table_labels[0]}}} compares the architectures."
+    else:
+        refs = ", ".join(f"\\ref{{{label}}}" for label in table_labels[:-1]) + f" and~\\ref{{{table_labels[-1]}}}"
+        tables = f"Tables~{refs} compare the architectures, one table per pipeline depth."
+    macros.add("architecture tables sentence", tables, "cites the comparison tables (empty without one)")
+    sentences = []
+    if figures_present.get("architectures_throughput"):
+        sentences.append("Figure~\\ref{fig:architectures-throughput} shows the same means with their intervals.")
+    if figures_present.get("architectures_connections"):
+        sentences.append(
+            "Figure~\\ref{fig:architectures-connections} follows each architecture over the number of connections."
+        )
+    if figures_present.get("architectures_threads"):
+        sentences.append(
+            "Figure~\\ref{fig:architectures-threads} shows how the multi-loop designs scale with threads or workers."
+        )
+    macros.add("architecture figures sentence", " ".join(sentences), "cites the comparison figures (may be empty)")
+    macros.add(
+        "architecture cpu figure sentence",
+        "Figure~\\ref{fig:architectures-cpu} plots the server CPU time per request."
+        if figures_present.get("architectures_cpu")
+        else "",
+        "cites the CPU-per-request figure (may be empty)",
+    )
+
+
 def configurations_table(summary: pd.DataFrame) -> str:
     """Every configuration with the starvation evidence next to its throughput.
 
@@ -379,8 +547,13 @@ def configurations_table(summary: pd.DataFrame) -> str:
     """
     if summary.empty:
         return r"\noindent The campaign has no configuration with a measured trial." + "\n"
-    columns = [
-        Column("Architecture", "l"),
+    labels = Labeller(summary)
+    several_depths = "pipeline" in summary and summary["pipeline"].map(key_text).nunique() > 1
+    any_unsupported = _any_positive(summary, "n_unsupported")
+    columns = [Column("Architecture", "l")]
+    if several_depths:
+        columns.append(Column("$D$", "r"))
+    columns += [
         Column("$N$", "r"),
         Column(stacked("Conn-", "ections"), "r"),
         Column("$n$", "r"),
@@ -389,39 +562,53 @@ def configurations_table(summary: pd.DataFrame) -> str:
         Column(stacked("wrk", "timeouts"), "r"),
         Column(stacked("Starved", "conn."), "r"),
         Column(stacked("Server CPU", r"(\textmu s/req.)"), "r"),
-        Column(stacked("Flagged/", "failed"), "r"),
+        Column(stacked("wrk", "CPU"), "r"),
+        Column(stacked("Flagged/", "failed/unsup." if any_unsupported else "failed"), "r"),
     ]
     body = []
     breaks = []
     previous = None
     for index, (_, row) in enumerate(summary.iterrows()):
-        name = architecture_label(row["architecture"], row.get("dispatch"), row.get("handoff"), short=True)
+        name = short_family(row, labels)
         if name != previous:
             breaks.append(index)
             previous = name
-        body.append(
-            [
-                escape(name),
-                format_count(row["threads"]),
-                format_count(row["connections"]),
-                format_count(row["n"]),
-                format_count(row["mean"]) + row_marks(row),
-                format_count(row["sd"]),
-                format_compact(row["timeouts_mean"]),
-                format_compact(row["starved_connections_mean"]),
-                format_decimal(row["server_cpu_us_per_request"], 1),
-                f"{format_count(row['n_flagged'])}/{format_count(row['n_failed'])}",
-            ]
-        )
+        counts = f"{format_count(row['n_flagged'])}/{format_count(row['n_failed'])}"
+        if any_unsupported:
+            counts += f"/{format_count(row.get('n_unsupported'))}"
+        cells = [escape(name)]
+        if several_depths:
+            cells.append(escape(key_text(row.get("pipeline")) or "1"))
+        cells += [
+            format_count(row["threads"]),
+            format_count(row["connections"]),
+            format_count(row["n"]),
+            format_count(row["mean"]) + row_marks(row, client_bound=True),
+            format_count(row["sd"]),
+            format_compact(row["timeouts_mean"]),
+            starved_cell(row),
+            format_decimal(row["server_cpu_us_per_request"], 1),
+            format_percent(row.get("load_cpu_utilisation_mean")),
+            counts,
+        ]
+        body.append(cells)
     header = " & ".join(c.header for c in columns) + r" \\"
+    depth_note = r"$D$ is wrk's pipeline depth (requests per write). " if several_depths else ""
     lines = [
-        r"{\small\setlength{\tabcolsep}{4pt}\setlength{\LTcapwidth}{\linewidth}",
+        r"{\footnotesize\setlength{\tabcolsep}{2.5pt}\setlength{\LTcapwidth}{\linewidth}",
         r"\begin{longtable}{" + "".join(c.align for c in columns) + "}",
         r"\caption{All configurations: throughput (mean and sample standard deviation), wrk's timeouts, "
         r"starved connections (configured connections minus the connections the server answered at least "
-        r"once) and server CPU time per completed request (user + system CPU seconds of the server divided "
-        r"by wrk's completed requests), each a mean per trial over the measured trials with status ok. "
-        r"Flagged/failed count measured trials. " + THREADS_NOTE + r"}\label{tab:configurations}\\",
+        r"once), server CPU time per completed request (user + system CPU seconds of the server divided "
+        r"by wrk's completed requests) and the busy fraction of wrk's CPU, each a mean per trial over the "
+        r"measured trials with status ok. Flagged/failed"
+        + ("/unsupported" if any_unsupported else "")
+        + r" count measured trials. "
+        + depth_note
+        + N_NOTE
+        + " "
+        + THREADS_NOTE
+        + r"}\label{tab:configurations}\\",
         r"\toprule",
         header,
         r"\midrule",
@@ -438,9 +625,136 @@ def configurations_table(summary: pd.DataFrame) -> str:
             lines.append(r"\midrule")
         lines.append(" & ".join(cells) + r" \\")
     lines.append(r"\end{longtable}")
-    lines.append(table_notes(summary))
+    extra = [NOT_MEASURED_NOTE] if any(starved_cell(r) == NOT_MEASURED for _, r in summary.iterrows()) else []
+    lines.append(table_notes(summary, extra, client_bound=True))
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- architecture comparison
+
+
+def comparison_label(one: Comparison) -> str:
+    return f"tab:architectures-p{one.pipeline}"
+
+
+def point_text(one: Comparison) -> str:
+    """"50 wrk connections, one wrk thread, 1-s trials" for a caption."""
+    point = one.point
+    parts = [f"{format_count(point.get('connections'))} wrk connections"]
+    if "load_threads" in point:
+        threads = int(float(point["load_threads"]))
+        parts.append(f"{threads} wrk thread{'s' if threads != 1 else ''}")
+    if "duration_s" in point:
+        parts.append(f"{format_compact(point['duration_s'])}-s trials")
+    if key_text(point.get("response")) not in ("", "test"):
+        parts.append(f"response {escape(key_text(point['response']))}")
+    return ", ".join(parts)
+
+
+def comparison_row_cells(row: pd.Series, labels: Labeller, reference: bool = False) -> list[str]:
+    name = escape(labels.variant(row)) + (" (reference)" if reference else "")
+    unsupported_only = _count(row.get("n")) == 0 and _count(row.get("n_unsupported")) > 0
+    mean = "unsupported" if unsupported_only else format_count(row["mean"])
+    errors = "/".join(
+        [format_compact(row.get("errors_mean")), format_compact(row.get("timeouts_mean")), starved_cell(row)]
+    )
+    latency_mark = LATENCY_MARK if _count(row.get("n_latency_invalid")) > 0 else ""
+    return [
+        name,
+        format_count(row["n"]),
+        mean + row_marks(row, client_bound=True),
+        format_interval(row["ci95_low"], row["ci95_high"]),
+        format_decimal(row.get("ratio_to_nginx"), 2),
+        format_ms(row.get("latency_p50_s_mean")) + latency_mark,
+        format_ms(row.get("latency_p99_s_mean")) + latency_mark,
+        format_decimal(row.get("server_cpu_us_per_request"), 2),
+        errors,
+        format_percent(row.get("load_cpu_utilisation_mean")),
+    ]
+
+
+def comparison_table(one: Comparison, labels: Labeller) -> str:
+    """Every architecture at one pipeline depth and point, nginx below a rule as the reference."""
+    columns = [
+        Column("Server", r">{\raggedright\arraybackslash}p{3.1cm}"),
+        Column("$n$", "r"),
+        Column(stacked("Mean", "(r/s)"), "r"),
+        Column(stacked(r"95\,\% CI of", "the mean (r/s)"), "r"),
+        Column(stacked("Ratio to", "nginx"), "r"),
+        Column(stacked("p50", "(ms)"), "r"),
+        Column(stacked("p99", "(ms)"), "r"),
+        Column(stacked("Server CPU", r"(\textmu s/req.)"), "r"),
+        Column(stacked("Errors/time-", "outs/starved"), "r"),
+        Column(stacked("wrk", "CPU"), "r"),
+    ]
+    body = [comparison_row_cells(row, labels) for _, row in one.rows.iterrows()]
+    breaks = []
+    if one.reference is not None:
+        breaks.append(len(body))
+        body.append(comparison_row_cells(one.reference, labels, reference=True))
+    reference_text = (
+        "nginx (below the rule, its fastest worker count here) is the reference of the ratio column"
+        if one.reference is not None
+        else "nginx was not measured at this depth and point, so there is no ratio to it"
+    )
+    caption = (
+        f"Architecture comparison at pipeline depth {one.pipeline} ({point_text(one)}): throughput mean over "
+        r"the measured trials with status ok, its Student-$t$ 95\,\% confidence interval, the ratio of means "
+        f"to nginx, wrk's median and 99th-percentile latency (means over trials), server CPU time per request, "
+        r"socket errors and non-2xx responses / wrk timeouts / starved connections (means per trial) and the "
+        f"busy fraction of wrk's CPU. {reference_text}. An architecture measured at several thread or worker "
+        "counts appears with its fastest count."
+    )
+    all_rows = one.all_rows
+    extra = [NOT_MEASURED_NOTE] if any(starved_cell(r) == NOT_MEASURED for _, r in all_rows.iterrows()) else []
+    if _any_positive(all_rows, "n_latency_invalid"):
+        extra.append(LATENCY_NOTE)
+    return "\n".join(
+        [
+            r"\begin{table}[htbp]",
+            r"\centering",
+            r"\footnotesize",
+            r"\setlength{\tabcolsep}{3pt}",
+            f"\\caption{{{caption}}}",
+            f"\\label{{{comparison_label(one)}}}",
+            # Shrunk only if the data make it wider than the text (long intervals, names).
+            r"\begin{adjustbox}{max width=\linewidth}",
+            render_tabular(columns, body, breaks),
+            r"\end{adjustbox}",
+            table_notes(all_rows, extra, client_bound=True),
+            r"\end{table}",
+        ]
+    )
+
+
+def comparison_table_blocks(summary: pd.DataFrame) -> list[tuple[str, str]]:
+    """(label, table) per pipeline depth at which two or more servers can be compared."""
+    labels = Labeller(summary) if not summary.empty else None
+    blocks = []
+    for one in analysis.comparisons(summary):
+        if len(one.all_rows) >= 2:
+            blocks.append((comparison_label(one), comparison_table(one, labels)))
+    return blocks
+
+
+def comparison_tables(summary: pd.DataFrame) -> str:
+    """The comparison tables, or a sentence per depth saying why there is none."""
+    labels = Labeller(summary) if not summary.empty else None
+    parts = []
+    for one in analysis.comparisons(summary):
+        if len(one.all_rows) >= 2:
+            parts.append(comparison_table(one, labels))
+        else:
+            only = one.all_rows.iloc[0]
+            parts.append(
+                f"\\noindent At pipeline depth {one.pipeline} the campaign measured only one server "
+                f"({escape(labels.variant(only))}), so there is no comparison table for that depth; "
+                r"Table~\ref{tab:configurations} lists it." + "\n"
+            )
+    if not parts:
+        return r"\noindent The campaign has no measured configuration, so there is no architecture comparison." + "\n"
+    return "\n\n".join(parts) + "\n"
 
 
 # --------------------------------------------------------------------------- figures
@@ -541,6 +855,21 @@ def _representative_record(trial_records: Sequence[dict[str, Any]], summary: pd.
     return candidates[0] if candidates else (trial_records[0] if trial_records else None)
 
 
+def _pipeline_of(record: dict[str, Any] | None) -> int:
+    value = ((record or {}).get("config") or {}).get("pipeline")
+    try:
+        return int(value) if value is not None else analysis.DEFAULT_PIPELINE
+    except (TypeError, ValueError):
+        return analysis.DEFAULT_PIPELINE
+
+
+def _first_record(trial_records: Sequence[dict[str, Any]], wanted) -> dict[str, Any] | None:
+    """The first measured ok trial matching `wanted` (any matching trial if none is ok)."""
+    matching = [r for r in trial_records if wanted(r)]
+    ok = [r for r in matching if r.get("status") == "ok" and not r.get("warmup")]
+    return (ok or matching or [None])[0]
+
+
 def _interleaving(trials: pd.DataFrame) -> tuple[int, int]:
     """(configuration changes between consecutive measured trials, possible changes)."""
     measured = trials[~trials["warmup"].astype(bool)].sort_values("order_index", kind="stable")
@@ -607,8 +936,17 @@ def environment_macros(
     macros.add("connection counts", format_list(unique_numbers(trials, "connections")), "wrk -c values")
     pool = summary[summary["architecture"] == "thread_pool"] if not summary.empty else summary
     macros.add("pool sizes", format_list(unique_numbers(pool, "threads")), "worker threads N of the thread pool")
-    architectures = [] if summary.empty else list(dict.fromkeys(summary["architecture"]))
-    macros.add("architectures", format_list(architecture_label(a) for a in architectures), "architectures measured")
+    labels = Labeller(summary) if not summary.empty else None
+    families = [] if summary.empty else list(dict.fromkeys(labels.family(r) for _, r in summary.iterrows()))
+    macros.add("architectures", format_list(families), "architecture variants measured")
+    macros.add(
+        "architecture count",
+        format_count(0 if summary.empty else summary["architecture"].nunique()),
+        "architectures measured (nginx included)",
+    )
+    macros.add(
+        "pipeline depths", format_list(analysis.pipeline_depths(summary)), "wrk pipeline depths D (requests per write)"
+    )
     repetitions = parameters.get("repetitions")
     if repetitions is None and not measured.empty:
         repetitions = int(pd.to_numeric(measured["repetition"], errors="coerce").max())
@@ -655,6 +993,24 @@ def environment_macros(
     server_command = _server_command(record) if record else ""
     macros.add("load command", escape_command(load_command or "unknown"), "exact load command of one trial")
     macros.add("server command", escape_command(server_command or "unknown"), "exact server command of one trial")
+    pipelined = _first_record(trial_records, lambda r: _pipeline_of(r) > 1)
+    macros.add(
+        "pipeline command sentence",
+        "The exact command of one pipelined trial was "
+        + escape_command(_load_command(pipelined))
+        + (f" (depth {_pipeline_of(pipelined)})." if pipelined else ".")
+        if pipelined
+        else "No trial of this campaign was pipelined.",
+        "exact wrk command of one trial with pipeline depth > 1",
+    )
+    nginx = _first_record(trial_records, lambda r: (r.get("config") or {}).get("architecture") == "nginx")
+    macros.add(
+        "nginx command sentence",
+        "The exact nginx command of one trial was " + escape_command(_server_command(nginx)) + "."
+        if nginx
+        else "The campaign has no nginx trial.",
+        "exact nginx command of one trial",
+    )
     started = sorted(str(r.get("started_at")) for r in trial_records if r.get("started_at"))
     finished = sorted(str(r.get("finished_at")) for r in trial_records if r.get("finished_at"))
     macros.add("first trial at", escape(started[0][:19].replace("T", " ") if started else "unknown"), "UTC")
@@ -671,19 +1027,11 @@ def environment_macros(
     )
     macros.add("pinning finding", pinning_finding(trials), "whether server and wrk shared CPUs")
     macros.add("confidence level", "95", "level of every confidence interval")
-
-
-def parse_cpu_list(text: str) -> set[int]:
-    """taskset's CPU list syntax ("0", "0-3", "0,2") as a set; unparseable parts are ignored."""
-    cpus: set[int] = set()
-    for part in str(text).split(","):
-        part = part.strip()
-        if re.fullmatch(r"\d+", part):
-            cpus.add(int(part))
-        elif re.fullmatch(r"\d+-\d+", part):
-            low, high = (int(x) for x in part.split("-"))
-            cpus.update(range(low, high + 1))
-    return cpus
+    macros.add(
+        "client bound threshold",
+        f"{CLIENT_BOUND_THRESHOLD * 100:.0f}",
+        "wrk CPU busy fraction (percent) from which a trial counts as client-bound",
+    )
 
 
 def pinning_finding(trials: pd.DataFrame) -> str:

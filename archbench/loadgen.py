@@ -1,12 +1,15 @@
 """Load generators: how a configuration becomes the load generator's command line.
 
 wrk is the only one today; wrk2 or oha slot in as further entries of
-`load_generators()` plus a parser in `archbench/parsers/`.
+`load_generators()` plus a parser in `archbench/parsers/`. Pipelining (config
+field `pipeline` > 1) goes through `archbench/lua/pipeline.lua`, which keeps
+wrk's static request path so the client spends no Lua time per request.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -23,12 +26,21 @@ class LoadGenerator:
         return f"{trial_id}.{self.name}.txt"
 
 
+def pipeline_script() -> Path:
+    """wrk's pipelining script, shipped with the package (see its comment for the technique)."""
+    return Path(__file__).resolve().parent / "lua" / "pipeline.lua"
+
+
 @dataclass(frozen=True)
 class Wrk(LoadGenerator):
     name: str = "wrk"
     executable: str = "wrk"
 
     def command(self, config: Mapping[str, Any], url: str, timeout_s: int) -> list[str]:
+        """wrk's argv; a pipeline depth D > 1 adds `-s pipeline.lua URL -- D` (D requests per write)."""
+        depth = int(config.get("pipeline") or 1)
+        script = ["-s", str(pipeline_script())] if depth > 1 else []
+        script_args = ["--", str(depth)] if depth > 1 else []
         return [
             self.executable,
             f"-t{config['load_threads']}",
@@ -37,7 +49,9 @@ class Wrk(LoadGenerator):
             "--latency",
             "--timeout",
             f"{timeout_s}s",
+            *script,
             url,
+            *script_args,
         ]
 
 

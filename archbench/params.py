@@ -11,8 +11,10 @@ and sweeps, mappings (or the command-line form `ARCH:key=v1/v2,key=v`):
     {"architecture": "thread_pool", "dispatch": ["request", "connection"], "threads": [2, 8]}
     "thread_pool:dispatch=connection,handoff=stack,threads=2/8,connections=100"
 
-`threads` and `connections` inside an entry replace the campaign-wide
-`thread_counts` / `connection_counts` for that entry only.
+`threads`, `connections` and `pipeline` inside an entry replace the
+campaign-wide `thread_counts` / `connection_counts` / `pipeline_depths` for that
+entry only. `threads` is the architecture's parallelism, worker threads or
+worker processes (see `archbench.servers.ServerSpec.threads_flag`).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import dataclasses
 import json
 import os
 import re
+import resource
 import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -30,9 +33,15 @@ from archbench.profiles import PROFILE_NAMES, profile_values
 from archbench.servers import ServerSpec, check_response, server_specs
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-ENTRY_SWEEP_KEYS = ("threads", "connections")
+ENTRY_SWEEP_KEYS = ("threads", "connections", "pipeline")
 # Parameters that do not change what a campaign measures, so a re-run may differ in them.
 NOT_IDENTITY = ("campaign", "raw_root")
+# Parameters added after campaigns were first recorded, with the value a campaign.json
+# without them meant, so that such a campaign still resumes.
+LATER_PARAMETER_DEFAULTS: dict[str, Any] = {"pipeline_depths": [1]}
+# Open files each trial needs beyond one per connection, in the server and in wrk alike
+# (listening socket, epoll and event descriptors, pipes, libraries, nginx's logs).
+FD_HEADROOM = 256
 
 
 class ParameterError(ValueError):
@@ -97,8 +106,9 @@ class ServerEntry:
 
     architecture: str
     options: tuple[tuple[str, tuple[Any, ...]], ...] = ()  # option name -> values to run
-    threads: tuple[int, ...] | None = None
+    threads: tuple[int, ...] | None = None  # worker threads or worker processes, per architecture
     connections: tuple[int, ...] | None = None
+    pipeline: tuple[int, ...] | None = None  # wrk pipeline depths
 
     def option_values(self, spec: ServerSpec) -> list[tuple[str, tuple[Any, ...]]]:
         """Every option of the architecture with the values to run (default if not given)."""
@@ -113,13 +123,16 @@ class ServerEntry:
             out["threads"] = list(self.threads)
         if self.connections is not None:
             out["connections"] = list(self.connections)
+        if self.pipeline is not None:
+            out["pipeline"] = list(self.pipeline)
         return out
 
-    def without_sweeps(self, threads: bool, connections: bool) -> ServerEntry:
+    def without_sweeps(self, threads: bool, connections: bool, pipeline: bool = False) -> ServerEntry:
         return dataclasses.replace(
             self,
             threads=None if threads else self.threads,
             connections=None if connections else self.connections,
+            pipeline=None if pipeline else self.pipeline,
         )
 
 
@@ -171,7 +184,7 @@ def parse_server_entry(spec: str | Mapping[str, Any] | ServerEntry, parameter: s
     if architecture not in specs:
         raise ParameterError(parameter, f"unknown architecture {architecture!r}; valid: {', '.join(specs)}")
     server = specs[architecture]
-    valid_keys = ["architecture", *(o.name for o in server.options), "connections"]
+    valid_keys = ["architecture", *(o.name for o in server.options), "connections", "pipeline"]
     if server.takes_threads:
         valid_keys.append("threads")
 
@@ -199,7 +212,9 @@ def parse_server_entry(spec: str | Mapping[str, Any] | ServerEntry, parameter: s
         options.append((key, tuple(dict.fromkeys(values))))
     order = [o.name for o in server.options]
     options.sort(key=lambda item: order.index(item[0]))
-    return ServerEntry(architecture, tuple(options), sweeps.get("threads"), sweeps.get("connections"))
+    return ServerEntry(
+        architecture, tuple(options), sweeps.get("threads"), sweeps.get("connections"), sweeps.get("pipeline")
+    )
 
 
 # --------------------------------------------------------------------------- scalar checks
@@ -261,9 +276,10 @@ class Parameters:
     profile: str = "default"
     campaign: str = ""
     servers: tuple[ServerEntry, ...] = ()
-    thread_counts: tuple[int, ...] = ()
+    thread_counts: tuple[int, ...] = ()  # worker threads or worker processes, per architecture
     connection_counts: tuple[int, ...] = ()
     load_threads: tuple[int, ...] = (1,)
+    pipeline_depths: tuple[int, ...] = (1,)  # requests per connection per write (wrk's pipeline.lua when > 1)
     duration_s: int = 3
     trials: int = 5
     warmup: bool = True
@@ -282,7 +298,7 @@ class Parameters:
         """JSON-able form, as stored in campaign.json."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["servers"] = [entry.to_dict() for entry in self.servers]
-        for name in ("thread_counts", "connection_counts", "load_threads"):
+        for name in ("thread_counts", "connection_counts", "load_threads", "pipeline_depths"):
             out[name] = list(out[name])
         return out
 
@@ -315,7 +331,8 @@ def resolve_parameters(profile: str = "default", *, check_host: bool = True, **o
         # An explicit campaign-wide sweep replaces the per-entry sweeps of the profile's servers.
         values["servers"] = [
             parse_server_entry(s, f"servers[{i}]").without_sweeps(
-                threads="thread_counts" in given, connections="connection_counts" in given
+                threads="thread_counts" in given, connections="connection_counts" in given,
+                pipeline="pipeline_depths" in given,
             )
             for i, s in enumerate(values["servers"])
         ]
@@ -348,13 +365,16 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
     needs_threads = any(specs[s.architecture].takes_threads and s.threads is None for s in servers)
     thread_counts = _positive_ints(v["thread_counts"], "thread_counts") if v.get("thread_counts") else ()
     if needs_threads and not thread_counts:
-        raise ParameterError("thread_counts", "needed by thread_pool entries without their own threads")
+        without = sorted({s.architecture for s in servers if specs[s.architecture].takes_threads and s.threads is None})
+        raise ParameterError("thread_counts", f"needed by {', '.join(without)} entries without their own threads")
     needs_connections = any(s.connections is None for s in servers)
     connection_counts = _positive_ints(v["connection_counts"], "connection_counts") if v.get(
         "connection_counts") else ()
     if needs_connections and not connection_counts:
         raise ParameterError("connection_counts", "must not be empty")
     load_threads = _positive_ints(v.get("load_threads", (1,)), "load_threads")
+    raw_depths = v.get("pipeline_depths")
+    pipeline_depths = (1,) if raw_depths is None else _positive_ints(raw_depths, "pipeline_depths")
 
     all_connections = set(connection_counts)
     for entry in servers:
@@ -371,6 +391,9 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
                     f"{connections} connections are not a multiple of {threads} load threads "
                     f"(wrk would open only {connections // threads * threads})",
                 )
+
+    if check_host:
+        _check_open_file_limit(connection_counts, servers)
 
     duration_s = _positive_int(v.get("duration_s", 3), "duration_s")
     trials = _positive_int(v.get("trials", 5), "trials")
@@ -419,6 +442,7 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
         thread_counts=thread_counts,
         connection_counts=connection_counts,
         load_threads=load_threads,
+        pipeline_depths=pipeline_depths,
         duration_s=duration_s,
         trials=trials,
         warmup=warmup,
@@ -435,6 +459,26 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
     )
 
 
+def _check_open_file_limit(connection_counts: tuple[int, ...], servers: tuple[ServerEntry, ...]) -> None:
+    """Every trial needs connections + FD_HEADROOM descriptors in the server and in wrk; the
+    runner raises the soft limit as far as that, but not beyond the hard limit."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        return
+    most = hard - FD_HEADROOM
+    sources = [("connection_counts", connection_counts)] + [
+        (f"servers[{i}].connections", entry.connections or ()) for i, entry in enumerate(servers)
+    ]
+    for parameter, counts in sources:
+        too_many = [c for c in counts if c > most]
+        if too_many:
+            raise ParameterError(
+                parameter,
+                f"{max(too_many)} connections need {max(too_many) + FD_HEADROOM} open files (in the server and in "
+                f"wrk), but the open-file hard limit is {hard}: at most {most} connections (raise it with ulimit -Hn)",
+            )
+
+
 def parameters_from_dict(stored: Mapping[str, Any]) -> Parameters:
     """Rebuild Parameters from campaign.json's "parameters" (no host checks: it may come from elsewhere)."""
     return validate(stored, check_host=False)
@@ -447,6 +491,7 @@ def differing_parameters(stored: Mapping[str, Any], current: Parameters) -> list
     for name in sorted(set(now) | (set(stored) - set(NOT_IDENTITY))):
         if name == "seed" and current.seed is None:
             continue  # no explicit seed: the campaign's recorded one is used
-        if stored.get(name) != now.get(name):
-            differences.append(f"{name} (campaign has {stored.get(name)!r}, now {now.get(name)!r})")
+        was = stored.get(name, LATER_PARAMETER_DEFAULTS.get(name))
+        if was != now.get(name):
+            differences.append(f"{name} (campaign has {was!r}, now {now.get(name)!r})")
     return differences

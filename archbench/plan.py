@@ -1,12 +1,13 @@
 """From parameters to the configuration grid and the randomised, interleaved trial order.
 
 Grid. Each server entry contributes (its option variants) x (thread counts, if
-the architecture takes `--threads`) x (its connection counts) x load threads.
-Combinations that would be meaningless are never generated: an architecture
-without a threads flag (blocking, thread_per_conn) contributes one
-configuration per connection count however many thread counts the campaign
-sweeps, instead of identical runs labelled with different thread counts.
-Configurations reached from two entries are kept once.
+the architecture has a parallelism flag: worker threads or worker processes) x
+(its connection counts) x load threads x (its pipeline depths). Combinations
+that would be meaningless are never generated: an architecture without such a
+flag (blocking, thread_per_conn, poll, epoll) contributes one configuration per
+connection count however many thread counts the campaign sweeps, instead of
+identical runs labelled with different thread counts. Configurations reached
+from two entries are kept once.
 
 Order. Trials are interleaved across configurations so that slow drift of the
 machine (thermal state, background load) spreads over all configurations
@@ -40,7 +41,7 @@ class TrialConfig:
     connections: int
     load_threads: int
     duration_s: int
-    threads: int | None = None  # only for architectures that take --threads
+    threads: int | None = None  # worker threads or processes; only for architectures with such a flag
     options: tuple[tuple[str, Any], ...] = ()  # architecture options, registry order
     response: str = "test"
     load_generator: str = "wrk"
@@ -117,8 +118,10 @@ def expand_grid(params: Parameters) -> list[TrialConfig]:
             (entry.threads or params.thread_counts) if spec.takes_threads else (None,)
         )
         connection_counts = entry.connections or params.connection_counts
-        for option_values, threads, connections, load_threads in itertools.product(
-            itertools.product(*option_choices), thread_counts, connection_counts, params.load_threads
+        pipeline_depths = entry.pipeline or params.pipeline_depths
+        for option_values, threads, connections, load_threads, pipeline in itertools.product(
+            itertools.product(*option_choices), thread_counts, connection_counts, params.load_threads,
+            pipeline_depths,
         ):
             config = TrialConfig(
                 architecture=entry.architecture,
@@ -129,6 +132,7 @@ def expand_grid(params: Parameters) -> list[TrialConfig]:
                 options=tuple(zip(option_names, option_values)),
                 response=params.response,
                 load_generator=params.load_generator,
+                pipeline=pipeline,
             )
             configs.setdefault(config.config_id, config)
     return list(configs.values())

@@ -12,6 +12,7 @@ elsewhere it falls back to polling.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import select
@@ -19,19 +20,43 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import IO
 
 POLL_INTERVAL_S = 0.01  # only without pidfd support
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent(sig: signal.Signals) -> Callable[[], None]:
+    """A preexec_fn: the child gets `sig` when the process that started it dies, even by SIGKILL,
+    so a runner killed outright leaves no server or load generator behind. The flag survives the
+    exec of taskset and taskset's exec of the program. libc is loaded here, in the parent, so the
+    forked child only makes the call."""
+    parent_pid = os.getpid()
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        prctl = None  # not Linux: the group signals of a live runner are all there is
+
+    def in_child() -> None:
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, int(sig))
+        if os.getppid() != parent_pid:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return in_child
 
 
 @dataclass(frozen=True)
 class Exit:
-    """How a child ended: exit code (negative: killed by that signal) and its CPU time."""
+    """How a child ended: exit code (negative: killed by that signal), its CPU time, and how long it
+    ran (from start to being reaped, which a pidfd wait makes prompt)."""
 
     exit_code: int
     cpu_user_s: float
     cpu_sys_s: float
+    wall_s: float | None = None
 
 
 class _Drain(threading.Thread):
@@ -86,7 +111,8 @@ class _Drain(threading.Thread):
 class ManagedProcess:
     """A child in its own process group, its stdout (and stderr, merged or not) drained."""
 
-    def __init__(self, argv: list[str], *, merge_stderr: bool) -> None:
+    def __init__(self, argv: list[str], *, merge_stderr: bool, env: Mapping[str, str] | None = None) -> None:
+        """`env`: variables added to the runner's environment (None or empty: inherit it unchanged)."""
         self.argv = list(argv)
         self._proc = subprocess.Popen(
             self.argv,
@@ -94,6 +120,9 @@ class ManagedProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
             start_new_session=True,
+            env={**os.environ, **env} if env else None,
+            # SIGTERM: servers stop cleanly, prefork and nginx stop their workers too.
+            preexec_fn=die_with_parent(signal.SIGTERM),
         )
         self.pid = self._proc.pid
         self.started = time.monotonic()
@@ -119,7 +148,10 @@ class ManagedProcess:
         if self._exit is None:
             pid, status, usage = os.wait4(self.pid, os.WNOHANG)
             if pid == self.pid:
-                self._exit = Exit(os.waitstatus_to_exitcode(status), usage.ru_utime, usage.ru_stime)
+                self._exit = Exit(
+                    os.waitstatus_to_exitcode(status), usage.ru_utime, usage.ru_stime,
+                    wall_s=time.monotonic() - self.started,
+                )
                 # Tell Popen the child is reaped so it never waits on a recycled pid.
                 self._proc.returncode = self._exit.exit_code
                 if self._pidfd is not None:

@@ -1,33 +1,96 @@
-"""Named parameter sets: smoke (tests, CI), default (a few minutes), full (source 000's sweep).
+"""Named parameter sets: smoke (tests, CI), default (minutes), full (hours), bench (the efficiency benchmark).
 
 A profile is only default values: any of them can be overridden by an explicit
 parameter (see `archbench.params.resolve_parameters`). Per-server entries may
-carry their own thread and connection sweeps, which is how one profile holds
-both a thread sweep at a fixed connection count and a connection sweep at a
-fixed thread count; an explicit campaign-wide `thread_counts` or
-`connection_counts` replaces those per-entry sweeps.
+carry their own thread, connection and pipeline-depth sweeps, which is how one
+profile holds both a thread sweep at a fixed connection count and a connection
+sweep at a fixed thread count; an explicit campaign-wide `thread_counts`,
+`connection_counts` or `pipeline_depths` replaces those per-entry sweeps.
+"Threads" are worker threads or worker processes (prefork, nginx), whatever
+the architecture's parallelism is; architectures without one (blocking,
+thread_per_conn, poll, epoll) are never multiplied by a thread sweep.
 
 Expected durations on the reference machine (2 cores; `expected_duration_s`
 computes them from the grid, so they follow any edit of the values below):
 
-* smoke:   6 configurations x (2 trials + warm-up) x (1 s + overhead)   ->  21 s (measured: 19.6 s)
-* default: 14 configurations x (5 trials + warm-up) x (3 s + overhead)  -> 265 s, about 4.4 min
-* full:    30 configurations x (10 trials + warm-up) x (5 s + overhead) -> 1700 s, about 28 min
+* smoke:   10 configurations x (2 trials + warm-up) x (1 s + overhead)   ->   35 s
+* default: 33 configurations x (4 trials + warm-up) x (2 s + overhead)   ->  355 s, about 6 min
+           (the foundation sweep, 14 configurations, plus the architecture comparison, 22,
+           sharing 3; 5 trials would take 7.1 min)
+* full:    219 configurations x (8 trials + warm-up) x (5 s + overhead) -> 10150 s, about 2.8 h
+* bench:   22 configurations x (5 trials + warm-up) x (5 s + overhead)  ->  680 s, about 11 min
+
+`full` trimmed: the issue's grid (every architecture and nginx x connections
+{32, 64, 100, 400, 2000, 10000} x threads {1, 2, 4, 8, 16} x pipeline depth
+{1, 16}) is 480 configurations, about 7.5 h at 10 trials of 5 s. It keeps the
+two one-dimensional sweeps that answer the questions asked, each at both depths:
+the connection sweep at 1 thread/worker (how each design copes with many
+connections) and the thread sweep at 100 connections (what more threads or
+processes cost on one server CPU). Left out is the rest of the cross product,
+many threads at many connections, which would more than double the time for
+interactions neither sweep needs. That is 219 configurations with source 000's
+sweep (kept whole), still 3.45 h at 10 trials; 8 measured trials (plus the
+warm-up) bring it to 2.8 h and widen a 95% confidence interval by only
+t(7)/sqrt(8) / (t(9)/sqrt(10)) = 1.17x.
 """
 from __future__ import annotations
 
 from typing import Any
 
-PROFILE_NAMES = ("smoke", "default", "full")
+from archbench.servers import server_spec
+
+PROFILE_NAMES = ("smoke", "default", "full", "bench")
 
 # Wall time of one trial beyond its wrk duration: server start and ready line,
 # wrk's start-up and the final ~0.1 s it overruns, server shutdown, commit.
 # Measured on the reference machine by the smoke campaign: median 0.11 s per trial
 # (finished_at - started_at - duration), rounded up for larger connection counts.
+# nginx trials take 0.13-0.16 s (its Python launcher starts, probes and stops it), the
+# C servers' 0.02-0.11 s, so the one figure still fits a mixed campaign.
 TRIAL_OVERHEAD_S = 0.15
 
 SOURCE_000_THREADS = [1, 2, 4, 6, 8, 10, 12, 16]
 SOURCE_000_CONNECTIONS = [32, 64, 100, 400, 1000]
+# The issue's architecture comparison.
+COMPARISON_CONNECTIONS = [32, 64, 100, 400, 2000, 10000]
+COMPARISON_THREADS = [1, 2, 4, 8, 16]
+COMPARISON_PIPELINE_DEPTHS = [1, 16]
+
+# Every architecture variant of the comparison: (architecture, options). Variants are the
+# designs the servers implement as flags (thread_pool's dispatch, epoll's trigger); reactor,
+# reuseport and prefork run their own default trigger.
+SINGLE_LOOP_VARIANTS: list[tuple[str, dict[str, Any]]] = [
+    ("blocking", {}),
+    ("thread_per_conn", {}),
+    ("poll", {}),
+    ("epoll", {"trigger": "level"}),
+    ("epoll", {"trigger": "edge"}),
+]
+PARALLEL_VARIANTS: list[tuple[str, dict[str, Any]]] = [
+    ("thread_pool", {"dispatch": "request"}),
+    ("thread_pool", {"dispatch": "connection"}),
+    ("reactor", {}),
+    ("reuseport", {}),
+    ("prefork", {}),
+    ("io_uring", {}),
+    ("nginx", {}),
+]
+
+
+def comparison_entries(
+    variants: list[tuple[str, dict[str, Any]]], *, connections: list[int], pipeline: list[int],
+    threads: list[int] | None = None,
+) -> list[dict[str, Any]]:
+    """Server entries for `variants`, each with its own sweeps; `threads` only where the
+    architecture has a parallelism to set (the single-loop variants take none)."""
+    entries = []
+    for architecture, options in variants:
+        entry: dict[str, Any] = {"architecture": architecture, **options, "connections": list(connections),
+                                 "pipeline": list(pipeline)}
+        if threads is not None and server_spec(architecture).takes_threads:
+            entry["threads"] = list(threads)
+        entries.append(entry)
+    return entries
 
 
 def profile_values(name: str) -> dict[str, Any]:
@@ -38,6 +101,8 @@ def profile_values(name: str) -> dict[str, Any]:
                 "blocking",
                 "thread_per_conn",
                 {"architecture": "thread_pool", "dispatch": ["request", "connection"]},
+                {"architecture": "epoll", "trigger": "edge", "pipeline": [1, 16]},
+                {"architecture": "nginx", "threads": [1], "pipeline": [1, 16]},
             ],
             "thread_counts": [1, 2],
             "connection_counts": [16],
@@ -48,39 +113,82 @@ def profile_values(name: str) -> dict[str, Any]:
         }
     if name == "default":
         connection_sweep = [10, 100, 400]
+        foundation = [
+            {"architecture": "thread_pool", "dispatch": "request", "threads": [1, 2, 4, 8], "connections": [100]},
+            {"architecture": "thread_pool", "dispatch": "connection", "threads": [2, 8], "connections": [100]},
+            {"architecture": "thread_pool", "dispatch": "request", "threads": [2], "connections": connection_sweep},
+            {"architecture": "thread_per_conn", "connections": connection_sweep},
+            {"architecture": "blocking", "connections": connection_sweep},
+        ]
+        # Every architecture and nginx once, at 1 thread/worker, without and with pipelining.
+        comparison_variants = [v for v in SINGLE_LOOP_VARIANTS + PARALLEL_VARIANTS
+                               if v != ("thread_pool", {"dispatch": "connection"})]
+        comparison = comparison_entries(comparison_variants, connections=[100], threads=[1],
+                                        pipeline=COMPARISON_PIPELINE_DEPTHS)
         return {
-            "servers": [
-                {"architecture": "thread_pool", "dispatch": "request", "threads": [1, 2, 4, 8], "connections": [100]},
-                {"architecture": "thread_pool", "dispatch": "connection", "threads": [2, 8], "connections": [100]},
-                {"architecture": "thread_pool", "dispatch": "request", "threads": [2], "connections": connection_sweep},
-                {"architecture": "thread_per_conn", "connections": connection_sweep},
-                {"architecture": "blocking", "connections": connection_sweep},
-            ],
+            "servers": foundation + comparison,
             "thread_counts": [1, 2, 4, 8],
             "connection_counts": [100],
             "load_threads": [1],
-            "duration_s": 3,
-            "trials": 5,
+            "pipeline_depths": [1],
+            # 2 s runs and 4 trials keep the whole campaign near 6 minutes on 2 cores.
+            "duration_s": 2,
+            "trials": 4,
             "warmup": True,
         }
     if name == "full":
-        # Source 000: pool sizes 1-16 at 400 connections, 10 trials of 5 s, fresh server per trial.
+        # Source 000: pool sizes 1-16 at 400 connections, fresh server per trial, 5 s runs.
         # Its server handed whole connections to the pool (dispatch connection); request dispatch
         # is measured next to it. The connection sweep adds source 003's -c32/-c64.
+        source_000 = [
+            {"architecture": "thread_pool", "dispatch": ["connection", "request"],
+             "threads": SOURCE_000_THREADS, "connections": [400]},
+            {"architecture": "thread_pool", "dispatch": "request", "threads": [2],
+             "connections": SOURCE_000_CONNECTIONS},
+            {"architecture": "thread_per_conn", "connections": SOURCE_000_CONNECTIONS},
+            {"architecture": "blocking", "connections": SOURCE_000_CONNECTIONS},
+        ]
+        # The architecture comparison, trimmed as the module docstring explains.
+        connection_sweep = comparison_entries(SINGLE_LOOP_VARIANTS + PARALLEL_VARIANTS,
+                                              connections=COMPARISON_CONNECTIONS, threads=[1],
+                                              pipeline=COMPARISON_PIPELINE_DEPTHS)
+        thread_sweep = comparison_entries(PARALLEL_VARIANTS, connections=[100], threads=COMPARISON_THREADS,
+                                          pipeline=COMPARISON_PIPELINE_DEPTHS)
         return {
-            "servers": [
-                {"architecture": "thread_pool", "dispatch": ["connection", "request"],
-                 "threads": SOURCE_000_THREADS, "connections": [400]},
-                {"architecture": "thread_pool", "dispatch": "request", "threads": [2],
-                 "connections": SOURCE_000_CONNECTIONS},
-                {"architecture": "thread_per_conn", "connections": SOURCE_000_CONNECTIONS},
-                {"architecture": "blocking", "connections": SOURCE_000_CONNECTIONS},
-            ],
+            "servers": source_000 + connection_sweep + thread_sweep,
             "thread_counts": SOURCE_000_THREADS,
             "connection_counts": [400],
             "load_threads": [1],
+            "pipeline_depths": [1],
             "duration_s": 5,
-            "trials": 10,
+            "trials": 8,
+            "warmup": True,
+        }
+    if name == "bench":
+        # The issue's efficiency benchmark (`python -m archbench bench`): every architecture at
+        # 1 thread/worker and nginx with 1 worker, wrk -t1 -c100, without and with pipelining.
+        variants = [
+            ("thread_pool", {"dispatch": "request"}),
+            ("reactor", {}),
+            ("reuseport", {}),
+            ("io_uring", {}),
+            ("prefork", {}),
+            ("epoll", {"trigger": "edge"}),
+            ("epoll", {"trigger": "level"}),
+            ("poll", {}),
+            ("blocking", {}),
+            ("thread_per_conn", {}),
+            ("nginx", {}),
+        ]
+        return {
+            "servers": comparison_entries(variants, connections=[100], threads=[1],
+                                          pipeline=COMPARISON_PIPELINE_DEPTHS),
+            "thread_counts": [1],
+            "connection_counts": [100],
+            "load_threads": [1],
+            "pipeline_depths": [1],
+            "duration_s": 5,
+            "trials": 5,
             "warmup": True,
         }
     raise KeyError(f"unknown profile {name!r}; valid: {', '.join(PROFILE_NAMES)}")

@@ -20,6 +20,7 @@ TOOL_VERSION_COMMANDS: dict[str, list[str]] = {
     "taskset": ["taskset", "--version"],
     "cmake": ["cmake", "--version"],
     "gcc": ["gcc", "--version"],
+    "nginx": ["nginx", "-v"],  # "nginx version: nginx/1.22.1" on stderr; null where nginx is absent
 }
 COMPILER_NAMES = {"GNU": "gcc", "Clang": "clang", "AppleClang": "apple-clang", "IntelLLVM": "icx"}
 # Data directories are excluded from the dirty check: writing data/raw must not make the code "dirty".

@@ -1,12 +1,21 @@
 """Runs trials and campaigns: a fresh pinned server per trial, wrk against it, everything recorded.
 
 One trial:
- 1. start `taskset -c SERVER_CPUS build/bin/<arch> --host 127.0.0.1 --port 0 ...` in its own session;
+ 1. start `taskset -c SERVER_CPUS build/bin/<arch> --host 127.0.0.1 --port 0 ...` in its own session
+    (nginx: `taskset -c SERVER_CPUS python -m archbench.nginx ...`, a launcher that behaves the same);
  2. wait for `listening on HOST:PORT` (bounded; a server that exits first, or never says it, fails the trial);
  3. run `taskset -c LOAD_CPUS wrk ... --latency --timeout Ts http://127.0.0.1:PORT/` (bounded), keep stdout;
  4. stop the server's process group (SIGTERM, SIGKILL after a grace period), reap it with wait4 for
     its CPU time, read its shutdown JSON line (contracts.md section 1);
- 5. the record says ok, failed (with the reason) or unsupported; it is never dropped.
+ 5. the record says ok, failed (with the reason) or unsupported (the server exited with status 3
+    before its ready line: this kernel lacks what it needs); it is never dropped.
+
+The record also says which server CPU numbers measure the server (`server.cpu_source`: "tree", the
+wait4 numbers, or "stats", the server's own, for nginx without its launcher) and how busy the load
+generator was (`load.cpu_utilisation`, its own user + sys time per wall second and CPU), so downstream
+can mark client-bound trials. Because rusage leaves out interrupt and softirq time, where loopback
+TCP does much of its work, `server.cpus_busy` and `load.cpus_busy` also give the busy fraction of each
+CPU set during the load, from /proc/stat (archbench.cpustat).
 
 A campaign runs the plan of `archbench.plan` in order, skipping trials already
 committed, and commits each trial's files with `archbench.storage` as soon as
@@ -29,14 +38,15 @@ from ipaddress import ip_address
 from pathlib import Path
 from typing import Any, TextIO
 
-from archbench.loadgen import LoadGenerator, load_generator
-from archbench.params import Parameters, differing_parameters
+from archbench.cpustat import busy_fraction, read_cpu_times
+from archbench.loadgen import LoadGenerator, load_generator, pipeline_script
+from archbench.params import FD_HEADROOM, Parameters, differing_parameters, parse_cpu_list
 from archbench.parsers import LoadOutputError, parse_output
 from archbench.plan import PlannedTrial, plan_campaign
 from archbench.processes import ManagedProcess
 from archbench.progress import Progress
 from archbench.provenance import collect_provenance
-from archbench.servers import server_spec
+from archbench.servers import server_spec, server_specs
 from archbench.storage import Campaign, CampaignMismatchError, CampaignStore, load_campaign, signals_deferred
 
 SCHEMA = 1
@@ -47,8 +57,6 @@ UNSUPPORTED_EXIT_CODE = 3
 LOAD_SLACK_S = 15.0
 OUTPUT_TAIL_CHARS = 2000
 BUILD_HINT = "build the servers: cmake -S servers_c -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2"
-# File descriptors beyond one per connection (listening socket, pipes, libraries).
-FD_HEADROOM = 256
 
 
 class PreflightError(RuntimeError):
@@ -115,11 +123,12 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
     server_info: dict[str, Any] = {
         "argv": server_argv, "cpus": params.server_cpus, "ready_line": None, "ready_after_s": None,
         "exit_code": None, "signal_sent": None, "stats": None, "cpu_user_s": None, "cpu_sys_s": None,
-        "output_file": server_file,
+        "cpu_source": spec.cpu_source, "cpus_busy": None, "output_file": server_file,
     }
     load_info: dict[str, Any] = {
         "tool": generator.name, "argv": None, "cpus": params.load_cpus, "exit_code": None, "wall_s": None,
-        "cpu_user_s": None, "cpu_sys_s": None, "output_file": None, "stderr": None,
+        "cpu_user_s": None, "cpu_sys_s": None, "cpu_utilisation": None, "cpus_busy": None, "output_file": None,
+        "stderr": None,
     }
     problems: list[str] = []
     unsupported = False
@@ -127,7 +136,7 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
 
     children: list[ManagedProcess] = []  # everything started, so an interrupt can stop it all
     try:
-        server = spawn(server_argv, merge_stderr=True, children=children)
+        server = spawn(server_argv, merge_stderr=True, children=children, env=spec.environment())
         ran_load = False
         ready = server.wait_for_line(READY_LINE, params.ready_timeout_s)
         if ready is None:
@@ -150,7 +159,9 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
                 problems.append(f"server listens on {host}, not on loopback; not loading it")
             else:
                 ran_load = True
-                load_problem = _run_load(generator, config, host, port, params, trial_id, load_info, outputs, children)
+                load_problem = _run_load(
+                    generator, config, host, port, params, trial_id, load_info, server_info, outputs, children
+                )
                 if load_problem:
                     problems.append(load_problem)
         problems += _stop_server(server, params, server_info, outputs, server_file, ran_load=ran_load)
@@ -189,7 +200,9 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-def spawn(argv: list[str], *, merge_stderr: bool, children: list[ManagedProcess]) -> ManagedProcess:
+def spawn(
+    argv: list[str], *, merge_stderr: bool, children: list[ManagedProcess], env: dict[str, str] | None = None
+) -> ManagedProcess:
     """Start a child and register it, with SIGINT/SIGTERM held meanwhile.
 
     An interrupt landing inside Popen (after fork, before the object exists)
@@ -197,21 +210,28 @@ def spawn(argv: list[str], *, merge_stderr: bool, children: list[ManagedProcess]
     in `children`, where the interrupt handler finds and kills it.
     """
     with signals_deferred():
-        child = ManagedProcess(argv, merge_stderr=merge_stderr)
+        child = ManagedProcess(argv, merge_stderr=merge_stderr, env=env)
         children.append(child)
     return child
 
 
 def _run_load(
     generator: LoadGenerator, config: dict[str, Any], host: str, port: int, params: Parameters, trial_id: str,
-    load_info: dict[str, Any], outputs: dict[str, bytes], children: list[ManagedProcess],
+    load_info: dict[str, Any], server_info: dict[str, Any], outputs: dict[str, bytes],
+    children: list[ManagedProcess],
 ) -> str | None:
     url = f"http://{host}:{port}/"
     argv = ["taskset", "-c", params.load_cpus, *generator.command(config, url, params.wrk_timeout_s)]
     load_info["argv"] = argv
+    cpu_times_before = read_cpu_times()
     load = spawn(argv, merge_stderr=False, children=children)
     limit_s = config["duration_s"] + params.wrk_timeout_s + LOAD_SLACK_S
     ended = load.wait(limit_s)
+    cpu_times_after = read_cpu_times()
+    load_info["cpus_busy"] = busy_fraction(
+        cpu_times_before, cpu_times_after, parse_cpu_list(params.load_cpus, "load_cpus"))
+    server_info["cpus_busy"] = busy_fraction(
+        cpu_times_before, cpu_times_after, parse_cpu_list(params.server_cpus, "server_cpus"))
     problem = None
     if ended is None:
         ended = load.kill()
@@ -219,13 +239,13 @@ def _run_load(
     stdout, stderr = load.output()
     output_file = generator.output_file(trial_id)
     outputs[output_file] = stdout
-    load_info.update(
-        output_file=output_file,
-        wall_s=round(time.monotonic() - load.started, 6),
-        stderr=stderr.decode("utf-8", "replace"),
-    )
+    wall_s = ended.wall_s if ended is not None and ended.wall_s is not None else time.monotonic() - load.started
+    load_info.update(output_file=output_file, wall_s=round(wall_s, 6), stderr=stderr.decode("utf-8", "replace"))
     if ended is not None:
-        load_info.update(exit_code=ended.exit_code, cpu_user_s=ended.cpu_user_s, cpu_sys_s=ended.cpu_sys_s)
+        load_info.update(
+            exit_code=ended.exit_code, cpu_user_s=ended.cpu_user_s, cpu_sys_s=ended.cpu_sys_s,
+            cpu_utilisation=cpu_utilisation(ended.cpu_user_s + ended.cpu_sys_s, wall_s, params.load_cpus),
+        )
     if problem is None and ended is not None and ended.exit_code != 0:
         problem = f"{generator.name} exited with status {ended.exit_code}: {tail(stderr) or '(no stderr)'}"
     if problem is None:
@@ -234,6 +254,17 @@ def _run_load(
         except LoadOutputError as error:
             problem = f"{generator.name} output not understood: {error}"
     return problem
+
+
+def cpu_utilisation(cpu_s: float, wall_s: float, cpus: str) -> float | None:
+    """Busy fraction of the CPUs a process was pinned to: (user + sys) / (wall x CPUs).
+
+    At 0.95 or more the load generator, not the server, set the rate (a client-bound trial).
+    """
+    count = len(parse_cpu_list(cpus, "cpus"))
+    if wall_s <= 0 or count == 0:
+        return None
+    return round(cpu_s / (wall_s * count), 6)
 
 
 def _stop_server(
@@ -267,18 +298,21 @@ def _stop_server(
 
 
 def preflight(params: Parameters, plan: list[PlannedTrial]) -> None:
-    """Fail before anything runs if a binary or tool is missing or file descriptors would run out."""
-    missing = []
-    for architecture in dict.fromkeys(t.config.architecture for t in plan):
-        path = server_spec(architecture).binary_path(Path(params.build_dir))
-        if not path.is_file():
-            missing.append(str(path))
+    """Fail before anything runs if a binary, tool or script is missing or file descriptors would run out."""
+    specs = server_specs()
+    architectures = [specs[name] for name in dict.fromkeys(t.config.architecture for t in plan)]
+    missing = [str(path) for spec in architectures if (path := spec.missing_binary(Path(params.build_dir)))]
     if missing:
         raise PreflightError(f"server binaries missing: {', '.join(missing)}; {BUILD_HINT}")
+    unavailable = [reason for spec in architectures if (reason := spec.unavailable_reason())]
+    if unavailable:
+        raise PreflightError("; ".join(unavailable))
     tools = ["taskset", *dict.fromkeys(load_generator(t.config.load_generator).executable for t in plan)]
     absent = [tool for tool in tools if shutil.which(tool) is None]
     if absent:
         raise PreflightError(f"not on PATH: {', '.join(absent)}")
+    if any(t.config.pipeline > 1 for t in plan) and not pipeline_script().is_file():
+        raise PreflightError(f"pipelining needs {pipeline_script()}, which is missing")
     needed = max((t.config.connections for t in plan), default=0) + FD_HEADROOM
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < needed:

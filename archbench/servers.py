@@ -1,11 +1,12 @@
 """The server architectures a campaign can run, and how a configuration becomes a command line.
 
-Each architecture is one `ServerSpec`: the binary in `build/bin/`, whether the
-campaign's thread counts apply to it, and its own options (contracts.md
-section 1). More architectures (poll, epoll, reactor, reuseport, prefork,
-io_uring) slot in as further entries of `server_specs()`; one that is not a
-`build/bin/` executable (nginx from a generated configuration) subclasses
-`ServerSpec` and overrides `command()`.
+Each architecture is one `ServerSpec`: the binary in `build/bin/`, the flag its
+parallelism takes (if any) and its own options (contracts.md section 1). The
+configuration field `threads` holds that parallelism whatever it is called:
+worker threads (`--threads`), worker processes (prefork `--workers`) or nginx's
+`worker_processes`. An architecture that is not a `build/bin/` executable
+(nginx, see `archbench.nginx`) subclasses `ServerSpec` and overrides
+`command()` and the preflight checks.
 """
 from __future__ import annotations
 
@@ -53,15 +54,33 @@ class ServerOption:
         return None
 
 
+# Which CPU numbers of a trial record measure the server (contracts.md section 2, `server.cpu_source`).
+CPU_SOURCE_TREE = "tree"  # server.cpu_user_s/cpu_sys_s: wait4 of the launched process, children included
+CPU_SOURCE_STATS = "stats"  # server.stats.cpu_user_s/cpu_sys_s: the server's own, without its launcher
+
+
 @dataclass(frozen=True)
 class ServerSpec:
-    """An architecture: its binary and how configuration fields map to its flags."""
+    """An architecture: its binary and how configuration fields map to its flags.
+
+    `threads_flag` names what the configuration field `threads` becomes: the
+    number of worker threads or event loops (`--threads`), of worker processes
+    (`--workers`), or nginx's `worker_processes`. None: the architecture has a
+    fixed parallelism (one loop, or a thread per connection) and the
+    campaign's thread counts do not multiply it.
+    """
 
     name: str
     binary: str
     summary: str
-    takes_threads: bool = False  # whether the campaign's thread counts (`--threads`) apply
+    threads_flag: str | None = None
     options: tuple[ServerOption, ...] = field(default_factory=tuple)
+    cpu_source: str = CPU_SOURCE_TREE
+
+    @property
+    def takes_threads(self) -> bool:
+        """Whether the campaign's thread counts (threads or worker processes) apply."""
+        return self.threads_flag is not None
 
     def option(self, name: str) -> ServerOption | None:
         return next((o for o in self.options if o.name == name), None)
@@ -69,11 +88,24 @@ class ServerSpec:
     def binary_path(self, build_dir: Path) -> Path:
         return Path(build_dir) / "bin" / self.binary
 
+    def missing_binary(self, build_dir: Path) -> Path | None:
+        """The build/bin executable if it is missing (the build fixes that), else None."""
+        path = self.binary_path(build_dir)
+        return None if path.is_file() else path
+
+    def unavailable_reason(self) -> str | None:
+        """Why the architecture cannot run on this machine for reasons the build does not fix, or None."""
+        return None
+
+    def environment(self) -> dict[str, str]:
+        """Environment variables the server process needs beyond the runner's own."""
+        return {}
+
     def flags(self, config: Mapping[str, Any]) -> list[str]:
         """The architecture flags for a configuration (no host/port)."""
         flags: list[str] = []
-        if self.takes_threads:
-            flags += ["--threads", str(config["threads"])]
+        if self.threads_flag is not None:
+            flags += [self.threads_flag, str(config["threads"])]
         for option in self.options:
             value = config.get(option.name, option.default)
             if value is None or value == option.omit_when:
@@ -87,8 +119,15 @@ class ServerSpec:
         return [str(self.binary_path(build_dir)), "--host", host, "--port", "0", *self.flags(config)]
 
 
+def trigger_option(default: str) -> ServerOption:
+    """epoll's level- or edge-triggered notification; each architecture has its own default."""
+    return ServerOption("trigger", "--trigger", default=default, choices=("level", "edge"))
+
+
 def server_specs() -> dict[str, ServerSpec]:
     """The registry, built fresh on each call (no module-level mutable state)."""
+    from archbench.nginx import NginxSpec  # nginx.py builds on ServerSpec, so it is imported here
+
     specs = [
         ServerSpec(
             name="blocking",
@@ -105,12 +144,52 @@ def server_specs() -> dict[str, ServerSpec]:
             name="thread_pool",
             binary="thread_pool",
             summary="N workers fed through a queue or stack by one accepting thread",
-            takes_threads=True,
+            threads_flag="--threads",
             options=(
                 ServerOption("dispatch", "--dispatch", default="request", choices=("connection", "request")),
                 ServerOption("handoff", "--handoff", default="queue", choices=("queue", "stack")),
             ),
         ),
+        # poll and epoll accept only `--threads 1`: one loop, so no thread sweep.
+        ServerSpec(
+            name="poll",
+            binary="poll",
+            summary="one thread, poll() over the listener and every connection",
+        ),
+        ServerSpec(
+            name="epoll",
+            binary="epoll",
+            summary="one thread, one epoll instance for the listener and every connection",
+            options=(trigger_option("level"),),
+        ),
+        ServerSpec(
+            name="reactor",
+            binary="reactor",
+            summary="an acceptor thread hands connections round-robin to N epoll loops",
+            threads_flag="--threads",
+            options=(trigger_option("edge"),),
+        ),
+        ServerSpec(
+            name="reuseport",
+            binary="reuseport",
+            summary="N epoll loops, each accepting on its own SO_REUSEPORT listener",
+            threads_flag="--threads",
+            options=(trigger_option("edge"),),
+        ),
+        ServerSpec(
+            name="prefork",
+            binary="prefork",
+            summary="N single-threaded worker processes sharing one listener (EPOLLEXCLUSIVE)",
+            threads_flag="--workers",  # its --threads must stay 1 (one thread per worker process)
+            options=(trigger_option("level"),),
+        ),
+        ServerSpec(
+            name="io_uring",
+            binary="io_uring",
+            summary="N completion-driven io_uring loops, each with its own SO_REUSEPORT listener",
+            threads_flag="--threads",
+        ),
+        NginxSpec(),
     ]
     return {spec.name: spec for spec in specs}
 

@@ -3,7 +3,7 @@
 #
 #   scripts/setup.sh [all|system|venv]      (default: all; `make setup` runs `all`)
 #
-#   system  checks gcc/make, cmake, liburing, wrk, taskset, python3 with venv, latexmk,
+#   system  checks gcc/make, cmake, liburing, wrk, nginx, taskset, python3 with venv, latexmk,
 #           pdflatex and the LaTeX packages paper/report.tex uses. What is missing
 #           is installed with apt-get when running as root; otherwise the exact
 #           `sudo apt-get install ...` command is printed and the script exits 1.
@@ -116,6 +116,8 @@ check_system() {
         fi
     fi
     have wrk || need wrk wrk
+    # the reference server: nginx-light is enough (stub_status included); it lives in /usr/sbin
+    have nginx || [[ -x /usr/sbin/nginx ]] && ! pretend_missing nginx || need nginx nginx-light
     have taskset || need taskset util-linux
     have hostname || need hostname hostname
     have git || need git git
@@ -152,7 +154,7 @@ is_root() { [[ -z "${ARCHBENCH_SETUP_NOT_ROOT:-}" && "$(id -u)" == 0 ]]; }
 setup_system() {
     check_system
     if ((${#MISSING_WHAT[@]} == 0)); then
-        say "system tools present (gcc, make, cmake, liburing, wrk, taskset, $PYTHON + venv, latexmk, pdflatex, LaTeX packages)"
+        say "system tools present (gcc, make, cmake, liburing, wrk, nginx, taskset, $PYTHON + venv, latexmk, pdflatex, LaTeX packages)"
         return
     fi
     say "missing: ${MISSING_WHAT[*]}"

@@ -36,8 +36,8 @@ int main(int argc, char **argv)
 {
     struct blocking_server srv;
     server_start(&srv.base, &cli, argc, argv, false, true);
-    struct http_session session;
-    if (!conn_registry_init(&srv.registry) || !http_session_init(&session, &srv.base.responses))
+    struct session session;
+    if (!conn_registry_init(&srv.registry) || !session_init(&session, &srv.base.session))
         lifecycle_fail(cli.architecture, "out of memory");
     lifecycle_watch_signals(wake, &srv);
     lifecycle_announce_ready(srv.base.options.host, srv.base.port);
@@ -57,7 +57,7 @@ int main(int argc, char **argv)
         }
         counters.connections_accepted++;
         conn_registry_add(&srv.registry, fd);
-        http_session_reset(&session);
+        session_reset(&session);
         if (!lifecycle_stopping())
             conn_serve_blocking(fd, &session, &counters);
         counters_add_session(&counters, &session.counters);
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 
     bool failed = !lifecycle_stopping();
     server_finish(&srv.base, &counters);
-    http_session_destroy(&session);
+    session_destroy(&session);
     conn_registry_destroy(&srv.registry);
     return failed ? 1 : 0;
 }

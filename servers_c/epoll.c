@@ -36,7 +36,7 @@ int main(int argc, char **argv)
     struct server_base base;
     server_start(&base, &cli, argc, argv, true, true);
     struct event_loop_options options = {
-        .responses = &base.responses,
+        .session = &base.session,
         .edge_triggered = trigger == TRIGGER_EDGE,
         .listen_fd = base.listen_fd,
     };
@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 
     event_loop_run(loop);
     bool failed = !lifecycle_stopping();
+    lifecycle_finish(); /* the watcher may still be in event_loop_stop: join it before the loop is freed */
     struct server_counters counters = event_loop_finish(loop);
     server_finish(&base, &counters);
     return failed ? 1 : 0;

@@ -9,26 +9,32 @@
  * and returns once at least one completion is there. The loop then
  *   1. reaps every CQE, copying received bytes into the connections' sessions
  *      and giving each receive buffer straight back to the buffer ring;
- *   2. serves each connection that had news once: it answers every complete
- *      request, queues one SENDMSG for all the responses that are waiting, and
- *      re-arms or stops receiving.
+ *   2. serves each connection that had news once: its session processes what
+ *      arrived (answers every complete request, or, with --proto echo, takes
+ *      the bytes to send back), one SENDMSG is queued for all the output that
+ *      is waiting, and the recv is re-armed or stopped.
  * So a connection costs no system call of its own per request: a multishot
  * accept delivers connections, a multishot recv per connection delivers bytes
  * into buffers the kernel picks from the ring, and each batch of pipelined
- * responses leaves in one send.
+ * responses (or of bytes to echo) leaves in one send.
  *
  * What an asynchronous design must get right, and how this one does:
  * - A send in flight reads its iovec array until it completes, while the
  *   session may queue more responses (and compact its own array). So each
  *   send carries a per-connection snapshot of the queued iovecs, and at most
  *   one send is in flight per connection, which also keeps responses in order.
- *   A short send is resumed from where it stopped (http_session_output_sent).
+ *   A short send is resumed from where it stopped (session_output_sent).
+ *   An echo iovec points into the session's own input buffer; the session
+ *   offers no input space while it is pending, so those bytes stay put until
+ *   the send's CQE reports them sent.
  * - A multishot recv keeps delivering whatever the client sends, even while
- *   the session has stopped parsing because its output queue is full. Bytes
- *   the session cannot take go, in order, to a per-connection overflow buffer;
- *   when that holds more than OVERFLOW_STOP_BYTES the recv is cancelled, and it
- *   is re-armed once the overflow has drained into the session. This is the
- *   backpressure that epoll architectures get by simply not reading.
+ *   the session takes no input: its output queue is full (http) or its echo
+ *   is still being sent (echo). Bytes the session cannot take go, in order,
+ *   to a per-connection overflow buffer; when that holds more than
+ *   OVERFLOW_STOP_BYTES the recv is cancelled, and it is re-armed once the
+ *   overflow has drained into the session. This is the backpressure that epoll
+ *   architectures get by simply not reading: an echo client that never reads
+ *   costs the server one input buffer plus this bounded overflow.
  * - A multishot recv ends on EOF, on errors and with -ENOBUFS when the buffer
  *   ring ran dry (every CQE without IORING_CQE_F_MORE is its last). Buffers go
  *   back to the ring in the same iteration they arrive, so by the time a
@@ -68,7 +74,7 @@
 #include <unistd.h>
 
 #include "conn_io.h"
-#include "http_session.h"
+#include "session.h"
 #include "listener.h"
 #include "server.h"
 
@@ -377,7 +383,7 @@ struct uring_conn {
     /* The snapshot the send in flight reads; untouched until its CQE. */
     struct msghdr send_msg;
     struct iovec send_iov[SESSION_MAX_QUEUED];
-    struct http_session session;
+    struct session session;
 };
 
 struct startup_gate {
@@ -401,7 +407,7 @@ struct loop {
     bool wake_armed;
     bool draining; /* stopping: connections close without lingering */
     struct buffer_ring buffers;
-    const struct responses *responses;
+    const struct session_config *session;
     struct uring_conn *conns;
     size_t open_conns;
     struct uring_conn *touched;
@@ -465,11 +471,11 @@ static bool overflow_append(struct overflow *o, const char *bytes, size_t n)
 }
 
 /* Moves as many held-back bytes into the session as it has room for. */
-static void overflow_feed(struct overflow *o, struct http_session *s)
+static void overflow_feed(struct overflow *o, struct session *s)
 {
     if (o->len == 0)
         return;
-    size_t taken = http_session_input_copy(s, o->bytes + o->start, o->len);
+    size_t taken = session_input_copy(s, o->bytes + o->start, o->len);
     o->start += taken;
     o->len -= taken;
     if (o->len == 0)
@@ -491,10 +497,10 @@ static void mark_failed(struct loop *loop, struct uring_conn *c, int err)
 static void open_conn(struct loop *loop, int fd)
 {
     struct uring_conn *c = calloc(1, sizeof *c);
-    if (c == NULL || !http_session_init(&c->session, loop->responses)) {
+    if (c == NULL || !session_init(&c->session, loop->session)) {
         loop->counters.errors++;
         if (c != NULL)
-            http_session_destroy(&c->session);
+            session_destroy(&c->session);
         free(c);
         close(fd);
         return;
@@ -524,7 +530,7 @@ static void free_conn(struct loop *loop, struct uring_conn *c)
         c->next->prev = c->prev;
     loop->open_conns--;
     free(c->overflow.bytes);
-    http_session_destroy(&c->session);
+    session_destroy(&c->session);
     free(c);
 }
 
@@ -561,7 +567,7 @@ static void stop_recv(struct loop *loop, struct uring_conn *c)
 static void send_output(struct loop *loop, struct uring_conn *c)
 {
     struct iovec *queued;
-    int count = http_session_output(&c->session, &queued);
+    int count = session_output(&c->session, &queued);
     memcpy(c->send_iov, queued, (size_t)count * sizeof queued[0]);
     memset(&c->send_msg, 0, sizeof c->send_msg);
     c->send_msg.msg_iov = c->send_iov;
@@ -576,20 +582,20 @@ static void send_output(struct loop *loop, struct uring_conn *c)
 /* Answers what has arrived, sends, and decides whether to receive on. */
 static void answer(struct loop *loop, struct uring_conn *c)
 {
-    struct http_session *s = &c->session;
+    struct session *s = &c->session;
     bool progressed;
     do {
         overflow_feed(&c->overflow, s);
         /* EOF only once every byte before it is in the session. */
         if (c->peer_eof && c->overflow.len == 0)
-            http_session_end_input(s);
-        progressed = http_session_process(s);
+            session_end_input(s);
+        progressed = session_process(s);
     } while (progressed && c->overflow.len > 0);
     conn_check_first_answer(c->fd, s);
 
-    if (http_session_has_output(s) && !c->send_in_flight)
+    if (session_has_output(s) && !c->send_in_flight)
         send_output(loop, c);
-    if (http_session_done(s) && !c->send_in_flight) {
+    if (session_done(s) && !c->send_in_flight) {
         begin_close(loop, c);
         return;
     }
@@ -632,7 +638,7 @@ static void deliver(struct loop *loop, struct uring_conn *c, const char *bytes, 
         return;
     size_t taken = 0;
     if (c->overflow.len == 0) /* otherwise older bytes are waiting: keep the order */
-        taken = http_session_input_copy(&c->session, bytes, len);
+        taken = session_input_copy(&c->session, bytes, len);
     if (taken < len && !overflow_append(&c->overflow, bytes + taken, len - taken))
         mark_failed(loop, c, ENOMEM);
 }
@@ -663,7 +669,7 @@ static void on_send(struct loop *loop, struct uring_conn *c, const struct io_uri
     c->send_in_flight = false;
     c->in_flight--;
     if (cqe->res > 0)
-        http_session_output_sent(&c->session, (size_t)cqe->res); /* maybe short: resumed when served */
+        session_output_sent(&c->session, (size_t)cqe->res); /* maybe short: resumed when served */
     else if (cqe->res == 0)
         mark_failed(loop, c, EIO); /* no progress on a non-empty send */
     else if (cqe->res != -ECANCELED)
@@ -911,7 +917,7 @@ static void start_loops(struct uring_server *srv, unsigned mode_flags)
     for (long i = 0; i < srv->n; i++) {
         struct loop *loop = &srv->loops[i];
         loop->mode_flags = mode_flags;
-        loop->responses = &srv->base.responses;
+        loop->session = &srv->base.session;
         loop->gate = &srv->gate;
         atomic_init(&loop->stop, false);
         loop->wake_fd = eventfd(0, EFD_CLOEXEC);

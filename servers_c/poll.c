@@ -29,7 +29,7 @@ enum { WAKE_SLOT, LISTEN_SLOT, FIRST_CONN_SLOT };
 
 struct poll_conn {
     bool waiting_to_write;
-    struct http_session session;
+    struct session session;
 };
 
 struct poll_server {
@@ -53,10 +53,10 @@ static void add_conn(struct poll_server *srv, int fd)
 {
     struct poll_conn *conn = calloc(1, sizeof *conn);
     if (srv->count == srv->capacity || conn == NULL ||
-        !http_session_init(&conn->session, &srv->base.responses)) {
+        !session_init(&conn->session, &srv->base.session)) {
         srv->counters.errors++;
         if (conn != NULL)
-            http_session_destroy(&conn->session);
+            session_destroy(&conn->session);
         free(conn);
         close(fd);
         return;
@@ -96,7 +96,7 @@ static bool serve_slot(struct poll_server *srv, size_t i)
     if (next == CONN_CLOSE) {
         counters_add_session(&srv->counters, &conn->session.counters);
         conn_close(p->fd, &conn->session, false);
-        http_session_destroy(&conn->session);
+        session_destroy(&conn->session);
         free(conn);
         srv->conns[i] = NULL;
         p->fd = -1;
@@ -174,7 +174,7 @@ int main(int argc, char **argv)
             continue;
         counters_add_session(&srv.counters, &srv.conns[i]->session.counters);
         close(srv.fds[i].fd);
-        http_session_destroy(&srv.conns[i]->session);
+        session_destroy(&srv.conns[i]->session);
         free(srv.conns[i]);
     }
     server_finish(&srv.base, &srv.counters);

@@ -7,6 +7,7 @@
  * back through a pipe and prints the one shutdown line. */
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ static const struct server_cli cli = {
 };
 
 struct worker {
-    pid_t pid;
+    _Atomic pid_t pid; /* 0 once reaped; the signal watcher reads it */
     int counters_fd; /* read end of the pipe the worker reports through */
 };
 
@@ -56,7 +57,7 @@ static _Noreturn void run_worker(struct server_base *base, int report_fd)
     if (getppid() == 1)
         _exit(1);
     struct event_loop_options options = {
-        .responses = &base->responses,
+        .session = &base->session,
         .edge_triggered = trigger == TRIGGER_EDGE,
         .listen_fd = base->listen_fd,
         .exclusive_accept = true,
@@ -68,8 +69,8 @@ static _Noreturn void run_worker(struct server_base *base, int report_fd)
     }
     lifecycle_watch_signals(stop_loop, loop);
     event_loop_run(loop);
+    lifecycle_finish(); /* the watcher may still be in event_loop_stop: join it before the loop is freed */
     struct server_counters counters = event_loop_finish(loop);
-    lifecycle_finish();
     ssize_t written = write(report_fd, &counters, sizeof counters);
     _exit(written == (ssize_t)sizeof counters ? 0 : 1);
 }
@@ -82,9 +83,11 @@ struct prefork_server {
 static void stop_workers(void *arg)
 {
     struct prefork_server *srv = arg;
-    for (long i = 0; i < workers; i++)
-        if (srv->workers[i].pid > 0)
-            kill(srv->workers[i].pid, SIGTERM);
+    for (long i = 0; i < workers; i++) {
+        pid_t pid = atomic_load(&srv->workers[i].pid);
+        if (pid > 0)
+            kill(pid, SIGTERM);
+    }
 }
 
 static void start_workers(struct prefork_server *srv)
@@ -102,7 +105,8 @@ static void start_workers(struct prefork_server *srv)
             run_worker(&srv->base, report[1]);
         }
         close(report[1]);
-        srv->workers[i] = (struct worker){pid, report[0]};
+        srv->workers[i].counters_fd = report[0];
+        atomic_init(&srv->workers[i].pid, pid); /* before the watcher thread exists */
     }
 }
 
@@ -129,9 +133,9 @@ static bool collect_workers(struct prefork_server *srv, struct server_counters *
             lifecycle_request_stop();
         }
         for (long i = 0; i < workers; i++) {
-            if (srv->workers[i].pid != pid)
+            if (atomic_load(&srv->workers[i].pid) != pid)
                 continue;
-            srv->workers[i].pid = 0;
+            atomic_store(&srv->workers[i].pid, 0);
             struct server_counters reported;
             if (read(srv->workers[i].counters_fd, &reported, sizeof reported) == (ssize_t)sizeof reported)
                 counters_add(total, &reported);

@@ -62,7 +62,7 @@ int main(int argc, char **argv)
     if (r.loops == NULL || r.threads == NULL)
         lifecycle_fail(cli.architecture, "out of memory");
     struct event_loop_options options = {
-        .responses = &r.base.responses,
+        .session = &r.base.session,
         .edge_triggered = trigger == TRIGGER_EDGE,
         .listen_fd = -1,
     };
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
     }
     bool failed = !lifecycle_stopping();
 
-    lifecycle_request_stop();
+    lifecycle_finish(); /* stops the loops, if no signal did; joined before any loop is freed */
     for (long i = 0; i < r.n; i++) {
         pthread_join(r.threads[i], NULL);
         struct server_counters loop_counters = event_loop_finish(r.loops[i]);

@@ -82,7 +82,7 @@ int main(int argc, char **argv)
     open_listeners(&srv);
     for (long i = 0; i < srv.n; i++) {
         struct event_loop_options options = {
-            .responses = &srv.base.responses,
+            .session = &srv.base.session,
             .edge_triggered = trigger == TRIGGER_EDGE,
             .listen_fd = srv.listeners[i],
         };
@@ -95,13 +95,15 @@ int main(int argc, char **argv)
             lifecycle_fail(cli.architecture, "cannot start the event-loop threads");
     lifecycle_announce_ready(srv.base.options.host, srv.base.port);
 
+    for (long i = 0; i < srv.n; i++)
+        pthread_join(srv.threads[i], NULL);
+    bool failed = !lifecycle_stopping();
+    lifecycle_finish(); /* the watcher may still be in event_loop_stop: join it before the loops are freed */
     struct server_counters counters = {0};
     for (long i = 0; i < srv.n; i++) {
-        pthread_join(srv.threads[i], NULL);
         struct server_counters loop_counters = event_loop_finish(srv.loops[i]);
         counters_add(&counters, &loop_counters);
     }
-    bool failed = !lifecycle_stopping();
     for (long i = 0; i < srv.n; i++)
         close(srv.listeners[i]);
     server_finish(&srv.base, &counters);

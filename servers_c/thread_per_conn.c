@@ -64,14 +64,14 @@ static void *serve_connection(void *arg)
     free(arg);
     struct tpc_server *srv = task.srv;
     struct server_counters counters = {0};
-    struct http_session session;
-    if (http_session_init(&session, &srv->base.responses)) {
+    struct session session;
+    if (session_init(&session, &srv->base.session)) {
         if (!lifecycle_stopping())
             conn_serve_blocking(task.fd, &session, &counters);
         counters_add_session(&counters, &session.counters);
         conn_registry_remove(&srv->registry, task.fd);
         conn_close(task.fd, &session, true);
-        http_session_destroy(&session);
+        session_destroy(&session);
     } else {
         counters.errors++;
         conn_registry_remove(&srv->registry, task.fd);

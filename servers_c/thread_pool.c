@@ -9,9 +9,10 @@
  *   --dispatch request     Half-sync/half-async: the main thread accepts and
  *                          polls every connection (epoll, one-shot); when one
  *                          is readable it is queued, a worker reads what is
- *                          there, answers every complete request, and re-arms
- *                          it. N workers serve any number of connections
- *                          (the design behind source 000's pool-size sweep).
+ *                          there, answers every complete request (or echoes
+ *                          the bytes), and re-arms it. N workers serve any
+ *                          number of connections (the design behind source
+ *                          000's pool-size sweep).
  *
  * N counts workers only; the accepting/polling thread is one more. (Source 000
  * counted it: its "threads" are N + 1.)
@@ -73,7 +74,7 @@ struct pooled_conn {
     /* Release/acquire pair that carries the owning worker's writes to the next
      * owner; the kernel's epoll hand-off orders them, but tools cannot see it. */
     atomic_uint handoffs;
-    struct http_session session;
+    struct session session;
 };
 
 struct pool_server {
@@ -101,8 +102,8 @@ static void *connection_worker(void *arg)
 {
     struct worker_arg *w = arg;
     struct pool_server *srv = w->srv;
-    struct http_session session;
-    if (!http_session_init(&session, &srv->base.responses)) {
+    struct session session;
+    if (!session_init(&session, &srv->base.session)) {
         w->counters->errors++;
         return NULL;
     }
@@ -110,14 +111,14 @@ static void *connection_worker(void *arg)
     while (work_queue_pop(&srv->queue, &item)) {
         int fd = (int)item;
         conn_registry_add(&srv->registry, fd);
-        http_session_reset(&session);
+        session_reset(&session);
         if (!lifecycle_stopping())
             conn_serve_blocking(fd, &session, w->counters);
         counters_add_session(w->counters, &session.counters);
         conn_registry_remove(&srv->registry, fd);
         conn_close(fd, &session, true);
     }
-    http_session_destroy(&session);
+    session_destroy(&session);
     return NULL;
 }
 
@@ -145,12 +146,15 @@ static void run_connection_dispatch(struct pool_server *srv, struct server_count
 
 static bool arm(struct pool_server *srv, struct pooled_conn *conn, int op)
 {
+    /* Everything read from conn before the release: once re-armed, another
+     * worker may own (and free) it before epoll_ctl has even returned. */
+    int fd = conn->fd;
     struct epoll_event ev = {
         .events = (conn->waiting_to_write ? EPOLLOUT : EPOLLIN) | EPOLLONESHOT,
         .data.ptr = conn,
     };
     atomic_fetch_add_explicit(&conn->handoffs, 1, memory_order_release);
-    return epoll_ctl(srv->epoll_fd, op, conn->fd, &ev) == 0;
+    return epoll_ctl(srv->epoll_fd, op, fd, &ev) == 0;
 }
 
 static void close_pooled(struct pool_server *srv, struct pooled_conn *conn, bool may_linger,
@@ -162,7 +166,7 @@ static void close_pooled(struct pool_server *srv, struct pooled_conn *conn, bool
         conn_close(conn->fd, &conn->session, false);
     else
         close(conn->fd);
-    http_session_destroy(&conn->session);
+    session_destroy(&conn->session);
     free(conn);
 }
 
@@ -206,7 +210,7 @@ static void accept_pending(struct pool_server *srv, struct server_counters *coun
         counters->connections_accepted++;
         struct pooled_conn *conn = calloc(1, sizeof *conn);
         if (conn == NULL || (size_t)fd >= srv->conns_size ||
-            !http_session_init(&conn->session, &srv->base.responses)) {
+            !session_init(&conn->session, &srv->base.session)) {
             counters->errors++;
             free(conn);
             close(fd);

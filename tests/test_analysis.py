@@ -1,14 +1,17 @@
-"""archbench.analysis on a small synthetic raw campaign built in a temporary directory.
+"""archbench.analysis on small synthetic raw campaigns built in a temporary directory,
+and on the real fixture campaigns.
 
 The load-generator files are in wrk 4.1's exact report format (as `wrk --latency`
 prints it), so the real parser reads them; the numbers are chosen so every
-expected value can be computed by hand.
+expected value can be computed by hand (tests/fixtures/campaigns/synthetic.py).
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import math
+import re
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -16,103 +19,13 @@ import pytest
 
 from archbench import analysis
 
+sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "campaigns"))
+import synthetic  # noqa: E402  (tests/fixtures/campaigns/synthetic.py: campaign writer, wrk reports)
+from synthetic import CampaignWriter, config, config_id, wrk_report  # noqa: E402
+
 CAMPAIGN = "synthetic"
-
-
-def wrk_report(
-    requests_per_sec: float,
-    total_requests: int,
-    connections: int,
-    timeouts: int = 0,
-    read_errors: int = 0,
-    non_2xx: int = 0,
-) -> str:
-    lines = [
-        "Running 1s test @ http://127.0.0.1:40000/",
-        f"  1 threads and {connections} connections",
-        "  Thread Stats   Avg      Stdev     Max   +/- Stdev",
-        "    Latency   100.00us   20.00us   1.00ms   90.00%",
-        "    Req/Sec    10.00k     1.00k   12.00k    70.00%",
-        "  Latency Distribution",
-        "     50%  100.00us",
-        "     75%  110.00us",
-        "     90%  120.00us",
-        "     99%  200.00us",
-        f"  {total_requests} requests in 1.00s, 450.00KB read",
-    ]
-    if timeouts or read_errors:
-        lines.append(f"  Socket errors: connect 0, read {read_errors}, write 0, timeout {timeouts}")
-    if non_2xx:
-        lines.append(f"  Non-2xx or 3xx responses: {non_2xx}")
-    lines += [f"Requests/sec: {requests_per_sec:10.2f}", "Transfer/sec:    450.00KB", ""]
-    return "\n".join(lines)
-
-
-def config(architecture: str, threads: int, connections: int, dispatch: str | None = None) -> dict:
-    fields = {"architecture": architecture, "threads": threads, "connections": connections, "load_threads": 1,
-              "duration_s": 1, "response": "test", "load_generator": "wrk", "pipeline": 1}
-    if dispatch:
-        fields.update(dispatch=dispatch, handoff="queue")
-    return fields
-
-
-def config_id(cfg: dict) -> str:
-    parts = [cfg["architecture"]] + ([cfg["dispatch"], cfg["handoff"]] if "dispatch" in cfg else [])
-    return "-".join(parts + [f"t{cfg['threads']}", f"c{cfg['connections']}", "lt1", "d1s"])
-
-
-class CampaignWriter:
-    def __init__(self, root: Path, name: str = CAMPAIGN) -> None:
-        self.dir = root / name
-        self.dir.mkdir(parents=True)
-        self.name = name
-        self.plan: list[str] = []
-        self.order = 0
-
-    def trial(
-        self,
-        cfg: dict,
-        repetition: int | None,
-        *,
-        status: str = "ok",
-        wrk: str | None = None,
-        served: int | None = None,
-        cpu: tuple[float, float] = (0.3, 0.2),
-        load_cpu: tuple[float, float] = (0.4, 0.1),
-        write_record: bool = True,
-    ) -> str:
-        cid = config_id(cfg)
-        trial_id = f"{cid}-warmup" if repetition is None else f"{cid}-r{repetition:02d}"
-        self.plan.append(trial_id)
-        if not write_record:
-            return trial_id
-        if wrk is not None:
-            (self.dir / f"{trial_id}.wrk.txt").write_text(wrk)
-        record = {
-            "schema": 1, "trial_id": trial_id, "campaign": self.name, "config_id": cid, "config": cfg,
-            "repetition": 0 if repetition is None else repetition, "warmup": repetition is None,
-            "order_index": self.order, "seed": 7, "status": status,
-            "failure_reason": None if status == "ok" else "server did not print its ready line",
-            "started_at": f"2026-11-21T10:00:{self.order:02d}+00:00",
-            "finished_at": f"2026-11-21T10:00:{self.order:02d}.900000+00:00",
-            "server": {"argv": ["taskset", "-c", "0", f"build/bin/{cfg['architecture']}"], "cpus": "0",
-                       "exit_code": 0, "stats": None if served is None else {"connections_served": served},
-                       "cpu_user_s": cpu[0], "cpu_sys_s": cpu[1]},
-            "load": {"tool": "wrk", "argv": ["taskset", "-c", "1", "wrk", "http://127.0.0.1:40000/"], "cpus": "1",
-                     "exit_code": 0, "wall_s": 1.0, "cpu_user_s": load_cpu[0], "cpu_sys_s": load_cpu[1],
-                     "output_file": f"{trial_id}.wrk.txt"},
-            "provenance": {"git_commit": "abc", "cpu_model": "Test CPU", "cpu_count": 2},
-        }
-        (self.dir / f"{trial_id}.json").write_text(json.dumps(record))
-        self.order += 1
-        return trial_id
-
-    def finish(self) -> Path:
-        meta = {"schema": 1, "campaign": self.name, "created_at": "2026-11-21T10:00:00+00:00", "profile": "test",
-                "parameters": {"repetitions": 4}, "seed": 7, "plan": self.plan,
-                "provenance": {"git_commit": "abc", "cpu_model": "Test CPU", "cpu_count": 2}}
-        (self.dir / "campaign.json").write_text(json.dumps(meta))
-        return self.dir
+FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
+REPO = Path(__file__).resolve().parents[1]
 
 
 POOL = config("thread_pool", 2, 10, dispatch="request")
@@ -121,7 +34,7 @@ BLOCKING = config("blocking", 1, 10)
 
 @pytest.fixture
 def campaign_dir(tmp_path: Path) -> Path:
-    writer = CampaignWriter(tmp_path / "raw")
+    writer = CampaignWriter(tmp_path / "raw", CAMPAIGN)
     # Warm-up with an absurd rate: it must not leak into any statistic.
     writer.trial(POOL, None, wrk=wrk_report(999_999.0, 999_999, 10), served=10)
     writer.trial(POOL, 1, wrk=wrk_report(1000.0, 5000, 10), served=10)
@@ -275,3 +188,218 @@ def test_extra_config_fields_reach_the_summary(tmp_path):
     processed = analysis.process_campaign(writer.finish(), tmp_path / "processed")
     assert processed.summary.loc[0, "max_threads"] == 5
     assert processed.summary.loc[0, "starved_connections_mean"] == 5
+
+
+# --------------------------------------------------------------------------- architecture comparison
+
+
+@pytest.fixture(scope="module")
+def comparison(tmp_path_factory) -> analysis.ProcessedCampaign:
+    root = tmp_path_factory.mktemp("raw")
+    campaign_dir = synthetic.write_comparison_campaign(root)
+    return analysis.process_campaign(campaign_dir, root.parent / "processed-comparison")
+
+
+def row_of(processed: analysis.ProcessedCampaign, cfg: dict) -> pd.Series:
+    rows = processed.summary[processed.summary["config_id"] == config_id(cfg)]
+    assert len(rows) == 1, config_id(cfg)
+    return rows.iloc[0]
+
+
+def trial_of(processed: analysis.ProcessedCampaign, cfg: dict, repetition: int) -> pd.Series:
+    return processed.trials.set_index("trial_id").loc[f"{config_id(cfg)}-r{repetition:02d}"]
+
+
+def test_records_without_pipeline_are_depth_one(comparison):
+    trials = pd.read_csv(comparison.trials_csv)
+    assert "pipeline" not in synthetic.EPOLL_D1  # the record predates pipelining
+    assert set(trials["pipeline"]) == {1, 16}
+    assert row_of(comparison, synthetic.EPOLL_D1)["pipeline"] == 1
+    assert row_of(comparison, synthetic.EPOLL_D16)["pipeline"] == 16
+
+
+def test_load_utilisation_from_the_cpu_list_and_client_bound(comparison):
+    # No recorded utilisation: (2.0 + 0.95) s of CPU / 1.0 s wall / 3 CPUs ("1-3").
+    trial = trial_of(comparison, synthetic.EPOLL_D1, 1)
+    assert trial["load_cpu_count"] == 3
+    assert trial["load_cpu_utilisation"] == pytest.approx(2.95 / 3)
+    assert bool(trial["client_bound"])
+    row = row_of(comparison, synthetic.EPOLL_D1)
+    assert row["n_client_bound"] == 2 and row["n"] == 2
+    # A recorded utilisation is used as is; 0.97 >= 0.95 is client-bound, 0.9 is not.
+    assert trial_of(comparison, synthetic.PREFORK_D16, 1)["load_cpu_utilisation"] == pytest.approx(0.97)
+    assert bool(trial_of(comparison, synthetic.PREFORK_D16, 1)["client_bound"])
+    assert not bool(trial_of(comparison, synthetic.PREFORK_D16, 2)["client_bound"])
+    assert row_of(comparison, synthetic.PREFORK_D16)["n_client_bound"] == 1
+    assert row_of(comparison, synthetic.PREFORK_D16)["load_cpu_utilisation_mean"] == pytest.approx(0.935)
+    assert row_of(comparison, synthetic.REACTOR_D16_T2)["n_client_bound"] == 0
+    # The column is in trials.csv, as booleans.
+    assert set(pd.read_csv(comparison.trials_csv)["client_bound"].dropna()) <= {True, False}
+
+
+def test_threshold_is_inclusive():
+    assert analysis.CLIENT_BOUND_THRESHOLD == 0.95
+    assert analysis.load_cpu_utilisation({"cpu_utilisation": 0.95}) == 0.95
+    assert analysis.load_cpu_utilisation({"cpu_user_s": 1.0, "cpu_sys_s": 0.9, "wall_s": 1.0, "cpus": "1,2"}) == 0.95
+    assert math.isnan(analysis.load_cpu_utilisation({"cpu_user_s": None, "cpu_sys_s": 0.1, "wall_s": 1.0}))
+
+
+def test_nginx_cpu_is_its_own_and_its_unknown_counters_stay_unknown(comparison):
+    trial = trial_of(comparison, synthetic.NGINX_D1, 1)
+    # cpu_source "nginx-alone": server.stats' 0.3 + 0.2 s, not the tree's 9 + 1 s.
+    assert trial["server_cpu_source"] == analysis.CPU_SOURCE_STATS
+    assert trial["server_cpu_s"] == pytest.approx(0.5)
+    assert trial["server_cpu_us_per_request"] == pytest.approx(0.5e6 / 45_000)
+    for column in ("connections_served", "starved_connections", "bad_requests", "connection_resets",
+                   "connections_accepted", "requests_served", "server_errors"):
+        assert math.isnan(trial[column]), column  # null: not measured, never 0
+    assert trial["response_bytes"] == synthetic.NGINX_RESPONSE_BYTES
+    row = row_of(comparison, synthetic.NGINX_D1)
+    assert math.isnan(row["starved_connections_mean"])
+    assert row["server_cpu_source"] == analysis.CPU_SOURCE_STATS
+    assert row["response_bytes"] == synthetic.NGINX_RESPONSE_BYTES
+    # Our servers keep the tree's numbers and report what they served.
+    ours = trial_of(comparison, synthetic.BLOCKING_D1, 1)
+    assert ours["server_cpu_source"] == analysis.CPU_SOURCE_TREE
+    assert ours["starved_connections"] == 99
+
+
+@pytest.mark.parametrize(
+    ("cpu_source", "expected", "seconds"),
+    [("nginx-alone", "stats", 0.5), ("stats", "stats", 0.5), ("server.stats", "stats", 0.5),
+     ("nginx", "stats", 0.5), ("launcher tree", "tree", 10.0), ("tree", "tree", 10.0),
+     ("launcher tree (nginx master and workers)", "tree", 10.0), (None, "tree", 10.0)],
+)
+def test_cpu_source_selects_the_numbers(cpu_source, expected, seconds):
+    server = {"cpu_user_s": 9.0, "cpu_sys_s": 1.0, "stats": {"cpu_user_s": 0.3, "cpu_sys_s": 0.2}}
+    if cpu_source is not None:
+        server["cpu_source"] = cpu_source
+    assert analysis.server_cpu_seconds(server) == (pytest.approx(seconds), expected)
+    # Without tree numbers, the server's own are the only ones there are.
+    assert analysis.server_cpu_seconds({"stats": {"cpu_user_s": 0.3, "cpu_sys_s": 0.2}}) == (pytest.approx(0.5), "stats")
+
+
+def test_unsupported_trials_are_counted_never_failed(comparison):
+    row = row_of(comparison, synthetic.IO_URING_D1)
+    assert row["n_unsupported"] == 2 and row["n_failed"] == 0 and row["n"] == 0 and row["n_measured"] == 2
+    assert math.isnan(row["mean"])
+    trials = pd.read_csv(comparison.trials_csv)
+    unsupported = trials[trials["status"] == "unsupported"]
+    assert len(unsupported) == 2
+    assert unsupported["failure_reason"].str.contains("unsupported feature").all()
+    assert (unsupported["flags"].fillna("") == "").all()  # not flagged as unparsed either
+
+
+def test_variant_and_family_labels(comparison):
+    labels = dict(zip(comparison.summary["config_id"], comparison.summary["variant"]))
+    assert labels[config_id(synthetic.EPOLL_D1)] == "epoll (edge)"
+    assert labels[config_id(synthetic.REACTOR_D16_T2)] == "reactor, 2 threads"
+    assert labels[config_id(synthetic.REACTOR_D16_T1)] == "reactor, 1 thread"
+    assert labels[config_id(synthetic.PREFORK_D16)] == "prefork, 2 workers"
+    assert labels[config_id(synthetic.NGINX_D1)] == "nginx, 1 worker"
+    assert labels[config_id(synthetic.NGINX_D16_T2)] == "nginx, 2 workers"
+    assert labels[config_id(synthetic.IO_URING_D1)] == "io_uring, 1 thread"
+    assert labels[config_id(synthetic.BLOCKING_D1)] == "blocking"
+    families = dict(zip(comparison.summary["config_id"], comparison.summary["family"]))
+    assert families[config_id(synthetic.REACTOR_D16_T2)] == "reactor"
+    # The trigger of a loop other than epoll is named only when the campaign measured both.
+    frame = pd.DataFrame([{"architecture": "reactor", "trigger": "edge", "threads": 2},
+                          {"architecture": "reactor", "trigger": "level", "threads": 2}])
+    assert analysis.Labeller(frame).variant(frame.iloc[1]) == "reactor (level), 2 threads"
+    pool = {"architecture": "thread_pool", "dispatch": "request", "handoff": "queue", "threads": 4}
+    assert analysis.Labeller(pd.DataFrame([pool])).variant(pool) == "thread pool (request, queue), 4 threads"
+
+
+def test_summary_has_the_comparison_columns(comparison):
+    summary = pd.read_csv(comparison.summary_csv)
+    for column in ("variant", "family", "pipeline", "latency_p50_s_mean", "latency_p90_s_mean", "latency_p99_s_mean",
+                   "server_cpu_us_per_request", "server_cpu_us_per_request_ci95_low",
+                   "server_cpu_us_per_request_ci95_high", "load_cpu_utilisation_mean", "n_client_bound",
+                   "n_unsupported", "timeouts_mean", "errors_mean", "starved_connections_mean", "ratio_to_nginx",
+                   "nginx_reference", "response_bytes", "bytes_per_response_mean", "n_latency_invalid"):
+        assert column in summary.columns, column
+    blocking = row_of(comparison, synthetic.BLOCKING_D1)
+    assert blocking["timeouts_mean"] == 50 and blocking["errors_mean"] == 0
+    assert blocking["latency_p90_s_mean"] == pytest.approx(120e-6)
+    # Server CPU CI: 0.5 s over 900 and 1100 requests.
+    values = [0.5e6 / 900, 0.5e6 / 1100]
+    assert blocking["server_cpu_us_per_request"] == pytest.approx(sum(values) / 2)
+    assert blocking["server_cpu_us_per_request_ci95_low"] < blocking["server_cpu_us_per_request"]
+    # Canonical order: blocking ... io_uring, nginx last.
+    order = list(dict.fromkeys(comparison.summary["architecture"]))
+    assert order == ["blocking", "epoll", "reactor", "prefork", "io_uring", "nginx"]
+
+
+def test_ratio_to_nginx_uses_the_fastest_nginx_at_the_same_depth_and_point(comparison):
+    row = row_of(comparison, synthetic.REACTOR_D16_T2)
+    assert row["nginx_reference"] == config_id(synthetic.NGINX_D16_T1)
+    assert row["ratio_to_nginx"] == pytest.approx(605_000 / 102_000)
+    assert row_of(comparison, synthetic.EPOLL_D1)["ratio_to_nginx"] == pytest.approx(51_000 / 45_250)
+    # No nginx at 10 connections: no ratio.
+    assert math.isnan(row_of(comparison, synthetic.EPOLL_D1_C10)["ratio_to_nginx"])
+
+
+def test_impossible_latency_percentiles_are_not_latencies(comparison):
+    bad = trial_of(comparison, synthetic.EPOLL_D16, 1)  # wrk printed "99%    0.00us"
+    assert math.isnan(bad["latency_p99_s"]) and bad["latency_invalid_percentiles"] == "99"
+    assert bad["latency_p50_s"] == pytest.approx(100e-6)
+    row = row_of(comparison, synthetic.EPOLL_D16)
+    assert row["n_latency_invalid"] == 1
+    assert row["latency_p99_s_mean"] == pytest.approx(300e-6)  # the other trial only
+    valid, invalid = analysis._checked_percentiles({"50": 2e-4, "75": 1e-4, "90": 3e-4}, 1e-3)
+    assert invalid == ["75"] and set(valid) == {"50", "90"}
+
+
+def test_comparison_per_depth(comparison):
+    summary = comparison.summary
+    one, sixteen = analysis.comparisons(summary)
+    assert (one.pipeline, sixteen.pipeline) == (1, 16)
+    assert one.connections == 100  # the point with the most families (and nginx), not 10
+    assert list(one.rows["variant"]) == ["blocking", "epoll (edge)", "reactor, 2 threads", "io_uring, 1 thread"]
+    assert one.reference["variant"] == "nginx, 1 worker"
+    assert one.fastest()["variant"] == "epoll (edge)"
+    # A family measured at several thread counts is represented by its fastest.
+    assert list(sixteen.rows["variant"]) == ["epoll (edge)", "reactor, 2 threads", "prefork, 2 workers"]
+    assert sixteen.reference["variant"] == "nginx, 1 worker"
+    assert sixteen.fastest()["variant"] == "reactor, 2 threads"
+    connections = analysis.family_sweeps(summary, one, "connections")
+    assert [label for label, _ in connections] == ["epoll (edge)"]
+    assert list(connections[0][1]["connections"]) == [10, 100]
+    threads = analysis.family_sweeps(summary, sixteen, "threads", analysis.MULTI_LOOP_ARCHITECTURES)
+    assert [label for label, _ in threads] == ["reactor", "nginx"]
+    assert analysis.comparisons(summary.iloc[0:0]) == []
+
+
+def test_response_length_is_computed_from_the_servers_format():
+    expected = b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 4\r\nContent-Type: text/html\r\n\r\ntest"
+    assert analysis.our_response_bytes("test") == len(expected) == 91
+    assert analysis.our_response_bytes("hello") == 91 - 4 + 12 + 1 + 1  # longer body, length and type
+    assert analysis.our_response_bytes("file:/x.html") is None
+    # The same format string as the C servers build their response from.
+    source = (REPO / "servers_c" / "core" / "responses.c").read_text()
+    match = re.search(r'"(HTTP/1\.1 %s[^"]*)"', source)
+    assert match, "format_response's format string not found in servers_c/core/responses.c"
+    c_format = match[1].encode().decode("unicode_escape")
+    python_format = analysis.OK_RESPONSE_FORMAT.replace("200 OK", "%s", 1).replace("keep-alive", "%s", 1)
+    python_format = python_format.replace("{length}", "%zu").replace("{content_type}", "%s")
+    assert c_format == python_format
+
+
+def test_real_campaign_with_every_architecture(tmp_path):
+    processed = analysis.process_campaign(FIXTURES / "fixture-architectures", tmp_path / "processed")
+    summary = processed.summary
+    assert set(summary["architecture"]) == {"blocking", "thread_per_conn", "thread_pool", "poll", "epoll", "reactor",
+                                            "reuseport", "prefork", "io_uring", "nginx"}
+    assert set(summary["pipeline"]) == {1, 16}
+    nginx = summary[summary["architecture"] == "nginx"]
+    recorded = {json.loads(path.read_text())["server"]["stats"]["response_bytes"]
+                for path in (FIXTURES / "fixture-architectures").glob("nginx-*.json")}
+    assert len(recorded) == 1
+    nginx_bytes = recorded.pop()
+    assert (nginx["response_bytes"] == nginx_bytes).all() and nginx["starved_connections_mean"].isna().all()
+    assert (nginx["server_cpu_source"] == analysis.CPU_SOURCE_STATS).all()
+    # wrk's own byte count per completed request agrees with both response lengths within its rounding.
+    assert nginx["bytes_per_response_mean"].mean() == pytest.approx(nginx_bytes, abs=0.5)
+    ours = summary[summary["architecture"] != "nginx"]
+    assert ours["bytes_per_response_mean"].mean() == pytest.approx(91, abs=0.5)
+    assert [c.pipeline for c in analysis.comparisons(summary)] == [1, 16]

@@ -42,7 +42,9 @@ def test_parse_needs_a_known_tool(tmp_path: Path, capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--servers", "nginx"], "servers[0]: unknown architecture 'nginx'; valid: blocking, thread_per_conn, thread_pool"),
+        (["--servers", "lighttpd"], "servers[0]: unknown architecture 'lighttpd'; valid: blocking, thread_per_conn, "
+                                    "thread_pool, poll, epoll, reactor, reuseport, prefork, io_uring, nginx"),
+        (["--pipeline-depths", "0"], "pipeline_depths: 0 is not a positive integer"),
         (["--server-cpus", "0", "--load-cpus", "0"], "load_cpus: overlaps server_cpus on CPU 0"),
         (["--duration-s", "0"], "duration_s: 0 is not a positive integer"),
         (["--connection-counts", "2", "--load-threads", "4"], "load_threads: 4 load threads exceed 2 connections"),
@@ -71,8 +73,9 @@ def test_run_dry_run_lists_configurations(tmp_path: Path, capsys: pytest.Capture
         "blocking-c16-lt1-d1s", "thread_per_conn-c16-lt1-d1s",
         "thread_pool-request-queue-t1-c16-lt1-d1s", "thread_pool-request-queue-t2-c16-lt1-d1s",
         "thread_pool-connection-queue-t1-c16-lt1-d1s", "thread_pool-connection-queue-t2-c16-lt1-d1s",
+        "epoll-edge-c16-lt1-d1s", "epoll-edge-c16-lt1-d1s-p16", "nginx-t1-c16-lt1-d1s", "nginx-t1-c16-lt1-d1s-p16",
     ]
-    assert lines[-1].startswith("6 configurations x 3 runs = 18 trials, about ")
+    assert lines[-1].startswith("10 configurations x 3 runs = 30 trials, about ")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -139,3 +142,18 @@ def test_notebook_runs_a_campaign_and_keeps_each_executed_copy(
     assert (raw / "nb" / "thread_pool-request-queue-t1-c16-lt1-d1s-r01.json").is_file()
     source = (REPO_ROOT / "notebooks" / "run_trials.ipynb").read_text()
     assert "thread_pool-request-queue" not in source  # the source notebook is untouched
+
+
+def test_run_dry_run_with_pipeline_depths(tmp_path: Path, capsys: pytest.CaptureFixture[str], cpu_pair) -> None:
+    assert main(["run", "--profile", "smoke", "--dry-run", "--raw-root", str(tmp_path), "--servers", "epoll:trigger=edge",
+                 "prefork", "--thread-counts", "2", "--pipeline-depths", "1", "16"]) == 0
+    assert capsys.readouterr().out.splitlines()[:-1] == [
+        "epoll-edge-c16-lt1-d1s", "epoll-edge-c16-lt1-d1s-p16", "prefork-level-t2-c16-lt1-d1s",
+        "prefork-level-t2-c16-lt1-d1s-p16",
+    ]
+
+
+def test_bench_rejects_bad_values_before_running(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--trials", "0", "--raw-root", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("error: invalid parameter trials: 0 is not a positive integer")
+    assert list(tmp_path.iterdir()) == []

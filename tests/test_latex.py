@@ -1,8 +1,10 @@
 """Generated LaTeX: escaping, macro names, tables, the macros report.tex needs, and the PDF build."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +14,32 @@ from archbench import latex, report
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
+sys.path.insert(0, str(FIXTURES))
+import synthetic  # noqa: E402  (tests/fixtures/campaigns/synthetic.py)
+
+# Shipped fixture campaigns, plus the synthetic comparison campaign written into a temporary raw root.
+SHIPPED = ["fixture-full", "fixture-minimal", "fixture-architectures"]
+ALL_CAMPAIGNS = [*SHIPPED, synthetic.COMPARISON]
+
+
+@pytest.fixture(scope="module")
+def synthetic_root(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("synthetic-raw")
+    synthetic.write_comparison_campaign(root)
+    return root
+
+
+def raw_root_of(campaign: str, synthetic_root: Path) -> Path:
+    return synthetic_root if campaign == synthetic.COMPARISON else FIXTURES
+
+
+def build(campaign: str, synthetic_root: Path, tmp: Path) -> tuple[report.ReportOutputs, Path]:
+    paper = tmp / "paper"
+    outputs = report.build_report(
+        campaign, raw_root=raw_root_of(campaign, synthetic_root), processed_dir=tmp / "processed",
+        generated_dir=paper / "generated", figures_dir=paper / "figures",
+    )
+    return outputs, paper
 
 
 # --------------------------------------------------------------------------- primitives
@@ -122,8 +150,9 @@ def defined_macros(macros_tex: str) -> dict[str, str]:
     return definitions
 
 
-def test_every_macro_report_tex_uses_is_generated(full_report):
-    outputs, paper = full_report
+@pytest.mark.parametrize("campaign", ALL_CAMPAIGNS)
+def test_every_macro_report_tex_uses_is_generated(campaign, synthetic_root, tmp_path):
+    outputs, paper = build(campaign, synthetic_root, tmp_path)
     definitions = defined_macros((paper / "generated" / report.MACROS_FILE).read_text())
     used = latex.macros_used((PAPER / "report.tex").read_text())
     for generated in (paper / "generated").glob("*.tex"):
@@ -132,6 +161,13 @@ def test_every_macro_report_tex_uses_is_generated(full_report):
     assert used, "report.tex quotes no generated macro"
     assert used - set(definitions) == set()
     assert outputs.macro_names == frozenset(definitions)
+    # Every file report.tex inputs from generated/ exists, whatever the campaign lacks.
+    tex = (PAPER / "report.tex").read_text()
+    for name in re.findall(r"\\input\{generated/([^}]+)\}", tex):
+        assert (paper / "generated" / f"{name}.tex").is_file(), name
+    for generated in (paper / "generated").glob("*.tex"):
+        text = generated.read_text()
+        assert "nan" not in re.findall(r"[a-z]+", text.replace("nonstop", "").lower()), generated
 
 
 def test_macro_values_come_from_the_data(full_report):
@@ -188,18 +224,198 @@ def test_minimal_campaign_degrades_to_sentences(tmp_path):
 # --------------------------------------------------------------------------- end to end
 
 
-@pytest.mark.parametrize("campaign", ["fixture-full", "fixture-minimal"])
-def test_report_pdf_builds_from_a_fixture_campaign(campaign, tmp_path):
+@pytest.mark.parametrize("campaign", ALL_CAMPAIGNS)
+def test_report_pdf_builds_from_a_fixture_campaign(campaign, synthetic_root, tmp_path):
     if shutil.which("latexmk") is None:
         pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
     paper = tmp_path / "paper"
     paper.mkdir()
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
-    report.build_report(campaign, raw_root=FIXTURES, processed_dir=tmp_path / "processed",
+    report.build_report(campaign, raw_root=raw_root_of(campaign, synthetic_root), processed_dir=tmp_path / "processed",
                         generated_dir=paper / "generated", figures_dir=paper / "figures")
     pdf = report.build_pdf(paper)
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF")
     log = (paper / "report.log").read_text(errors="replace")
     assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]
     assert "Citation" not in log or "undefined" not in log
+    # Tables and figures fit the text width for real and synthetic data alike.
+    assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]
+
+
+# --------------------------------------------------------------------------- architecture comparison
+
+
+def test_significant_figures_and_milliseconds():
+    assert latex.format_significant(0.11532) == "0.115"
+    assert latex.format_significant(18.75) == "18.8"
+    assert latex.format_significant(1234.5) == "1,234"
+    assert latex.format_ms(0.00341) == "3.41"
+    assert latex.format_ms(float("nan")) == latex.MISSING
+    assert latex.format_percent(0.983) == r"98\,\%"
+    # A t interval below zero keeps a readable minus sign.
+    assert latex.format_interval(-271.4, 2271.0) == "$-$271--2,271"
+
+
+@pytest.fixture(scope="module")
+def comparison_report(synthetic_root, tmp_path_factory) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
+    outputs, paper = build(synthetic.COMPARISON, synthetic_root, tmp_path_factory.mktemp("comparison"))
+    return outputs, paper, defined_macros((paper / "generated" / report.MACROS_FILE).read_text())
+
+
+def table_rows(tex: str) -> list[list[str]]:
+    """The body rows of the tabulars in `tex`, as lists of cells (header rows left out)."""
+    rows = []
+    for line in tex.splitlines():
+        if line.endswith(r"\\") and " & " in line and not line.startswith("Server &"):
+            rows.append(line[: -len(r"\\")].rstrip().split(" & "))
+    return rows
+
+
+def test_one_comparison_table_per_depth_with_nginx_below_a_rule(comparison_report):
+    _, paper, _ = comparison_report
+    tables = (paper / "generated" / report.ARCHITECTURE_TABLES_FILE).read_text()
+    assert tables.count(r"\begin{table}") == 2
+    assert r"\label{tab:architectures-p1}" in tables and r"\label{tab:architectures-p16}" in tables
+    depth_one = tables.split(r"\label{tab:architectures-p16}")[0]
+    lines = depth_one.splitlines()
+    reference = next(i for i, line in enumerate(lines) if line.startswith("nginx, 1 worker (reference)"))
+    assert lines[reference - 1] == r"\midrule"  # visually separated, last
+    assert lines[reference].split(" & ")[4] == "1.00"  # ratio to itself
+    rows = {cells[0]: cells for cells in table_rows(depth_one)}
+    assert list(rows) == ["blocking", "epoll (edge)", "reactor, 2 threads", "io\\_uring, 1 thread",
+                          "nginx, 1 worker (reference)"]
+    epoll = rows["epoll (edge)"]
+    assert epoll[2] == "51,000" + latex.CLIENT_BOUND_MARK  # client-bound mark on the mean
+    assert epoll[4] == "1.13"  # 51,000 / 45,250
+    assert epoll[-1] == r"98\,\%"
+    io_uring = rows["io\\_uring, 1 thread"]
+    assert io_uring[1] == "0" and io_uring[2] == "unsupported" + latex.UNSUPPORTED_MARK
+    assert rows["blocking"][8] == "0/50/99"  # errors / timeouts / starved
+    assert rows["nginx, 1 worker (reference)"][8] == "0/0/" + latex.NOT_MEASURED
+    for note in (latex.CLIENT_BOUND_NOTE, latex.UNSUPPORTED_NOTE, latex.NOT_MEASURED_NOTE):
+        assert note in depth_one
+    depth_sixteen = tables.split(r"\label{tab:architectures-p16}")[1]
+    assert "epoll (edge) & 2 & 505,000 &" in depth_sixteen
+    assert latex.LATENCY_MARK in depth_sixteen and latex.LATENCY_NOTE in depth_sixteen
+    assert "prefork, 2 workers & 2 & 545,000" + latex.CLIENT_BOUND_MARK in depth_sixteen
+
+
+def test_upper_bound_says_whose_bound_it_is(comparison_report):
+    _, _, macros = comparison_report
+    text = macros[r"\abUpperBoundFinding"]
+    depth_one, depth_sixteen = text.split("At pipeline depth 16")
+    assert "fastest server is epoll (edge), 51,000" in depth_one
+    assert "source~002" in depth_one and "pong" in depth_one
+    assert "the client's, not the server's" in depth_one
+    assert "reactor, 2 threads, 605,000" in depth_sixteen
+    assert "the bound is the server's, not the client's" in depth_sixteen
+    assert "a bound set by the client" in macros[r"\abUpperBoundSummary"]
+    assert "3 of the 22 measured trials" in macros[r"\abClientBoundFinding"]
+    assert macros[r"\abClientBoundThreshold"] == "95"
+
+
+def test_response_bytes_and_nginx_macros(comparison_report):
+    _, _, macros = comparison_report
+    assert macros[r"\abOurResponseBytes"] == "91"
+    assert macros[r"\abNginxResponseBytes"] == "150"
+    assert macros[r"\abResponseByteDifference"] == "59"
+    assert "59 bytes (65\\,\\%) more" in macros[r"\abResponseBytesFinding"]
+    # The synthetic wrk byte counts are not realistic, and the sentence must not pretend they agree.
+    assert "does not agree" in macros[r"\abResponseBytesFinding"]
+    assert "own processes" in macros[r"\abNginxCpuSourceFinding"]
+    assert "io\\_uring, 1 thread" in macros[r"\abUnsupportedFinding"]
+    assert "nginx, 1 worker" in macros[r"\abNginxFinding"]
+    assert macros[r"\abPipelineDepths"] == "1 and 16"
+    assert macros[r"\abArchitectureTablesSentence"].startswith(r"Tables~\ref{tab:architectures-p1}")
+
+
+def test_real_campaign_response_bytes_agree_with_wrk(tmp_path, synthetic_root):
+    _, paper = build("fixture-architectures", synthetic_root, tmp_path)
+    macros = defined_macros((paper / "generated" / report.MACROS_FILE).read_text())
+    record = json.loads(next((FIXTURES / "fixture-architectures").glob("nginx-*.json")).read_text())
+    nginx_bytes = record["server"]["stats"]["response_bytes"]
+    assert macros[r"\abNginxResponseBytes"] == str(nginx_bytes)
+    assert macros[r"\abResponseByteDifference"] == str(nginx_bytes - 91)
+    assert "which agrees with these lengths" in macros[r"\abResponseBytesFinding"]
+    # Real client-bound trials are counted and named.
+    assert "were client-bound" in macros[r"\abClientBoundFinding"]
+    assert "Poll's mean throughput" in macros[r"\abPollEpollFinding"]
+    assert "Source~001's designs" in macros[r"\abSourceOneFinding"]
+
+
+def test_configurations_table_marks_the_new_cases(comparison_report):
+    _, paper, _ = comparison_report
+    tex = (paper / "generated" / report.CONFIGURATIONS_TABLE_FILE).read_text()
+    assert "$D$" in tex and "failed/unsup." in tex
+    assert latex.CLIENT_BOUND_MARK in tex and latex.CLIENT_BOUND_NOTE in tex
+    assert "& " + latex.NOT_MEASURED + " &" in tex
+
+
+def test_minimal_campaign_has_sentences_instead_of_the_comparison(tmp_path, synthetic_root):
+    _, paper = build("fixture-minimal", synthetic_root, tmp_path)
+    generated = paper / "generated"
+    tables = (generated / report.ARCHITECTURE_TABLES_FILE).read_text()
+    assert r"\begin{table}" not in tables and "only one server" in tables
+    for name in (report.ARCHITECTURE_THROUGHPUT_FIGURE_FILE, report.ARCHITECTURE_CONNECTIONS_FIGURE_FILE,
+                 report.ARCHITECTURE_THREADS_FIGURE_FILE, report.ARCHITECTURE_CPU_FIGURE_FILE):
+        assert "includegraphics" not in (generated / name).read_text(), name
+    macros = defined_macros((generated / report.MACROS_FILE).read_text())
+    assert "no upper bound" in macros[r"\abUpperBoundFinding"]
+    assert "no nginx" in macros[r"\abNginxFinding"]
+    assert macros[r"\abNginxResponseBytes"] == latex.MISSING
+
+
+def test_pool_tables_are_split_by_depth_and_keep_their_labels(comparison_report, full_report):
+    _, paper = full_report
+    assert r"\label{tab:threads-thread-pool-request-queue}" in (paper / "generated" / report.POOL_TABLES_FILE).read_text()
+    summary = pd.DataFrame([
+        {"architecture": "thread_pool", "dispatch": "request", "handoff": "queue", "threads": t, "connections": 50,
+         "pipeline": d, "n": 2, "n_flagged": 0, "n_failed": 0, "mean": 1000.0 * t * d, "sd": 1.0,
+         "ci95_low": 1.0, "ci95_high": 2.0}
+        for d in (1, 16) for t in (1, 2)
+    ])
+    labels = [label for label, _ in latex.pool_size_table_blocks(summary)]
+    assert labels == ["tab:threads-thread-pool-request-queue", "tab:threads-thread-pool-request-queue-p16"]
+    # The event-driven architectures are not in source 000's tables.
+    assert latex.pool_size_table_blocks(summary.assign(architecture="reactor")) == []
+
+
+@pytest.fixture(scope="module")
+def degenerate_root(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("degenerate-raw")
+    synthetic.write_degenerate_campaigns(root)
+    return root
+
+
+@pytest.mark.parametrize("campaign", synthetic.DEGENERATE)
+def test_report_builds_from_degenerate_campaigns(campaign, degenerate_root, tmp_path):
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    for name in ("report.tex", "references.bib"):
+        shutil.copy(PAPER / name, paper / name)
+    report.build_report(campaign, raw_root=degenerate_root, processed_dir=tmp_path / "processed",
+                        generated_dir=paper / "generated", figures_dir=paper / "figures")
+    definitions = defined_macros((paper / "generated" / report.MACROS_FILE).read_text())
+    assert latex.macros_used((PAPER / "report.tex").read_text()) - set(definitions) == set()
+    if campaign == "only-unsupported":
+        assert "2 measured trials were unsupported" in definitions[r"\abUnsupportedFinding"]
+        assert definitions[r"\abFailedTrialCount"] == "0"
+    if shutil.which("latexmk") is None:
+        pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
+    report.build_pdf(paper)
+    log = (paper / "report.log").read_text(errors="replace")
+    assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]
+
+
+def test_dispatch_pairs_never_mix_pipeline_depths():
+    from archbench import findings
+
+    rows = [
+        {"architecture": "thread_pool", "dispatch": dispatch, "handoff": "queue", "threads": 2, "connections": 50,
+         "pipeline": depth, "mean": mean, "starved_connections_mean": starved}
+        for dispatch, depth, mean, starved in (("request", 1, 300.0, 0.0), ("connection", 1, 100.0, 48.0),
+                                               ("request", 16, 4000.0, 0.0), ("connection", 16, 1000.0, 48.0))
+    ]
+    sentence = findings.dispatch_comparison(pd.DataFrame(rows))
+    assert "(2 pairs)" in sentence and "from 3.00 to 4.00" in sentence

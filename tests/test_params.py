@@ -31,13 +31,16 @@ def rejects(parameter: str, match: str, **overrides) -> ParameterError:
 
 
 def test_unknown_server_lists_valid_ones() -> None:
-    rejects("servers[1]", "unknown architecture 'nginx'; valid: blocking, thread_per_conn, thread_pool",
-            servers=["blocking", "nginx"])
+    rejects("servers[1]", "unknown architecture 'lighttpd'; valid: blocking, thread_per_conn, thread_pool, poll, "
+            "epoll, reactor, reuseport, prefork, io_uring, nginx", servers=["blocking", "lighttpd"])
 
 
 def test_option_not_taken_by_the_architecture() -> None:
-    rejects("servers[0]", r"blocking does not take 'threads' \(it takes: connections\)",
+    rejects("servers[0]", r"blocking does not take 'threads' \(it takes: connections, pipeline\)",
             servers=[{"architecture": "blocking", "threads": [2]}])
+    rejects("servers[0]", r"epoll does not take 'threads' \(it takes: trigger, connections, pipeline\)",
+            servers=["epoll:threads=2"])
+    rejects("servers[0]", "poll does not take 'trigger'", servers=["poll:trigger=edge"])
     rejects("servers[0]", "thread_per_conn does not take 'dispatch'", servers=["thread_per_conn:dispatch=request"])
 
 
@@ -159,3 +162,67 @@ def test_differing_parameters_are_named() -> None:
     differences = differing_parameters(stored, resolve(seed=9, duration_s=2, trials=3))
     assert [d.split(" ")[0] for d in differences] == ["duration_s", "trials"]
     assert "campaign has 1, now 2" in differences[0]
+
+
+# --------------------------------------------------------------------------- new architectures, pipelining, limits
+
+
+def test_trigger_is_checked_and_defaults_per_architecture() -> None:
+    rejects("servers[0].trigger", "'both' is not one of level, edge", servers=["epoll:trigger=both"])
+    p = resolve(servers=["epoll", "reactor", "prefork:trigger=edge"], thread_counts=[1])
+    from archbench.servers import server_spec
+
+    defaults = {e.architecture: dict(e.option_values(server_spec(e.architecture)))["trigger"] for e in p.servers}
+    assert defaults == {"epoll": ("level",), "reactor": ("edge",), "prefork": ("edge",)}
+
+
+def test_pipeline_depths_are_validated() -> None:
+    rejects("pipeline_depths", "0 is not a positive integer", pipeline_depths=[1, 0])
+    rejects("pipeline_depths", "must not be empty", pipeline_depths=[])
+    rejects("servers[0].pipeline", "'x' is not a positive integer", servers=["epoll:pipeline=x"])
+    assert resolve().pipeline_depths == (1,)
+    assert resolve(pipeline_depths="1,16").pipeline_depths == (1, 16)
+    assert resolve(pipeline_depths=[16, 16, 1]).pipeline_depths == (16, 1)
+
+
+def test_entry_pipeline_sweep_and_its_campaign_wide_override() -> None:
+    p = resolve(servers=["epoll:pipeline=1/16"])
+    assert p.servers[0].pipeline == (1, 16) and p.servers[0].to_dict()["pipeline"] == [1, 16]
+    # An explicit campaign-wide sweep replaces the profile's per-entry ones (smoke has epoll and nginx at 1 and 16).
+    assert {e.pipeline for e in resolve(pipeline_depths=[4]).servers} == {None}
+    assert {e.pipeline for e in resolve().servers if e.architecture in ("epoll", "nginx")} == {(1, 16)}
+
+
+def test_thread_counts_needed_names_the_architectures() -> None:
+    rejects("thread_counts", "needed by nginx, prefork entries without their own threads",
+            servers=["prefork", "nginx", "blocking"], thread_counts=[])
+
+
+def test_connections_beyond_the_open_file_limit_are_rejected_naming_it() -> None:
+    import resource
+
+    from archbench.params import FD_HEADROOM
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        pytest.skip("no open-file hard limit here")
+    with pytest.raises(ParameterError, match=f"the open-file hard limit is {hard}: at most {hard - FD_HEADROOM}") as caught:
+        resolve_parameters("smoke", connection_counts=[hard], server_cpus=min(os.sched_getaffinity(0)),
+                           load_cpus=max(os.sched_getaffinity(0)) if len(os.sched_getaffinity(0)) > 1 else "0")
+    assert caught.value.parameter == "connection_counts"
+    with pytest.raises(ParameterError, match="open-file hard limit") as caught:
+        resolve_parameters("smoke", servers=["blocking", f"epoll:connections={hard}"],
+                           server_cpus=min(os.sched_getaffinity(0)),
+                           load_cpus=max(os.sched_getaffinity(0)) if len(os.sched_getaffinity(0)) > 1 else "0")
+    assert caught.value.parameter == "servers[1].connections"
+    # Planning for another machine (no host checks) does not look at this one's limit.
+    assert resolve(connection_counts=[hard]).connection_counts == (hard,)
+
+
+def test_campaign_json_from_before_pipelining_still_resumes() -> None:
+    stored = resolve(seed=9).to_dict()
+    del stored["pipeline_depths"]
+    assert differing_parameters(stored, resolve(seed=9)) == []
+    assert parameters_from_dict(stored) == resolve(seed=9)
+    assert [d.split(" ")[0] for d in differing_parameters(stored, resolve(seed=9, pipeline_depths=[16]))] == [
+        "pipeline_depths", "servers"]

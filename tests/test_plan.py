@@ -23,7 +23,7 @@ def test_config_id_example_of_the_contract() -> None:
     assert config.config_id == "thread_pool-request-queue-t4-c100-lt1-d5s"
     assert config.as_dict() == {
         "architecture": "thread_pool", "threads": 4, "max_threads": None, "dispatch": "request", "handoff": "queue",
-        "response": "test", "connections": 100, "load_threads": 1, "duration_s": 5, "load_generator": "wrk",
+        "trigger": None, "response": "test", "connections": 100, "load_threads": 1, "duration_s": 5, "load_generator": "wrk",
         "pipeline": 1,
     }
 
@@ -70,8 +70,11 @@ def test_variants_and_per_entry_sweeps() -> None:
 def test_configs_reached_twice_are_kept_once() -> None:
     grid = expand_grid(params(profile="default"))
     ids = [c.config_id for c in grid]
-    assert len(ids) == len(set(ids)) == 14
-    assert ids.count("thread_pool-request-queue-t2-c100-lt1-d3s") == 1
+    # The foundation sweep (14) and the architecture comparison (22) share three configurations.
+    assert len(ids) == len(set(ids)) == 33
+    assert ids.count("thread_pool-request-queue-t2-c100-lt1-d2s") == 1
+    assert ids.count("thread_pool-request-queue-t1-c100-lt1-d2s") == 1
+    assert ids.count("blocking-c100-lt1-d2s") == 1
 
 
 def test_plan_is_deterministic_for_a_seed() -> None:
@@ -109,7 +112,7 @@ def test_trial_ids_unique_safe_and_per_contract() -> None:
     assert len(ids) == len(set(ids))
     assert all(SAFE_ID.fullmatch(i) for i in ids)
     counts = Counter(t.config_id for t in plan)
-    assert set(counts.values()) == {11}
+    assert set(counts.values()) == {9}
     sample = next(t for t in plan if t.config_id == "thread_pool-connection-queue-t16-c400-lt1-d5s" and t.repetition == 3)
     assert sample.trial_id == "thread_pool-connection-queue-t16-c400-lt1-d5s-r03"
     warmup = next(t for t in plan if t.config_id == sample.config_id and t.warmup)
@@ -129,13 +132,15 @@ def test_repetition_numbers_widen_past_99() -> None:
 
 
 def test_profiles_and_expected_durations() -> None:
-    assert PROFILE_NAMES == ("smoke", "default", "full")
-    assert len(expand_grid(params(profile="smoke"))) == 6
-    assert len(expand_grid(params(profile="full"))) == 30
-    # smoke must fit in 3 minutes including the build, so its trials well under that.
-    assert expected_duration_s("smoke") < 60
-    assert 4 * 60 <= expected_duration_s("default") <= 6 * 60
-    assert expected_duration_s("full") == 30 * 11 * (5 + TRIAL_OVERHEAD_S)
+    assert PROFILE_NAMES == ("smoke", "default", "full", "bench")
+    assert len(expand_grid(params(profile="smoke"))) == 10
+    assert len(expand_grid(params(profile="full"))) == 219
+    assert len(expand_grid(params(profile="bench"))) == 22
+    # smoke must fit in 3 minutes including the build and its share of the tests, so its trials well under that.
+    assert expected_duration_s("smoke") == 10 * 3 * (1 + TRIAL_OVERHEAD_S) < 60
+    assert 5 * 60 <= expected_duration_s("default") <= 7 * 60
+    assert expected_duration_s("full") == 219 * 9 * (5 + TRIAL_OVERHEAD_S) <= 3 * 3600
+    assert expected_duration_s("bench") == 22 * 6 * (5 + TRIAL_OVERHEAD_S)
 
 
 def test_profile_values_are_fresh_copies() -> None:
@@ -145,10 +150,72 @@ def test_profile_values_are_fresh_copies() -> None:
 
 
 def test_explicit_sweep_overrides_the_profile_entries() -> None:
-    grid = expand_grid(params(profile="default", thread_counts=[3], connection_counts=[50]))
+    grid = expand_grid(params(profile="default", thread_counts=[3], connection_counts=[50], pipeline_depths=[1]))
     assert [c.config_id for c in grid] == [
-        "thread_pool-request-queue-t3-c50-lt1-d3s",
-        "thread_pool-connection-queue-t3-c50-lt1-d3s",
-        "thread_per_conn-c50-lt1-d3s",
-        "blocking-c50-lt1-d3s",
+        "thread_pool-request-queue-t3-c50-lt1-d2s",
+        "thread_pool-connection-queue-t3-c50-lt1-d2s",
+        "thread_per_conn-c50-lt1-d2s",
+        "blocking-c50-lt1-d2s",
+        "poll-c50-lt1-d2s",
+        "epoll-level-c50-lt1-d2s",
+        "epoll-edge-c50-lt1-d2s",
+        "reactor-edge-t3-c50-lt1-d2s",
+        "reuseport-edge-t3-c50-lt1-d2s",
+        "prefork-level-t3-c50-lt1-d2s",
+        "io_uring-t3-c50-lt1-d2s",
+        "nginx-t3-c50-lt1-d2s",
     ]
+
+
+# --------------------------------------------------------------------------- new architectures and pipelining
+
+
+def test_config_ids_of_event_loop_architectures_and_pipelining() -> None:
+    assert TrialConfig("epoll", 100, 1, 5, options=(("trigger", "edge"),), pipeline=16).config_id == (
+        "epoll-edge-c100-lt1-d5s-p16")
+    assert TrialConfig("prefork", 100, 1, 5, threads=2, options=(("trigger", "level"),)).config_id == (
+        "prefork-level-t2-c100-lt1-d5s")
+    assert TrialConfig("nginx", 100, 1, 5, threads=1, pipeline=16).config_id == "nginx-t1-c100-lt1-d5s-p16"
+    assert TrialConfig("poll", 100, 1, 5).as_dict()["trigger"] is None
+
+
+def test_grid_multiplies_by_each_entrys_pipeline_depths() -> None:
+    grid = expand_grid(params(servers=["epoll:trigger=level/edge,pipeline=1/16", "poll"], pipeline_depths=None))
+    assert [c.config_id for c in grid] == [
+        "epoll-level-c16-lt1-d1s", "epoll-level-c16-lt1-d1s-p16", "epoll-edge-c16-lt1-d1s", "epoll-edge-c16-lt1-d1s-p16",
+        "poll-c16-lt1-d1s",
+    ]
+    assert [c.pipeline for c in grid] == [1, 16, 1, 16, 1]
+
+
+def test_smoke_has_epoll_edge_and_nginx_with_and_without_pipelining() -> None:
+    ids = [c.config_id for c in expand_grid(params(profile="smoke"))]
+    assert ids[-4:] == ["epoll-edge-c16-lt1-d1s", "epoll-edge-c16-lt1-d1s-p16", "nginx-t1-c16-lt1-d1s",
+                        "nginx-t1-c16-lt1-d1s-p16"]
+
+
+def test_full_sweeps_connections_at_one_thread_and_threads_at_100_connections() -> None:
+    grid = expand_grid(params(profile="full"))
+    reactor = [(c.threads, c.connections, c.pipeline) for c in grid if c.architecture == "reactor"]
+    assert sorted(reactor) == sorted(
+        [(1, c, d) for c in (32, 64, 100, 400, 2000, 10000) for d in (1, 16)]
+        + [(t, 100, d) for t in (2, 4, 8, 16) for d in (1, 16)])
+    # Single-loop architectures are never multiplied by threads; blocking keeps source 000's 1000 too.
+    assert {c.threads for c in grid if c.architecture in ("blocking", "thread_per_conn", "poll", "epoll")} == {None}
+    assert sorted({c.connections for c in grid if c.architecture == "blocking"}) == [32, 64, 100, 400, 1000, 2000,
+                                                                                      10000]
+    assert {(c.architecture, dict(c.options).get("trigger")) for c in grid if c.architecture == "epoll"} == {
+        ("epoll", "level"), ("epoll", "edge")}
+    # Source 000's pool-size sweep is kept whole.
+    assert sorted(c.threads for c in grid if c.architecture == "thread_pool" and c.connections == 400
+                  and dict(c.options)["dispatch"] == "connection" and c.pipeline == 1) == [1, 2, 4, 6, 8, 10, 12, 16]
+
+
+def test_bench_profile_runs_every_architecture_once_per_depth() -> None:
+    grid = expand_grid(params(profile="bench"))
+    assert {(c.connections, c.load_threads, c.duration_s) for c in grid} == {(100, 1, 5)}
+    assert {c.threads for c in grid} == {1, None}
+    labels = sorted({c.config_id.rsplit("-c100", 1)[0] for c in grid})
+    assert labels == ["blocking", "epoll-edge", "epoll-level", "io_uring-t1", "nginx-t1", "poll", "prefork-level-t1",
+                      "reactor-edge-t1", "reuseport-edge-t1", "thread_per_conn", "thread_pool-request-queue-t1"]
+    assert sorted(Counter(c.pipeline for c in grid).items()) == [(1, 11), (16, 11)]

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 
 from archbench.params import resolve_parameters
 from archbench.parsers import parse_file
@@ -101,6 +102,12 @@ def test_trial_end_to_end_against_thread_pool(real_build_dir: Path, load_tools, 
                             f"http://127.0.0.1:{port}/"]
     assert load["exit_code"] == 0 and load["wall_s"] >= 1.0
     assert load["cpu_user_s"] + load["cpu_sys_s"] > 0
+    # One load CPU: utilisation is wrk's CPU seconds per wall second.
+    assert load["cpu_utilisation"] == pytest.approx((load["cpu_user_s"] + load["cpu_sys_s"]) / load["wall_s"], abs=1e-5)
+    assert 0 < load["cpu_utilisation"] <= 1.05
+    assert server["cpu_source"] == "tree"
+    # Busy fractions of the two CPU sets over the load, interrupt and softirq time included.
+    assert 0 < load["cpus_busy"] <= 1 and 0 < server["cpus_busy"] <= 1
 
     parsed = parse_file(campaign_dir / load["output_file"])
     assert parsed["connections"] == 16 and parsed["total_requests"] > 0
@@ -163,6 +170,33 @@ def test_server_reporting_a_missing_kernel_feature_is_unsupported(fake_build_dir
     record = run_trial(single_trial(params), params, provenance={}).record
     assert record["status"] == "unsupported"
     assert "kernel lacks io_uring" in record["failure_reason"]
+
+
+def test_io_uring_exiting_with_status_3_is_unsupported_with_its_message(
+    fake_build_dir, cpu_pair, tmp_path: Path
+) -> None:
+    # A stand-in for build/bin/io_uring on a kernel without it (the real one may work here).
+    build = fake_build_dir("io_uring", "#!/bin/sh\necho 'io_uring: io_uring_queue_init: Function not implemented "
+                                       "(kernel without io_uring)' >&2\nexit 3\n")
+    params = fake_params(build, cpu_pair, tmp_path, servers=["io_uring"], thread_counts=[1])
+    outcome = run_trial(single_trial(params), params, provenance={})
+    record = outcome.record
+    assert record["trial_id"] == "io_uring-t1-c4-lt1-d1s-r01"
+    assert record["status"] == "unsupported"
+    assert record["failure_reason"] == (
+        "server reports an unsupported feature (exit status 3): "
+        "io_uring: io_uring_queue_init: Function not implemented (kernel without io_uring)")
+    assert record["server"]["exit_code"] == 3 and record["load"]["argv"] is None
+    assert record["server"]["argv"][3:] == [str(build / "bin" / "io_uring"), "--host", "127.0.0.1", "--port", "0",
+                                            "--threads", "1", "--response", "test"]
+
+
+def test_load_cpu_utilisation_divides_by_the_load_cpus() -> None:
+    from archbench.runner import cpu_utilisation
+
+    assert cpu_utilisation(1.5, 2.0, "1") == 0.75
+    assert cpu_utilisation(3.0, 2.0, "1-2") == 0.75
+    assert cpu_utilisation(1.0, 0.0, "1") is None
 
 
 def test_server_not_on_loopback_is_not_loaded(fake_build_dir, cpu_pair, tmp_path: Path) -> None:
@@ -279,3 +313,43 @@ def test_interrupted_campaign_resumes_with_each_trial_exactly_once(
         path = raw / "intr" / name
         assert (path.stat().st_ino, path.read_bytes()) == (inode, content)  # never rewritten
     assert {json.loads((raw / "intr" / f"{t}.json").read_text())["status"] for t in plan} == {"ok"}
+
+
+def test_pipelined_trial_against_epoll_edge(real_build_dir: Path, load_tools, cpu_pair, tmp_path: Path) -> None:
+    if not (real_build_dir / "bin" / "epoll").is_file():
+        pytest.skip("epoll not built")
+    server_cpus, load_cpus = cpu_pair
+    params = resolve_parameters(
+        "smoke", servers=["epoll:trigger=edge"], connection_counts=[16], pipeline_depths=[16], duration_s=1,
+        trials=1, warmup=False, server_cpus=server_cpus, load_cpus=load_cpus, build_dir=str(real_build_dir),
+        raw_root=str(tmp_path), campaign="pipe", seed=5,
+    )
+    outcome = run_trial(single_trial(params), params, provenance={})
+    record = outcome.record
+    assert (record["trial_id"], record["status"]) == ("epoll-edge-c16-lt1-d1s-p16-r01", "ok"), record["failure_reason"]
+    assert record["config"]["pipeline"] == 16 and record["config"]["trigger"] == "edge"
+    assert record["server"]["argv"][-4:] == ["--trigger", "edge", "--response", "test"]
+    argv = record["load"]["argv"]
+    assert argv[argv.index("-s") + 1] == str(REPO_ROOT / "archbench" / "lua" / "pipeline.lua")
+    assert argv[-2:] == ["--", "16"]
+    from archbench.parsers import parse_output
+
+    parsed = parse_output("wrk", outcome.outputs[record["load"]["output_file"]].decode())
+    stats = record["server"]["stats"]
+    assert parsed["flags"] == [] and parsed["total_requests"] > 0
+    assert parsed["total_requests"] <= stats["requests_served"] <= parsed["total_requests"] + 16 * 16
+
+
+def test_cpu_busy_fraction_from_proc_stat(tmp_path: Path) -> None:
+    from archbench.cpustat import busy_fraction, read_cpu_times
+
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 100 0 100 700 100 0 0 0 0 0\ncpu1 10 0 10 80 0 0 0 0 0 0\nintr 1\n")
+    before = read_cpu_times(stat)
+    assert before == {0: (200, 1000), 1: (20, 100)}
+    # CPU 0: 60 of 100 ticks busy (user, system, softirq); idle and iowait are not busy.
+    after = {0: (260, 1100), 1: (20, 200)}
+    assert busy_fraction(before, after, [0]) == 0.6
+    assert busy_fraction(before, after, [0, 1]) == 0.3
+    assert busy_fraction(before, after, [2]) is None and busy_fraction(None, after, [0]) is None
+    assert read_cpu_times(tmp_path / "missing") is None

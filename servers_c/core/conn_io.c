@@ -22,14 +22,14 @@ static void count_io_error(int err, struct server_counters *c)
         c->errors++;
 }
 
-static enum flush_result flush(int fd, struct http_session *s, struct server_counters *c)
+static enum flush_result flush(int fd, struct session *s, struct server_counters *c)
 {
-    while (http_session_has_output(s)) {
+    while (session_has_output(s)) {
         struct iovec *iov;
-        int count = http_session_output(s, &iov);
+        int count = session_output(s, &iov);
         ssize_t n = writev(fd, iov, count);
         if (n >= 0) {
-            http_session_output_sent(s, (size_t)n);
+            session_output_sent(s, (size_t)n);
         } else if (errno == EINTR) {
             continue;
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -51,61 +51,63 @@ static bool client_has_left(int fd)
     return info.tcpi_state != TCP_ESTABLISHED;
 }
 
-void conn_check_first_answer(int fd, struct http_session *s)
+void conn_check_first_answer(int fd, struct session *s)
 {
     struct session_counters *sc = &s->counters;
-    if (sc->first_answer_checked || (sc->requests_served == 0 && sc->bad_requests == 0))
+    if (sc->first_answer_checked || !session_has_answered(s))
         return;
     sc->first_answer_checked = true;
     sc->first_answer_after_client_left = s->input_ended || client_has_left(fd);
 }
 
-/* Processes and sends until no complete request is left or sending blocks. */
-static enum conn_next answer(int fd, struct http_session *s, struct server_counters *c)
+/* Processes and sends until the session can use no more of its input (no
+ * complete request left, everything echoed) or sending blocks. */
+static enum conn_next answer(int fd, struct session *s, struct server_counters *c)
 {
     for (;;) {
-        bool progressed = http_session_process(s);
+        bool progressed = session_process(s);
         conn_check_first_answer(fd, s);
-        if (http_session_has_output(s)) {
+        if (session_has_output(s)) {
             enum flush_result r = flush(fd, s, c);
             if (r == FLUSH_WOULD_BLOCK)
                 return CONN_WANT_WRITE;
             if (r == FLUSH_FAILED)
                 return CONN_CLOSE;
         }
-        if (http_session_done(s))
+        if (session_done(s))
             return CONN_CLOSE;
-        if (!progressed || !http_session_has_pending_input(s))
+        if (!progressed || !session_has_pending_input(s))
             return CONN_WANT_READ;
     }
 }
 
-enum conn_next conn_on_readable(int fd, struct http_session *s, struct server_counters *c)
+enum conn_next conn_on_readable(int fd, struct session *s, struct server_counters *c)
 {
     for (;;) {
         size_t space;
-        char *dst = http_session_input_space(s, &space);
+        char *dst = session_input_space(s, &space);
         if (space == 0) {
-            if (http_session_done(s))
+            if (session_done(s))
                 return CONN_CLOSE;
             enum conn_next next = answer(fd, s, c);
             if (next != CONN_WANT_READ)
                 return next;
-            dst = http_session_input_space(s, &space);
+            dst = session_input_space(s, &space);
             if (space == 0) {
-                /* Unreachable while heads are capped below the buffer size; never spin. */
+                /* Unreachable: http heads are capped below the buffer size, and
+                 * echo output has been sent when answer() wants to read. Never spin. */
                 c->errors++;
                 return CONN_CLOSE;
             }
         }
         ssize_t n = read(fd, dst, space);
         if (n > 0) {
-            http_session_input_commit(s, (size_t)n);
+            session_input_commit(s, (size_t)n);
             enum conn_next next = answer(fd, s, c);
             if (next != CONN_WANT_READ || (size_t)n < space)
                 return next; /* a short read means the socket is drained (epoll(7)) */
         } else if (n == 0) {
-            http_session_end_input(s);
+            session_end_input(s);
             enum conn_next next = answer(fd, s, c);
             return next == CONN_WANT_READ ? CONN_CLOSE : next;
         } else if (errno == EINTR) {
@@ -119,7 +121,7 @@ enum conn_next conn_on_readable(int fd, struct http_session *s, struct server_co
     }
 }
 
-enum conn_next conn_on_writable(int fd, struct http_session *s, struct server_counters *c)
+enum conn_next conn_on_writable(int fd, struct session *s, struct server_counters *c)
 {
     enum flush_result r = flush(fd, s, c);
     if (r == FLUSH_WOULD_BLOCK)
@@ -134,20 +136,20 @@ enum conn_next conn_on_writable(int fd, struct http_session *s, struct server_co
     return conn_on_readable(fd, s, c);
 }
 
-void conn_serve_blocking(int fd, struct http_session *s, struct server_counters *c)
+void conn_serve_blocking(int fd, struct session *s, struct server_counters *c)
 {
     for (;;) {
         size_t space;
-        char *dst = http_session_input_space(s, &space);
+        char *dst = session_input_space(s, &space);
         if (space == 0)
             return;
         ssize_t n = read(fd, dst, space);
         if (n > 0) {
-            http_session_input_commit(s, (size_t)n);
+            session_input_commit(s, (size_t)n);
             if (answer(fd, s, c) == CONN_CLOSE)
                 return;
         } else if (n == 0) {
-            http_session_end_input(s);
+            session_end_input(s);
             answer(fd, s, c);
             return;
         } else if (errno != EINTR) {
@@ -187,9 +189,9 @@ static void drain(int fd, bool may_wait)
     }
 }
 
-void conn_close(int fd, const struct http_session *s, bool may_wait)
+void conn_close(int fd, const struct session *s, bool may_wait)
 {
-    if (http_session_needs_linger(s)) {
+    if (session_needs_linger(s)) {
         shutdown(fd, SHUT_WR);
         drain(fd, may_wait);
     }

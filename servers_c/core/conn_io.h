@@ -5,7 +5,7 @@
 #include <stdbool.h>
 
 #include "counters.h"
-#include "http_session.h"
+#include "session.h"
 
 enum conn_next {
     CONN_WANT_READ,  /* wait until readable */
@@ -14,26 +14,29 @@ enum conn_next {
 };
 
 /* Non-blocking descriptor became readable: reads until drained (a short read or
- * EAGAIN), answers every complete request, sends the answers in one writev per
- * batch. Safe for edge-triggered notification. */
-enum conn_next conn_on_readable(int fd, struct http_session *s, struct server_counters *c);
+ * EAGAIN), lets the session process what arrived (answer every complete request,
+ * or echo the bytes), sends its output in one writev per batch. Safe for
+ * edge-triggered notification. */
+enum conn_next conn_on_readable(int fd, struct session *s, struct server_counters *c);
 
 /* Non-blocking descriptor became writable while output was pending: sends it,
- * answers requests held back by the full queue, then reads on. */
-enum conn_next conn_on_writable(int fd, struct http_session *s, struct server_counters *c);
+ * processes input held back meanwhile (requests behind a full queue), then
+ * reads on. */
+enum conn_next conn_on_writable(int fd, struct session *s, struct server_counters *c);
 
-/* Blocking descriptor: serves requests until the connection ends (the caller closes). */
-void conn_serve_blocking(int fd, struct http_session *s, struct server_counters *c);
+/* Blocking descriptor: serves the session until the connection ends (the caller closes). */
+void conn_serve_blocking(int fd, struct session *s, struct server_counters *c);
 
 /* Records, once per connection, whether the client had already closed its side
- * when its first answer was ready (tcp state CLOSE_WAIT). Transports that do not
+ * when its first answer (a response, or a first batch to echo) was ready (tcp
+ * state CLOSE_WAIT). Transports that do not
  * go through conn_on_readable/conn_serve_blocking call it after processing. */
-void conn_check_first_answer(int fd, struct http_session *s);
+void conn_check_first_answer(int fd, struct session *s);
 
 /* Closes a finished connection. When the client may still be sending, shuts
  * down writing and drains first so the kernel does not answer unread bytes with
  * a reset that destroys the response in flight; may_wait allows a bounded wait
  * for the client's EOF (blocking architectures only). */
-void conn_close(int fd, const struct http_session *s, bool may_wait);
+void conn_close(int fd, const struct session *s, bool may_wait);
 
 #endif

@@ -7,15 +7,16 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "http_session.h"
+#include "session.h"
 
 struct server_counters {
     uint64_t connections_accepted;
     uint64_t connections_served; /* answered while the client was still there */
-    uint64_t requests_served;
+    uint64_t requests_served;    /* http */
     uint64_t bad_requests;
     uint64_t connection_resets;
     uint64_t errors;
+    uint64_t bytes_echoed;       /* echo: bytes sent back */
 };
 
 struct shared_counters {
@@ -25,15 +26,18 @@ struct shared_counters {
     _Atomic uint64_t bad_requests;
     _Atomic uint64_t connection_resets;
     _Atomic uint64_t errors;
+    _Atomic uint64_t bytes_echoed;
 };
 
 /* Once per connection, when it closes. */
 static inline void counters_add_session(struct server_counters *c, const struct session_counters *s)
 {
-    bool answered = s->requests_served > 0 || s->bad_requests > 0;
+    /* echo: at least one byte went back (its first batch checked as in http) */
+    bool answered = s->requests_served > 0 || s->bad_requests > 0 || s->bytes_echoed > 0;
     c->connections_served += answered && !s->first_answer_after_client_left;
     c->requests_served += s->requests_served;
     c->bad_requests += s->bad_requests;
+    c->bytes_echoed += s->bytes_echoed;
 }
 
 static inline void counters_add(struct server_counters *dst, const struct server_counters *src)
@@ -44,6 +48,7 @@ static inline void counters_add(struct server_counters *dst, const struct server
     dst->bad_requests += src->bad_requests;
     dst->connection_resets += src->connection_resets;
     dst->errors += src->errors;
+    dst->bytes_echoed += src->bytes_echoed;
 }
 
 static inline void shared_counters_add(struct shared_counters *dst, const struct server_counters *src)
@@ -54,6 +59,7 @@ static inline void shared_counters_add(struct shared_counters *dst, const struct
     atomic_fetch_add(&dst->bad_requests, src->bad_requests);
     atomic_fetch_add(&dst->connection_resets, src->connection_resets);
     atomic_fetch_add(&dst->errors, src->errors);
+    atomic_fetch_add(&dst->bytes_echoed, src->bytes_echoed);
 }
 
 static inline struct server_counters shared_counters_load(struct shared_counters *src)
@@ -65,6 +71,7 @@ static inline struct server_counters shared_counters_load(struct shared_counters
         .bad_requests = atomic_load(&src->bad_requests),
         .connection_resets = atomic_load(&src->connection_resets),
         .errors = atomic_load(&src->errors),
+        .bytes_echoed = atomic_load(&src->bytes_echoed),
     };
     return c;
 }

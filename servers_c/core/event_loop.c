@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "conn_io.h"
-#include "http_session.h"
+#include "session.h"
 #include "listener.h"
 
 const char *const trigger_names[] = {"level", "edge", NULL};
@@ -26,7 +26,7 @@ struct loop_conn {
     int fd;
     bool waiting_to_write;
     bool out_registered; /* level-triggered: interest is EPOLLOUT */
-    struct http_session session;
+    struct session session;
 };
 
 struct event_loop {
@@ -34,7 +34,7 @@ struct event_loop {
     int wake_fd;
     int listen_fd;
     bool edge;
-    const struct responses *responses;
+    const struct session_config *session;
     atomic_bool stopping;
     pthread_mutex_t inbox_lock;
     int *inbox;
@@ -59,7 +59,7 @@ struct event_loop *event_loop_create(const struct event_loop_options *options)
     loop->epoll_fd = loop->wake_fd = -1;
     loop->listen_fd = options->listen_fd;
     loop->edge = options->edge_triggered;
-    loop->responses = options->responses;
+    loop->session = options->session;
     pthread_mutex_init(&loop->inbox_lock, NULL);
     struct rlimit lim;
     loop->conns_size = 65536;
@@ -129,7 +129,7 @@ static void close_conn(struct event_loop *loop, struct loop_conn *conn, bool lin
         conn_close(conn->fd, &conn->session, false);
     else
         close(conn->fd);
-    http_session_destroy(&conn->session);
+    session_destroy(&conn->session);
     free(conn);
 }
 
@@ -137,10 +137,10 @@ static void add_conn(struct event_loop *loop, int fd)
 {
     struct loop_conn *conn = calloc(1, sizeof *conn);
     if (conn == NULL || (size_t)fd >= loop->conns_size ||
-        !http_session_init(&conn->session, loop->responses)) {
+        !session_init(&conn->session, loop->session)) {
         loop->counters.errors++;
         if (conn != NULL)
-            http_session_destroy(&conn->session);
+            session_destroy(&conn->session);
         free(conn);
         close(fd);
         return;
@@ -204,7 +204,7 @@ static void serve_event(struct event_loop *loop, struct loop_conn *conn, uint32_
     enum conn_next next;
     if (conn->waiting_to_write) {
         if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
-            return; /* new requests wait until the blocked output drains */
+            return; /* new input waits until the blocked output drains */
         next = conn_on_writable(conn->fd, &conn->session, &loop->counters);
     } else {
         if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)))

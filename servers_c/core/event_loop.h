@@ -1,16 +1,17 @@
-/* One epoll event loop serving HTTP connections (in the spirit of redis ae.c).
+/* One epoll event loop serving connections (in the spirit of redis ae.c).
  *
  * The epoll architectures differ in where a loop's connections come from: its
  * own listener (epoll, reuseport), a listener shared between processes with
  * EPOLLEXCLUSIVE (prefork), or an acceptor thread that hands them over
  * (reactor, through event_loop_adopt and an eventfd). Inside the loop they are
- * served the same way: read until drained, answer every complete request,
- * one writev per batch.
+ * served the same way: read until drained, let the session process it (answer
+ * every complete request, or echo), one writev per batch.
  *
  * Level-triggered: interest is EPOLLIN, switched to EPOLLOUT only while a
  * write is blocked. Edge-triggered: each connection is registered once for
  * EPOLLIN|EPOLLOUT|EPOLLET and never modified again; reads and accepts go on
- * until EAGAIN. Neither mode makes an epoll_ctl call per request.
+ * until EAGAIN. Neither mode makes an epoll_ctl call per request or echo unless
+ * a write blocks.
  */
 #ifndef ARCHBENCH_EVENT_LOOP_H
 #define ARCHBENCH_EVENT_LOOP_H
@@ -18,10 +19,10 @@
 #include <stdbool.h>
 
 #include "counters.h"
-#include "responses.h"
+#include "session.h"
 
 struct event_loop_options {
-    const struct responses *responses;
+    const struct session_config *session;
     bool edge_triggered;
     int listen_fd;          /* non-blocking listener, or -1 when connections are adopted */
     bool exclusive_accept;  /* EPOLLEXCLUSIVE on the listener: one waiter woken per connection */

@@ -13,7 +13,9 @@ static void usage(FILE *out, const struct server_cli *cli)
     fprintf(out, "  --port N             TCP port, 0 for an ephemeral one (default 0)\n");
     fprintf(out, "  --backlog N          listen() backlog (default 4096)\n");
     fprintf(out, "  --threads N          %s (default %ld)\n", cli->threads_help, cli->threads_min);
-    fprintf(out, "  --response SPEC      test (default), hello, or file:PATH\n");
+    fprintf(out, "  --response SPEC      test (default), hello, or file:PATH (http only)\n");
+    fprintf(out, "  --proto PROTO        http (default): answer HTTP/1.x requests; echo: send every\n"
+                 "                       received byte back, in order\n");
     for (size_t i = 0; i < cli->extra_count; i++) {
         const struct flag_spec *f = &cli->extra[i];
         fprintf(out, "  %-20s %s", f->name, f->help);
@@ -54,12 +56,13 @@ static long parse_long(const struct server_cli *cli, const char *name, const cha
     return n;
 }
 
-static int parse_choice(const struct server_cli *cli, const struct flag_spec *f, const char *value)
+static int parse_choice(const struct server_cli *cli, const char *name, const char *const *choices,
+                        const char *value)
 {
-    for (int i = 0; f->choices[i] != NULL; i++)
-        if (strcmp(f->choices[i], value) == 0)
+    for (int i = 0; choices[i] != NULL; i++)
+        if (strcmp(choices[i], value) == 0)
             return i;
-    bad_usage(cli, "%s: unknown value '%s'", f->name, value);
+    bad_usage(cli, "%s: unknown value '%s'", name, value);
 }
 
 /* Splits "--name=value" or takes the next argument as the value. */
@@ -82,7 +85,7 @@ static bool matches(const char *arg, const char *name, size_t *len)
 
 void options_parse(int argc, char **argv, const struct server_cli *cli, struct common_options *out)
 {
-    *out = (struct common_options){"127.0.0.1", 0, 4096, cli->threads_min, "test"};
+    *out = (struct common_options){"127.0.0.1", 0, 4096, cli->threads_min, "test", SESSION_HTTP};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         size_t len;
@@ -103,6 +106,9 @@ void options_parse(int argc, char **argv, const struct server_cli *cli, struct c
                                       cli->threads_min, cli->threads_max);
         } else if (matches(arg, "--response", &len)) {
             out->response = flag_value(argc, argv, &i, "--response", len, cli);
+        } else if (matches(arg, "--proto", &len)) {
+            out->proto = (enum session_proto)parse_choice(
+                cli, "--proto", session_proto_names, flag_value(argc, argv, &i, "--proto", len, cli));
         } else {
             const struct flag_spec *found = NULL;
             for (size_t k = 0; k < cli->extra_count && found == NULL; k++)
@@ -114,7 +120,7 @@ void options_parse(int argc, char **argv, const struct server_cli *cli, struct c
             if (found->kind == FLAG_INT)
                 *(long *)found->target = parse_long(cli, found->name, value, found->min, found->max);
             else
-                *(int *)found->target = parse_choice(cli, found, value);
+                *(int *)found->target = parse_choice(cli, found->name, found->choices, value);
         }
     }
 }

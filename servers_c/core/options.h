@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "session.h"
+
 enum flag_kind { FLAG_INT, FLAG_CHOICE };
 
 struct flag_spec {
@@ -30,6 +32,7 @@ struct common_options {
     long backlog;
     long threads;
     const char *response;
+    enum session_proto proto;
 };
 
 /* Parses argv; prints usage and exits 0 on --help, prints a message naming the

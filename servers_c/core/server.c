@@ -15,6 +15,7 @@ void server_start(struct server_base *base, const struct server_cli *cli, int ar
     char err[512];
     if (!responses_build(&base->responses, base->options.response, err, sizeof err))
         lifecycle_fail(cli->architecture, err);
+    base->session = (struct session_config){base->options.proto, &base->responses};
     if (!open_listener)
         return;
     struct listen_request req = {

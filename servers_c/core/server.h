@@ -7,11 +7,13 @@
 #include "lifecycle.h"
 #include "options.h"
 #include "responses.h"
+#include "session.h"
 
 struct server_base {
     const struct server_cli *cli;
     struct common_options options;
     struct responses responses;
+    struct session_config session; /* --proto, and the responses for http */
     int listen_fd;
     int port;
 };

@@ -474,9 +474,11 @@ def main() -> int:
         if stats.get("bad_requests", -1) < suite.sent_bad:
             problems.append(f"bad_requests {stats.get('bad_requests')} < {suite.sent_bad} sent")
         for key in ("architecture", "threads", "connections_accepted", "connections_served",
-                    "requests_served", "bad_requests", "connection_resets", "errors"):
+                    "requests_served", "bad_requests", "connection_resets", "errors", "bytes_echoed"):
             if key not in stats:
                 problems.append(f"shutdown line lacks {key}")
+        if stats.get("bytes_echoed") != 0:
+            problems.append(f"bytes_echoed {stats.get('bytes_echoed')} in http mode")
         suite.results.append(("sigterm_report", "PASS" if not problems else "FAIL: " + "; ".join(problems)))
     except CaseFailure as e:
         suite.results.append(("startup_or_shutdown", f"FAIL: {e}"))

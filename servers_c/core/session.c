@@ -1,33 +1,44 @@
-#include "http_session.h"
+#include "session.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-bool http_session_init(struct http_session *s, const struct responses *responses)
+const char *const session_proto_names[] = {"http", "echo", NULL};
+
+bool session_init(struct session *s, const struct session_config *config)
 {
     memset(s, 0, sizeof *s);
-    s->responses = responses;
+    s->proto = config->proto;
+    s->responses = config->responses;
     s->in = malloc(SESSION_INPUT_BYTES);
     return s->in != NULL;
 }
 
-void http_session_destroy(struct http_session *s)
+void session_destroy(struct session *s)
 {
     free(s->in);
     s->in = NULL;
 }
 
-void http_session_reset(struct http_session *s)
+void session_reset(struct session *s)
 {
     char *in = s->in;
+    enum session_proto proto = s->proto;
     const struct responses *responses = s->responses;
     memset(s, 0, sizeof *s);
     s->in = in;
+    s->proto = proto;
     s->responses = responses;
 }
 
-char *http_session_input_space(struct http_session *s, size_t *space)
+char *session_input_space(struct session *s, size_t *space)
 {
+    /* Echo output points into the input buffer: nothing may move or arrive
+     * until it has been sent. This is echo's backpressure. */
+    if (s->proto == SESSION_ECHO && s->out_count > 0) {
+        *space = 0;
+        return s->in + s->in_len;
+    }
     if (s->in_start > 0) {
         /* Usually nothing or a partial request remains: a short move. */
         memmove(s->in, s->in + s->in_start, s->in_len - s->in_start);
@@ -38,22 +49,24 @@ char *http_session_input_space(struct http_session *s, size_t *space)
     return s->in + s->in_len;
 }
 
-void http_session_input_commit(struct http_session *s, size_t n)
+void session_input_commit(struct session *s, size_t n)
 {
     s->in_len += n;
 }
 
-size_t http_session_input_copy(struct http_session *s, const char *bytes, size_t len)
+size_t session_input_copy(struct session *s, const char *bytes, size_t len)
 {
     size_t space;
-    char *dst = http_session_input_space(s, &space);
+    char *dst = session_input_space(s, &space);
     size_t n = len < space ? len : space;
     memcpy(dst, bytes, n);
     s->in_len += n;
     return n;
 }
 
-static bool queue_response(struct http_session *s, const struct prebuilt *response)
+/* ---- http ---------------------------------------------------------------- */
+
+static bool queue_response(struct session *s, const struct prebuilt *response)
 {
     if (s->out_first + s->out_count == SESSION_MAX_QUEUED) {
         if (s->out_first == 0)
@@ -67,12 +80,12 @@ static bool queue_response(struct http_session *s, const struct prebuilt *respon
     return true;
 }
 
-static bool queue_full(const struct http_session *s)
+static bool queue_full(const struct session *s)
 {
     return s->out_count == SESSION_MAX_QUEUED;
 }
 
-bool http_session_process(struct http_session *s)
+static bool http_process(struct session *s)
 {
     bool progressed = false;
     while (!s->closing) {
@@ -119,14 +132,47 @@ bool http_session_process(struct http_session *s)
     return progressed;
 }
 
-int http_session_output(struct http_session *s, struct iovec **iov)
+/* ---- echo ---------------------------------------------------------------- */
+
+/* Queues every byte received since the last echo as one iovec over the input
+ * buffer. Input space stays 0 until it has been sent, so at most one echo is
+ * pending and no received byte is ever waiting behind it. */
+static bool echo_process(struct session *s)
+{
+    bool progressed = false;
+    if (!s->closing && s->out_count == 0 && s->in_start < s->in_len) {
+        s->out[0] = (struct iovec){s->in + s->in_start, s->in_len - s->in_start};
+        s->out_first = 0;
+        s->out_count = 1;
+        s->in_start = s->in_len; /* compacted away once sent (session_input_space) */
+        s->counters.echoes++;
+        progressed = true;
+    }
+    /* Everything received is queued: after the peer's EOF nothing more comes. */
+    if (s->input_ended && s->in_start == s->in_len)
+        s->closing = true;
+    return progressed;
+}
+
+/* ---- both ---------------------------------------------------------------- */
+
+bool session_process(struct session *s)
+{
+    if (s->proto == SESSION_ECHO)
+        return echo_process(s);
+    return http_process(s);
+}
+
+int session_output(struct session *s, struct iovec **iov)
 {
     *iov = s->out + s->out_first;
     return (int)s->out_count;
 }
 
-void http_session_output_sent(struct http_session *s, size_t n)
+void session_output_sent(struct session *s, size_t n)
 {
+    if (s->proto == SESSION_ECHO)
+        s->counters.bytes_echoed += n;
     while (n > 0 && s->out_count > 0) {
         struct iovec *v = &s->out[s->out_first];
         if (n < v->iov_len) {

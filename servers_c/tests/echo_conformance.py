@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""Echo conformance (--proto echo) of one server architecture, over real sockets.
+
+Usage: echo_conformance.py BINARY [--concurrency N] [-- SERVER ARGS...]
+
+Every architecture must pass the same cases: messages of 1 byte, 1 KiB,
+64 KiB and 1 MiB echoed byte-exactly (random bytes, so reordering shows); a
+message written in many small pieces; N concurrent connections each echoing a
+few messages; a client that writes 4 MiB before it reads anything
+(backpressure: nothing lost or reordered); half-close (everything sent before
+the client's FIN comes back, then EOF); a reset mid-stream; and a clean
+SIGTERM with a JSON line whose bytes_echoed covers what was echoed.
+Standard library only, so CTest can run it anywhere.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+IO_TIMEOUT_S = 10.0
+READY_TIMEOUT_S = 10.0
+CONCURRENT_DEADLINE_S = 60.0
+
+
+class CaseFailure(AssertionError):
+    pass
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise CaseFailure(message)
+
+
+def first_difference(a: bytes, b: bytes) -> int:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def expect_same(got: bytes, sent: bytes, what: str) -> None:
+    if got != sent:
+        at = first_difference(got, sent)
+        raise CaseFailure(f"{what}: {len(got)} bytes back for {len(sent)} sent, first difference at offset {at}")
+
+
+@dataclass
+class Server:
+    binary: str
+    args: list[str]
+    process: subprocess.Popen | None = None
+    port: int = 0
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [self.binary, "--port", "0", "--proto", "echo", *self.args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        line = b""
+        while time.monotonic() < deadline and not line.endswith(b"\n"):
+            chunk = self.process.stdout.readline()
+            if not chunk:
+                break
+            line += chunk
+        text = line.decode(errors="replace").strip()
+        if not text.startswith("listening on "):
+            self.process.kill()
+            _, err = self.process.communicate(timeout=5)
+            raise CaseFailure(f"no ready line (got {text!r}); stderr: {err.decode(errors='replace')}")
+        self.port = int(text.rsplit(":", 1)[1])
+
+    def stop(self) -> dict:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            out, err = self.process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.communicate()
+            raise CaseFailure("server did not stop within 10 s of SIGTERM")
+        expect(self.process.returncode == 0,
+               f"exit status {self.process.returncode} after SIGTERM; stderr: {err.decode(errors='replace')}")
+        lines = [l for l in out.decode().splitlines() if l.strip()]
+        expect(len(lines) == 1, f"expected one JSON line after the ready line, got {lines!r}")
+        return json.loads(lines[0])
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.communicate()
+
+    def connect(self) -> socket.socket:
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=IO_TIMEOUT_S)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return s
+
+
+def read_exactly(sock: socket.socket, n: int) -> bytes:
+    data = bytearray()
+    while len(data) < n:
+        chunk = sock.recv(min(1 << 20, n - len(data)))
+        if not chunk:
+            raise CaseFailure(f"connection closed after {len(data)} of {n} expected bytes")
+        data += chunk
+    return bytes(data)
+
+
+def expect_eof(sock: socket.socket) -> None:
+    rest = sock.recv(4096)
+    expect(rest == b"", f"expected EOF, got {len(rest)} more bytes")
+
+
+def roundtrip(sock: socket.socket, data: bytes, pieces: list[int] | None = None,
+              pause_s: float = 0.0, read_delay_s: float = 0.0) -> bytes:
+    """Writes data (whole, or in the given piece sizes) from a thread while this
+    thread reads the echo, so neither side's buffers have to hold it all."""
+    errors: list[BaseException] = []
+
+    def send() -> None:
+        try:
+            if pieces is None:
+                sock.sendall(data)
+                return
+            pos = 0
+            for size in pieces:
+                sock.sendall(data[pos:pos + size])
+                pos += size
+                if pause_s:
+                    time.sleep(pause_s)
+            assert pos == len(data)
+        except BaseException as e:  # reported below
+            errors.append(e)
+    sender = threading.Thread(target=send)
+    sender.start()
+    if read_delay_s:
+        time.sleep(read_delay_s)
+    try:
+        got = read_exactly(sock, len(data))
+    finally:
+        sender.join(IO_TIMEOUT_S)
+    expect(not errors, f"sending failed: {errors}")
+    expect(not sender.is_alive(), "sender still blocked after everything came back")
+    return got
+
+
+@dataclass
+class Suite:
+    server: Server
+    concurrency: int
+    rng: random.Random = field(default_factory=lambda: random.Random(4004))
+    results: list[tuple[str, str]] = field(default_factory=list)
+    echoed: int = 0          # bytes that came back, verified
+    served_min: int = 0      # connections echoed to while the client was still connected
+
+    def payload(self, n: int) -> bytes:
+        return self.rng.randbytes(n)
+
+    # ---- cases -------------------------------------------------------------
+    def message_sizes(self) -> None:
+        for size in (1, 1024, 64 * 1024, 1024 * 1024):
+            data = self.payload(size)
+            with self.server.connect() as s:
+                expect_same(roundtrip(s, data), data, f"{size}-byte message")
+                self.echoed += size
+                self.served_min += 1
+                # then another on the same connection: it stays usable
+                data = self.payload(size)
+                expect_same(roundtrip(s, data), data, f"second {size}-byte message")
+                self.echoed += size
+
+    def many_small_pieces(self) -> None:
+        data = self.payload(40000)
+        pieces = []
+        left = len(data)
+        while left > 0:
+            pieces.append(min(left, self.rng.randint(1, 64)))
+            left -= pieces[-1]
+        with self.server.connect() as s:
+            expect_same(roundtrip(s, data, pieces, pause_s=0.0002), data, "message in small pieces")
+        self.echoed += len(data)
+        self.served_min += 1
+
+    def request_response(self) -> None:
+        """Send, wait for the whole echo, send again: the way echo benchmarks drive it."""
+        with self.server.connect() as s:
+            for _ in range(200):
+                data = self.payload(self.rng.randint(1, 3000))
+                s.sendall(data)
+                expect_same(read_exactly(s, len(data)), data, "request/response message")
+                self.echoed += len(data)
+        self.served_min += 1
+
+    def write_before_read(self) -> None:
+        """4 MiB written before reading anything: the server must stop reading
+        while its echo cannot be sent, and resume without loss or reordering."""
+        data = self.payload(4 * 1024 * 1024)
+        with self.server.connect() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            expect_same(roundtrip(s, data, read_delay_s=0.5), data, "4 MiB written before reading")
+        self.echoed += len(data)
+        self.served_min += 1
+
+    def half_close(self) -> None:
+        """Everything sent before the client's FIN comes back, then EOF."""
+        data = self.payload(100000)
+        with self.server.connect() as s:
+            sender = threading.Thread(target=lambda: (s.sendall(data), s.shutdown(socket.SHUT_WR)))
+            sender.start()
+            got = read_exactly(s, len(data))
+            sender.join(IO_TIMEOUT_S)
+            expect_same(got, data, "echo after half-close")
+            expect_eof(s)
+        self.echoed += len(data)
+        with self.server.connect() as s:
+            s.shutdown(socket.SHUT_WR)  # nothing sent at all
+            expect_eof(s)
+
+    def reset_mid_stream(self) -> None:
+        s = self.server.connect()
+        s.setblocking(False)
+        data = self.payload(2 * 1024 * 1024)
+        try:
+            s.send(data)  # as much as fits, unread echo piling up
+        except BlockingIOError:
+            pass
+        time.sleep(0.05)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()  # RST while the server is echoing
+        time.sleep(0.2)
+        self.still_healthy()
+
+    def still_healthy(self) -> None:
+        data = self.payload(5000)
+        with self.server.connect() as s:
+            expect_same(roundtrip(s, data), data, "echo after the earlier cases")
+        self.echoed += len(data)
+        self.served_min += 1
+
+    def concurrent_connections(self) -> None:
+        """N connections open at once, each echoing a few messages, driven by
+        one selector so N can be 1000 without 1000 threads."""
+        n = self.concurrency
+        if n <= 0:
+            return
+        messages = 3
+        sel = selectors.DefaultSelector()
+        conns = []
+        for i in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setblocking(False)
+            s.connect_ex(("127.0.0.1", self.server.port))
+            state = {"sock": s, "left": messages, "out": b"", "want": b"", "got": bytearray(), "id": i}
+            conns.append(state)
+            self.next_message(state)
+            sel.register(s, selectors.EVENT_READ | selectors.EVENT_WRITE, state)
+        done = 0
+        failures: list[str] = []
+        deadline = time.monotonic() + CONCURRENT_DEADLINE_S
+        try:
+            while done < n and time.monotonic() < deadline:
+                for key, events in sel.select(timeout=1.0):
+                    st = key.data
+                    s = st["sock"]
+                    try:
+                        if events & selectors.EVENT_WRITE and st["out"]:
+                            sent = s.send(st["out"])
+                            st["out"] = st["out"][sent:]
+                            if not st["out"]:
+                                sel.modify(s, selectors.EVENT_READ, st)
+                        if events & selectors.EVENT_READ:
+                            chunk = s.recv(65536)
+                            if not chunk:
+                                raise CaseFailure("closed by the server")
+                            st["got"] += chunk
+                            if len(st["got"]) >= len(st["want"]):
+                                expect_same(bytes(st["got"]), st["want"], f"connection {st['id']}")
+                                self.echoed += len(st["want"])
+                                st["left"] -= 1
+                                if st["left"] == 0:
+                                    sel.unregister(s)
+                                    s.close()
+                                    done += 1
+                                    self.served_min += 1
+                                else:
+                                    self.next_message(st)
+                                    sel.modify(s, selectors.EVENT_READ | selectors.EVENT_WRITE, st)
+                    except (OSError, CaseFailure) as e:
+                        failures.append(f"connection {st['id']}: {e}")
+                        sel.unregister(s)
+                        s.close()
+                        done += 1
+        finally:
+            for st in conns:
+                if st["sock"].fileno() >= 0:
+                    st["sock"].close()
+            sel.close()
+        expect(not failures, f"{len(failures)} of {n} connections failed: {failures[:3]}")
+        expect(done == n, f"only {done} of {n} connections finished within {CONCURRENT_DEADLINE_S:.0f} s")
+
+    def next_message(self, st: dict) -> None:
+        st["want"] = self.payload(self.rng.randint(1, 4096))
+        st["out"] = st["want"]
+        st["got"] = bytearray()
+
+    # ---- driver ------------------------------------------------------------
+    def run(self, names: list[str]) -> None:
+        for name in names:
+            case: Callable[[], None] = getattr(self, name)
+            try:
+                case()
+                self.results.append((name, "PASS"))
+            except (CaseFailure, OSError) as e:
+                self.results.append((name, f"FAIL: {e}"))
+
+
+CASES = ["message_sizes", "many_small_pieces", "request_response", "write_before_read", "half_close",
+         "reset_mid_stream", "concurrent_connections", "still_healthy"]
+
+
+def check_bad_proto(binary: str, args: list[str]) -> tuple[str, str]:
+    bad = subprocess.run([binary, *args, "--proto", "smtp"], capture_output=True, text=True, timeout=10)
+    ok = bad.returncode == 2 and "--proto" in bad.stderr
+    return ("bad_proto", "PASS" if ok else f"FAIL: exit {bad.returncode}, stderr {bad.stderr!r}")
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    server_args: list[str] = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, server_args = argv[:i], argv[i + 1:]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("binary")
+    parser.add_argument("--concurrency", type=int, default=1000,
+                        help="connections open at once in concurrent_connections (0: skip)")
+    parser.add_argument("--cases", nargs="*", default=CASES)
+    parser.add_argument("--allow-unsupported", action="store_true",
+                        help="pass (skip) when the binary exits 3: the kernel lacks what it needs")
+    opts = parser.parse_args(argv)
+
+    if opts.allow_unsupported:
+        probe = subprocess.Popen([opts.binary, "--port", "0", "--proto", "echo", *server_args],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            probe.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            os.killpg(probe.pid, signal.SIGKILL)
+            probe.wait()
+        else:
+            if probe.returncode == 3:
+                print(f"SKIP unsupported here: {probe.stderr.read().decode(errors='replace').strip()}")
+                return 0
+        finally:
+            probe.stdout.close()
+            probe.stderr.close()
+
+    server = Server(opts.binary, server_args)
+    suite = Suite(server, opts.concurrency)
+    try:
+        server.start()
+        suite.run(opts.cases)
+        stats = server.stop()
+        problems = []
+        for key in ("architecture", "threads", "connections_accepted", "connections_served",
+                    "requests_served", "bad_requests", "connection_resets", "errors", "bytes_echoed"):
+            if key not in stats:
+                problems.append(f"shutdown line lacks {key}")
+        if stats.get("bytes_echoed", -1) < suite.echoed:
+            problems.append(f"bytes_echoed {stats.get('bytes_echoed')} < {suite.echoed} echoed and verified")
+        if stats.get("requests_served") != 0 or stats.get("bad_requests") != 0:
+            problems.append(f"echo mode counted requests: {stats}")
+        served, accepted = stats.get("connections_served", -1), stats.get("connections_accepted", -1)
+        if not suite.served_min <= served <= accepted:
+            problems.append(f"connections_served {served} not in [{suite.served_min}, accepted {accepted}]")
+        suite.results.append(("sigterm_report", "PASS" if not problems else "FAIL: " + "; ".join(problems)))
+        print(f"client echoed and verified {suite.echoed} bytes; server: {json.dumps(stats)}")
+    except CaseFailure as e:
+        suite.results.append(("startup_or_shutdown", f"FAIL: {e}"))
+    finally:
+        server.kill()
+    suite.results.append(check_bad_proto(opts.binary, server_args))
+
+    failed = [r for r in suite.results if r[1] != "PASS"]
+    for name, outcome in suite.results:
+        print(f"{outcome[:4]} {name}{'' if outcome == 'PASS' else ': ' + outcome[6:]}")
+    print(f"{len(suite.results) - len(failed)}/{len(suite.results)} passed: "
+          f"{os.path.basename(opts.binary)} --proto echo {' '.join(server_args)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Faults the harness must survive without leaving anything behind."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def children_of(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found.update(int(p) for p in text)
+    return found
+
+
+def program_of(pid: int) -> str:
+    try:
+        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
+    return os.path.basename(argv0)
+
+
+def measured_children(pid: int) -> dict[str, int]:
+    """The runner's server and load generator (after taskset has exec'd them), by program name."""
+    return {program_of(child): child for child in children_of(pid) if program_of(child) in ("thread_pool", "wrk")}
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def test_runner_killed_outright_leaves_no_server_or_load_generator(
+    real_build_dir, load_tools, cpu_pair, tmp_path: Path, repo_env: dict[str, str]
+) -> None:
+    """SIGKILL gives the runner no chance to clean up: its children must end by themselves
+    (PR_SET_PDEATHSIG), or every later trial would share the CPUs with orphans."""
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "archbench", "run", "--profile", "smoke", "--campaign", "killed",
+         "--raw-root", str(tmp_path / "raw"), "--servers", "thread_pool", "--thread-counts", "1",
+         "--trials", "1", "--no-warmup", "--duration-s", "20",
+         "--server-cpus", cpu_pair[0], "--load-cpus", cpu_pair[1]],
+        cwd=REPO, env=repo_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        measured: dict[str, int] = {}
+        while time.monotonic() < deadline and len(measured) < 2:  # server and wrk both running
+            time.sleep(0.2)
+            measured = measured_children(runner.pid)
+        assert set(measured) == {"thread_pool", "wrk"}, f"the trial did not start: {measured}"
+        children = set(measured.values())
+        runner.kill()
+        runner.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(alive(p) for p in children):
+            time.sleep(0.1)
+        survivors = [p for p in children if alive(p)]
+        for pid in survivors:
+            os.killpg(pid, signal.SIGKILL)
+        assert not survivors, f"children left running after the runner was killed: {survivors}"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()

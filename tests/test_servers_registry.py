@@ -1,0 +1,106 @@
+"""The architecture registry: flags per architecture, the parallelism flag, nginx's entry, wrk's pipelining."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from archbench.loadgen import load_generator, pipeline_script
+from archbench.nginx import NginxSpec
+from archbench.plan import TrialConfig
+from archbench.servers import CPU_SOURCE_STATS, CPU_SOURCE_TREE, server_spec, server_specs
+
+from conftest import REAL_BUILD_DIR, REPO_ROOT
+
+ARCHITECTURES = ["blocking", "thread_per_conn", "thread_pool", "poll", "epoll", "reactor", "reuseport", "prefork",
+                 "io_uring", "nginx"]
+
+
+def command(architecture: str, threads: int | None = None, **options) -> list[str]:
+    config = TrialConfig(architecture, 100, 1, 5, threads=threads, options=tuple(options.items())).as_dict()
+    return server_spec(architecture).command(config, Path("build"))
+
+
+def test_registry_order_and_parallelism_flags() -> None:
+    specs = server_specs()
+    assert list(specs) == ARCHITECTURES
+    assert {name: spec.threads_flag for name, spec in specs.items()} == {
+        "blocking": None, "thread_per_conn": None, "thread_pool": "--threads", "poll": None, "epoll": None,
+        "reactor": "--threads", "reuseport": "--threads", "prefork": "--workers", "io_uring": "--threads",
+        "nginx": "worker_processes",
+    }
+    assert [name for name, spec in specs.items() if spec.takes_threads] == [
+        "thread_pool", "reactor", "reuseport", "prefork", "io_uring", "nginx"]
+    assert {name for name, spec in specs.items() if spec.cpu_source == CPU_SOURCE_STATS} == {"nginx"}
+    assert {spec.cpu_source for name, spec in specs.items() if name != "nginx"} == {CPU_SOURCE_TREE}
+
+
+def test_trigger_defaults_per_architecture() -> None:
+    defaults = {name: spec.option("trigger").default for name, spec in server_specs().items() if spec.option("trigger")}
+    assert defaults == {"epoll": "level", "reactor": "edge", "reuseport": "edge", "prefork": "level"}
+
+
+def test_commands_of_the_event_loop_architectures() -> None:
+    assert command("poll") == ["build/bin/poll", "--host", "127.0.0.1", "--port", "0", "--response", "test"]
+    assert command("epoll", trigger="edge")[5:] == ["--trigger", "edge", "--response", "test"]
+    assert command("reactor", threads=4, trigger="edge")[5:] == ["--threads", "4", "--trigger", "edge", "--response",
+                                                                 "test"]
+    assert command("reuseport", threads=2, trigger="level")[5:7] == ["--threads", "2"]
+    # prefork's parallelism is its worker processes; its --threads stays at the server's 1.
+    assert command("prefork", threads=8, trigger="level")[5:] == ["--workers", "8", "--trigger", "level", "--response",
+                                                                  "test"]
+    assert command("io_uring", threads=2)[5:] == ["--threads", "2", "--response", "test"]
+
+
+def test_nginx_runs_through_the_launcher_module() -> None:
+    argv = command("nginx", threads=4)
+    assert argv[:3] == [sys.executable, "-m", "archbench.nginx"]
+    assert argv[argv.index("--worker-processes") + 1] == "4"
+    assert argv[argv.index("--port") + 1] == "0" and argv[argv.index("--response") + 1] == "test"
+    # The launcher imports this checkout even where archbench is not installed.
+    assert NginxSpec().environment()["PYTHONPATH"].split(":")[0] == str(REPO_ROOT)
+    assert NginxSpec().missing_binary(Path("/nonexistent")) is None
+
+
+def test_nginx_missing_is_reported_with_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("archbench.nginx.find_nginx", lambda: None)
+    reason = NginxSpec().unavailable_reason()
+    assert reason is not None and "nginx is not installed" in reason and "apt-get install nginx-light" in reason
+
+
+def test_c_servers_report_missing_binaries(tmp_path: Path) -> None:
+    assert server_spec("epoll").missing_binary(tmp_path) == tmp_path / "bin" / "epoll"
+    assert server_spec("epoll").unavailable_reason() is None
+
+
+def test_wrk_pipelines_through_the_lua_script_only_when_deeper_than_one() -> None:
+    wrk = load_generator("wrk")
+    plain = TrialConfig("epoll", 100, 1, 5).as_dict()
+    assert wrk.command(plain, "http://127.0.0.1:1/", 2) == [
+        "wrk", "-t1", "-c100", "-d5s", "--latency", "--timeout", "2s", "http://127.0.0.1:1/"]
+    deep = TrialConfig("epoll", 100, 1, 5, pipeline=16).as_dict()
+    assert wrk.command(deep, "http://127.0.0.1:1/", 2) == [
+        "wrk", "-t1", "-c100", "-d5s", "--latency", "--timeout", "2s", "-s", str(REPO_ROOT / "archbench" / "lua" /
+                                                                                 "pipeline.lua"),
+        "http://127.0.0.1:1/", "--", "16"]
+    assert pipeline_script().is_file()
+    assert "wrk.format" in pipeline_script().read_text()  # the static-request technique, not request()
+    assert re.search(r"^function request", pipeline_script().read_text(), re.MULTILINE) is None
+
+
+@pytest.mark.parametrize("architecture", [a for a in ARCHITECTURES if a != "nginx"])
+def test_every_flag_the_registry_passes_is_in_the_servers_help(architecture: str) -> None:
+    binary = REAL_BUILD_DIR / "bin" / architecture
+    if not binary.is_file():
+        pytest.skip(f"{binary} not built")
+    help_text = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=10).stdout
+    spec = server_spec(architecture)
+    flags = [o.flag for o in spec.options] + ([spec.threads_flag] if spec.threads_flag else [])
+    for flag in flags:
+        assert re.search(rf"^\s+{re.escape(flag)}\b", help_text, re.MULTILINE), f"{architecture} --help lacks {flag}"
+    for option in spec.options:
+        for choice in option.choices:
+            assert choice in help_text
