@@ -7,10 +7,15 @@
                             [--warmup|--no-warmup]
                             [--server-cpus CPUS] [--load-cpus CPUS] [--seed N] [--wrk-timeout-s N]
                             [--ready-timeout-s S] [--stop-grace-s S] [--response SPEC] [--build-dir build]
-                            [--dry-run]
+                            [--proto http|echo] [--load-generator wrk|wrk2|oha|echo_client]
+                            [--message-size BYTES] [--sources K] [--connect-rate R]
+                            [--max-conns-cap CAP] [--max-conns-duration-s S]
+                            [--rate-fractions F ...] [--offered-rates R ...] [--saturation-campaign NAME]
+                            [--rate-reference KEY] [--ci-target PCT] [--max-trials N] [--dry-run]
     python -m archbench bench [--trials 5] [--duration-s 5] [--campaign NAME] [--raw-root data/raw]
                               [--build-dir build] [--server-cpus CPUS] [--load-cpus CPUS] [--seed N]
     python -m archbench notebook NAME [--campaign C] [--raw-root data/raw] [--output-dir DIR] [-p KEY VALUE]...
+    python -m archbench import PATH [--raw-root data/raw] [--as NEWNAME]
 
 Exit status: 0 done, 1 could not run (missing binary, existing campaign with other
 parameters, notebook error...), 2 invalid parameter, 130 interrupted (re-run to resume).
@@ -55,6 +60,26 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stop-grace-s", type=float, metavar="S", help="SIGTERM to SIGKILL grace period")
     parser.add_argument("--response", help="server --response: test, hello or file:PATH")
     parser.add_argument("--build-dir", help="CMake build directory holding bin/ (default: build)")
+    parser.add_argument("--proto", choices=("http", "echo"),
+                        help="http (default) or echo: servers run --proto echo, echo_client is the load")
+    parser.add_argument("--load-generator", help="wrk (closed loop), oha or wrk2 (open loop), echo_client (echo)")
+    parser.add_argument("--message-size", type=int, metavar="BYTES", help="echo: bytes per message (default 64)")
+    parser.add_argument("--sources", type=int, metavar="K", help="echo: source addresses 127.0.0.1..K (0: no bind)")
+    parser.add_argument("--connect-rate", type=int, metavar="R", help="echo: connections per second (0: all at once)")
+    parser.add_argument("--max-conns-cap", type=int, metavar="CAP",
+                        help="echo: also one --max-conns trial per server variant, up to CAP connections")
+    parser.add_argument("--max-conns-duration-s", type=int, metavar="S", help="echo: longest --max-conns ramp")
+    parser.add_argument("--rate-fractions", nargs="+", type=float, metavar="F",
+                        help="open loop: fractions of each configuration's saturation throughput to offer")
+    parser.add_argument("--offered-rates", nargs="+", type=int, metavar="R", help="open loop: requests/s in total")
+    parser.add_argument("--saturation-campaign", metavar="NAME",
+                        help="closed-loop campaign in RAW_ROOT whose median requests/s are the saturation rates")
+    parser.add_argument("--rate-reference", metavar="KEY",
+                        help="offer fractions of this saturation key's throughput to every configuration")
+    parser.add_argument("--ci-target", type=float, metavar="PCT",
+                        help="adaptive repetition: add trials until the 95%% CI half-width is <= PCT %% of the mean")
+    parser.add_argument("--max-trials", type=int, metavar="N", help="adaptive repetition: at most N measured trials "
+                        "per configuration (default 3 x --trials)")
     parser.add_argument("--dry-run", action="store_true", help="print the configurations and expected duration only")
 
 
@@ -80,6 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--load-cpus", metavar="CPUS", help="taskset CPU list for wrk (default: 1)")
     bench.add_argument("--seed", type=int, help="seed of the execution order (default: random, recorded)")
 
+    importer = commands.add_parser("import", help="merge campaigns from another machine's data/raw (byte for "
+                                   "byte, checksummed; never overwrites)")
+    importer.add_argument("path", type=Path, help="another machine's raw root, or one campaign directory")
+    importer.add_argument("--raw-root", default="data/raw", help="ours (default: %(default)s)")
+    importer.add_argument("--as", dest="rename", metavar="NEWNAME",
+                          help="import the one campaign of PATH under this name (the original name goes into "
+                               "NEWNAME/import/import-<UTC>.json; no file is edited)")
+
     notebook = commands.add_parser("notebook", help="execute notebooks/NAME.ipynb with papermill, keep the copy")
     notebook.add_argument("name", help="notebook name in notebooks/ (e.g. run_trials) or a path to an .ipynb")
     notebook.add_argument("--campaign", help="the campaign; the executed copy goes to RAW_ROOT/CAMPAIGN/executed/")
@@ -101,7 +134,9 @@ def cmd_parse(args: argparse.Namespace) -> int:
 RUN_PARAMETER_NAMES = (
     "campaign", "raw_root", "servers", "thread_counts", "connection_counts", "load_threads", "pipeline_depths",
     "duration_s", "trials", "warmup", "server_cpus", "load_cpus", "seed", "wrk_timeout_s", "ready_timeout_s",
-    "stop_grace_s", "response", "build_dir",
+    "stop_grace_s", "response", "build_dir", "proto", "load_generator", "message_size", "sources", "connect_rate",
+    "max_conns_cap", "max_conns_duration_s", "rate_fractions", "offered_rates", "rate_reference", "ci_target",
+    "max_trials",
 )
 
 
@@ -113,6 +148,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from archbench.runner import run_campaign
 
     overrides: dict[str, Any] = {name: getattr(args, name) for name in RUN_PARAMETER_NAMES}
+    if args.saturation_campaign:
+        from archbench.latency import saturation_rates, saturation_source
+
+        source = Path(args.raw_root) / args.saturation_campaign
+        overrides.update(saturation_rates=saturation_rates(source), saturation_source=saturation_source(source))
     params = resolve_parameters(args.profile, **overrides)
     if args.dry_run:
         configs = expand_grid(params)
@@ -120,8 +160,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(config.config_id)
         runs = params.trials + (1 if params.warmup else 0)
         expected = estimate_duration_s(params, TRIAL_OVERHEAD_S)
+        adaptive = f", up to {params.max_trials} trials per configuration if the CI needs them" \
+            if params.ci_target is not None else ""
         print(f"{len(configs)} configurations x {runs} runs = {len(configs) * runs} trials, "
-              f"about {format_duration(expected)} (campaign {params.campaign!r} in {params.raw_root})")
+              f"about {format_duration(expected)}{adaptive} (campaign {params.campaign!r} in {params.raw_root})")
         return EXIT_OK
 
     # SIGTERM stops a campaign the same way as Ctrl-C: children stopped, finished trials kept.
@@ -159,6 +201,14 @@ def cmd_notebook(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from archbench.importer import import_campaigns
+
+    for outcome in import_campaigns(args.path, args.raw_root, rename=args.rename):
+        print(outcome.describe())
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from archbench.notebooks import NotebookFailed
     from archbench.params import ParameterError
@@ -167,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from archbench.storage import StorageError
 
     args = build_parser().parse_args(argv)
-    handlers = {"parse": cmd_parse, "run": cmd_run, "bench": cmd_bench, "notebook": cmd_notebook}
+    handlers = {"parse": cmd_parse, "run": cmd_run, "bench": cmd_bench, "notebook": cmd_notebook, "import": cmd_import}
     try:
         return handlers[args.command](args)
     except ParameterError as error:

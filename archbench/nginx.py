@@ -129,6 +129,9 @@ class NginxSpec(ServerSpec):
             return f"{nginx} lacks the stub_status module the launcher reads its counters from; {INSTALL_HINT}"
         return None
 
+    def serves(self, proto: str) -> bool:
+        return proto == "http"  # nginx has no echo server here (its stream module would need a backend)
+
     def environment(self) -> dict[str, str]:
         # The launcher is `python -m archbench.nginx`: make this checkout importable in it
         # even when archbench is not pip-installed (e.g. tests that put it on sys.path).

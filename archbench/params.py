@@ -28,9 +28,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from archbench.loadgen import load_generators
+from archbench.loadgen import load_generators, open_loop_generators
 from archbench.profiles import PROFILE_NAMES, profile_values
-from archbench.servers import ServerSpec, check_response, server_specs
+from archbench.servers import PROTOCOLS, ServerSpec, check_response, server_specs
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 ENTRY_SWEEP_KEYS = ("threads", "connections", "pipeline")
@@ -38,10 +38,16 @@ ENTRY_SWEEP_KEYS = ("threads", "connections", "pipeline")
 NOT_IDENTITY = ("campaign", "raw_root")
 # Parameters added after campaigns were first recorded, with the value a campaign.json
 # without them meant, so that such a campaign still resumes.
-LATER_PARAMETER_DEFAULTS: dict[str, Any] = {"pipeline_depths": [1]}
+LATER_PARAMETER_DEFAULTS: dict[str, Any] = {
+    "pipeline_depths": [1], "proto": "http", "message_size": 64, "sources": 0, "connect_rate": 0,
+    "max_conns_cap": None, "max_conns_duration_s": 60, "rate_fractions": [], "offered_rates": [],
+    "saturation_rates": {}, "rate_reference": None, "saturation_source": None, "ci_target": None, "max_trials": None,
+}
 # Open files each trial needs beyond one per connection, in the server and in wrk alike
 # (listening socket, epoll and event descriptors, pipes, libraries, nginx's logs).
 FD_HEADROOM = 256
+# echo_client --sources K binds to 127.0.0.(1 + i mod K): K at most 254 stays inside 127.0.0.1-254.
+MAX_SOURCES = 254
 
 
 class ParameterError(ValueError):
@@ -293,13 +299,32 @@ class Parameters:
     load_generator: str = "wrk"
     raw_root: str = "data/raw"
     build_dir: str = "build"
+    # Echo (source 004's workload): the servers run --proto echo, echo_client is the load.
+    proto: str = "http"  # http | echo
+    message_size: int = 64  # echo: bytes per message
+    sources: int = 0  # echo: bind connection i to 127.0.0.(1 + i mod K); 0: no bind
+    connect_rate: int = 0  # echo: connections opened per second; 0: all at once
+    max_conns_cap: int | None = None  # echo: also one --max-conns trial per server variant, up to this cap (0: none)
+    max_conns_duration_s: int = 60  # echo: the longest a --max-conns ramp may take
+    # Open loop (oha, wrk2): offered rates, absolute or as fractions of a saturation throughput.
+    rate_fractions: tuple[float, ...] = ()
+    offered_rates: tuple[int, ...] = ()  # requests/s in total over all connections
+    saturation_rates: tuple[tuple[str, float], ...] = ()  # saturation key (plan.saturation_key) -> req/s
+    rate_reference: str | None = None  # fractions of this key's saturation for every configuration
+    saturation_source: str | None = None  # where saturation_rates came from (campaign, statistic)
+    # Adaptive repetition (archbench.adaptive): more trials until the 95% CI half-width of the
+    # mean throughput is at most ci_target % of the mean, or a configuration has max_trials.
+    ci_target: float | None = None
+    max_trials: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form, as stored in campaign.json."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["servers"] = [entry.to_dict() for entry in self.servers]
-        for name in ("thread_counts", "connection_counts", "load_threads", "pipeline_depths"):
+        for name in ("thread_counts", "connection_counts", "load_threads", "pipeline_depths", "rate_fractions",
+                     "offered_rates"):
             out[name] = list(out[name])
+        out["saturation_rates"] = dict(self.saturation_rates)
         return out
 
     def identity(self) -> dict[str, Any]:
@@ -396,7 +421,6 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
         _check_open_file_limit(connection_counts, servers)
 
     duration_s = _positive_int(v.get("duration_s", 3), "duration_s")
-    trials = _positive_int(v.get("trials", 5), "trials")
     warmup = _boolean(v.get("warmup", True), "warmup")
 
     server_cpus = parse_cpu_list(v.get("server_cpus", "0"), "server_cpus")
@@ -427,9 +451,31 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
     if problem:
         raise ParameterError("response", problem)
 
-    load_generator = v.get("load_generator", "wrk")
-    if load_generator not in load_generators():
-        raise ParameterError("load_generator", f"{load_generator!r}; valid: {', '.join(load_generators())}")
+    proto = v.get("proto") or "http"
+    if proto not in PROTOCOLS:
+        raise ParameterError("proto", f"{proto!r} is not one of {', '.join(PROTOCOLS)}")
+    load_generator = v.get("load_generator") or ("echo_client" if proto == "echo" else "wrk")
+    generators = load_generators()
+    if load_generator not in generators:
+        raise ParameterError("load_generator", f"{load_generator!r}; valid: {', '.join(generators)}")
+    if generators[load_generator].protocol != proto:
+        speaking = [name for name, g in generators.items() if g.protocol == proto]
+        raise ParameterError("load_generator", f"{load_generator} does not speak {proto}; for proto {proto} use "
+                                               f"{' or '.join(speaking)}")
+    for index, entry in enumerate(servers):
+        if not specs[entry.architecture].serves(proto):
+            raise ParameterError(f"servers[{index}]", f"{entry.architecture} does not serve proto {proto}")
+    echo = _echo_values(v, proto)
+    open_loop = _open_loop_values(v, generators[load_generator].open_loop, load_generator)
+    if open_loop["rate_fractions"] or open_loop["offered_rates"]:
+        deep = [d for d in pipeline_depths if d != 1] + [d for e in servers for d in (e.pipeline or ()) if d != 1]
+        if deep:
+            raise ParameterError("pipeline_depths", f"{load_generator} sends one request at a time per connection; "
+                                                    f"pipeline depth {deep[0]} is wrk's (with pipeline.lua)")
+    if check_host and echo["max_conns_cap"] is not None:
+        _check_open_file_limit((echo["max_conns_cap"],), (), parameter="max_conns_cap")
+    trials = _positive_int(v.get("trials", 5), "trials")
+    adaptive = _adaptive_values(v, trials)
 
     campaign = v.get("campaign") or default_campaign_name(profile)
     if not isinstance(campaign, str) or not SAFE_NAME.fullmatch(campaign):
@@ -456,17 +502,103 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
         load_generator=load_generator,
         raw_root=str(v.get("raw_root") or "data/raw"),
         build_dir=str(v.get("build_dir") or "build"),
+        proto=proto,
+        **echo,
+        **open_loop,
+        **adaptive,
     )
 
 
-def _check_open_file_limit(connection_counts: tuple[int, ...], servers: tuple[ServerEntry, ...]) -> None:
+def _non_negative_int(value: Any, parameter: str) -> int:
+    if isinstance(value, str) and re.fullmatch(r"\d+", value.strip()):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ParameterError(parameter, f"{value!r} is not a non-negative integer")
+    return value
+
+
+def _echo_values(v: Mapping[str, Any], proto: str) -> dict[str, Any]:
+    """message_size, sources, connect_rate, max_conns_cap, max_conns_duration_s (echo only)."""
+    sources = _non_negative_int(v.get("sources", 0) or 0, "sources")
+    if sources > MAX_SOURCES:
+        raise ParameterError("sources", f"{sources} source addresses exceed 127.0.0.1-{MAX_SOURCES} (at most "
+                                        f"{MAX_SOURCES})")
+    cap = v.get("max_conns_cap")
+    values = {
+        "message_size": _positive_int(v.get("message_size", 64), "message_size"),
+        "sources": sources,
+        "connect_rate": _non_negative_int(v.get("connect_rate", 0) or 0, "connect_rate"),
+        # 0 turns the --max-conns trials off (None would mean "not given": the profile's value).
+        "max_conns_cap": None if cap is None or cap == 0 else _positive_int(cap, "max_conns_cap"),
+        "max_conns_duration_s": _positive_int(v.get("max_conns_duration_s", 60), "max_conns_duration_s"),
+    }
+    if proto != "echo":
+        for name, default in (("max_conns_cap", None), ("sources", 0), ("connect_rate", 0)):
+            if values[name] != default:
+                raise ParameterError(name, f"applies to proto echo only (proto is {proto})")
+    return values
+
+
+def _positive_floats(values: Any, parameter: str) -> tuple[float, ...]:
+    return tuple(dict.fromkeys(_positive_float(value, parameter) for value in _as_tuple(values, parameter)))
+
+
+def _open_loop_values(v: Mapping[str, Any], open_loop: bool, load_generator: str) -> dict[str, Any]:
+    """rate_fractions, offered_rates, saturation_rates, rate_reference, saturation_source."""
+    fractions = _positive_floats(v["rate_fractions"], "rate_fractions") if v.get("rate_fractions") else ()
+    rates = _positive_ints(v["offered_rates"], "offered_rates") if v.get("offered_rates") else ()
+    raw = v.get("saturation_rates") or {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raise ParameterError("saturation_rates", f"{raw!r} is not a JSON object") from None
+    if isinstance(raw, (list, tuple)):
+        raw = dict(raw)
+    if not isinstance(raw, Mapping):
+        raise ParameterError("saturation_rates", f"{raw!r} is not a mapping of saturation key to requests/s")
+    saturation = tuple((str(key), _positive_float(rate, f"saturation_rates[{key!r}]")) for key, rate in raw.items())
+    reference = v.get("rate_reference")
+    if reference is not None and reference not in dict(saturation):
+        raise ParameterError("rate_reference", f"{reference!r} is not a key of saturation_rates "
+                                               f"({', '.join(k for k, _ in saturation) or 'none'})")
+    if open_loop and not (fractions or rates):
+        raise ParameterError("rate_fractions", f"{load_generator} offers a fixed rate: give rate_fractions (with "
+                                               f"saturation_rates) or offered_rates")
+    if not open_loop and (fractions or rates):
+        name = "rate_fractions" if fractions else "offered_rates"
+        raise ParameterError(name, f"{load_generator} is a closed loop; offered rates need load_generator "
+                                   f"{' or '.join(open_loop_generators())}")
+    source = v.get("saturation_source")
+    return {"rate_fractions": fractions, "offered_rates": rates, "saturation_rates": saturation,
+            "rate_reference": reference, "saturation_source": None if source is None else str(source)}
+
+
+def _adaptive_values(v: Mapping[str, Any], trials: int) -> dict[str, Any]:
+    """ci_target (percent of the mean) and max_trials; max_trials defaults to 3 x trials."""
+    target, most = v.get("ci_target"), v.get("max_trials")
+    if target is None:
+        if most is not None:
+            raise ParameterError("max_trials", "applies only with ci_target (adaptive repetition)")
+        return {"ci_target": None, "max_trials": None}
+    ci_target = _positive_float(target, "ci_target")
+    if ci_target >= 100:
+        raise ParameterError("ci_target", f"{target!r}: a half-width of 100% of the mean or more is no target")
+    max_trials = 3 * trials if most is None else _positive_int(most, "max_trials")
+    if max_trials < trials:
+        raise ParameterError("max_trials", f"{max_trials} is below trials ({trials})")
+    return {"ci_target": ci_target, "max_trials": max_trials}
+
+
+def _check_open_file_limit(connection_counts: tuple[int, ...], servers: tuple[ServerEntry, ...],
+                           parameter: str = "connection_counts") -> None:
     """Every trial needs connections + FD_HEADROOM descriptors in the server and in wrk; the
     runner raises the soft limit as far as that, but not beyond the hard limit."""
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard == resource.RLIM_INFINITY:
         return
     most = hard - FD_HEADROOM
-    sources = [("connection_counts", connection_counts)] + [
+    sources = [(parameter, connection_counts)] + [
         (f"servers[{i}].connections", entry.connections or ()) for i, entry in enumerate(servers)
     ]
     for parameter, counts in sources:

@@ -19,6 +19,11 @@ computes them from the grid, so they follow any edit of the values below):
            sharing 3; 5 trials would take 7.1 min)
 * full:    219 configurations x (8 trials + warm-up) x (5 s + overhead) -> 10150 s, about 2.8 h
 * bench:   22 configurations x (5 trials + warm-up) x (5 s + overhead)  ->  680 s, about 11 min
+* echo:    source 004's study, 18 throughput configurations x (3 trials + warm-up) x (10 s + overhead)
+           plus 6 --max-conns ramps of at most 30 s (-> an upper bound of 1456 s; the ramps
+           end when the cap is held, a few seconds, so about 17 min in practice)
+* latency: source 001's 4 architectures x (3 trials + warm-up) x (5 s + overhead) closed loop
+           (83 s); the latency study's open-loop phases multiply this by the offered rates
 
 `full` trimmed: the issue's grid (every architecture and nginx x connections
 {32, 64, 100, 400, 2000, 10000} x threads {1, 2, 4, 8, 16} x pipeline depth
@@ -39,7 +44,7 @@ from typing import Any
 
 from archbench.servers import server_spec
 
-PROFILE_NAMES = ("smoke", "default", "full", "bench")
+PROFILE_NAMES = ("smoke", "default", "full", "bench", "echo", "latency")
 
 # Wall time of one trial beyond its wrk duration: server start and ready line,
 # wrk's start-up and the final ~0.1 s it overruns, server shutdown, commit.
@@ -55,6 +60,10 @@ SOURCE_000_CONNECTIONS = [32, 64, 100, 400, 1000]
 COMPARISON_CONNECTIONS = [32, 64, 100, 400, 2000, 10000]
 COMPARISON_THREADS = [1, 2, 4, 8, 16]
 COMPARISON_PIPELINE_DEPTHS = [1, 16]
+# Source 004: 100, 1000 and 10,000 clients. The --max-conns cap leaves FD_HEADROOM (256) of the
+# 20,000 open-file hard limit of the reference machine to the server's other descriptors.
+ECHO_CONNECTIONS = [100, 1000, 10000]
+ECHO_MAX_CONNS_CAP = 19500
 
 # Every architecture variant of the comparison: (architecture, options). Variants are the
 # designs the servers implement as flags (thread_pool's dispatch, epoll's trigger); reactor,
@@ -189,6 +198,51 @@ def profile_values(name: str) -> dict[str, Any]:
             "pipeline_depths": [1],
             "duration_s": 5,
             "trials": 5,
+            "warmup": True,
+        }
+    if name == "echo":
+        # Source 004's echo study (notebooks/echo_study.ipynb): its blocking-multithreaded (a thread
+        # per connection), poll and epoll servers plus the multi-loop designs at 2 loops, against
+        # echo_client at 100, 1000 and 10,000 clients, and each one's connection ceiling (--max-conns).
+        return {
+            "servers": [
+                "thread_per_conn",
+                "poll",
+                {"architecture": "epoll", "trigger": "edge"},
+                {"architecture": "reactor", "threads": [2]},
+                {"architecture": "reuseport", "threads": [2]},
+                {"architecture": "io_uring", "threads": [2]},
+            ],
+            "thread_counts": [2],
+            "connection_counts": ECHO_CONNECTIONS,
+            "load_threads": [1],
+            "pipeline_depths": [1],  # echo_client --depth: messages in flight per connection
+            "proto": "echo",
+            "message_size": 64,
+            # 4 source addresses: 4 x 28,232 ephemeral ports, so ports never bound the connection count.
+            "sources": 4,
+            "max_conns_cap": ECHO_MAX_CONNS_CAP,
+            "max_conns_duration_s": 30,
+            # 10 s windows: opening 10,000 connections takes 1-3 s of the window.
+            "duration_s": 10,
+            "trials": 3,
+            "warmup": True,
+        }
+    if name == "latency":
+        # Issue 6 (notebooks/latency_study.ipynb, archbench.latency): source 001's four architectures
+        # (blocking, thread_per_conn capped at 1000 threads, single-thread epoll, a reactor) under wrk for
+        # their saturation throughput; the study then offers fractions of it with oha or wrk2
+        # (load_generator, rate_fractions, saturation_rates override these closed-loop defaults).
+        from archbench.latency import source_001_servers
+
+        return {
+            "servers": source_001_servers(),
+            "thread_counts": [2],
+            "connection_counts": [100],
+            "load_threads": [1],
+            "pipeline_depths": [1],
+            "duration_s": 5,
+            "trials": 3,
             "warmup": True,
         }
     raise KeyError(f"unknown profile {name!r}; valid: {', '.join(PROFILE_NAMES)}")

@@ -39,7 +39,13 @@ def _first_line(argv: list[str], cwd: Path | None = None) -> str | None:
 
 
 def tool_versions() -> dict[str, str | None]:
-    return {name: _first_line(argv) for name, argv in TOOL_VERSION_COMMANDS.items()}
+    from archbench.loadgen import Oha, Wrk2
+
+    versions = {name: _first_line(argv) for name, argv in TOOL_VERSION_COMMANDS.items()}
+    # The open-loop load generators, where installed (null otherwise): the path the runner uses.
+    versions["oha"] = _first_line([Oha().program(), "--version"]) if Oha().missing_reason() is None else None
+    versions["wrk2"] = _first_line([Wrk2().program(), "-v"]) if Wrk2().missing_reason() is None else None
+    return versions
 
 
 def git_state(repo: Path) -> dict[str, Any]:

@@ -38,10 +38,11 @@ from ipaddress import ip_address
 from pathlib import Path
 from typing import Any, TextIO
 
+from archbench import adaptive
 from archbench.cpustat import busy_fraction, read_cpu_times
 from archbench.loadgen import LoadGenerator, load_generator, pipeline_script
 from archbench.params import FD_HEADROOM, Parameters, differing_parameters, parse_cpu_list
-from archbench.parsers import LoadOutputError, parse_output
+from archbench.parsers import LoadOutputError, known_tools, parse_output
 from archbench.plan import PlannedTrial, plan_campaign
 from archbench.processes import ManagedProcess
 from archbench.progress import Progress
@@ -53,8 +54,6 @@ SCHEMA = 1
 READY_LINE = re.compile(r"listening on (?P<host>\S+):(?P<port>\d+)")
 # Reserved by the servers for "this kernel lacks a feature I need" (e.g. io_uring).
 UNSUPPORTED_EXIT_CODE = 3
-# Beyond duration + --timeout, how long wrk may take to connect, finish and print.
-LOAD_SLACK_S = 15.0
 OUTPUT_TAIL_CHARS = 2000
 BUILD_HINT = "build the servers: cmake -S servers_c -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2"
 
@@ -116,6 +115,7 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
     config = planned.config.as_dict()
     spec = server_spec(planned.config.architecture)
     generator = load_generator(planned.config.load_generator)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     trial_id = planned.trial_id
     started_at = utc_now()
     server_file = f"{trial_id}.server.txt"
@@ -128,7 +128,7 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
     load_info: dict[str, Any] = {
         "tool": generator.name, "argv": None, "cpus": params.load_cpus, "exit_code": None, "wall_s": None,
         "cpu_user_s": None, "cpu_sys_s": None, "cpu_utilisation": None, "cpus_busy": None, "output_file": None,
-        "stderr": None,
+        "stderr": None, "flags": None,
     }
     problems: list[str] = []
     unsupported = False
@@ -137,6 +137,7 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
     children: list[ManagedProcess] = []  # everything started, so an interrupt can stop it all
     try:
         server = spawn(server_argv, merge_stderr=True, children=children, env=spec.environment())
+        server_info["pid"] = server.pid  # taskset execs the server: this is the server's own pid
         ran_load = False
         ready = server.wait_for_line(READY_LINE, params.ready_timeout_s)
         if ready is None:
@@ -160,7 +161,8 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
             else:
                 ran_load = True
                 load_problem = _run_load(
-                    generator, config, host, port, params, trial_id, load_info, server_info, outputs, children
+                    generator, config, host, port, server.pid, params, trial_id, load_info, server_info, outputs,
+                    children,
                 )
                 if load_problem:
                     problems.append(load_problem)
@@ -172,6 +174,7 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
         raise
 
     status = "unsupported" if unsupported else ("failed" if problems else "ok")
+    extra = {"adaptive": True} if planned.adaptive else {}
     record = {
         "schema": SCHEMA,
         "trial_id": trial_id,
@@ -181,6 +184,7 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
         "repetition": planned.repetition,
         "warmup": planned.warmup,
         "order_index": planned.order_index,
+        **extra,
         "seed": params.seed,
         "status": status,
         "failure_reason": "; ".join(problems) if problems else None,
@@ -188,6 +192,9 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
         "finished_at": utc_now(),
         "server": server_info,
         "load": load_info,
+        # Server and load generator each need one descriptor per connection, within these limits
+        # (both inherit the soft limit the preflight raised; echo_client raises its own to the hard one).
+        "open_files": {"soft": soft, "hard": hard, "needed": planned.config.connections + FD_HEADROOM},
         "provenance": provenance,
     }
     return TrialOutcome(record=record, outputs=outputs)
@@ -216,16 +223,20 @@ def spawn(
 
 
 def _run_load(
-    generator: LoadGenerator, config: dict[str, Any], host: str, port: int, params: Parameters, trial_id: str,
-    load_info: dict[str, Any], server_info: dict[str, Any], outputs: dict[str, bytes],
+    generator: LoadGenerator, config: dict[str, Any], host: str, port: int, server_pid: int, params: Parameters,
+    trial_id: str, load_info: dict[str, Any], server_info: dict[str, Any], outputs: dict[str, bytes],
     children: list[ManagedProcess],
 ) -> str | None:
-    url = f"http://{host}:{port}/"
-    argv = ["taskset", "-c", params.load_cpus, *generator.command(config, url, params.wrk_timeout_s)]
+    scheme = "tcp" if generator.protocol == "echo" else "http"
+    url = f"{scheme}://{host}:{port}/"
+    # taskset execs the server, so the pid the runner started is the server's (echo_client reads its VmRSS).
+    command = generator.command(config, url, params.wrk_timeout_s, build_dir=Path(params.build_dir),
+                                server_pid=server_pid)
+    argv = ["taskset", "-c", params.load_cpus, *command]
     load_info["argv"] = argv
     cpu_times_before = read_cpu_times()
     load = spawn(argv, merge_stderr=False, children=children)
-    limit_s = config["duration_s"] + params.wrk_timeout_s + LOAD_SLACK_S
+    limit_s = generator.time_limit_s(config, params.wrk_timeout_s)
     ended = load.wait(limit_s)
     cpu_times_after = read_cpu_times()
     load_info["cpus_busy"] = busy_fraction(
@@ -246,13 +257,19 @@ def _run_load(
             exit_code=ended.exit_code, cpu_user_s=ended.cpu_user_s, cpu_sys_s=ended.cpu_sys_s,
             cpu_utilisation=cpu_utilisation(ended.cpu_user_s + ended.cpu_sys_s, wall_s, params.load_cpus),
         )
-    if problem is None and ended is not None and ended.exit_code != 0:
+    if problem is None and ended is not None and not generator.measured(ended.exit_code):
         problem = f"{generator.name} exited with status {ended.exit_code}: {tail(stderr) or '(no stderr)'}"
     if problem is None:
         try:
-            parse_output(generator.name, stdout.decode("utf-8", "replace"))
+            parsed = parse_output(generator.name, stdout.decode("utf-8", "replace"))
         except LoadOutputError as error:
             problem = f"{generator.name} output not understood: {error}"
+        else:
+            # Why the measurement must not be averaged silently (e.g. echo verify_errors); the trial
+            # stays ok, its output is the evidence.
+            load_info["flags"] = list(parsed.get("flags") or [])
+            if parsed.get("max_conns") is not None:
+                load_info["max_conns"] = parsed["max_conns"]  # count reached, why it stopped, memory per connection
     return problem
 
 
@@ -307,10 +324,16 @@ def preflight(params: Parameters, plan: list[PlannedTrial]) -> None:
     unavailable = [reason for spec in architectures if (reason := spec.unavailable_reason())]
     if unavailable:
         raise PreflightError("; ".join(unavailable))
-    tools = ["taskset", *dict.fromkeys(load_generator(t.config.load_generator).executable for t in plan)]
-    absent = [tool for tool in tools if shutil.which(tool) is None]
+    if shutil.which("taskset") is None:
+        raise PreflightError("not on PATH: taskset (apt-get install util-linux)")
+    generators = [load_generator(name) for name in dict.fromkeys(t.config.load_generator for t in plan)]
+    absent = [reason for g in generators if (reason := g.missing_reason(Path(params.build_dir)))]
     if absent:
-        raise PreflightError(f"not on PATH: {', '.join(absent)}")
+        raise PreflightError(f"load generator missing: {'; '.join(absent)}")
+    unparsed = [g.name for g in generators if g.name not in known_tools()]
+    if unparsed:
+        raise PreflightError(f"no parser for {', '.join(unparsed)} in archbench/parsers (known: "
+                             f"{', '.join(known_tools())}); its trials could not be checked")
     if any(t.config.pipeline > 1 for t in plan) and not pipeline_script().is_file():
         raise PreflightError(f"pipelining needs {pipeline_script()}, which is missing")
     needed = max((t.config.connections for t in plan), default=0) + FD_HEADROOM
@@ -382,30 +405,69 @@ def run_campaign(params: Parameters, *, stream: TextIO | None = None) -> Campaig
         remaining_work_s=float(sum(t.config.duration_s for t in todo)), stream=stream,
     )
     progress.start_message(params.campaign)
-    for planned in todo:
+    _run_trials(todo, params, provenance, store, result, progress, planned_total=len(plan))
+    if params.ci_target is not None:
+        _run_adaptive_phase(params, plan, provenance, store, result, stream)
+    return result
+
+
+def _run_trials(
+    trials: list[PlannedTrial], params: Parameters, provenance: dict[str, Any], store: CampaignStore,
+    result: CampaignResult, progress: Progress, planned_total: int,
+) -> None:
+    for planned in trials:
         try:
             outcome = run_trial(planned, params, provenance)
             store.commit_trial(planned.trial_id, outcome.outputs, outcome.record)
         except KeyboardInterrupt:
             # Counted on disk: an interrupt held during a commit arrives after the trial is finished.
-            done = len(store.finished_trial_ids() & {t.trial_id for t in plan})
+            done = len(store.finished_trial_ids())
             raise CampaignInterrupted(
-                f"campaign {params.campaign!r} interrupted: {done} of {len(plan)} trials are finished and kept "
-                f"in {store.path}; run the same command again to resume"
+                f"campaign {params.campaign!r} interrupted: {done} of {max(done, planned_total)} trials are finished "
+                f"and kept in {store.path}; run the same command again to resume"
             ) from None
         status = outcome.record["status"]
         result.statuses[status] += 1
         progress.trial_finished(
             planned.trial_id, status, planned.config.duration_s, outcome.record.get("failure_reason") or ""
         )
-    return result
+
+
+def _run_adaptive_phase(
+    params: Parameters, plan: list[PlannedTrial], provenance: dict[str, Any], store: CampaignStore,
+    result: CampaignResult, stream: TextIO,
+) -> None:
+    """Rounds of extra trials until every configuration meets ci_target or has max_trials (archbench.adaptive)."""
+    assert params.ci_target is not None and params.max_trials is not None and params.seed is not None
+    configs = list({t.config_id: t.config for t in plan}.values())
+    while True:
+        states = adaptive.config_states(store.path, configs)
+        records = load_campaign(store.path).trials
+        next_index = max((int(r.get("order_index") or 0) for r in records), default=len(plan) - 1) + 1
+        extra = adaptive.next_round(configs, states, ci_target=params.ci_target, max_trials=params.max_trials,
+                                    trials=params.trials, seed=params.seed, next_order_index=next_index)
+        if not extra:
+            break
+        print(f"adaptive: {len(extra)} configurations above a {params.ci_target:g}% CI half-width "
+              f"(max {params.max_trials} trials): one more trial each", file=stream, flush=True)
+        progress = Progress(total=len(extra), already_done=0,
+                            remaining_work_s=float(sum(t.config.duration_s for t in extra)), stream=stream)
+        _run_trials(extra, params, provenance, store, result, progress, planned_total=len(plan))
+    content = adaptive.summary(states, campaign=params.campaign, ci_target=params.ci_target,
+                               max_trials=params.max_trials)
+    written = adaptive.record_summary(store.path, content)
+    met = sum(1 for row in content["configs"].values() if row["met"])
+    where = f"; written to {written}" if written else ""
+    print(f"adaptive: {met} of {len(content['configs'])} configurations met the target{where}", file=stream,
+          flush=True)
 
 
 # --------------------------------------------------------------------------- what ran
 
 
 def campaign_overview(campaign: Campaign | Path | str) -> list[dict[str, Any]]:
-    """Per configuration: status counts of the measured trials, flagged count, median requests/s."""
+    """Per configuration: status counts of the measured trials, flagged count, median throughput
+    (`median_req_per_s`, or `median_echoes_per_s` for echo) over the ok, unflagged ones."""
     if not isinstance(campaign, Campaign):
         campaign = load_campaign(Path(campaign))
     rows: dict[str, dict[str, Any]] = {}
@@ -419,14 +481,14 @@ def campaign_overview(campaign: Campaign | Path | str) -> list[dict[str, Any]]:
             row["warmups"] += 1
             continue
         row[record["status"]] = row.get(record["status"], 0) + 1
-        output = (record.get("load") or {}).get("output_file")
-        if record["status"] != "ok" or not output:
-            continue
-        parsed = parse_output(record["load"]["tool"], (campaign.path / output).read_text(encoding="utf-8"))
-        if parsed["flags"]:
+        rate, flags = adaptive.trial_throughput(record, campaign.path)
+        if flags:
             row["flagged"] += 1
-        rates.setdefault(config_id, []).append(parsed["requests_per_sec"])
+        elif rate is not None:
+            rates.setdefault(config_id, []).append(rate)
+    echo_configs = {r["config_id"] for r in campaign.trials if (r.get("config") or {}).get("proto") == "echo"}
     for config_id, row in rows.items():
         values = rates.get(config_id)
-        row["median_req_per_s"] = statistics.median(values) if values else None
+        key = "median_echoes_per_s" if config_id in echo_configs else "median_req_per_s"
+        row[key] = statistics.median(values) if values else None
     return list(rows.values())

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 RESPONSES_BUILT_IN = ("test", "hello")
+PROTOCOLS = ("http", "echo")  # --proto values of the build/bin servers
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,10 @@ class ServerSpec:
         """Environment variables the server process needs beyond the runner's own."""
         return {}
 
+    def serves(self, proto: str) -> bool:
+        """Whether it speaks `proto` (contracts.md section 1: every build/bin server serves http and echo)."""
+        return proto in PROTOCOLS
+
     def flags(self, config: Mapping[str, Any]) -> list[str]:
         """The architecture flags for a configuration (no host/port)."""
         flags: list[str] = []
@@ -111,7 +116,10 @@ class ServerSpec:
             if value is None or value == option.omit_when:
                 continue
             flags += [option.flag, str(value)]
-        flags += ["--response", str(config.get("response", "test"))]
+        if config.get("proto", "http") == "echo":
+            flags += ["--proto", "echo"]  # --response is HTTP's alone
+        else:
+            flags += ["--response", str(config.get("response", "test"))]
         return flags
 
     def command(self, config: Mapping[str, Any], build_dir: Path, host: str = "127.0.0.1") -> list[str]:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set-up for archbench: system tools (Debian/Ubuntu packages) and the pinned .venv.
 #
-#   scripts/setup.sh [all|system|venv]      (default: all; `make setup` runs `all`)
+#   scripts/setup.sh [all|system|venv|tools]  (default: all; `make setup` runs `all`)
 #
 #   system  checks gcc/make, cmake, liburing, wrk, nginx, taskset, python3 with venv, latexmk,
 #           pdflatex and the LaTeX packages paper/report.tex uses. What is missing
@@ -10,6 +10,11 @@
 #   venv    creates .venv (python3 -m venv), then `pip install -r requirements.txt`
 #           and `pip install -e .`; pip runs again only when requirements.txt,
 #           pyproject.toml or the interpreter change (hash in .venv/.archbench-setup).
+#   tools   oha, the open-loop HTTP load generator of the latency study, built from crates.io
+#           with `cargo install oha --locked --root .tools` (about 4 minutes; skipped when
+#           .tools/bin/oha --version works). Without cargo it says how to get it and goes on:
+#           the runner's preflight then refuses oha campaigns, naming the missing tool, and the
+#           oha test is skipped with that reason.
 #
 # Idempotent: with everything present it only checks (about a second).
 #
@@ -21,6 +26,7 @@
 #                       install path without uninstalling anything)
 #   ARCHBENCH_SETUP_NOT_ROOT=1
 #                       behave as a non-root user: print the command, do not install
+#   CARGO=cargo         the cargo that builds oha (default: on PATH, else ~/.cargo/bin/cargo)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -40,9 +46,9 @@ say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 case "$MODE" in
-    all | system | venv) ;;
+    all | system | venv | tools) ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown mode '$MODE' (all, system or venv)" ;;
+    *) die "unknown mode '$MODE' (all, system, venv or tools)" ;;
 esac
 
 pretend_missing() { [[ "$PRETEND_MISSING" == *" $1 "* ]]; }
@@ -223,8 +229,46 @@ setup_venv() {
     say "$VENV ready ($("$VENV/bin/python" -V 2>&1))"
 }
 
+# ---------------------------------------------------------------- tools built from source
+TOOLS_ROOT=.tools # project-local: the runner looks for .tools/bin/oha before PATH
+OHA="$TOOLS_ROOT/bin/oha"
+
+find_cargo() {
+    local candidate
+    for candidate in "${CARGO:-}" cargo "${CARGO_HOME:-$HOME/.cargo}/bin/cargo"; do
+        if [[ -n "$candidate" ]] && ! pretend_missing cargo && command -v "$candidate" >/dev/null 2>&1; then
+            command -v "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
+
+setup_tools() {
+    if ! pretend_missing oha && "$OHA" --version >/dev/null 2>&1; then
+        say "oha present: $("$OHA" --version 2>&1 | head -n1) ($OHA)"
+        return
+    fi
+    local cargo
+    if ! cargo=$(find_cargo); then
+        say "WARNING: cargo not found, so oha (the latency study's open-loop load generator) is not installed."
+        say "  To install it: curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y"
+        say "  (or apt-get install cargo), then run make setup again (it runs: cargo install oha --locked --root $TOOLS_ROOT)."
+        say "  Until then campaigns with load_generator oha stop in preflight naming oha, and the oha test is skipped."
+        return 0
+    fi
+    say "installing oha: $cargo install oha --locked --root $TOOLS_ROOT (about 4 minutes)"
+    local started=$SECONDS
+    if ! "$cargo" install oha --locked --root "$TOOLS_ROOT"; then
+        say "WARNING: cargo install oha failed (see above); latency campaigns with oha will stop in preflight naming oha"
+        return 0
+    fi
+    say "oha installed in $((SECONDS - started)) s: $("$OHA" --version 2>&1 | head -n1) ($OHA)"
+}
+
 case "$MODE" in
-    all) setup_system; setup_venv ;;
+    all) setup_system; setup_venv; setup_tools ;;
     system) setup_system ;;
     venv) setup_venv ;;
+    tools) setup_tools ;;
 esac

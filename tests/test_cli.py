@@ -157,3 +157,40 @@ def test_bench_rejects_bad_values_before_running(tmp_path: Path, capsys: pytest.
     assert main(["bench", "--trials", "0", "--raw-root", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith("error: invalid parameter trials: 0 is not a positive integer")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_run_dry_run_of_an_echo_campaign(tmp_path: Path, capsys: pytest.CaptureFixture[str], cpu_pair) -> None:
+    assert main(["run", "--profile", "echo", "--dry-run", "--raw-root", str(tmp_path), "--servers", "poll",
+                 "--connection-counts", "100", "--max-conns-cap", "500", "--sources", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:-1] == ["poll-c100-lt1-d10s-echo-s64-src2", "poll-c500-lt1-d30s-echo-s64-src2-maxconns"]
+    assert lines[-1].startswith("2 configurations x 4 runs = 8 trials")
+
+
+def test_run_takes_saturation_rates_from_a_campaign(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    cpu_pair, monkeypatch: pytest.MonkeyPatch) -> None:
+    import archbench.latency
+
+    monkeypatch.setattr(archbench.latency, "saturation_rates", lambda path: {"epoll-level-c100": 2000.0})
+    assert main(["run", "--profile", "latency", "--dry-run", "--raw-root", str(tmp_path), "--servers", "epoll",
+                 "--load-generator", "oha", "--rate-fractions", "0.5", "1", "--saturation-campaign", "closed",
+                 "--ci-target", "5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:-1] == ["epoll-level-c100-lt1-d5s-oha-rate1000", "epoll-level-c100-lt1-d5s-oha-rate2000"]
+    assert "up to 9 trials per configuration if the CI needs them" in lines[-1]
+
+
+@pytest.mark.parametrize(("notebook", "parameter", "message"), [
+    ("echo_study", ["-p", "message_size", "0"], "ParameterError: message_size: 0 is not a positive integer"),
+    ("latency_study", ["-p", "fractions", "[0.5, -1]"], "ParameterError: rate_fractions: -1 is not a positive number"),
+])
+def test_study_notebooks_fail_naming_a_bad_parameter(notebook: str, parameter: list[str], message: str,
+                                                      tmp_path: Path, repo_env: dict[str, str]) -> None:
+    raw = tmp_path / "raw"
+    done = subprocess.run(
+        [sys.executable, "-m", "archbench", "notebook", notebook, "--campaign", "nb", "--raw-root", str(raw),
+         *parameter], cwd=REPO_ROOT, env=repo_env, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1
+    assert message in done.stderr
+    assert not raw.exists()

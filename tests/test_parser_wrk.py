@@ -203,9 +203,9 @@ def test_duplicated_summary_fails() -> None:
 
 def test_parse_output_dispatches_on_tool() -> None:
     assert parse_output("wrk", _text("no_latency.wrk.txt")) == EXPECTED["no_latency.wrk.txt"]
-    assert known_tools() == ["wrk"]
-    with pytest.raises(ValueError, match="no parser for load generator 'oha'; known: wrk"):
-        parse_output("oha", "")
+    assert known_tools() == ["echo_client", "oha", "wrk", "wrk2"]
+    with pytest.raises(ValueError, match="no parser for load generator 'ab'; known: echo_client, oha, wrk, wrk2"):
+        parse_output("ab", "")
 
 
 def test_tool_from_file_name() -> None:

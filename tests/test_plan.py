@@ -132,7 +132,7 @@ def test_repetition_numbers_widen_past_99() -> None:
 
 
 def test_profiles_and_expected_durations() -> None:
-    assert PROFILE_NAMES == ("smoke", "default", "full", "bench")
+    assert PROFILE_NAMES == ("smoke", "default", "full", "bench", "echo", "latency")
     assert len(expand_grid(params(profile="smoke"))) == 10
     assert len(expand_grid(params(profile="full"))) == 219
     assert len(expand_grid(params(profile="bench"))) == 22

@@ -1,7 +1,8 @@
 """Parsers of load-generator output into the record of contracts.md section 3.
 
-One module per tool; `parse_output` dispatches on the tool name, so wrk2 or oha
-parsers slot in by adding a module and one entry to `_parsers()`.
+One module per tool (wrk, wrk2, oha, echo_client); `parse_output` dispatches on
+the tool name, so another parser slots in by adding a module and one entry to
+`_parsers()`.
 """
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ __all__ = ["LoadOutputError", "ParsedRecord", "known_tools", "parse_file", "pars
 
 def _parsers() -> Mapping[str, Callable[[str], ParsedRecord]]:
     # A function rather than a module-level dict: no mutable module state.
-    from archbench.parsers import wrk
+    from archbench.parsers import echo_client, oha, wrk, wrk2
 
-    return {"wrk": wrk.parse}
+    return {"echo_client": echo_client.parse, "oha": oha.parse, "wrk": wrk.parse, "wrk2": wrk2.parse}
 
 
 def known_tools() -> list[str]:
