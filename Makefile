@@ -6,7 +6,8 @@
 #   make paper                analysis + LaTeX only (from data/raw/reference on a fresh clone)
 #   make help                 every target and variable
 #
-# Variables: PROFILE=smoke|default|full, CAMPAIGN, REPORT_CAMPAIGN, PYTHON, VENV, BUILD_DIR, JOBS.
+# Variables: PROFILE=smoke|default|full, CAMPAIGN, REPORT_CAMPAIGN, ECHO_CAMPAIGN, LATENCY_CAMPAIGN, PYTHON,
+# VENV, BUILD_DIR, JOBS.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -26,6 +27,12 @@ CAMPAIGN ?= $(PROFILE)-$(HOST_SHORT)
 # The campaign the report is built from: this machine's if it has one, else the
 # reference campaign shipped in git. Evaluated when used, i.e. after `trials`.
 REPORT_CAMPAIGN ?= $(shell if [ -f 'data/raw/$(CAMPAIGN)/campaign.json' ]; then echo '$(CAMPAIGN)'; else echo reference; fi)
+# The echo and latency sections' campaigns (make echo-study, make latency-study), the same way: this
+# machine's if it exists, else the shipped reference-echo / reference-latency. A campaign that does not
+# exist makes its section a sentence saying so; the report still builds. The latency section also reads
+# $(LATENCY_CAMPAIGN)-001 (source 001's set-up) when it exists.
+ECHO_CAMPAIGN ?= $(shell if [ -f 'data/raw/echo-$(HOST_SHORT)/campaign.json' ]; then echo 'echo-$(HOST_SHORT)'; else echo reference-echo; fi)
+LATENCY_CAMPAIGN ?= $(shell if [ -f 'data/raw/latency-$(HOST_SHORT)/campaign.json' ]; then echo 'latency-$(HOST_SHORT)'; else echo reference-latency; fi)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -44,6 +51,7 @@ LATEX_AUX := aux bbl bcf blg fdb_latexmk fls log out run.xml toc synctex.gz
 STARTED := $(shell date +%s)
 
 .PHONY: all setup venv servers trials analysis paper test bench clean distclean help
+.PHONY: test-sanitize fuzz
 
 all: setup servers trials analysis paper
 	@echo "==> all: done in $$(( $$(date +%s) - $(STARTED) )) s: paper/report.pdf from campaign $(REPORT_CAMPAIGN) (profile $(PROFILE))"
@@ -77,7 +85,9 @@ analysis: $(VENV_STAMP)
 	@echo "==> analysis: notebooks/analyze.ipynb on campaign $(REPORT_CAMPAIGN) -> data/processed/, paper/generated/, paper/figures/"
 	@test -f 'data/raw/$(REPORT_CAMPAIGN)/campaign.json' || \
 	  { echo "no campaign data/raw/$(REPORT_CAMPAIGN)/campaign.json (run make trials, or set REPORT_CAMPAIGN)" >&2; exit 1; }
+	@echo "    echo section: campaign $(ECHO_CAMPAIGN); latency section: campaign $(LATENCY_CAMPAIGN)"
 	$(PY) -m archbench notebook analyze --campaign $(REPORT_CAMPAIGN) -p campaign $(REPORT_CAMPAIGN) \
+	  -p echo_campaign '$(ECHO_CAMPAIGN)' -p latency_campaign '$(LATENCY_CAMPAIGN)' \
 	  --output-dir data/processed/executed
 
 paper: analysis
@@ -91,6 +101,57 @@ test: setup servers
 	@echo "==> test: pytest tests/"
 	$(VENV)/bin/pytest -q tests/
 
+# The C suites (ctest: units, HTTP and echo conformance, echo_client checks) under
+# AddressSanitizer+UndefinedBehaviorSanitizer for every architecture (build-asan/),
+# then under ThreadSanitizer for the units and the threaded architectures
+# (ctest label `threaded`, build-tsan/). The first report halts the process with
+# a non-zero status, and the conformance scripts also fail on any report on a
+# server's stderr. No suppressions.
+SANITIZE_ASAN_OPTIONS := halt_on_error=1:abort_on_error=0:exitcode=86:detect_leaks=1:strict_string_checks=1
+SANITIZE_UBSAN_OPTIONS := halt_on_error=1:print_stacktrace=1:exitcode=87
+SANITIZE_TSAN_OPTIONS := halt_on_error=1:exitcode=66:second_deadlock_stack=1
+SANITIZE_JOBS ?= 2
+# SANITIZE_ABUSE=1 also runs the abuse suite (tests/test_abuse.py) against each build.
+SANITIZE_ABUSE ?= 0
+test-sanitize:
+	@echo "==> test-sanitize: ASan+UBSan build (build-asan), ctest on everything"
+	cmake -S servers_c -B build-asan -DCMAKE_BUILD_TYPE=Asan -DARCHBENCH_WERROR=ON
+	cmake --build build-asan --parallel $(JOBS)
+	cd build-asan && ASAN_OPTIONS='$(SANITIZE_ASAN_OPTIONS)' UBSAN_OPTIONS='$(SANITIZE_UBSAN_OPTIONS)' \
+	  ctest --output-on-failure -j $(SANITIZE_JOBS)
+	@echo "==> test-sanitize: TSan build (build-tsan), ctest on the units and the threaded architectures"
+	cmake -S servers_c -B build-tsan -DCMAKE_BUILD_TYPE=Tsan -DARCHBENCH_WERROR=ON
+	cmake --build build-tsan --parallel $(JOBS)
+	cd build-tsan && TSAN_OPTIONS='$(SANITIZE_TSAN_OPTIONS)' ctest --output-on-failure -j $(SANITIZE_JOBS) -L 'unit|threaded'
+	@if [ '$(SANITIZE_ABUSE)' = 1 ]; then \
+	  for b in asan tsan; do \
+	    echo "==> test-sanitize: abuse suite against build-$$b"; \
+	    ASAN_OPTIONS='$(SANITIZE_ASAN_OPTIONS)' UBSAN_OPTIONS='$(SANITIZE_UBSAN_OPTIONS)' \
+	    TSAN_OPTIONS='$(SANITIZE_TSAN_OPTIONS)' ARCHBENCH_ABUSE_BUILD_DIR=build-$$b \
+	    ARCHBENCH_ROBUSTNESS_OUT=build-$$b/robustness.json $(VENV)/bin/pytest -q tests/test_abuse.py || exit 1; \
+	  done; \
+	fi
+
+# libFuzzer harnesses (servers_c/fuzz/) built with clang into build-fuzz/, each run
+# for FUZZ_SECONDS from its committed seed corpus; a crash or a broken invariant
+# fails the target (the input is kept in build-fuzz/artifacts/).
+FUZZ_SECONDS ?= 60
+FUZZ_HARNESSES := http_parser session
+fuzz:
+	@echo "==> fuzz: clang -fsanitize=fuzzer,address,undefined (build-fuzz), $(FUZZ_SECONDS) s per harness"
+	cmake -S servers_c -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DARCHBENCH_FUZZ=ON
+	cmake --build build-fuzz --parallel $(JOBS) --target $(addprefix fuzz_,$(FUZZ_HARNESSES))
+	mkdir -p build-fuzz/artifacts
+	@for h in $(FUZZ_HARNESSES); do \
+	  mkdir -p build-fuzz/corpus/$$h; \
+	  echo "    fuzz_$$h: $(FUZZ_SECONDS) s"; \
+	  build-fuzz/bin/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -max_len=12000 -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/$$h- \
+	    build-fuzz/corpus/$$h servers_c/fuzz/corpus/$$h 2>build-fuzz/fuzz_$$h.log \
+	    || { tail -60 build-fuzz/fuzz_$$h.log; exit 1; }; \
+	  { grep -E 'DONE|^stat::(number_of_executed_units|peak_rss_mb)' build-fuzz/fuzz_$$h.log || true; } | tr -s ' \t\n' ' '; echo; \
+	done
+
 # Every architecture and nginx, interleaved, 5 trials each of wrk -t1 -c100 -d5s at pipeline
 # depth 1 and 16: a real campaign kept in data/raw/bench-<host>-<UTC>, then the table of
 # medians, the ratios to nginx and the issue's targets (about 11 minutes).
@@ -98,9 +159,28 @@ bench: servers $(VENV_STAMP)
 	@echo "==> bench: python -m archbench bench (a new campaign in data/raw/bench-<host>-<UTC>)"
 	$(PY) -m archbench bench
 
+# Merge campaigns measured elsewhere: make import RAW=path/to/other/data/raw [IMPORT_AS=newname] (one
+# campaign under another name). Byte for byte, checksummed; an existing name with other content is refused.
+.PHONY: import echo-study latency-study
+import: $(VENV_STAMP)
+	@test -n '$(RAW)' || { echo "usage: make import RAW=path/to/raw [IMPORT_AS=newname]" >&2; exit 2; }
+	@echo "==> import: campaigns of $(RAW) -> data/raw/"
+	$(PY) -m archbench import '$(RAW)' $(if $(IMPORT_AS),--as '$(IMPORT_AS)')
+
+# Issue 4 (source 004): notebooks/echo_study.ipynb, campaign echo-<host> (about 17 minutes).
+echo-study: servers $(VENV_STAMP)
+	@echo "==> echo-study: notebooks/echo_study.ipynb -> data/raw/echo-$(HOST_SHORT)/"
+	$(PY) -m archbench notebook echo_study --campaign echo-$(HOST_SHORT) -p campaign echo-$(HOST_SHORT)
+
+# Issue 6 (source 001): notebooks/latency_study.ipynb, campaigns latency-<host>{-closed,,-001}.
+latency-study: servers $(VENV_STAMP)
+	@echo "==> latency-study: notebooks/latency_study.ipynb -> data/raw/latency-$(HOST_SHORT)*/"
+	$(PY) -m archbench notebook latency_study --campaign latency-$(HOST_SHORT) -p campaign latency-$(HOST_SHORT)
+
 clean:
 	@echo "==> clean: $(BUILD_DIR)/, data/processed/, paper/generated/, paper/figures/, LaTeX output (data/raw is kept)"
 	rm -rf -- '$(BUILD_DIR)' data/processed paper/generated paper/figures
+	rm -rf -- build-asan build-tsan build-fuzz
 	rm -f -- paper/report.pdf $(addprefix paper/*.,$(LATEX_AUX))
 
 distclean: clean
@@ -117,7 +197,12 @@ help:
 	@echo "  analysis   notebooks/analyze.ipynb for REPORT_CAMPAIGN=$(REPORT_CAMPAIGN)"
 	@echo "  paper      analysis, then latexmk -> paper/report.pdf"
 	@echo "  test       C build (-Werror), ctest --output-on-failure, pytest -q tests/"
+	@echo "  test-sanitize  ctest under ASan+UBSan (build-asan) and TSan (build-tsan, threaded architectures)"
+	@echo "  fuzz       libFuzzer harnesses for the parser and the session, FUZZ_SECONDS=$(FUZZ_SECONDS) each (clang)"
 	@echo "  bench      every architecture and nginx at depth 1 and 16; medians, ratios to nginx, targets"
+	@echo "  import     RAW=path/to/raw [IMPORT_AS=name]: merge another machine's campaigns (never overwrites)"
+	@echo "  echo-study / latency-study   notebooks/echo_study.ipynb, notebooks/latency_study.ipynb"
 	@echo "  clean      remove build and generated outputs (never data/raw)"
 	@echo "  distclean  clean, and remove $(VENV)"
 	@echo "Variables: PROFILE=smoke|default|full  CAMPAIGN  REPORT_CAMPAIGN  PYTHON=$(PYTHON)  VENV  BUILD_DIR  JOBS=$(JOBS)"
+	@echo "           ECHO_CAMPAIGN=$(ECHO_CAMPAIGN)  LATENCY_CAMPAIGN=$(LATENCY_CAMPAIGN) (the echo and latency sections)"

@@ -118,6 +118,10 @@ class ServerSpec:
             flags += [option.flag, str(value)]
         if config.get("proto", "http") == "echo":
             flags += ["--proto", "echo"]  # --response is HTTP's alone
+            if config.get("mode") == "max_conns":
+                # A ramp holds connections that stay silent between their first echo and the
+                # final check, longer than the servers' default keep-alive idle timeout (60 s).
+                flags += ["--idle-timeout", "0"]
         else:
             flags += ["--response", str(config.get("response", "test"))]
         return flags

@@ -54,6 +54,14 @@
  * without multishot recv and provided buffer rings (Linux 6.0), the server says
  * what is missing and exits with status 3 (unsupported).
  *
+ * Timeouts (--header-timeout, --idle-timeout): each loop keeps the deadline
+ * lists of core/conn_timer.h. A connection's deadline is re-armed after it is
+ * served, the loop's wait (io_uring_submit_and_wait_timeout, the timeout
+ * passed with the enter call itself: IORING_FEAT_EXT_ARG, no extra SQE) ends
+ * by the earliest deadline, and an expired connection gets a 408 if a head was
+ * cut short (a direct non-blocking send: no send of it is in flight then) and
+ * is closed like any other. One clock read per iteration, no SQE per request.
+ *
  * Shutdown: the signal watcher sets each loop's stop flag and writes its
  * eventfd, which a pending read on the ring turns into a completion. Each loop
  * then cancels its accept and every connection's operations, waits (bounded)
@@ -74,6 +82,7 @@
 #include <unistd.h>
 
 #include "conn_io.h"
+#include "conn_timer.h"
 #include "session.h"
 #include "listener.h"
 #include "server.h"
@@ -368,6 +377,7 @@ struct overflow {
 };
 
 struct uring_conn {
+    struct conn_timer timer; /* --header-timeout, --idle-timeout */
     int fd;
     unsigned in_flight;    /* operations whose last CQE has not arrived */
     bool recv_armed;       /* a multishot recv is pending */
@@ -411,6 +421,8 @@ struct loop {
     struct uring_conn *conns;
     size_t open_conns;
     struct uring_conn *touched;
+    struct conn_timers timers;
+    uint64_t now_ms; /* read once per iteration, when timeouts are on */
     struct server_counters counters;
     struct startup_gate *gate;
     pthread_t thread;
@@ -518,6 +530,7 @@ static void open_conn(struct loop *loop, int fd)
 static void free_conn(struct loop *loop, struct uring_conn *c)
 {
     counters_add_session(&loop->counters, &c->session.counters);
+    conn_timers_remove(&c->timer);
     if (c->failed || loop->draining)
         close(c->fd);
     else
@@ -538,6 +551,7 @@ static void free_conn(struct loop *loop, struct uring_conn *c)
 static void begin_close(struct loop *loop, struct uring_conn *c)
 {
     c->closing = true;
+    conn_timers_remove(&c->timer);
     if (c->in_flight == 0)
         return;
     struct io_uring_sqe *sqe = next_sqe(loop);
@@ -605,6 +619,8 @@ static void answer(struct loop *loop, struct uring_conn *c)
     } else if (!c->peer_eof && c->overflow.len == 0 && !s->closing) {
         arm_recv(loop, c); /* new, or ended by -ENOBUFS, backpressure or the kernel */
     }
+    if (conn_timers_enabled(&loop->timers))
+        conn_timers_update(&loop->timers, &c->timer, s, loop->now_ms);
 }
 
 static void serve(struct loop *loop, struct uring_conn *c)
@@ -627,6 +643,22 @@ static void serve_touched(struct loop *loop)
         c->touched = false;
         serve(loop, c);
     }
+}
+
+/* Begins closing every connection whose deadline has passed. */
+static void expire(struct loop *loop)
+{
+    struct conn_timer *t;
+    while ((t = conn_timers_expired(&loop->timers, loop->now_ms)) != NULL) {
+        struct uring_conn *c = CONN_TIMER_OWNER(t, struct uring_conn, timer);
+        conn_timers_remove(t);
+        if (c->closing || c->failed)
+            continue;
+        conn_timed_out(c->fd, &c->session, &loop->counters);
+        begin_close(loop, c);
+        touch(loop, c); /* freed by serve() once nothing is in flight */
+    }
+    serve_touched(loop);
 }
 
 /* ---- completions ---------------------------------------------------------- */
@@ -762,19 +794,35 @@ static bool wait_error_is_fatal(int ret)
 
 static void run_loop(struct loop *loop)
 {
+    bool timed = conn_timers_enabled(&loop->timers);
+    loop->now_ms = monotonic_ms();
     arm_wake(loop);
     while (!atomic_load(&loop->stop)) {
         if (!loop->accept_armed && !loop->accept_broken)
             arm_accept(loop);
-        int ret = io_uring_submit_and_wait(&loop->ring, 1);
+        int wait_ms = timed ? conn_timers_wait_ms(&loop->timers, loop->now_ms) : -1;
+        int ret;
+        if (wait_ms < 0) {
+            ret = io_uring_submit_and_wait(&loop->ring, 1);
+        } else {
+            /* Ends by the earliest deadline; the timeout travels with the enter call. */
+            struct __kernel_timespec timeout = {.tv_sec = wait_ms / 1000,
+                                                .tv_nsec = (long long)(wait_ms % 1000) * 1000000};
+            struct io_uring_cqe *cqe;
+            ret = io_uring_submit_and_wait_timeout(&loop->ring, &cqe, 1, &timeout, NULL);
+        }
         if (wait_error_is_fatal(ret)) {
             fprintf(stderr, "io_uring: io_uring_submit_and_wait: %s\n", strerror(-ret));
             loop->counters.errors++;
             lifecycle_request_stop();
             break;
         }
+        if (timed)
+            loop->now_ms = monotonic_ms();
         reap_completions(loop);
         serve_touched(loop);
+        if (timed)
+            expire(loop);
     }
 }
 
@@ -918,6 +966,7 @@ static void start_loops(struct uring_server *srv, unsigned mode_flags)
         struct loop *loop = &srv->loops[i];
         loop->mode_flags = mode_flags;
         loop->session = &srv->base.session;
+        conn_timers_init(&loop->timers, &srv->base.session.timeouts);
         loop->gate = &srv->gate;
         atomic_init(&loop->stop, false);
         loop->wake_fd = eventfd(0, EFD_CLOEXEC);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "conn_io.h"
+#include "conn_timer.h"
 #include "listener.h"
 #include "server.h"
 
@@ -28,6 +29,8 @@ enum { WAKE_SLOT, LISTEN_SLOT, FIRST_CONN_SLOT };
 #define ACCEPT_BATCH 64
 
 struct poll_conn {
+    struct conn_timer timer;
+    size_t slot; /* its index in fds and conns (compaction moves it) */
     bool waiting_to_write;
     struct session session;
 };
@@ -39,6 +42,8 @@ struct poll_server {
     struct poll_conn **conns; /* parallel to fds */
     size_t count;
     size_t capacity;
+    struct conn_timers timers; /* --header-timeout, --idle-timeout */
+    uint64_t now_ms;           /* read once per iteration, when timeouts are on */
     struct server_counters counters;
 };
 
@@ -63,7 +68,10 @@ static void add_conn(struct poll_server *srv, int fd)
     }
     srv->fds[srv->count] = (struct pollfd){.fd = fd, .events = POLLIN};
     srv->conns[srv->count] = conn;
+    conn->slot = srv->count;
     srv->count++;
+    if (conn_timers_enabled(&srv->timers))
+        conn_timers_update(&srv->timers, &conn->timer, &conn->session, srv->now_ms);
 }
 
 static void accept_pending(struct poll_server *srv)
@@ -85,6 +93,20 @@ static void accept_pending(struct poll_server *srv)
     }
 }
 
+/* Closes the connection in slot i, leaving a hole for compact(). */
+static void close_slot(struct poll_server *srv, size_t i)
+{
+    struct pollfd *p = &srv->fds[i];
+    struct poll_conn *conn = srv->conns[i];
+    counters_add_session(&srv->counters, &conn->session.counters);
+    conn_timers_remove(&conn->timer);
+    conn_close(p->fd, &conn->session, false);
+    session_destroy(&conn->session);
+    free(conn);
+    srv->conns[i] = NULL;
+    p->fd = -1;
+}
+
 /* Serves slot i; returns false when the connection was closed (slot freed). */
 static bool serve_slot(struct poll_server *srv, size_t i)
 {
@@ -94,17 +116,28 @@ static bool serve_slot(struct poll_server *srv, size_t i)
                               ? conn_on_writable(p->fd, &conn->session, &srv->counters)
                               : conn_on_readable(p->fd, &conn->session, &srv->counters);
     if (next == CONN_CLOSE) {
-        counters_add_session(&srv->counters, &conn->session.counters);
-        conn_close(p->fd, &conn->session, false);
-        session_destroy(&conn->session);
-        free(conn);
-        srv->conns[i] = NULL;
-        p->fd = -1;
+        close_slot(srv, i);
         return false;
     }
     conn->waiting_to_write = next == CONN_WANT_WRITE;
     p->events = conn->waiting_to_write ? POLLOUT : POLLIN;
+    if (conn_timers_enabled(&srv->timers))
+        conn_timers_update(&srv->timers, &conn->timer, &conn->session, srv->now_ms);
     return true;
+}
+
+/* Closes every connection whose deadline has passed; true if any was. */
+static bool expire(struct poll_server *srv)
+{
+    bool closed_any = false;
+    struct conn_timer *t;
+    while ((t = conn_timers_expired(&srv->timers, srv->now_ms)) != NULL) {
+        struct poll_conn *conn = CONN_TIMER_OWNER(t, struct poll_conn, timer);
+        conn_timed_out(srv->fds[conn->slot].fd, &conn->session, &srv->counters);
+        close_slot(srv, conn->slot);
+        closed_any = true;
+    }
+    return closed_any;
 }
 
 /* Fills the holes left by closed connections by moving the last entries in. */
@@ -119,13 +152,20 @@ static void compact(struct poll_server *srv)
         srv->count--;
         srv->fds[i] = srv->fds[srv->count];
         srv->conns[i] = srv->conns[srv->count];
+        if (srv->conns[i] != NULL)
+            srv->conns[i]->slot = i;
     }
 }
 
 static void run(struct poll_server *srv)
 {
+    bool timed = conn_timers_enabled(&srv->timers);
     while (!lifecycle_stopping()) {
-        int ready = poll(srv->fds, srv->count, -1);
+        /* Sleep at most until the earliest deadline; one clock read per iteration. */
+        int timeout = timed ? conn_timers_wait_ms(&srv->timers, srv->now_ms) : -1;
+        int ready = poll(srv->fds, srv->count, timeout);
+        if (timed)
+            srv->now_ms = monotonic_ms();
         if (ready < 0) {
             if (errno == EINTR)
                 continue;
@@ -144,6 +184,8 @@ static void run(struct poll_server *srv)
         }
         if (srv->fds[LISTEN_SLOT].revents & POLLIN)
             accept_pending(srv);
+        if (timed)
+            closed_any |= expire(srv);
         if (closed_any)
             compact(srv);
     }
@@ -157,6 +199,8 @@ int main(int argc, char **argv)
     srv.capacity = 65536;
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
         srv.capacity = (size_t)lim.rlim_cur;
+    conn_timers_init(&srv.timers, &srv.base.session.timeouts);
+    srv.now_ms = monotonic_ms();
     srv.fds = calloc(srv.capacity, sizeof srv.fds[0]);
     srv.conns = calloc(srv.capacity, sizeof srv.conns[0]);
     srv.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -16,6 +16,16 @@
  *
  * N counts workers only; the accepting/polling thread is one more. (Source 000
  * counted it: its "threads" are N + 1.)
+ *
+ * Timeouts (--header-timeout, --idle-timeout): under --dispatch connection the
+ * worker's blocking I/O applies them (conn_serve_blocking). Under --dispatch
+ * request the worker that re-arms a connection stores its deadline in it; the
+ * poller, which wakes at least every SWEEP_MAX_MS for this (a fraction of the
+ * shortest timeout), sweeps the open connections and claims those that are
+ * parked in epoll past their deadline: it answers 408 if a head was cut short
+ * and shuts the socket down, which fires its one-shot registration, so the
+ * next worker that takes it closes it like any other. Nothing per request but
+ * a clock read and a few stores in the worker.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,11 +35,13 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "conn_io.h"
 #include "conn_registry.h"
+#include "conn_timer.h"
 #include "listener.h"
 #include "server.h"
 #include "work_queue.h"
@@ -65,15 +77,39 @@ static const struct server_cli cli = {
 };
 
 #define POLL_BATCH 256
+/* The poller sweeps for expired deadlines every 1/8 of the shortest timeout,
+ * within these bounds. */
+#define SWEEP_MIN_MS 50
+#define SWEEP_MAX_MS 1000
 
 /* A connection under --dispatch request. Exactly one party owns it at a time:
- * the poller's disarmed one-shot registration, the queue, or one worker. */
+ * its one-shot registration in epoll ("parked"), then the queue, then one worker.
+ *
+ * The hand-off from the worker that re-arms it (A) to the next one (B) goes
+ * through the kernel: A's epoll_ctl(EPOLL_CTL_MOD) arms it, the poller's
+ * epoll_wait reports it, B takes it from the queue. B may be running before
+ * A's epoll_ctl has even returned. ThreadSanitizer counts that epoll_ctl as an
+ * access to the descriptor, and its interceptor models a release only for
+ * EPOLL_CTL_ADD, so B's close() would race with it as far as TSan can see.
+ * Hence the re-arm is completed explicitly: A numbers it (rearm_seq) before
+ * epoll_ctl and publishes the number with a release store (rearm_done) after
+ * epoll_ctl has returned, its very last access; B waits for that number with
+ * an acquire load before its first access (in practice it is already there;
+ * otherwise B yields until A is past its last instruction). Real ordering,
+ * visible to TSan, two plain moves on x86. */
 struct pooled_conn {
     int fd;
     bool waiting_to_write;
-    /* Release/acquire pair that carries the owning worker's writes to the next
-     * owner; the kernel's epoll hand-off orders them, but tools cannot see it. */
-    atomic_uint handoffs;
+    bool timed_out;                /* claimed by the poller's sweep: close on arrival */
+    unsigned rearm_seq;            /* written by the owner before it re-arms */
+    atomic_uint rearm_done;        /* = rearm_seq once that epoll_ctl has returned */
+    /* 1 while parked, set (release) by the owner just before it re-arms and
+     * cleared only by the poller: when its event arrives, or when its sweep
+     * claims it past its deadline. */
+    atomic_int parked;
+    uint64_t deadline_ms;          /* 0: none; the sweep reads it while parked */
+    struct timeout_state timeout;  /* the owner's bookkeeping */
+    struct pooled_conn *retired_next;
     struct session session;
 };
 
@@ -89,6 +125,11 @@ struct pool_server {
     int wake_fd;
     _Atomic(struct pooled_conn *) *conns; /* by descriptor: every open connection */
     size_t conns_size;
+    size_t conns_high;                    /* above the highest descriptor used (poller only) */
+    /* Closed connections, freed by the poller between its sweeps: the sweep
+     * reads connections from conns[] while workers close them. */
+    _Atomic(struct pooled_conn *) retired;
+    uint64_t sweep_ms;
 };
 
 struct worker_arg {
@@ -144,17 +185,50 @@ static void run_connection_dispatch(struct pool_server *srv, struct server_count
 
 /* ---- --dispatch request -------------------------------------------------- */
 
+/* Hands the connection over (parks it): after this, it is not ours any more. */
 static bool arm(struct pool_server *srv, struct pooled_conn *conn, int op)
 {
-    /* Everything read from conn before the release: once re-armed, another
-     * worker may own (and free) it before epoll_ctl has even returned. */
     int fd = conn->fd;
     struct epoll_event ev = {
         .events = (conn->waiting_to_write ? EPOLLOUT : EPOLLIN) | EPOLLONESHOT,
         .data.ptr = conn,
     };
-    atomic_fetch_add_explicit(&conn->handoffs, 1, memory_order_release);
-    return epoll_ctl(srv->epoll_fd, op, fd, &ev) == 0;
+    unsigned seq = ++conn->rearm_seq;
+    atomic_store_explicit(&conn->parked, 1, memory_order_release);
+    int rc = epoll_ctl(srv->epoll_fd, op, fd, &ev);
+    /* The next owner waits for this store before it touches the connection,
+     * so conn is still ours to write here, and the descriptor still open. */
+    atomic_store_explicit(&conn->rearm_done, seq, memory_order_release);
+    return rc == 0;
+}
+
+/* The first thing the next owner does. */
+static void wait_for_rearm(struct pooled_conn *conn)
+{
+    while (atomic_load_explicit(&conn->rearm_done, memory_order_acquire) != conn->rearm_seq)
+        sched_yield(); /* the previous owner is between epoll_ctl and its last store */
+}
+
+static void retire(struct pool_server *srv, struct pooled_conn *conn)
+{
+    struct pooled_conn *head = atomic_load_explicit(&srv->retired, memory_order_relaxed);
+    do {
+        conn->retired_next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&srv->retired, &head, conn, memory_order_release,
+                                                    memory_order_relaxed));
+}
+
+/* In the poller, never during a sweep. */
+static void free_retired(struct pool_server *srv)
+{
+    if (atomic_load_explicit(&srv->retired, memory_order_relaxed) == NULL)
+        return;
+    struct pooled_conn *conn = atomic_exchange_explicit(&srv->retired, NULL, memory_order_acquire);
+    while (conn != NULL) {
+        struct pooled_conn *next = conn->retired_next;
+        free(conn);
+        conn = next;
+    }
 }
 
 static void close_pooled(struct pool_server *srv, struct pooled_conn *conn, bool may_linger,
@@ -167,7 +241,20 @@ static void close_pooled(struct pool_server *srv, struct pooled_conn *conn, bool
     else
         close(conn->fd);
     session_destroy(&conn->session);
-    free(conn);
+    retire(srv, conn);
+}
+
+/* Sets the deadline the sweep will see while the connection is parked; false
+ * when it has already passed (a head that trickles in too slowly). */
+static bool set_deadline(struct pooled_conn *conn)
+{
+    const struct session_timeouts *cfg = &conn->session.timeouts;
+    if (!timeouts_enabled(cfg))
+        return true;
+    uint64_t now = monotonic_ms();
+    timeout_state_update(&conn->timeout, cfg, &conn->session, now);
+    conn->deadline_ms = conn->timeout.kind == TIMEOUT_NONE ? 0 : conn->timeout.deadline_ms;
+    return conn->deadline_ms == 0 || conn->deadline_ms > now;
 }
 
 static void *request_worker(void *arg)
@@ -177,7 +264,11 @@ static void *request_worker(void *arg)
     intptr_t item;
     while (work_queue_pop(&srv->queue, &item)) {
         struct pooled_conn *conn = (struct pooled_conn *)item;
-        (void)atomic_load_explicit(&conn->handoffs, memory_order_acquire);
+        wait_for_rearm(conn);
+        if (conn->timed_out) { /* the poller answered and shut it down */
+            close_pooled(srv, conn, true, w->counters);
+            continue;
+        }
         enum conn_next next = conn->waiting_to_write
                                   ? conn_on_writable(conn->fd, &conn->session, w->counters)
                                   : conn_on_readable(conn->fd, &conn->session, w->counters);
@@ -186,12 +277,40 @@ static void *request_worker(void *arg)
             continue;
         }
         conn->waiting_to_write = next == CONN_WANT_WRITE;
+        if (!set_deadline(conn)) {
+            conn_timed_out(conn->fd, &conn->session, w->counters);
+            close_pooled(srv, conn, true, w->counters);
+            continue;
+        }
         if (!arm(srv, conn, EPOLL_CTL_MOD)) {
+            /* Not armed (ENOMEM), so no event will come: take it back, unless
+             * the sweep claimed it meanwhile; then it stays open until shutdown
+             * (teardown closes it), since the sweep may still be using it. */
+            int parked = 1;
             w->counters->errors++;
-            close_pooled(srv, conn, false, w->counters);
+            if (atomic_compare_exchange_strong_explicit(&conn->parked, &parked, 0, memory_order_acquire,
+                                                        memory_order_relaxed))
+                close_pooled(srv, conn, false, w->counters);
         }
     }
     return NULL;
+}
+
+/* In the poller: claims every parked connection past its deadline. */
+static void sweep(struct pool_server *srv, uint64_t now, struct server_counters *counters)
+{
+    for (size_t fd = 0; fd < srv->conns_high; fd++) {
+        struct pooled_conn *conn = atomic_load_explicit(&srv->conns[fd], memory_order_acquire);
+        if (conn == NULL || atomic_load_explicit(&conn->parked, memory_order_acquire) != 1)
+            continue; /* not parked: a worker or the queue has it (or it is retired) */
+        if (conn->deadline_ms == 0 || conn->deadline_ms > now)
+            continue;
+        /* Parked stays parked until the poller itself takes it: it is ours now. */
+        atomic_store_explicit(&conn->parked, 0, memory_order_relaxed);
+        conn->timed_out = true;
+        conn_timed_out(conn->fd, &conn->session, counters);
+        shutdown(conn->fd, SHUT_RDWR); /* fires the one-shot registration: HUP */
+    }
 }
 
 static void accept_pending(struct pool_server *srv, struct server_counters *counters)
@@ -217,8 +336,12 @@ static void accept_pending(struct pool_server *srv, struct server_counters *coun
             continue;
         }
         conn->fd = fd;
+        if ((size_t)fd >= srv->conns_high)
+            srv->conns_high = (size_t)fd + 1;
+        (void)set_deadline(conn); /* a fresh one: in the future */
         atomic_store(&srv->conns[fd], conn);
         if (!arm(srv, conn, EPOLL_CTL_ADD)) {
+            atomic_store_explicit(&conn->parked, 0, memory_order_relaxed);
             counters->errors++;
             close_pooled(srv, conn, false, counters);
         }
@@ -228,8 +351,15 @@ static void accept_pending(struct pool_server *srv, struct server_counters *coun
 static void run_request_dispatch(struct pool_server *srv, struct server_counters *counters)
 {
     struct epoll_event events[POLL_BATCH];
+    bool timed = srv->sweep_ms > 0;
+    uint64_t next_sweep = timed ? monotonic_ms() + srv->sweep_ms : 0;
     while (!lifecycle_stopping()) {
-        int n = epoll_wait(srv->epoll_fd, events, POLL_BATCH, -1);
+        int timeout = -1;
+        if (timed) {
+            uint64_t now = monotonic_ms();
+            timeout = next_sweep > now ? (int)(next_sweep - now) : 0;
+        }
+        int n = epoll_wait(srv->epoll_fd, events, POLL_BATCH, timeout);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -244,8 +374,21 @@ static void run_request_dispatch(struct pool_server *srv, struct server_counters
                 accept_pending(srv, counters);
                 continue;
             }
-            if (!work_queue_push(&srv->queue, (intptr_t)tag))
+            struct pooled_conn *conn = tag;
+            /* Unparked: from here the sweep leaves it alone. The acquire pairs
+             * with the owner's release in arm(). */
+            if (atomic_load_explicit(&conn->parked, memory_order_acquire) == 1)
+                atomic_store_explicit(&conn->parked, 0, memory_order_relaxed);
+            if (!work_queue_push(&srv->queue, (intptr_t)conn))
                 return; /* closed: stopping */
+        }
+        free_retired(srv);
+        if (timed) {
+            uint64_t now = monotonic_ms();
+            if (now >= next_sweep) {
+                sweep(srv, now, counters);
+                next_sweep = now + srv->sweep_ms;
+            }
         }
     }
 }
@@ -261,6 +404,14 @@ static void setup_request_dispatch(struct pool_server *srv)
     srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (srv->conns == NULL || srv->epoll_fd < 0 || srv->wake_fd < 0)
         lifecycle_fail(cli.architecture, "cannot set up the poller");
+    const struct session_timeouts *t = &srv->base.session.timeouts;
+    uint32_t shortest = t->header_ms > 0 && (t->idle_ms == 0 || t->header_ms < t->idle_ms) ? t->header_ms
+                                                                                        : t->idle_ms;
+    srv->sweep_ms = shortest / 8;
+    if (shortest > 0 && srv->sweep_ms < SWEEP_MIN_MS)
+        srv->sweep_ms = SWEEP_MIN_MS;
+    if (srv->sweep_ms > SWEEP_MAX_MS)
+        srv->sweep_ms = SWEEP_MAX_MS;
     struct epoll_event listen_ev = {.events = EPOLLIN, .data.ptr = &srv->base.listen_fd};
     struct epoll_event wake_ev = {.events = EPOLLIN, .data.ptr = &srv->wake_fd};
     if (epoll_ctl(srv->epoll_fd, EPOLL_CTL_ADD, srv->base.listen_fd, &listen_ev) != 0 ||
@@ -275,6 +426,7 @@ static void teardown_request_dispatch(struct pool_server *srv, struct server_cou
         if (conn != NULL)
             close_pooled(srv, conn, false, counters);
     }
+    free_retired(srv);
     free(srv->conns);
     close(srv->wake_fd);
     close(srv->epoll_fd);

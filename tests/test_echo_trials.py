@@ -87,6 +87,8 @@ def test_max_conns_trial_records_count_reason_and_memory(echo_build_dir: Path, c
     reached = record["load"]["max_conns"]
     assert (reached["reached"], reached["stop_reason"], reached["server_pid"]) == (300, "cap_reached", server_pid)
     assert reached["alive_at_end"] == 300 and reached["server_rss_per_conn_bytes"] > 0
+    server_argv = record["server"]["argv"]
+    assert server_argv[server_argv.index("--idle-timeout") + 1] == "0"  # held connections stay silent
 
 
 ECHO_SERVER_THAT_CORRUPTS = """#!{python}

@@ -5,9 +5,13 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <limits.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "conn_timer.h"
 
 #define LINGER_MAX_MS 1000
 #define LINGER_MAX_BYTES (256 * 1024)
@@ -136,21 +140,78 @@ enum conn_next conn_on_writable(int fd, struct session *s, struct server_counter
     return conn_on_readable(fd, s, c);
 }
 
+void conn_timed_out(int fd, struct session *s, struct server_counters *c)
+{
+    c->timeouts++;
+    s->timed_out = true;
+    if (session_has_partial_head(s)) {
+        /* One try, never blocking: the client may not be reading at all. */
+        const struct prebuilt *r = &s->responses->request_timeout;
+        (void)!send(fd, r->bytes, r->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
+    s->closing = true;
+}
+
+/* SO_RCVTIMEO and SO_SNDTIMEO: a blocking read or write that makes no progress
+ * for the idle timeout fails with EAGAIN. */
+static void set_blocking_timeouts(int fd, uint32_t ms)
+{
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+/* Waits until the descriptor is readable; false once the deadline has passed. */
+static bool wait_readable_until(int fd, uint64_t deadline_ms)
+{
+    for (;;) {
+        uint64_t now = monotonic_ms();
+        if (now >= deadline_ms)
+            return false;
+        uint64_t left = deadline_ms - now;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+        if (r > 0 || (r < 0 && errno != EINTR))
+            return true; /* read() reports what there is (bytes, EOF or the error) */
+    }
+}
+
 void conn_serve_blocking(int fd, struct session *s, struct server_counters *c)
 {
+    /* Timeouts without a system call per request: the idle timeout is the
+     * socket's own (set once per connection); a head in progress, which is
+     * rare apart from a connection's first request, waits in poll() for the
+     * rest of its header deadline. */
+    const struct session_timeouts *t = &s->timeouts;
+    struct timeout_state head = {0};
+    if (t->idle_ms > 0)
+        set_blocking_timeouts(fd, t->idle_ms);
     for (;;) {
         size_t space;
         char *dst = session_input_space(s, &space);
         if (space == 0)
             return;
+        if (t->header_ms > 0 && session_wait_kind(s) == SESSION_WAIT_HEAD) {
+            timeout_state_update(&head, t, s, monotonic_ms());
+            if (!wait_readable_until(fd, head.deadline_ms)) {
+                conn_timed_out(fd, s, c);
+                return;
+            }
+        }
         ssize_t n = read(fd, dst, space);
         if (n > 0) {
             session_input_commit(s, (size_t)n);
-            if (answer(fd, s, c) == CONN_CLOSE)
+            enum conn_next next = answer(fd, s, c);
+            if (next == CONN_WANT_WRITE) /* SO_SNDTIMEO: the client stopped reading */
+                conn_timed_out(fd, s, c);
+            if (next != CONN_WANT_READ)
                 return;
         } else if (n == 0) {
             session_end_input(s);
             answer(fd, s, c);
+            return;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            conn_timed_out(fd, s, c); /* SO_RCVTIMEO: nothing arrived for the idle timeout */
             return;
         } else if (errno != EINTR) {
             count_io_error(errno, c);
@@ -193,7 +254,7 @@ void conn_close(int fd, const struct session *s, bool may_wait)
 {
     if (session_needs_linger(s)) {
         shutdown(fd, SHUT_WR);
-        drain(fd, may_wait);
+        drain(fd, may_wait && !s->timed_out);
     }
     close(fd);
 }

@@ -24,7 +24,9 @@ enum conn_next conn_on_readable(int fd, struct session *s, struct server_counter
  * reads on. */
 enum conn_next conn_on_writable(int fd, struct session *s, struct server_counters *c);
 
-/* Blocking descriptor: serves the session until the connection ends (the caller closes). */
+/* Blocking descriptor: serves the session until the connection ends (the caller
+ * closes), applying the session's timeouts: SO_RCVTIMEO/SO_SNDTIMEO set to the
+ * idle timeout once, and a poll() deadline while a request head is incomplete. */
 void conn_serve_blocking(int fd, struct session *s, struct server_counters *c);
 
 /* Records, once per connection, whether the client had already closed its side
@@ -32,6 +34,12 @@ void conn_serve_blocking(int fd, struct session *s, struct server_counters *c);
  * state CLOSE_WAIT). Transports that do not
  * go through conn_on_readable/conn_serve_blocking call it after processing. */
 void conn_check_first_answer(int fd, struct session *s);
+
+/* A connection's deadline passed (the caller closes it next): counts the
+ * timeout, answers 408 Request Timeout when part of a request head had
+ * arrived (one non-blocking send, best effort) and marks the session closing
+ * and timed out, so that conn_close does not wait for the client. */
+void conn_timed_out(int fd, struct session *s, struct server_counters *c);
 
 /* Closes a finished connection. When the client may still be sending, shuts
  * down writing and drains first so the kernel does not answer unread bytes with

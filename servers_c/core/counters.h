@@ -17,6 +17,7 @@ struct server_counters {
     uint64_t connection_resets;
     uint64_t errors;
     uint64_t bytes_echoed;       /* echo: bytes sent back */
+    uint64_t timeouts;           /* closed by --header-timeout or --idle-timeout */
 };
 
 struct shared_counters {
@@ -27,6 +28,7 @@ struct shared_counters {
     _Atomic uint64_t connection_resets;
     _Atomic uint64_t errors;
     _Atomic uint64_t bytes_echoed;
+    _Atomic uint64_t timeouts;
 };
 
 /* Once per connection, when it closes. */
@@ -49,6 +51,7 @@ static inline void counters_add(struct server_counters *dst, const struct server
     dst->connection_resets += src->connection_resets;
     dst->errors += src->errors;
     dst->bytes_echoed += src->bytes_echoed;
+    dst->timeouts += src->timeouts;
 }
 
 static inline void shared_counters_add(struct shared_counters *dst, const struct server_counters *src)
@@ -60,6 +63,7 @@ static inline void shared_counters_add(struct shared_counters *dst, const struct
     atomic_fetch_add(&dst->connection_resets, src->connection_resets);
     atomic_fetch_add(&dst->errors, src->errors);
     atomic_fetch_add(&dst->bytes_echoed, src->bytes_echoed);
+    atomic_fetch_add(&dst->timeouts, src->timeouts);
 }
 
 static inline struct server_counters shared_counters_load(struct shared_counters *src)
@@ -72,6 +76,7 @@ static inline struct server_counters shared_counters_load(struct shared_counters
         .connection_resets = atomic_load(&src->connection_resets),
         .errors = atomic_load(&src->errors),
         .bytes_echoed = atomic_load(&src->bytes_echoed),
+        .timeouts = atomic_load(&src->timeouts),
     };
     return c;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "conn_io.h"
+#include "conn_timer.h"
 #include "session.h"
 #include "listener.h"
 
@@ -23,6 +24,7 @@ const char *const trigger_names[] = {"level", "edge", NULL};
 #define ACCEPT_BATCH_LEVEL 64
 
 struct loop_conn {
+    struct conn_timer timer;
     int fd;
     bool waiting_to_write;
     bool out_registered; /* level-triggered: interest is EPOLLOUT */
@@ -42,6 +44,8 @@ struct event_loop {
     size_t inbox_cap;
     struct loop_conn **conns; /* by descriptor, for teardown */
     size_t conns_size;
+    struct conn_timers timers; /* --header-timeout, --idle-timeout */
+    uint64_t now_ms;           /* read once per iteration, when timeouts are on */
     struct server_counters counters;
 };
 
@@ -60,6 +64,8 @@ struct event_loop *event_loop_create(const struct event_loop_options *options)
     loop->listen_fd = options->listen_fd;
     loop->edge = options->edge_triggered;
     loop->session = options->session;
+    conn_timers_init(&loop->timers, &options->session->timeouts);
+    loop->now_ms = monotonic_ms();
     pthread_mutex_init(&loop->inbox_lock, NULL);
     struct rlimit lim;
     loop->conns_size = 65536;
@@ -124,6 +130,7 @@ void event_loop_stop(struct event_loop *loop)
 static void close_conn(struct event_loop *loop, struct loop_conn *conn, bool linger)
 {
     counters_add_session(&loop->counters, &conn->session.counters);
+    conn_timers_remove(&conn->timer);
     loop->conns[conn->fd] = NULL;
     if (linger)
         conn_close(conn->fd, &conn->session, false);
@@ -152,7 +159,10 @@ static void add_conn(struct event_loop *loop, int fd)
     if (epoll_ctl(loop->epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
         loop->counters.errors++;
         close_conn(loop, conn, false);
+        return;
     }
+    if (conn_timers_enabled(&loop->timers))
+        conn_timers_update(&loop->timers, &conn->timer, &conn->session, loop->now_ms);
 }
 
 static void accept_pending(struct event_loop *loop)
@@ -223,14 +233,33 @@ static void serve_event(struct event_loop *loop, struct loop_conn *conn, uint32_
     if (!update_interest(loop, conn)) {
         loop->counters.errors++;
         close_conn(loop, conn, false);
+        return;
+    }
+    if (conn_timers_enabled(&loop->timers))
+        conn_timers_update(&loop->timers, &conn->timer, &conn->session, loop->now_ms);
+}
+
+/* Closes every connection whose deadline has passed. */
+static void expire(struct event_loop *loop)
+{
+    struct conn_timer *t;
+    while ((t = conn_timers_expired(&loop->timers, loop->now_ms)) != NULL) {
+        struct loop_conn *conn = CONN_TIMER_OWNER(t, struct loop_conn, timer);
+        conn_timed_out(conn->fd, &conn->session, &loop->counters);
+        close_conn(loop, conn, true);
     }
 }
 
 void event_loop_run(struct event_loop *loop)
 {
     struct epoll_event events[EVENT_BATCH];
+    bool timed = conn_timers_enabled(&loop->timers);
     while (!atomic_load(&loop->stopping)) {
-        int n = epoll_wait(loop->epoll_fd, events, EVENT_BATCH, -1);
+        /* Sleep at most until the earliest deadline; one clock read per iteration. */
+        int timeout = timed ? conn_timers_wait_ms(&loop->timers, loop->now_ms) : -1;
+        int n = epoll_wait(loop->epoll_fd, events, EVENT_BATCH, timeout);
+        if (timed)
+            loop->now_ms = monotonic_ms();
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -246,6 +275,8 @@ void event_loop_run(struct event_loop *loop)
             else
                 serve_event(loop, tag, events[i].events);
         }
+        if (timed)
+            expire(loop);
     }
 }
 

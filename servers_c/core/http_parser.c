@@ -270,6 +270,28 @@ static size_t request_line_end(const char *buf, size_t start, size_t len)
     return end;
 }
 
+/* The errors a head can show before it is complete, decided the way a client
+ * sending it one byte at a time meets them, so that the answer never depends
+ * on how the bytes were split: the request line once its line feed has
+ * arrived within the size limit, then a NUL byte within the limit, then the
+ * limit itself. (Of two errors the earlier byte decides; at the same byte, in
+ * that order.) buf[0..len) is a prefix of the head, or the whole head; bytes
+ * before nul_from are known to hold no NUL. */
+static enum http_parse_status early_error(const char *buf, size_t start, size_t len, size_t nul_from,
+                                          struct http_request *req)
+{
+    const char *nl = start < len ? memchr(buf + start, '\n', len - start) : NULL;
+    if (nl != NULL && (size_t)(nl - buf) <= HTTP_MAX_HEAD_BYTES &&
+        parse_request_line(buf, start, request_line_end(buf, start, len), req) == HTTP_PARSE_ERROR)
+        return HTTP_PARSE_ERROR;
+    size_t limit = len < HTTP_MAX_HEAD_BYTES + 1 ? len : HTTP_MAX_HEAD_BYTES + 1;
+    if (nul_from < limit && memchr(buf + nul_from, '\0', limit - nul_from) != NULL)
+        return fail(req, 400, "NUL byte in request head");
+    if (len > HTTP_MAX_HEAD_BYTES)
+        return fail(req, 431, "request head too large");
+    return HTTP_PARSE_INCOMPLETE;
+}
+
 enum http_parse_status http_parse_request(const char *buf, size_t len, struct http_scan *scan,
                                           struct http_request *req)
 {
@@ -279,20 +301,21 @@ enum http_parse_status http_parse_request(const char *buf, size_t len, struct ht
     size_t head_end = find_head_end(buf, len, start, scan);
     if (head_end == 0) {
         /* Everything here is head so far: reject what can never become a valid head
-         * now, instead of waiting for the rest of a head that may never come. The
-         * checks of a complete head below catch the same bytes. */
-        if (memchr(buf + previously_scanned, '\0', len - previously_scanned) != NULL)
-            return fail(req, 400, "NUL byte in request head");
-        if (len > HTTP_MAX_HEAD_BYTES)
-            return fail(req, 431, "request head too large");
-        size_t line_end = request_line_end(buf, start, len);
-        if (line_end > 0 && parse_request_line(buf, start, line_end, req) == HTTP_PARSE_ERROR)
+         * now, instead of waiting for the rest of a head that may never come. */
+        if (early_error(buf, start, len, previously_scanned, req) == HTTP_PARSE_ERROR)
             return HTTP_PARSE_ERROR;
         memset(req, 0, sizeof *req);
         return HTTP_PARSE_INCOMPLETE;
     }
-    if (head_end > HTTP_MAX_HEAD_BYTES)
-        return fail(req, 431, "request head too large");
+    if (head_end > HTTP_MAX_HEAD_BYTES) {
+        /* Over the limit: whichever error a byte-by-byte sender would have met first. */
+        size_t nul_from = previously_scanned < head_end ? previously_scanned : head_end;
+        early_error(buf, start, head_end, nul_from, req);
+        return HTTP_PARSE_ERROR;
+    }
+    /* Within the limit the checks below meet the early errors in the same order:
+     * the request line first, then any NUL (a 400 wherever it is in the header
+     * section, before the framing checks). */
     req->head_bytes = head_end;
 
     size_t line_end = request_line_end(buf, start, head_end);

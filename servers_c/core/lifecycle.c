@@ -81,9 +81,10 @@ void lifecycle_report(const char *architecture, long threads, const struct serve
 {
     printf("{\"architecture\":\"%s\",\"threads\":%ld,\"connections_accepted\":%" PRIu64
            ",\"connections_served\":%" PRIu64 ",\"requests_served\":%" PRIu64 ",\"bad_requests\":%" PRIu64
-           ",\"connection_resets\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"bytes_echoed\":%" PRIu64 "}\n",
+           ",\"connection_resets\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"bytes_echoed\":%" PRIu64
+           ",\"timeouts\":%" PRIu64 "}\n",
            architecture, threads, c->connections_accepted, c->connections_served, c->requests_served, c->bad_requests,
-           c->connection_resets, c->errors, c->bytes_echoed);
+           c->connection_resets, c->errors, c->bytes_echoed, c->timeouts);
     fflush(stdout);
 }
 

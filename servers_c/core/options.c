@@ -16,6 +16,15 @@ static void usage(FILE *out, const struct server_cli *cli)
     fprintf(out, "  --response SPEC      test (default), hello, or file:PATH (http only)\n");
     fprintf(out, "  --proto PROTO        http (default): answer HTTP/1.x requests; echo: send every\n"
                  "                       received byte back, in order\n");
+    fprintf(out, "  --header-timeout S   http: close a connection whose request head is still\n"
+                 "                       incomplete S seconds after it began (after a 408 if part\n"
+                 "                       of it arrived); a connection's first head counts from when\n"
+                 "                       the server takes it up; 0 = off (default %d)\n",
+            DEFAULT_HEADER_TIMEOUT_S);
+    fprintf(out, "  --idle-timeout S     close a connection that makes no progress for S seconds:\n"
+                 "                       keep-alive between requests, a stalled body, a client not\n"
+                 "                       reading; echo: any connection; 0 = off (default %d)\n",
+            DEFAULT_IDLE_TIMEOUT_S);
     for (size_t i = 0; i < cli->extra_count; i++) {
         const struct flag_spec *f = &cli->extra[i];
         fprintf(out, "  %-20s %s", f->name, f->help);
@@ -85,7 +94,8 @@ static bool matches(const char *arg, const char *name, size_t *len)
 
 void options_parse(int argc, char **argv, const struct server_cli *cli, struct common_options *out)
 {
-    *out = (struct common_options){"127.0.0.1", 0, 4096, cli->threads_min, "test", SESSION_HTTP};
+    *out = (struct common_options){"127.0.0.1", 0, 4096, cli->threads_min, "test", SESSION_HTTP,
+                                   DEFAULT_HEADER_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         size_t len;
@@ -106,6 +116,14 @@ void options_parse(int argc, char **argv, const struct server_cli *cli, struct c
                                       cli->threads_min, cli->threads_max);
         } else if (matches(arg, "--response", &len)) {
             out->response = flag_value(argc, argv, &i, "--response", len, cli);
+        } else if (matches(arg, "--header-timeout", &len)) {
+            out->header_timeout_s =
+                parse_long(cli, "--header-timeout",
+                           flag_value(argc, argv, &i, "--header-timeout", len, cli), 0, MAX_TIMEOUT_S);
+        } else if (matches(arg, "--idle-timeout", &len)) {
+            out->idle_timeout_s =
+                parse_long(cli, "--idle-timeout", flag_value(argc, argv, &i, "--idle-timeout", len, cli),
+                           0, MAX_TIMEOUT_S);
         } else if (matches(arg, "--proto", &len)) {
             out->proto = (enum session_proto)parse_choice(
                 cli, "--proto", session_proto_names, flag_value(argc, argv, &i, "--proto", len, cli));

@@ -33,7 +33,13 @@ struct common_options {
     long threads;
     const char *response;
     enum session_proto proto;
+    long header_timeout_s; /* 0: off */
+    long idle_timeout_s;   /* 0: off */
 };
+
+#define DEFAULT_HEADER_TIMEOUT_S 10
+#define DEFAULT_IDLE_TIMEOUT_S 60
+#define MAX_TIMEOUT_S 86400
 
 /* Parses argv; prints usage and exits 0 on --help, prints a message naming the
  * offending flag and exits 2 on bad input. */

@@ -111,6 +111,7 @@ bool responses_build(struct responses *r, const char *spec, char *err, size_t er
 
     struct error_spec errors[] = {
         {400, "400 Bad Request", "Bad Request\n", &r->bad_request},
+        {408, "408 Request Timeout", "Request Timeout\n", &r->request_timeout},
         {413, "413 Content Too Large", "Content Too Large\n", &r->payload_too_large},
         {431, "431 Request Header Fields Too Large", "Request Header Fields Too Large\n",
          &r->header_too_large},
@@ -158,6 +159,7 @@ bool responses_build(struct responses *r, const char *spec, char *err, size_t er
 const struct prebuilt *responses_for_error(const struct responses *r, int status)
 {
     switch (status) {
+    case 408: return &r->request_timeout;
     case 413: return &r->payload_too_large;
     case 431: return &r->header_too_large;
     case 501: return &r->not_implemented;

@@ -14,6 +14,7 @@ struct responses {
     /* ok[keep_alive][is_head]: the configured 200 response */
     struct prebuilt ok[2][2];
     struct prebuilt bad_request;           /* 400 */
+    struct prebuilt request_timeout;       /* 408: a request head that did not complete in time */
     struct prebuilt payload_too_large;     /* 413 */
     struct prebuilt header_too_large;      /* 431 */
     struct prebuilt not_implemented;       /* 501 */

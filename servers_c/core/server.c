@@ -15,7 +15,12 @@ void server_start(struct server_base *base, const struct server_cli *cli, int ar
     char err[512];
     if (!responses_build(&base->responses, base->options.response, err, sizeof err))
         lifecycle_fail(cli->architecture, err);
-    base->session = (struct session_config){base->options.proto, &base->responses};
+    struct session_timeouts timeouts = {
+        /* echo has no request heads: only the idle timeout applies */
+        .header_ms = base->options.proto == SESSION_HTTP ? (uint32_t)base->options.header_timeout_s * 1000u : 0,
+        .idle_ms = (uint32_t)base->options.idle_timeout_s * 1000u,
+    };
+    base->session = (struct session_config){base->options.proto, &base->responses, timeouts};
     if (!open_listener)
         return;
     struct listen_request req = {

@@ -10,6 +10,7 @@ bool session_init(struct session *s, const struct session_config *config)
     memset(s, 0, sizeof *s);
     s->proto = config->proto;
     s->responses = config->responses;
+    s->timeouts = config->timeouts;
     s->in = malloc(SESSION_INPUT_BYTES);
     return s->in != NULL;
 }
@@ -25,10 +26,12 @@ void session_reset(struct session *s)
     char *in = s->in;
     enum session_proto proto = s->proto;
     const struct responses *responses = s->responses;
+    struct session_timeouts timeouts = s->timeouts;
     memset(s, 0, sizeof *s);
     s->in = in;
     s->proto = proto;
     s->responses = responses;
+    s->timeouts = timeouts;
 }
 
 char *session_input_space(struct session *s, size_t *space)

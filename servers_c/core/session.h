@@ -44,10 +44,28 @@ enum session_proto { SESSION_HTTP, SESSION_ECHO };
 /* The --proto values, indexed by enum session_proto; NULL-terminated. */
 extern const char *const session_proto_names[];
 
+/* --header-timeout and --idle-timeout, in milliseconds; 0 turns one off.
+ *
+ *   header  http only: a request head must be complete this long after it began
+ *           (its first byte, or, for a connection's first request, when the
+ *           transport took the connection up: the accept, or a worker's pickup);
+ *           the clock does not restart while more bytes of the same head trickle in.
+ *   idle    everything else: a connection that makes no progress for this long
+ *           (no byte received or sent: a keep-alive connection between requests,
+ *           a request body that stalls, a client that stops reading its
+ *           responses; in echo mode, any connection) is closed. With the header
+ *           timeout off it also covers a head that stops arriving.
+ * The transports apply them; session_wait_kind() says which one governs a wait. */
+struct session_timeouts {
+    uint32_t header_ms;
+    uint32_t idle_ms;
+};
+
 /* What every session of a server shares (built once at start-up). */
 struct session_config {
     enum session_proto proto;
     const struct responses *responses; /* http: the pre-built answers */
+    struct session_timeouts timeouts;  /* zero: no timeouts */
 };
 
 struct session_counters {
@@ -64,6 +82,7 @@ struct session_counters {
 struct session {
     enum session_proto proto;
     const struct responses *responses;
+    struct session_timeouts timeouts;
     char *in;
     size_t in_len;   /* bytes held in `in` */
     size_t in_start; /* first byte not yet consumed (http) or queued for echo */
@@ -75,6 +94,7 @@ struct session {
     bool closing;     /* no further input is processed; close once output is sent */
     bool input_ended; /* the peer will send nothing more */
     bool bad_request; /* closing because a request was rejected */
+    bool timed_out;   /* closed by a timeout: close without waiting for the client */
     struct session_counters counters;
 };
 
@@ -130,6 +150,35 @@ static inline bool session_done(const struct session *s)
 static inline bool session_needs_linger(const struct session *s)
 {
     return s->bad_request || s->in_start < s->in_len || s->body_remaining > 0;
+}
+
+/* Which timeout governs the wait that follows, once the session has processed
+ * what arrived (see struct session_timeouts). */
+enum session_wait {
+    SESSION_WAIT_HEAD, /* http: a head is awaited (a new connection) or incomplete */
+    SESSION_WAIT_IDLE, /* anything else: idle between requests, a body, output pending, echo */
+};
+
+static inline enum session_wait session_wait_kind(const struct session *s)
+{
+    if (s->proto == SESSION_HTTP && !s->closing && s->body_remaining == 0 && s->out_count == 0 &&
+        (s->in_start < s->in_len || s->counters.requests_served == 0))
+        return SESSION_WAIT_HEAD;
+    return SESSION_WAIT_IDLE;
+}
+
+/* Bytes of an incomplete request head are held: a timeout then answers 408. */
+static inline bool session_has_partial_head(const struct session *s)
+{
+    return s->proto == SESSION_HTTP && !s->closing && s->body_remaining == 0 && s->out_count == 0 &&
+           s->in_start < s->in_len;
+}
+
+/* Changes whenever a request completes: a head that begins afterwards gets a
+ * fresh header deadline. */
+static inline uint64_t session_head_generation(const struct session *s)
+{
+    return s->counters.requests_served;
 }
 
 #endif

@@ -27,8 +27,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from sanitizer_check import sanitizer_report
+
 IO_TIMEOUT_S = 10.0
 READY_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 20.0  # sanitizer builds take longer to wind down
 
 REQUEST = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
@@ -62,11 +65,20 @@ class Server:
     args: list[str]
     process: subprocess.Popen | None = None
     port: int = 0
+    # stderr goes to a file, so a long report can never block the server on a full pipe
+    stderr_file: tempfile._TemporaryFileWrapper | None = None
+
+    def stderr_text(self) -> str:
+        if self.stderr_file is None:
+            return ""
+        self.stderr_file.seek(0)
+        return self.stderr_file.read().decode(errors="replace")
 
     def start(self) -> None:
+        self.stderr_file = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
             [self.binary, "--port", "0", *self.args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            stdout=subprocess.PIPE, stderr=self.stderr_file, start_new_session=True)
         deadline = time.monotonic() + READY_TIMEOUT_S
         assert self.process.stdout is not None
         line = b""
@@ -78,29 +90,45 @@ class Server:
         text = line.decode(errors="replace").strip()
         if not text.startswith("listening on "):
             self.process.kill()
-            _, err = self.process.communicate(timeout=5)
-            raise CaseFailure(f"no ready line (got {text!r}); stderr: {err.decode(errors='replace')}")
+            self.process.communicate(timeout=5)
+            raise CaseFailure(f"no ready line (got {text!r}); stderr: {self.stderr_text()}")
         self.port = int(text.rsplit(":", 1)[1])
 
     def stop(self) -> dict:
         assert self.process is not None
         self.process.send_signal(signal.SIGTERM)
         try:
-            out, err = self.process.communicate(timeout=10)
+            out, _ = self.process.communicate(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.communicate()
-            raise CaseFailure("server did not stop within 10 s of SIGTERM")
+            raise CaseFailure(f"server did not stop within {STOP_TIMEOUT_S:.0f} s of SIGTERM")
+        err = self.stderr_text()
+        report = sanitizer_report(err)
+        expect(report is None, f"sanitizer report on stderr:\n{report}")
         expect(self.process.returncode == 0,
-               f"exit status {self.process.returncode} after SIGTERM; stderr: {err.decode(errors='replace')}")
+               f"exit status {self.process.returncode} after SIGTERM; stderr: {err}")
         lines = [l for l in out.decode().splitlines() if l.strip()]
         expect(len(lines) == 1, f"expected one JSON line after the ready line, got {lines!r}")
         return json.loads(lines[0])
 
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.communicate()
+    def kill(self) -> str | None:
+        """Kills the server if it still runs; returns a problem if it had died
+        on its own (a crash, a sanitizer halting it) or reported on stderr."""
+        problem = None
+        if self.process is not None:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.communicate()
+            elif self.process.returncode not in (0, None):
+                problem = f"server exited on its own with status {self.process.returncode}"
+        report = sanitizer_report(self.stderr_text())
+        if report is not None:
+            problem = f"sanitizer report on stderr:\n{report}"
+        if self.stderr_file is not None:
+            self.stderr_file.close()
+            self.stderr_file = None
+        return problem
 
     def connect(self) -> socket.socket:
         s = socket.create_connection(("127.0.0.1", self.port), timeout=IO_TIMEOUT_S)
@@ -374,6 +402,34 @@ class Suite:
         expect(not failures, f"{len(failures)} of {self.concurrency} concurrent clients failed: {failures[:3]}")
         self.sent_ok += per_client * self.concurrency
 
+    def connection_churn(self) -> None:
+        """Many short keep-alive connections at once, each a few rounds of
+        pipelined requests: connections change hands between threads all the
+        time (what the sanitizer builds need to see races in hand-offs)."""
+        if self.concurrency <= 0:
+            return
+        clients, per_client, rounds = min(8, self.concurrency), 10, 20
+        failures: list[str] = []
+
+        def client() -> None:
+            try:
+                for _ in range(per_client):
+                    with self.server.connect() as s:
+                        for _ in range(rounds):
+                            s.sendall(REQUEST * 3)
+                            if read_exactly(s, 3 * len(TEST_RESPONSE)) != TEST_RESPONSE * 3:
+                                failures.append("bad response")
+                                return
+            except BaseException as e:
+                failures.append(repr(e))
+        threads = [threading.Thread(target=client) for _ in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(6 * IO_TIMEOUT_S)
+        expect(not failures, f"{len(failures)} of {clients} churning clients failed: {failures[:3]}")
+        self.sent_ok += clients * per_client * rounds * 3
+
     # ---- driver ------------------------------------------------------------
     def run(self, names: list[str]) -> None:
         for name in names:
@@ -388,7 +444,7 @@ class Suite:
 CASES = ["byte_exact", "keep_alive_sequential", "pipelined", "split_byte_by_byte",
          "split_at_random_points", "connection_close", "close_ends_pipeline", "http10", "head",
          "request_body", "half_close", "malformed", "oversize_never_completes", "large_pipeline",
-         "slow_reader", "reset_mid_response", "concurrent_clients"]
+         "slow_reader", "reset_mid_response", "concurrent_clients", "connection_churn"]
 
 
 def check_response_variants(binary: str, args: list[str]) -> list[tuple[str, str]]:
@@ -416,16 +472,25 @@ def check_response_variants(binary: str, args: list[str]) -> list[tuple[str, str
             except (CaseFailure, OSError) as e:
                 results.append((name, f"FAIL: {e}"))
             finally:
-                server.kill()
+                problem = server.kill()
+                if problem is not None and results and results[-1] == (name, "PASS"):
+                    results[-1] = (name, f"FAIL: {problem}")
         bad = subprocess.run([binary, "--response", "file:/nonexistent/x.html", *args],
                              capture_output=True, text=True, timeout=10)
         results.append(("response_file_missing",
-                        "PASS" if bad.returncode != 0 and "/nonexistent/x.html" in bad.stderr
+                        "PASS" if bad.returncode == 1 and "/nonexistent/x.html" in bad.stderr
+                        and sanitizer_report(bad.stderr) is None
                         else f"FAIL: exit {bad.returncode}, stderr {bad.stderr!r}"))
         unknown = subprocess.run([binary, "--no-such-flag", *args], capture_output=True, text=True, timeout=10)
         results.append(("unknown_flag",
                         "PASS" if unknown.returncode == 2 and "--no-such-flag" in unknown.stderr
+                        and sanitizer_report(unknown.stderr) is None
                         else f"FAIL: exit {unknown.returncode}, stderr {unknown.stderr!r}"))
+        for flag in ("--header-timeout", "--idle-timeout"):
+            neg = subprocess.run([binary, *args, flag, "-1"], capture_output=True, text=True, timeout=10)
+            results.append((f"bad_{flag[2:].replace('-', '_')}",
+                            "PASS" if neg.returncode == 2 and flag in neg.stderr
+                            else f"FAIL: exit {neg.returncode}, stderr {neg.stderr!r}"))
     finally:
         os.unlink(path)
     return results
@@ -474,7 +539,8 @@ def main() -> int:
         if stats.get("bad_requests", -1) < suite.sent_bad:
             problems.append(f"bad_requests {stats.get('bad_requests')} < {suite.sent_bad} sent")
         for key in ("architecture", "threads", "connections_accepted", "connections_served",
-                    "requests_served", "bad_requests", "connection_resets", "errors", "bytes_echoed"):
+                    "requests_served", "bad_requests", "connection_resets", "errors", "bytes_echoed",
+                    "timeouts"):
             if key not in stats:
                 problems.append(f"shutdown line lacks {key}")
         if stats.get("bytes_echoed") != 0:
@@ -483,7 +549,9 @@ def main() -> int:
     except CaseFailure as e:
         suite.results.append(("startup_or_shutdown", f"FAIL: {e}"))
     finally:
-        server.kill()
+        problem = server.kill()
+        if problem is not None:
+            suite.results.append(("server_health", f"FAIL: {problem}"))
     suite.results.extend(check_response_variants(opts.binary, server_args))
 
     failed = [r for r in suite.results if r[1] != "PASS"]

@@ -23,6 +23,8 @@ import sys
 import time
 from typing import Callable
 
+from sanitizer_check import sanitizer_report
+
 READY_TIMEOUT_S = 10.0
 RUN_TIMEOUT_S = 60.0
 
@@ -64,14 +66,23 @@ class Server:
 
     def stop(self) -> dict | None:
         self.process.send_signal(signal.SIGTERM)
-        out, _ = self.process.communicate(timeout=10)
+        out, err = self.process.communicate(timeout=20)
+        report = sanitizer_report(err)
+        if report is not None:
+            raise CheckFailure(f"server: sanitizer report on stderr:\n{report}")
         lines = [l for l in out.decode().splitlines() if l.strip()]
         return json.loads(lines[-1]) if lines and lines[-1].startswith("{") else None
 
     def kill(self) -> None:
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.communicate()
+            _, err = self.process.communicate()
+        else:
+            stream = self.process.stderr
+            err = stream.read() if stream is not None and not stream.closed else b""
+        report = sanitizer_report(err)
+        if report is not None:
+            raise CheckFailure(f"server: sanitizer report on stderr:\n{report}")
 
 
 class Checks:
@@ -83,6 +94,9 @@ class Checks:
         proc = subprocess.run([self.client, "--port", str(port), "--json", *args], capture_output=True,
                               text=True, timeout=RUN_TIMEOUT_S,
                               preexec_fn=limit_files(nofile) if nofile else None)
+        sanitizer = sanitizer_report(proc.stderr)
+        if sanitizer is not None:
+            raise CheckFailure(f"echo_client: sanitizer report on stderr:\n{sanitizer}")
         try:
             report = json.loads(proc.stdout)
         except json.JSONDecodeError:

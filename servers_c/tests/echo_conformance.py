@@ -24,13 +24,17 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from sanitizer_check import sanitizer_report
+
 IO_TIMEOUT_S = 10.0
 READY_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 20.0  # sanitizer builds take longer to wind down
 CONCURRENT_DEADLINE_S = 60.0
 
 
@@ -62,11 +66,20 @@ class Server:
     args: list[str]
     process: subprocess.Popen | None = None
     port: int = 0
+    # stderr goes to a file, so a long report can never block the server on a full pipe
+    stderr_file: tempfile._TemporaryFileWrapper | None = None
+
+    def stderr_text(self) -> str:
+        if self.stderr_file is None:
+            return ""
+        self.stderr_file.seek(0)
+        return self.stderr_file.read().decode(errors="replace")
 
     def start(self) -> None:
+        self.stderr_file = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
             [self.binary, "--port", "0", "--proto", "echo", *self.args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            stdout=subprocess.PIPE, stderr=self.stderr_file, start_new_session=True)
         assert self.process.stdout is not None
         deadline = time.monotonic() + READY_TIMEOUT_S
         line = b""
@@ -78,29 +91,45 @@ class Server:
         text = line.decode(errors="replace").strip()
         if not text.startswith("listening on "):
             self.process.kill()
-            _, err = self.process.communicate(timeout=5)
-            raise CaseFailure(f"no ready line (got {text!r}); stderr: {err.decode(errors='replace')}")
+            self.process.communicate(timeout=5)
+            raise CaseFailure(f"no ready line (got {text!r}); stderr: {self.stderr_text()}")
         self.port = int(text.rsplit(":", 1)[1])
 
     def stop(self) -> dict:
         assert self.process is not None
         self.process.send_signal(signal.SIGTERM)
         try:
-            out, err = self.process.communicate(timeout=10)
+            out, _ = self.process.communicate(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.communicate()
-            raise CaseFailure("server did not stop within 10 s of SIGTERM")
+            raise CaseFailure(f"server did not stop within {STOP_TIMEOUT_S:.0f} s of SIGTERM")
+        err = self.stderr_text()
+        report = sanitizer_report(err)
+        expect(report is None, f"sanitizer report on stderr:\n{report}")
         expect(self.process.returncode == 0,
-               f"exit status {self.process.returncode} after SIGTERM; stderr: {err.decode(errors='replace')}")
+               f"exit status {self.process.returncode} after SIGTERM; stderr: {err}")
         lines = [l for l in out.decode().splitlines() if l.strip()]
         expect(len(lines) == 1, f"expected one JSON line after the ready line, got {lines!r}")
         return json.loads(lines[0])
 
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.communicate()
+    def kill(self) -> str | None:
+        """Kills the server if it still runs; returns a problem if it had died
+        on its own (a crash, a sanitizer halting it) or reported on stderr."""
+        problem = None
+        if self.process is not None:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.communicate()
+            elif self.process.returncode not in (0, None):
+                problem = f"server exited on its own with status {self.process.returncode}"
+        report = sanitizer_report(self.stderr_text())
+        if report is not None:
+            problem = f"sanitizer report on stderr:\n{report}"
+        if self.stderr_file is not None:
+            self.stderr_file.close()
+            self.stderr_file = None
+        return problem
 
     def connect(self) -> socket.socket:
         s = socket.create_connection(("127.0.0.1", self.port), timeout=IO_TIMEOUT_S)
@@ -375,7 +404,8 @@ def main() -> int:
         stats = server.stop()
         problems = []
         for key in ("architecture", "threads", "connections_accepted", "connections_served",
-                    "requests_served", "bad_requests", "connection_resets", "errors", "bytes_echoed"):
+                    "requests_served", "bad_requests", "connection_resets", "errors", "bytes_echoed",
+                    "timeouts"):
             if key not in stats:
                 problems.append(f"shutdown line lacks {key}")
         if stats.get("bytes_echoed", -1) < suite.echoed:
@@ -390,7 +420,9 @@ def main() -> int:
     except CaseFailure as e:
         suite.results.append(("startup_or_shutdown", f"FAIL: {e}"))
     finally:
-        server.kill()
+        problem = server.kill()
+        if problem is not None:
+            suite.results.append(("server_health", f"FAIL: {problem}"))
     suite.results.append(check_bad_proto(opts.binary, server_args))
 
     failed = [r for r in suite.results if r[1] != "PASS"]

@@ -8,8 +8,8 @@
 
 static int failures;
 static struct responses responses;
-static struct session_config http_config = {SESSION_HTTP, &responses};
-static struct session_config echo_config = {SESSION_ECHO, &responses};
+static struct session_config http_config = {SESSION_HTTP, &responses, {0, 0}};
+static struct session_config echo_config = {SESSION_ECHO, &responses, {0, 0}};
 
 #define EXPECT(cond, ...)                                     \
     do {                                                      \

@@ -1,0 +1,208 @@
+"""One server process of the abuse suite, with what the suite reads off it:
+its open descriptors and resident memory (summed over the process tree, so
+prefork's workers count), its stderr (for sanitizer reports) and its shutdown
+line."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+READY_TIMEOUT_S = 20.0
+STOP_TIMEOUT_S = 30.0
+EXIT_UNSUPPORTED = 3
+
+_SANITIZER = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|"
+                        r"runtime error: |SUMMARY: \w+Sanitizer")
+
+
+class Unsupported(Exception):
+    """The binary exited with status 3: the kernel lacks what it needs."""
+
+
+class ServerError(AssertionError):
+    pass
+
+
+def _pin_to_cpu0() -> None:
+    # The machine's convention: servers on CPU 0, clients elsewhere.
+    try:
+        if 0 in os.sched_getaffinity(0):
+            os.sched_setaffinity(0, {0})
+    except OSError:
+        pass
+
+
+class Server:
+    def __init__(self, binary: Path, args: list[str]):
+        self.argv = [str(binary), "--port", "0", *args]
+        self.stderr_file = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=self.stderr_file,
+                                        start_new_session=True, preexec_fn=_pin_to_cpu0)
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        line = b""
+        while time.monotonic() < deadline and not line.endswith(b"\n"):
+            chunk = self.process.stdout.readline()
+            if not chunk:
+                break
+            line += chunk
+        text = line.decode(errors="replace").strip()
+        if not text.startswith("listening on "):
+            code = self.process.wait(timeout=10) if self.process.poll() is None else self.process.returncode
+            if code is None:
+                self.kill()
+            err = self.stderr_text()
+            self.close_files()
+            if code == EXIT_UNSUPPORTED:
+                raise Unsupported(err.strip())
+            raise ServerError(f"{' '.join(self.argv)}: no ready line (got {text!r}, exit {code}); stderr: {err}")
+        self.ready_line = text
+        self.host, port = text[len("listening on "):].rsplit(":", 1)
+        self.port = int(port)
+        self.pid = self.process.pid
+
+    # ---- readings ---------------------------------------------------------
+    def pids(self) -> list[int]:
+        """The server and its descendants (prefork's workers)."""
+        found, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            try:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    children = Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+                    todo.extend(int(c) for c in children)
+            except OSError:
+                pass
+        return found
+
+    def fd_count(self) -> int:
+        total = 0
+        for pid in self.pids():
+            try:
+                total += len(os.listdir(f"/proc/{pid}/fd"))
+            except OSError:
+                pass
+        return total
+
+    def rss_kb(self) -> int:
+        total = 0
+        for pid in self.pids():
+            try:
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+        return total
+
+    def socket_inodes(self) -> set[int]:
+        inodes = set()
+        for pid in self.pids():
+            try:
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                    if target.startswith("socket:["):
+                        inodes.add(int(target[8:-1]))
+            except OSError:
+                pass
+        return inodes
+
+    def open_paths(self) -> list[str]:
+        paths = []
+        for pid in self.pids():
+            try:
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    paths.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+            except OSError:
+                pass
+        return paths
+
+    def listening_addresses(self) -> list[tuple[str, int]]:
+        """(address, port) of every listening TCP socket the server holds."""
+        inodes = self.socket_inodes()
+        found = []
+        for table, family in (("/proc/net/tcp", 4), ("/proc/net/tcp6", 6)):
+            try:
+                rows = Path(table).read_text().splitlines()[1:]
+            except OSError:
+                continue
+            for row in rows:
+                cols = row.split()
+                if len(cols) < 10 or cols[3] != "0A" or int(cols[9]) not in inodes:
+                    continue
+                addr_hex, port_hex = cols[1].split(":")
+                if family == 4:
+                    addr = socket.inet_ntop(socket.AF_INET, bytes.fromhex(addr_hex)[::-1])
+                else:
+                    raw = bytes.fromhex(addr_hex)
+                    addr = socket.inet_ntop(socket.AF_INET6, b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4)))
+                found.append((addr, int(port_hex, 16)))
+        return found
+
+    def wait_fds_at_most(self, limit: int, timeout_s: float) -> int:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            n = self.fd_count()
+            if n <= limit or time.monotonic() >= deadline:
+                return n
+            time.sleep(0.05)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stderr_text(self) -> str:
+        try:
+            self.stderr_file.seek(0)
+            return self.stderr_file.read().decode(errors="replace")
+        except (ValueError, OSError):
+            return ""
+
+    def sanitizer_report(self) -> str | None:
+        lines = self.stderr_text().splitlines()
+        for i, line in enumerate(lines):
+            if _SANITIZER.search(line):
+                return "\n".join(lines[max(0, i - 1):i + 12])
+        return None
+
+    # ---- stopping ------------------------------------------------------------
+    def stop(self) -> dict:
+        """SIGTERM; the shutdown line, checked: exit 0, one JSON line, no sanitizer report."""
+        if self.process.poll() is not None:
+            raise ServerError(f"server had exited on its own with status {self.process.returncode}: "
+                              f"{self.stderr_text()[-2000:]}")
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            out, _ = self.process.communicate(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise ServerError(f"server did not stop within {STOP_TIMEOUT_S:.0f} s of SIGTERM")
+        report = self.sanitizer_report()
+        if report is not None:
+            raise ServerError(f"sanitizer report on stderr:\n{report}")
+        if self.process.returncode != 0:
+            raise ServerError(f"exit status {self.process.returncode} after SIGTERM: {self.stderr_text()[-2000:]}")
+        lines = [line for line in out.decode(errors="replace").splitlines() if line.strip()]
+        if len(lines) != 1:
+            raise ServerError(f"expected one JSON line at shutdown, got {lines!r}")
+        return json.loads(lines[0])
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.process.communicate()
+
+    def close_files(self) -> None:
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.stderr_file.close()

@@ -1,0 +1,116 @@
+"""Abuse suite (issue 7): every architecture, in every variant CTest's
+conformance suites run, against malformed, oversized, slow, pipelined, reset
+and idle clients over real sockets, plus the binding and --response file
+guarantees. See tests/abuse/cases.py for the cases and what each architecture
+is expected to do.
+
+The cases of all variants run once per session, several variants at a time
+(ARCHBENCH_ABUSE_JOBS, default 4), before the first test of this module; each
+test then reports one variant x case. The results also go to a JSON file for
+the report's robustness appendix: data/processed/robustness.json, or the path
+in ARCHBENCH_ROBUSTNESS_OUT (schema: tests/abuse/report.py).
+
+ARCHBENCH_ABUSE_BUILD_DIR picks the servers (default build/; e.g. build-asan
+to run the suite under the sanitizers: any report on a server's stderr fails
+its cases).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from abuse.cases import CASE_NAMES, Result, Settings, run_variant
+from abuse.report import write_report
+from abuse.variants import VARIANTS, Variant
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BUILD_DIR = Path(os.environ.get("ARCHBENCH_ABUSE_BUILD_DIR", REPO_ROOT / "build"))
+if not BUILD_DIR.is_absolute():
+    BUILD_DIR = REPO_ROOT / BUILD_DIR
+JOBS = max(1, int(os.environ.get("ARCHBENCH_ABUSE_JOBS", "4")))
+
+
+def _settings() -> Settings:
+    try:
+        build_type = json.loads((BUILD_DIR / "build-info.json").read_text()).get("build_type", "")
+    except (OSError, ValueError):
+        build_type = ""
+    if build_type in ("Asan", "Tsan"):
+        # Shadow memory, quarantine and per-thread sanitizer state inflate the
+        # resident size (TSan: about 0.8 MiB per thread), and everything is slower.
+        return Settings(rss_growth_bound_kb=2 * 1024 * 1024, served_promptly_s=5.0, timing_slack_s=3.0)
+    return Settings()
+
+
+SETTINGS = _settings()
+
+
+def _raise_open_file_limit(needed: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard == resource.RLIM_INFINITY else min(hard, max(soft, needed))
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+def _selected_pairs(session: pytest.Session) -> set[tuple[str, str]]:
+    pairs = set()
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        if item.module is not None and item.module.__name__.endswith("test_abuse") and callspec is not None:
+            if "variant" in callspec.params and "case" in callspec.params:
+                pairs.add((callspec.params["variant"].name, callspec.params["case"]))
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def abuse_results(request: pytest.FixtureRequest) -> dict[tuple[str, str], Result]:
+    missing = sorted({v.binary for v in VARIANTS if not (BUILD_DIR / "bin" / v.binary).is_file()})
+    if missing:
+        pytest.skip(f"servers not built in {BUILD_DIR} ({', '.join(missing)} missing); run make servers")
+    pairs = _selected_pairs(request.session)
+    # Each variant holds up to 1000 slowloris connections (twice: client and server side).
+    _raise_open_file_limit(min(JOBS, len(VARIANTS)) * 2 * (SETTINGS.slowloris_connections + 200) + 1024)
+    by_variant: dict[str, set[str]] = {}
+    for variant_name, case in pairs:
+        by_variant.setdefault(variant_name, set()).add(case)
+    todo = [v for v in VARIANTS if v.name in by_variant]
+    results: dict[tuple[str, str], Result] = {}
+    with ThreadPoolExecutor(max_workers=JOBS) as pool:
+        for variant_results in pool.map(lambda v: run_variant(BUILD_DIR, v, by_variant[v.name], SETTINGS), todo):
+            for r in variant_results:
+                results[(r.variant, r.case)] = r
+    out = Path(os.environ.get("ARCHBENCH_ROBUSTNESS_OUT", REPO_ROOT / "data" / "processed" / "robustness.json"))
+    write_report(out, list(results.values()), SETTINGS, BUILD_DIR)
+    return results
+
+
+@pytest.mark.parametrize("case", CASE_NAMES)
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
+def test_abuse(abuse_results: dict[tuple[str, str], Result], variant: Variant, case: str) -> None:
+    result = abuse_results.get((variant.name, case))
+    assert result is not None, "the case did not run"
+    if result.outcome == "skipped":
+        pytest.skip(result.observed)
+    assert result.outcome == "passed", (
+        f"{variant.name} {' '.join(variant.args)}: {case}\n  expected: {result.expected}\n  observed: {result.observed}")
+
+
+def test_variants_match_ctest_conformance() -> None:
+    """The abuse suite covers exactly the variants CTest's conformance suites run, with the same arguments."""
+    text = (REPO_ROOT / "servers_c" / "tests" / "CMakeLists.txt").read_text()
+    found: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for call in re.findall(r"^\s*archbench_conformance\((.*?)\)\s*$", text, re.M | re.S):
+        tokens = call.split()
+        if tokens[:1] != ["NAME"] or "BINARY" not in tokens:
+            continue
+        args = tuple(tokens[tokens.index("ARGS") + 1:]) if "ARGS" in tokens else ()
+        for trigger in ("level", "edge") if "${trigger}" in call else (None,):
+            expand = (lambda t: t.replace("${trigger}", trigger)) if trigger else (lambda t: t)
+            found[expand(tokens[1])] = (tokens[tokens.index("BINARY") + 1], tuple(expand(a) for a in args))
+    assert found == {v.name: (v.binary, v.args) for v in VARIANTS}
