@@ -2,7 +2,6 @@
  * writes, until that connection closes (the single-threaded server of sources
  * 001 and 003). While a keep-alive client stays connected every other client
  * waits in the listen backlog: the study reports those waits as timeouts. */
-#include <errno.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,19 +42,10 @@ int main(int argc, char **argv)
     lifecycle_announce_ready(srv.base.options.host, srv.base.port);
 
     struct server_counters counters = {0};
-    while (!lifecycle_stopping()) {
-        int fd = accept_connection(srv.base.listen_fd, false);
-        if (fd < 0) {
-            if (lifecycle_stopping())
-                break;
-            int err = errno;
-            counters.errors += err != EINTR;
-            if (!accept_error_is_transient(err))
-                break;
-            accept_pause_if_exhausted(err);
-            continue;
-        }
-        counters.connections_accepted++;
+    for (;;) {
+        int fd = server_accept_blocking(&srv.base, false, &counters);
+        if (fd < 0)
+            break;
         conn_registry_add(&srv.registry, fd);
         session_reset(&session);
         if (!lifecycle_stopping())

@@ -937,23 +937,16 @@ static void stop_loops(void *arg)
     }
 }
 
-/* The first listener picks the port (0: ephemeral); the others join it. */
+/* One SO_REUSEPORT listener per ring; blocking, since io_uring waits for readiness itself. */
 static void open_listeners(struct uring_server *srv)
 {
-    char err[512];
-    struct listen_request req = {
-        .host = srv->base.options.host,
-        .port = (int)srv->base.options.port,
-        .backlog = (int)srv->base.options.backlog,
-        .reuseport = true,
-        .nonblocking = false, /* io_uring waits for readiness itself */
-    };
-    for (long i = 0; i < srv->n; i++) {
-        srv->loops[i].listen_fd = listener_open(&req, &srv->base.port, err, sizeof err);
-        if (srv->loops[i].listen_fd < 0)
-            lifecycle_fail(cli.architecture, err);
-        req.port = srv->base.port;
-    }
+    int *listeners = calloc((size_t)srv->n, sizeof listeners[0]);
+    if (listeners == NULL)
+        lifecycle_fail(cli.architecture, "out of memory");
+    server_open_reuseport_listeners(&srv->base, srv->n, false, listeners);
+    for (long i = 0; i < srv->n; i++)
+        srv->loops[i].listen_fd = listeners[i];
+    free(listeners);
 }
 
 static void start_loops(struct uring_server *srv, unsigned mode_flags)

@@ -74,23 +74,14 @@ static void add_conn(struct poll_server *srv, int fd)
         conn_timers_update(&srv->timers, &conn->timer, &conn->session, srv->now_ms);
 }
 
+static void take_accepted(void *srv, int fd)
+{
+    add_conn(srv, fd);
+}
+
 static void accept_pending(struct poll_server *srv)
 {
-    for (int taken = 0; taken < ACCEPT_BATCH; taken++) {
-        int fd = accept_connection(srv->base.listen_fd, true);
-        if (fd < 0) {
-            int err = errno;
-            if (err == EAGAIN || err == EWOULDBLOCK)
-                return;
-            if (err == EINTR || err == ECONNABORTED)
-                continue;
-            srv->counters.errors++;
-            accept_pause_if_exhausted(err);
-            return;
-        }
-        srv->counters.connections_accepted++;
-        add_conn(srv, fd);
-    }
+    server_accept_pending(srv->base.listen_fd, ACCEPT_BATCH, take_accepted, srv, &srv->counters);
 }
 
 /* Closes the connection in slot i, leaving a hole for compact(). */

@@ -3,7 +3,6 @@
  * eventfd when a connection arrives (source 001's reactor, done right: the
  * acceptor never touches a connection again, and each loop owns its
  * connections for their whole life, so no connection state is shared). */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -77,19 +76,10 @@ int main(int argc, char **argv)
 
     struct server_counters counters = {0};
     long next = 0;
-    while (!lifecycle_stopping()) {
-        int fd = accept_connection(r.base.listen_fd, true);
-        if (fd < 0) {
-            int err = errno;
-            if (lifecycle_stopping())
-                break;
-            counters.errors += err != EINTR;
-            if (!accept_error_is_transient(err))
-                break;
-            accept_pause_if_exhausted(err);
-            continue;
-        }
-        counters.connections_accepted++;
+    for (;;) {
+        int fd = server_accept_blocking(&r.base, true, &counters);
+        if (fd < 0)
+            break;
         if (!event_loop_adopt(r.loops[next], fd)) {
             counters.errors++;
             close(fd);

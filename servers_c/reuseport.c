@@ -50,24 +50,6 @@ static void wake(void *arg)
         event_loop_stop(srv->loops[i]);
 }
 
-/* The first listener picks the port (0: ephemeral); the others join it. */
-static void open_listeners(struct reuseport_server *srv)
-{
-    char err[512];
-    struct listen_request req = {
-        .host = srv->base.options.host,
-        .port = (int)srv->base.options.port,
-        .backlog = (int)srv->base.options.backlog,
-        .reuseport = true,
-        .nonblocking = true,
-    };
-    for (long i = 0; i < srv->n; i++) {
-        srv->listeners[i] = listener_open(&req, &srv->base.port, err, sizeof err);
-        if (srv->listeners[i] < 0)
-            lifecycle_fail(cli.architecture, err);
-        req.port = srv->base.port;
-    }
-}
 
 int main(int argc, char **argv)
 {
@@ -79,7 +61,7 @@ int main(int argc, char **argv)
     srv.threads = calloc((size_t)srv.n, sizeof srv.threads[0]);
     if (srv.listeners == NULL || srv.loops == NULL || srv.threads == NULL)
         lifecycle_fail(cli.architecture, "out of memory");
-    open_listeners(&srv);
+    server_open_reuseport_listeners(&srv.base, srv.n, true, srv.listeners);
     for (long i = 0; i < srv.n; i++) {
         struct event_loop_options options = {
             .session = &srv.base.session,

@@ -2,7 +2,6 @@
  * that serves it with blocking I/O until it closes (source 001's second server,
  * source 003's second). --max-threads caps the live threads as 001 did at 1000:
  * at the cap the acceptor stops accepting and later clients wait in the backlog. */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -138,19 +137,11 @@ int main(int argc, char **argv)
 
     struct server_counters counters = {0};
     while (wait_for_thread_slot(&srv)) {
-        int fd = accept_connection(srv.base.listen_fd, false);
+        int fd = server_accept_blocking(&srv.base, false, &counters);
         if (fd < 0) {
-            int err = errno;
-            thread_finished(&srv);
-            if (lifecycle_stopping())
-                break;
-            counters.errors += err != EINTR;
-            if (!accept_error_is_transient(err))
-                break;
-            accept_pause_if_exhausted(err);
-            continue;
+            thread_finished(&srv); /* the slot reserved for it */
+            break;
         }
-        counters.connections_accepted++;
         start_connection_thread(&srv, fd, &counters);
     }
 

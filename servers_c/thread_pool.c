@@ -165,19 +165,10 @@ static void *connection_worker(void *arg)
 
 static void run_connection_dispatch(struct pool_server *srv, struct server_counters *counters)
 {
-    while (!lifecycle_stopping()) {
-        int fd = accept_connection(srv->base.listen_fd, false);
-        if (fd < 0) {
-            int err = errno;
-            if (lifecycle_stopping())
-                break;
-            counters->errors += err != EINTR;
-            if (!accept_error_is_transient(err))
-                break;
-            accept_pause_if_exhausted(err);
-            continue;
-        }
-        counters->connections_accepted++;
+    for (;;) {
+        int fd = server_accept_blocking(&srv->base, false, counters);
+        if (fd < 0)
+            break;
         if (!work_queue_push(&srv->queue, fd))
             close(fd);
     }

@@ -15,6 +15,7 @@
 #include "conn_timer.h"
 #include "session.h"
 #include "listener.h"
+#include "server.h"
 
 const char *const trigger_names[] = {"level", "edge", NULL};
 
@@ -165,23 +166,16 @@ static void add_conn(struct event_loop *loop, int fd)
         conn_timers_update(&loop->timers, &conn->timer, &conn->session, loop->now_ms);
 }
 
+static void take_accepted(void *loop, int fd)
+{
+    add_conn(loop, fd);
+}
+
 static void accept_pending(struct event_loop *loop)
 {
-    for (int taken = 0; loop->edge || taken < ACCEPT_BATCH_LEVEL; taken++) {
-        int fd = accept_connection(loop->listen_fd, true);
-        if (fd < 0) {
-            int err = errno;
-            if (err == EAGAIN || err == EWOULDBLOCK)
-                return;
-            if (err == EINTR || err == ECONNABORTED)
-                continue;
-            loop->counters.errors++;
-            accept_pause_if_exhausted(err);
-            return;
-        }
-        loop->counters.connections_accepted++;
-        add_conn(loop, fd);
-    }
+    /* edge-triggered: until EAGAIN, or the connections left would wait for the next edge */
+    server_accept_pending(loop->listen_fd, loop->edge ? 0 : ACCEPT_BATCH_LEVEL, take_accepted, loop,
+                          &loop->counters);
 }
 
 static void take_adopted(struct event_loop *loop)

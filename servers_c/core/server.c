@@ -1,5 +1,6 @@
 #include "server.h"
 
+#include <errno.h>
 #include <unistd.h>
 
 #include "listener.h"
@@ -42,4 +43,63 @@ void server_finish(struct server_base *base, const struct server_counters *count
         close(base->listen_fd);
     lifecycle_report(base->cli->architecture, base->options.threads, counters);
     responses_free(&base->responses);
+}
+
+int server_accept_blocking(const struct server_base *base, bool nonblocking_connection,
+                           struct server_counters *counters)
+{
+    while (!lifecycle_stopping()) {
+        int fd = accept_connection(base->listen_fd, nonblocking_connection);
+        if (fd >= 0) {
+            counters->connections_accepted++;
+            return fd;
+        }
+        int err = errno;
+        if (lifecycle_stopping())
+            break; /* the stop path shut the listener down */
+        counters->errors += err != EINTR;
+        if (!accept_error_is_transient(err))
+            break;
+        accept_pause_if_exhausted(err);
+    }
+    return -1;
+}
+
+void server_accept_pending(int listen_fd, int max, void (*take)(void *ctx, int fd), void *ctx,
+                           struct server_counters *counters)
+{
+    for (int taken = 0; max == 0 || taken < max; taken++) {
+        int fd = accept_connection(listen_fd, true);
+        if (fd < 0) {
+            int err = errno;
+            if (err == EAGAIN || err == EWOULDBLOCK)
+                return;
+            if (err == EINTR || err == ECONNABORTED)
+                continue;
+            counters->errors++;
+            accept_pause_if_exhausted(err);
+            return;
+        }
+        counters->connections_accepted++;
+        take(ctx, fd);
+    }
+}
+
+void server_open_reuseport_listeners(struct server_base *base, long count, bool nonblocking,
+                                     int *listeners)
+{
+    char err[512];
+    struct listen_request req = {
+        .host = base->options.host,
+        .port = (int)base->options.port,
+        .backlog = (int)base->options.backlog,
+        .reuseport = true,
+        .nonblocking = nonblocking,
+    };
+    for (long i = 0; i < count; i++) {
+        listeners[i] = listener_open(&req, &base->port, err, sizeof err);
+        if (listeners[i] < 0)
+            lifecycle_fail(base->cli->architecture, err);
+        req.port = base->port;
+    }
 }

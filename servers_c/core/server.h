@@ -24,6 +24,23 @@ struct server_base {
 void server_start(struct server_base *base, const struct server_cli *cli, int argc, char **argv,
                   bool nonblocking_listener, bool open_listener);
 
+/* Acceptor threads (blocking listener): the next connection, or -1 once the server
+ * is stopping or accepting failed for good. Transient failures are counted and
+ * retried, pausing while descriptors are exhausted. */
+int server_accept_blocking(const struct server_base *base, bool nonblocking_connection,
+                           struct server_counters *counters);
+
+/* Event loops (non-blocking listener): accepts up to `max` pending connections
+ * (0: until EAGAIN, as edge-triggered notification requires) and hands each to
+ * take(ctx, fd). */
+void server_accept_pending(int listen_fd, int max, void (*take)(void *ctx, int fd), void *ctx,
+                           struct server_counters *counters);
+
+/* One SO_REUSEPORT listener per event loop, all on one port: the first picks the
+ * port (0: ephemeral, written to base->port) and the others join it. */
+void server_open_reuseport_listeners(struct server_base *base, long count, bool nonblocking,
+                                     int *listeners);
+
 /* Prints the shutdown line and releases what server_start acquired. */
 void server_finish(struct server_base *base, const struct server_counters *counters);
 

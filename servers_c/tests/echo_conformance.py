@@ -19,32 +19,19 @@ import json
 import os
 import random
 import selectors
-import signal
 import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from sanitizer_check import sanitizer_report
+from server_harness import (IO_TIMEOUT_S, CaseFailure, Server, expect, read_exactly,
+                            unsupported_reason)
 
-IO_TIMEOUT_S = 10.0
-READY_TIMEOUT_S = 10.0
-STOP_TIMEOUT_S = 20.0  # sanitizer builds take longer to wind down
 CONCURRENT_DEADLINE_S = 60.0
-
-
-class CaseFailure(AssertionError):
-    pass
-
-
-def expect(condition: bool, message: str) -> None:
-    if not condition:
-        raise CaseFailure(message)
 
 
 def first_difference(a: bytes, b: bytes) -> int:
@@ -58,93 +45,6 @@ def expect_same(got: bytes, sent: bytes, what: str) -> None:
     if got != sent:
         at = first_difference(got, sent)
         raise CaseFailure(f"{what}: {len(got)} bytes back for {len(sent)} sent, first difference at offset {at}")
-
-
-@dataclass
-class Server:
-    binary: str
-    args: list[str]
-    process: subprocess.Popen | None = None
-    port: int = 0
-    # stderr goes to a file, so a long report can never block the server on a full pipe
-    stderr_file: tempfile._TemporaryFileWrapper | None = None
-
-    def stderr_text(self) -> str:
-        if self.stderr_file is None:
-            return ""
-        self.stderr_file.seek(0)
-        return self.stderr_file.read().decode(errors="replace")
-
-    def start(self) -> None:
-        self.stderr_file = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(
-            [self.binary, "--port", "0", "--proto", "echo", *self.args],
-            stdout=subprocess.PIPE, stderr=self.stderr_file, start_new_session=True)
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        line = b""
-        while time.monotonic() < deadline and not line.endswith(b"\n"):
-            chunk = self.process.stdout.readline()
-            if not chunk:
-                break
-            line += chunk
-        text = line.decode(errors="replace").strip()
-        if not text.startswith("listening on "):
-            self.process.kill()
-            self.process.communicate(timeout=5)
-            raise CaseFailure(f"no ready line (got {text!r}); stderr: {self.stderr_text()}")
-        self.port = int(text.rsplit(":", 1)[1])
-
-    def stop(self) -> dict:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            out, _ = self.process.communicate(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.communicate()
-            raise CaseFailure(f"server did not stop within {STOP_TIMEOUT_S:.0f} s of SIGTERM")
-        err = self.stderr_text()
-        report = sanitizer_report(err)
-        expect(report is None, f"sanitizer report on stderr:\n{report}")
-        expect(self.process.returncode == 0,
-               f"exit status {self.process.returncode} after SIGTERM; stderr: {err}")
-        lines = [l for l in out.decode().splitlines() if l.strip()]
-        expect(len(lines) == 1, f"expected one JSON line after the ready line, got {lines!r}")
-        return json.loads(lines[0])
-
-    def kill(self) -> str | None:
-        """Kills the server if it still runs; returns a problem if it had died
-        on its own (a crash, a sanitizer halting it) or reported on stderr."""
-        problem = None
-        if self.process is not None:
-            if self.process.poll() is None:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.communicate()
-            elif self.process.returncode not in (0, None):
-                problem = f"server exited on its own with status {self.process.returncode}"
-        report = sanitizer_report(self.stderr_text())
-        if report is not None:
-            problem = f"sanitizer report on stderr:\n{report}"
-        if self.stderr_file is not None:
-            self.stderr_file.close()
-            self.stderr_file = None
-        return problem
-
-    def connect(self) -> socket.socket:
-        s = socket.create_connection(("127.0.0.1", self.port), timeout=IO_TIMEOUT_S)
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return s
-
-
-def read_exactly(sock: socket.socket, n: int) -> bytes:
-    data = bytearray()
-    while len(data) < n:
-        chunk = sock.recv(min(1 << 20, n - len(data)))
-        if not chunk:
-            raise CaseFailure(f"connection closed after {len(data)} of {n} expected bytes")
-        data += chunk
-    return bytes(data)
 
 
 def expect_eof(sock: socket.socket) -> None:
@@ -381,22 +281,12 @@ def main() -> int:
     opts = parser.parse_args(argv)
 
     if opts.allow_unsupported:
-        probe = subprocess.Popen([opts.binary, "--port", "0", "--proto", "echo", *server_args],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        try:
-            probe.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            os.killpg(probe.pid, signal.SIGKILL)
-            probe.wait()
-        else:
-            if probe.returncode == 3:
-                print(f"SKIP unsupported here: {probe.stderr.read().decode(errors='replace').strip()}")
-                return 0
-        finally:
-            probe.stdout.close()
-            probe.stderr.close()
+        reason = unsupported_reason(opts.binary, ["--proto", "echo", *server_args])
+        if reason is not None:
+            print(f"SKIP unsupported here: {reason}")
+            return 0
 
-    server = Server(opts.binary, server_args)
+    server = Server(opts.binary, ["--proto", "echo", *server_args])
     suite = Suite(server, opts.concurrency)
     try:
         server.start()

@@ -6,19 +6,9 @@
 #include <string.h>
 
 #include "conn_timer.h"
+#include "expect.h"
 
-static int failures;
 static struct responses responses;
-
-#define EXPECT(cond, ...)                                     \
-    do {                                                      \
-        if (!(cond)) {                                        \
-            failures++;                                       \
-            fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                     \
-            fprintf(stderr, "\n");                            \
-        }                                                     \
-    } while (0)
 
 static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
 
@@ -170,10 +160,5 @@ int main(void)
     test_head_deadline_holds_while_trickling();
     test_lists();
     responses_free(&responses);
-    if (failures) {
-        fprintf(stderr, "%d failure(s)\n", failures);
-        return 1;
-    }
-    printf("timer tests passed\n");
-    return 0;
+    return expect_report("timer tests");
 }

@@ -6,18 +6,9 @@
 #include <string.h>
 
 #include "histogram.h"
+#include "expect.h"
 
-static int failures;
 
-#define EXPECT(cond, ...)                                        \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fprintf(stderr, "\n");                               \
-        }                                                        \
-    } while (0)
 
 struct expected_percentile {
     double percentile;
@@ -171,10 +162,5 @@ int main(void)
     test_empty_and_saturated();
     test_merge();
     test_bucket_layout();
-    if (failures) {
-        fprintf(stderr, "%d failure(s)\n", failures);
-        return 1;
-    }
-    printf("histogram tests passed\n");
-    return 0;
+    return expect_report("histogram tests");
 }

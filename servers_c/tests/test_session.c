@@ -4,22 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expect.h"
 #include "session.h"
 
-static int failures;
 static struct responses responses;
 static struct session_config http_config = {SESSION_HTTP, &responses, {0, 0}};
 static struct session_config echo_config = {SESSION_ECHO, &responses, {0, 0}};
-
-#define EXPECT(cond, ...)                                     \
-    do {                                                      \
-        if (!(cond)) {                                        \
-            failures++;                                       \
-            fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                     \
-            fprintf(stderr, "\n");                            \
-        }                                                     \
-    } while (0)
 
 /* Feeds `input` in chunks of `chunk` bytes, processing after each, and returns
  * everything the session queued (sent in pieces of `send_step` bytes). */
@@ -343,10 +333,5 @@ int main(void)
     test_echo_eof_after_output();
     test_echo_reset_keeps_proto();
     responses_free(&responses);
-    if (failures) {
-        fprintf(stderr, "%d failure(s)\n", failures);
-        return 1;
-    }
-    printf("session tests passed\n");
-    return 0;
+    return expect_report("session tests");
 }
