@@ -6,8 +6,8 @@
 #   make paper                analysis + LaTeX only (from data/raw/reference on a fresh clone)
 #   make help                 every target and variable
 #
-# Variables: PROFILE=smoke|default|full, CAMPAIGN, REPORT_CAMPAIGN, ECHO_CAMPAIGN, LATENCY_CAMPAIGN, PYTHON,
-# VENV, BUILD_DIR, JOBS.
+# Variables: PROFILE=smoke|default|full, CAMPAIGN, REPORT_CAMPAIGN, ECHO_CAMPAIGN, LATENCY_CAMPAIGN, ROBUSTNESS,
+# PYTHON, VENV, BUILD_DIR, JOBS.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -33,6 +33,9 @@ REPORT_CAMPAIGN ?= $(shell if [ -f 'data/raw/$(CAMPAIGN)/campaign.json' ]; then 
 # $(LATENCY_CAMPAIGN)-001 (source 001's set-up) when it exists.
 ECHO_CAMPAIGN ?= $(shell if [ -f 'data/raw/echo-$(HOST_SHORT)/campaign.json' ]; then echo 'echo-$(HOST_SHORT)'; else echo reference-echo; fi)
 LATENCY_CAMPAIGN ?= $(shell if [ -f 'data/raw/latency-$(HOST_SHORT)/campaign.json' ]; then echo 'latency-$(HOST_SHORT)'; else echo reference-latency; fi)
+# The robustness appendix's abuse-suite result, the same way: this machine's (written by `make test`), else the
+# shipped reference. A file that does not exist makes the appendix a sentence saying so.
+ROBUSTNESS ?= $(shell if [ -f data/processed/robustness.json ]; then echo data/processed/robustness.json; else echo data/raw/reference-robustness/robustness.json; fi)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -86,8 +89,9 @@ analysis: $(VENV_STAMP)
 	@test -f 'data/raw/$(REPORT_CAMPAIGN)/campaign.json' || \
 	  { echo "no campaign data/raw/$(REPORT_CAMPAIGN)/campaign.json (run make trials, or set REPORT_CAMPAIGN)" >&2; exit 1; }
 	@echo "    echo section: campaign $(ECHO_CAMPAIGN); latency section: campaign $(LATENCY_CAMPAIGN)"
+	@echo "    robustness appendix: $(ROBUSTNESS)"
 	$(PY) -m archbench notebook analyze --campaign $(REPORT_CAMPAIGN) -p campaign $(REPORT_CAMPAIGN) \
-	  -p echo_campaign '$(ECHO_CAMPAIGN)' -p latency_campaign '$(LATENCY_CAMPAIGN)' \
+	  -p echo_campaign '$(ECHO_CAMPAIGN)' -p latency_campaign '$(LATENCY_CAMPAIGN)' -p robustness '$(ROBUSTNESS)' \
 	  --output-dir data/processed/executed
 
 paper: analysis
@@ -206,3 +210,4 @@ help:
 	@echo "  distclean  clean, and remove $(VENV)"
 	@echo "Variables: PROFILE=smoke|default|full  CAMPAIGN  REPORT_CAMPAIGN  PYTHON=$(PYTHON)  VENV  BUILD_DIR  JOBS=$(JOBS)"
 	@echo "           ECHO_CAMPAIGN=$(ECHO_CAMPAIGN)  LATENCY_CAMPAIGN=$(LATENCY_CAMPAIGN) (the echo and latency sections)"
+	@echo "           ROBUSTNESS=$(ROBUSTNESS) (the robustness appendix: the abuse suite's result)"

@@ -64,6 +64,10 @@ CONFIG_FIELDS: tuple[str, ...] = (
     "pipeline",
     "proto",  # http (default) or echo (source 004's protocol): never mixed in one series or comparison
 )
+# Provenance fields copied from each trial record into trials.csv (contracts.md section 4).
+PROVENANCE_COLUMNS: tuple[str, ...] = (
+    "os", "os_family", "hostname", "cpu_model", "cpu_count", "memory_bytes", "kernel", "compiler",
+)
 # What identifies a line in a figure or a table: everything but the two swept axes.
 SERIES_FIELDS: tuple[str, ...] = tuple(f for f in CONFIG_FIELDS if f not in ("threads", "connections"))
 LATENCY_PERCENTILES: tuple[str, ...] = ("50", "75", "90", "99")
@@ -356,6 +360,11 @@ def trials_frame(campaign: storage.Campaign, parse: Parser | None = None) -> pd.
         labels = Labeller(frame)
         frame.insert(frame.columns.get_loc("config_id") + 1, "variant", [labels.variant(r) for _, r in frame.iterrows()])
         frame.insert(frame.columns.get_loc("variant") + 1, "family", [labels.family(r) for _, r in frame.iterrows()])
+    # Where each trial ran (contracts.md section 4): its record's provenance, else campaign.json's, so
+    # campaigns from several machines can be grouped and compared (archbench.crossos, report_stats).
+    fallback = campaign.meta.get("provenance") or {}
+    for name in PROVENANCE_COLUMNS:
+        frame[name] = [(record.get("provenance") or fallback).get(name) for record in campaign.trials]
     # Which columns are configuration fields, for summary_frame; extras (e.g. a new option) follow the fixed ones.
     extras = sorted({key for record in campaign.trials for key in (record.get("config") or {})} - set(CONFIG_FIELDS))
     frame.attrs["config_columns"] = [*CONFIG_FIELDS, *extras]
@@ -388,6 +397,7 @@ def summary_frame(trials: pd.DataFrame, planned_trial_ids: Iterable[str] = ()) -
             n_warmup=int(group["warmup"].astype(bool).sum()),
         )
         row.update(throughput.as_dict())
+        row.update(distribution_columns(ok))
         socket_errors = ok[[f"socket_errors_{k}" for k in SOCKET_ERROR_KINDS]]
         utilisation = _column(ok, "load_cpu_utilisation")
         row.update(
@@ -428,6 +438,33 @@ def summary_frame(trials: pd.DataFrame, planned_trial_ids: Iterable[str] = ()) -
         return summary
     summary = _with_nginx_ratio(summary)
     return sort_configurations(summary).reset_index(drop=True)
+
+
+def distribution_columns(ok: pd.DataFrame) -> dict[str, Any]:
+    """summary.csv's columns beyond the mean and its t interval, over one configuration's measured ok trials:
+    the median's distribution-free interval (order statistics, with its exact coverage), the CI half-width as a
+    percentage of the mean, the rate summaries of Hoefler & Belli's rule 3 (harmonic mean; total requests over
+    total measured seconds, the rate of the trials together), Shapiro-Wilk W and p, and Tukey outlier counts
+    (reported, never removed)."""
+    values = pd.to_numeric(_column(ok, "requests_per_sec"), errors="coerce")
+    median = stats.median_ci(values, stats.DEFAULT_CONFIDENCE)
+    interval = stats.mean_ci_t(values, stats.DEFAULT_CONFIDENCE)
+    mean = stats.sample_mean(values)
+    normality = stats.shapiro_wilk(values)
+    tukey = stats.tukey_outliers(values.tolist())
+    sample = stats.as_sample(values)
+    return {
+        "median_ci95_low": median.ci.low,
+        "median_ci95_high": median.ci.high,
+        "median_ci_coverage": median.coverage,
+        "ci95_half_width_pct": stats.ratio(100.0 * interval.half_width, abs(mean)),
+        "harmonic_mean": stats.harmonic_mean(sample) if (sample >= 0).all() else math.nan,
+        "total_rate": stats.total_rate(_column(ok, "total_requests"), _column(ok, "measured_duration_s")),
+        "shapiro_w": normality.statistic,
+        "shapiro_p": normality.p_value,
+        "n_outliers": tukey.count,
+        "n_far_out": tukey.far_count,
+    }
 
 
 def _column(frame: pd.DataFrame, name: str) -> pd.Series:

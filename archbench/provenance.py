@@ -116,6 +116,23 @@ def _read_int(path: str) -> int | None:
         return None
 
 
+# Python packages whose versions the measurement and the analysis depend on (report appendix).
+PYTHON_PACKAGES = ("numpy", "scipy", "pandas", "matplotlib", "statsmodels", "papermill")
+
+
+def python_packages(names: tuple[str, ...] = PYTHON_PACKAGES) -> dict[str, str | None]:
+    """Installed version of each package (importlib.metadata), null where it is not installed."""
+    from importlib import metadata
+
+    versions: dict[str, str | None] = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
 def repo_root() -> Path:
     """The checkout this package lives in (its parent directory)."""
     return Path(__file__).resolve().parent.parent
@@ -137,5 +154,6 @@ def collect_provenance(build_dir: Path | str = "build", repo: Path | None = None
         "open_files_limit": [soft, hard],
         "somaxconn": _read_int("/proc/sys/net/core/somaxconn"),
         "python": platform.python_version(),
+        "python_packages": python_packages(),
         "tools": tool_versions(),
     }

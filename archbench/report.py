@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from archbench import analysis, figures, findings, latex
+from archbench import analysis, figures, findings, latex, report_stats
+from archbench import report_echo, report_latency  # the echo (issue 4) and latency (issue 6) sections
+from archbench import report_robustness  # the robustness appendix (issue 7): the abuse suite's result
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RAW_ROOT = REPO_ROOT / "data" / "raw"
@@ -55,6 +57,10 @@ class ReportOutputs:
     generated: dict[str, Path]
     figures: dict[str, figures.FigureFile | None]
     macro_names: frozenset[str]
+    # The separate study campaigns (None: not processed; a study without a campaign says why in its section).
+    echo: report_echo.EchoStudy | None = None
+    latency: report_latency.LatencyStudy | None = None
+    robustness: report_robustness.RobustnessResult | None = None  # the abuse-suite result the appendix shows
 
     @property
     def summary(self) -> pd.DataFrame:
@@ -91,17 +97,44 @@ def build_report(
     processed_dir: Path = PROCESSED_DIR,
     generated_dir: Path = GENERATED_DIR,
     figures_dir: Path = FIGURES_DIR,
+    echo_campaign: str | None = None,
+    latency_campaign: str | None = None,
+    latency_001_campaign: str | None = None,
+    latency_knee_p99_ms: float = report_latency.KNEE_P99_S * 1000,
+    latency_knee_p99_alt_ms: float = report_latency.KNEE_P99_ALT_S * 1000,
+    robustness: str | Path | None = None,
 ) -> ReportOutputs:
-    """Process one raw campaign and regenerate every generated input of paper/report.tex."""
+    """Process one raw campaign and regenerate every generated input of paper/report.tex.
+
+    `echo_campaign` and `latency_campaign` name the separate study campaigns under the same raw root
+    (sections/echo.tex, sections/latency.tex); `latency_001_campaign` defaults to `<latency_campaign>-001`
+    when it exists. A study campaign that is None or missing makes its section a sentence saying so. The
+    latency knee's two p99 thresholds are in milliseconds.
+    `robustness` is the abuse-suite result of the robustness appendix (a path, relative to the repository root);
+    None: `<processed_dir>/robustness.json` when it exists, else `<raw_root>/reference-robustness/robustness.json`,
+    else the appendix says there is none (archbench.report_robustness).
+    """
     campaign_dir = resolve_campaign(campaign, Path(raw_root))
+    for name, value in (("latency_knee_p99_ms", latency_knee_p99_ms), ("latency_knee_p99_alt_ms", latency_knee_p99_alt_ms)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+            raise ParameterError(f"{name}: a latency threshold in milliseconds > 0, got {value!r}")
     processed = analysis.process_campaign(campaign_dir, Path(processed_dir))
+    echo = report_echo.process_echo_campaign(echo_campaign, Path(raw_root), Path(processed_dir))
+    latency = report_latency.process_latency_campaigns(
+        latency_campaign, Path(raw_root), Path(processed_dir), source_001=latency_001_campaign,
+        criteria=report_latency.Criteria(p99_s=latency_knee_p99_ms / 1000, p99_alt_s=latency_knee_p99_alt_ms / 1000),
+    )
+    # The abuse suite's result (robustness appendix): the given file, else this machine's, else the shipped reference.
+    robustness_result = report_robustness.load_robustness(robustness, Path(processed_dir), Path(raw_root))
     generated_dir = Path(generated_dir)
     figures_dir = Path(figures_dir)
     generated_dir.mkdir(parents=True, exist_ok=True)
     made_figures = figures.make_figures(processed.summary, processed.trials, figures_dir)
-    generated = write_generated_tex(processed, generated_dir, figures_dir, made_figures)
+    generated = write_generated_tex(processed, generated_dir, figures_dir, made_figures,
+                                    studies=(echo, latency, robustness_result))
     macro_names = latex.macros_used((generated_dir / MACROS_FILE).read_text(encoding="utf-8"))
-    return ReportOutputs(campaign, processed, generated, made_figures, frozenset(macro_names))
+    return ReportOutputs(campaign, processed, generated, made_figures, frozenset(macro_names), echo, latency,
+                         robustness_result)
 
 
 def write_generated_tex(
@@ -109,6 +142,7 @@ def write_generated_tex(
     generated_dir: Path,
     figures_dir: Path,
     made_figures: dict[str, figures.FigureFile | None],
+    studies: tuple = (),
 ) -> dict[str, Path]:
     summary, trials, campaign = processed.summary, processed.trials, processed.campaign
     macros = latex.MacroSet()
@@ -122,6 +156,13 @@ def write_generated_tex(
     latex.architecture_reference_macros(
         macros, [label for label, _ in latex.comparison_table_blocks(summary)], present
     )
+    # Statistics, cross-OS, rules and environment sections (paper/sections/): their macros join the set
+    # before it is rendered; their tables and the Q-Q figure are written below with the others.
+    statistics_files = report_stats.generate(processed, macros, generated_dir, figures_dir, present)
+    # The echo and latency studies (sections/echo.tex, sections/latency.tex): macros, tables, figures.
+    study_files = {}
+    for study in studies:
+        study_files.update(study.outputs(macros, generated_dir.parent, figures_dir))
     header = (
         f"Generated by archbench.report from campaign {campaign.name}; do not edit.\n"
         "Every number the report quotes is defined here, computed from data/raw."
@@ -200,6 +241,8 @@ def write_generated_tex(
             "there is no CPU-per-request figure.",
         ),
     }
+    contents.update(statistics_files)
+    contents.update(study_files)
     written = {}
     for name, text in contents.items():
         path = generated_dir / name
@@ -237,9 +280,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--generated-dir", type=Path, default=GENERATED_DIR)
     parser.add_argument("--figures-dir", type=Path, default=FIGURES_DIR)
     parser.add_argument("--pdf", action="store_true", help="also run latexmk in the generated dir's parent")
+    parser.add_argument("--echo-campaign", help="echo study campaign under --raw-root (sections/echo.tex)")
+    parser.add_argument("--latency-campaign", help="latency study campaign under --raw-root (sections/latency.tex); "
+                        "its source-001 campaign is <name>-001 unless --latency-001-campaign names it")
+    parser.add_argument("--latency-001-campaign")
+    parser.add_argument("--robustness", help="abuse-suite result for the robustness appendix (default: "
+                        "<processed-dir>/robustness.json, else <raw-root>/reference-robustness/robustness.json)")
     args = parser.parse_args(argv)
     try:
-        outputs = build_report(args.campaign, args.raw_root, args.processed_dir, args.generated_dir, args.figures_dir)
+        outputs = build_report(args.campaign, args.raw_root, args.processed_dir, args.generated_dir, args.figures_dir,
+                               echo_campaign=args.echo_campaign, latency_campaign=args.latency_campaign,
+                               latency_001_campaign=args.latency_001_campaign, robustness=args.robustness)
     except ParameterError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

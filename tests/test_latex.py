@@ -232,6 +232,7 @@ def test_report_pdf_builds_from_a_fixture_campaign(campaign, synthetic_root, tmp
     paper.mkdir()
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
+    shutil.copytree(PAPER / "sections", paper / "sections", dirs_exist_ok=True)  # report.tex inputs sections/
     report.build_report(campaign, raw_root=raw_root_of(campaign, synthetic_root), processed_dir=tmp_path / "processed",
                         generated_dir=paper / "generated", figures_dir=paper / "figures")
     pdf = report.build_pdf(paper)
@@ -394,6 +395,7 @@ def test_report_builds_from_degenerate_campaigns(campaign, degenerate_root, tmp_
     paper.mkdir()
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
+    shutil.copytree(PAPER / "sections", paper / "sections", dirs_exist_ok=True)  # report.tex inputs sections/
     report.build_report(campaign, raw_root=degenerate_root, processed_dir=tmp_path / "processed",
                         generated_dir=paper / "generated", figures_dir=paper / "figures")
     definitions = defined_macros((paper / "generated" / report.MACROS_FILE).read_text())

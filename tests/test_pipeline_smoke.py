@@ -37,6 +37,7 @@ def test_smoke_profile_from_notebook_to_pdf(tmp_path: Path, cpu_pair, repo_env: 
     paper.mkdir()
     for name in ("report.tex", "references.bib"):
         shutil.copy(REPO / "paper" / name, paper / name)
+    shutil.copytree(REPO / "paper" / "sections", paper / "sections")
 
     archbench(repo_env, "notebook", "run_trials", "--campaign", CAMPAIGN, "--raw-root", str(raw),
               "-p", "profile", "smoke", "-p", "campaign", CAMPAIGN,

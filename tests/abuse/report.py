@@ -31,10 +31,15 @@ import dataclasses
 import datetime as dt
 import json
 import os
+import socket
 from pathlib import Path
+
+from archbench.provenance import git_state
 
 from .cases import CASE_NAMES, Result, Settings
 from .variants import VARIANTS
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def build_info(build_dir: Path) -> dict:
@@ -62,6 +67,8 @@ def write_report(path: Path, results: list[Result], settings: Settings, build_di
         "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "suite": "tests/test_abuse.py",
         "build": build_info(build_dir),
+        # what the appendix names: which machine and which code the verdicts are about
+        "provenance": {"hostname": socket.gethostname(), **git_state(REPO_ROOT)},
         "settings": dataclasses.asdict(settings),
         "variants": [{"variant": v.name, "architecture": v.architecture, "args": list(v.args),
                       "connection_slots": v.slots, "lifo": v.lifo} for v in VARIANTS],

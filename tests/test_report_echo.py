@@ -1,0 +1,335 @@
+"""The echo section (issue 4, source 004): analysis of real and synthetic echo campaigns, macros, tables,
+figures, and the PDF with the echo and latency sections."""
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from archbench import latex, report, report_echo
+from archbench.parsers import parse_file
+
+FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
+PAPER = Path(__file__).resolve().parents[1] / "paper"
+sys.path.insert(0, str(FIXTURES))
+import synthetic_studies as ss  # noqa: E402  (tests/fixtures/campaigns/synthetic_studies.py)
+
+SECTION = PAPER / "sections" / "echo.tex"
+
+
+@pytest.fixture(scope="module")
+def synthetic_root(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("studies-raw")
+    ss.write_echo_campaign(root)
+    ss.write_empty_echo_campaign(root)
+    ss.write_latency_campaigns(root)
+    ss.write_slow_latency_campaign(root)
+    shutil.copytree(FIXTURES / "fixture-minimal", root / "fixture-minimal")
+    return root
+
+
+@pytest.fixture(scope="module")
+def synthetic(synthetic_root, tmp_path_factory) -> report_echo.EchoStudy:
+    return report_echo.process_echo_campaign(ss.ECHO, synthetic_root, tmp_path_factory.mktemp("processed"))
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory) -> report_echo.EchoStudy:
+    return report_echo.process_echo_campaign("fixture-echo", FIXTURES, tmp_path_factory.mktemp("processed-real"))
+
+
+def row_of(frame: pd.DataFrame, architecture: str, connections: int) -> pd.Series:
+    rows = frame[(frame["architecture"] == architecture) & (frame["connections"] == connections)]
+    assert len(rows) == 1, (architecture, connections, rows)
+    return rows.iloc[0]
+
+
+def defined_macros(path: Path) -> dict[str, str]:
+    definitions = {}
+    for line in path.read_text().splitlines():
+        match = re.match(r"\\newcommand\{\\(ab[A-Za-z]+)\}\{(.*)\}( % .*)?$", line)
+        if match:
+            definitions["\\" + match[1]] = match[2]
+    return definitions
+
+
+def plain(text: str) -> str:
+    """A generated sentence without its line-break hints."""
+    return text.replace("\\allowbreak{}", "")
+
+
+def outputs_for(study: report_echo.EchoStudy, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    macros = latex.MacroSet()
+    files = report_echo.echo_outputs(macros, study, tmp_path / "paper", tmp_path / "paper" / "figures")
+    return files, {name: m.value for name, m in macros.macros.items()}
+
+
+# --------------------------------------------------------------------------- real campaign (runner)
+
+
+def test_real_campaign_throughput_matches_the_raw_outputs(real):
+    summary = real.summary
+    assert len(summary) == 8  # 4 architectures x {100, 1000} clients
+    assert set(summary["n"]) == {2} and set(summary["n_flagged"]) == {0} and set(summary["n_failed"]) == {0}
+    assert list(dict.fromkeys(summary["architecture"])) == ["thread_per_conn", "poll", "epoll", "reactor"]
+    # Warm-ups are in trials.csv, never in the statistics.
+    assert real.trials["warmup"].sum() == 12
+    # bytes/s of one trial = the window's received bytes (its per-second series) / window_s, from the raw JSON.
+    trial = real.trials[(real.trials["config_id"] == "epoll-edge-c1000-lt1-d3s-echo-s64-src4")
+                        & (real.trials["repetition"] == 1)].iloc[0]
+    parsed = parse_file(FIXTURES / "fixture-echo" / f"{trial['trial_id']}.echo_client.txt")
+    expected = sum(s["bytes_received"] for s in parsed["series"]) / parsed["window_s"]
+    assert trial["bytes_received_per_sec"] == pytest.approx(expected)
+    assert trial["rtt_p99_s"] == parsed["rtt_s"]["percentiles"]["99"]
+    row = row_of(summary, "epoll", 1000)
+    rates = real.trials[(real.trials["config_id"] == row["config_id"]) & ~real.trials["warmup"]]["bytes_received_per_sec"]
+    assert row["bytes_received_per_sec_mean"] == pytest.approx(rates.mean())
+
+
+def test_real_campaign_max_conns_names_reason_memory_and_limit(real):
+    table = real.max_conns
+    assert len(table) == 4 and set(table["stop_reasons"]) == {"cap_reached:2"}
+    assert set(table["reached_min"]) == {1500.0} and set(table["open_files_hard"]) == {20000.0}
+    records = [json.loads(p.read_text()) for p in (FIXTURES / "fixture-echo").glob("epoll-*maxconns-r0*.json")]
+    per_conn = sorted(r["load"]["max_conns"]["server_rss_per_conn_bytes"] for r in records)
+    assert row_of(table, "epoll", 1500)["rss_per_conn_bytes_median"] == pytest.approx(sum(per_conn) / 2)
+
+
+def test_real_time_series_has_a_time_axis_from_the_first_connect(real):
+    picks = report_echo.representative_trials(real.trials, real.summary)
+    assert set(picks["connections"]) == {1000} and len(picks) == 4
+    figure, chosen = report_echo.time_series_figure(real)
+    assert figure is not None and list(chosen["trial_id"]) == list(report_echo.sorted_rows(picks)["trial_id"])
+    first_axes = figure.axes[0]
+    line = first_axes.get_lines()[0]
+    x = list(line.get_xdata())
+    samples = real.series[real.series["trial_id"] == chosen.iloc[0]["trial_id"]]
+    assert x[0] == 0.0 and x[1:] == list(samples["second"])  # seconds since start, one step per sample
+    assert first_axes.get_xlim()[0] == 0.0
+    assert max(x) <= samples["second"].max() + 1e-9 < 4.0  # a 3-s window, not a wrapped or absolute clock
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)
+
+
+def test_real_macros(real, tmp_path):
+    files, macros = outputs_for(real, tmp_path)
+    assert "fixture-echo" in plain(macros[r"\abEchoCampaignSentence"]) and "vm" in macros[r"\abEchoCampaignSentence"]
+    assert macros[r"\abEchoClientCounts"] == "100 and 1,000"
+    assert "not one differed" in macros[r"\abEchoVerifySentence"]
+    assert "20,000 (soft) and 20,000 (hard)" in macros[r"\abEchoOpenFilesSentence"]
+    assert "-{}-sources 4" in macros[r"\abEchoOpenFilesSentence"]
+    assert "cap\\_reached" in macros[r"\abEchoMaxConnsFinding"]
+    assert r"\label{tab:echo}" in files[report_echo.TABLE_FILE]
+    assert "includegraphics" in files[report_echo.TIME_SERIES_FIGURE_FILE]
+
+
+# --------------------------------------------------------------------------- synthetic campaign (edge cases)
+
+
+def test_flagged_trials_are_counted_marked_and_never_averaged(synthetic):
+    summary = synthetic.summary
+    epoll = row_of(summary, "epoll", 100)
+    assert epoll["n"] == 2 and epoll["bytes_received_per_sec_mean"] == pytest.approx(3.15e6)  # warm-up (1e9) excluded
+    assert epoll["rtt_p99_s_mean"] == pytest.approx(0.005) and epoll["rtt_max_s_max"] == pytest.approx(0.009)
+    poll = row_of(summary, "poll", 1000)
+    assert (poll["n"], poll["n_flagged"], poll["verify_errors"], poll["n_verify_error_trials"]) == (1, 1, 7, 1)
+    assert poll["bytes_received_per_sec_mean"] == pytest.approx(1.2e6)  # the 1.3e6 trial had verification errors
+    tpc = row_of(summary, "thread_per_conn", 1000)
+    assert (tpc["n"], tpc["n_flagged"], tpc["connect_errors"]) == (0, 2, 8)
+    assert math.isnan(tpc["bytes_received_per_sec_mean"])
+    assert "connect_failures:2" in tpc["flags"] and "not_all_connected:2" in tpc["flags"]
+    reactor = row_of(summary, "reactor", 100)
+    assert (reactor["n"], reactor["n_failed"]) == (1, 1)
+
+
+def test_echo_table_shows_errors_and_marks(synthetic):
+    table = report_echo.throughput_table(synthetic)
+    lines = {line.split(" & ")[0] + "@" + line.split(" & ")[1]: line for line in table.splitlines() if " & " in line}
+    poll = lines["poll@1,000"]
+    assert latex.FLAGGED_MARK in poll and poll.endswith("1/0 & 7 & 0 \\\\")
+    tpc = lines["thread-per-connection@1,000"]
+    assert " & 0 & --" + latex.FLAGGED_MARK + " & -- &" in tpc and tpc.endswith("2/0 & 0 & 8 \\\\")
+    assert latex.FAILED_MARK in lines["reactor (2 threads)@100"]
+    assert report_echo.ECHO_FLAGGED_NOTE in table and latex.FAILED_NOTE in table
+    assert "nan" not in re.findall(r"[a-z]+", table.lower())
+
+
+def test_max_conns_reasons_memory_and_failures(synthetic):
+    table = synthetic.max_conns
+    assert dict(zip(table["architecture"], table["stop_reasons"])) == {
+        "thread_per_conn": "client_EMFILE:1", "poll": "echo_timeout:1", "epoll": "cap_reached:1", "reactor": ""}
+    assert row_of(table, "poll", 19500)["rss_per_conn_bytes_median"] == 8000.0
+    assert math.isnan(row_of(table, "thread_per_conn", 19500)["rss_per_conn_bytes_median"])
+    assert row_of(table, "reactor", 19500)["n_failed"] == 1
+    tex = report_echo.max_conns_table(synthetic)
+    assert r"\texttt{client\_EMFILE}" in tex and r"\texttt{echo\_timeout}" in tex
+    assert "thread-per-connection & 19,500 & 1 & 17,000 & 17,000 & \\texttt{client\\_EMFILE} & -- &" in tex
+    assert "7.81" in tex  # 8000 B = 7.81 KiB
+
+
+def test_representative_trial_is_the_lower_median(synthetic):
+    picks = report_echo.representative_trials(synthetic.trials, synthetic.summary)
+    by_arch = dict(zip(picks["architecture"], picks["trial_id"]))
+    assert by_arch["epoll"].endswith("-r01")  # 2.0e6 and 2.2e6 B/s: the lower of the two middles
+    assert by_arch["poll"].endswith("-r01")  # the unflagged trial, not the one with verification errors
+    series = synthetic.series[synthetic.series["trial_id"] == by_arch["epoll"].replace("-r01", "-r02")]
+    assert list(series["bytes_received_per_sec"]) == [1.8e6, 2.2e6, 2.6e6]
+    assert list(series["second"]) == [1.0, 2.0, 3.0] and list(series["interval_s"]) == [1.0, 1.0, 1.0]
+
+
+def test_synthetic_macros_say_what_went_wrong(synthetic, tmp_path):
+    _, macros = outputs_for(synthetic, tmp_path)
+    trials = macros[r"\abEchoTrialsSentence"]
+    assert "15 measured trials" in trials and "1 warm-up trial," in trials and "2 measured trials failed" in trials
+    assert "flagged 3 of the 13" in trials and "verification errors in 1" in trials
+    verify = macros[r"\abEchoVerifySentence"]
+    assert "1 of the 13 measured trials had verification errors (7 bytes in total; poll)" in verify
+    assert "ECONNREFUSED} 8" in macros[r"\abEchoConnectSentence"]
+    finding = macros[r"\abEchoMaxConnsFinding"]
+    assert "Epoll (edge) held every connection up to the cap of 19,500" in finding and "its ceiling" in finding
+    assert "stopped at 6,000 connections" in finding and "out of descriptors" in finding
+    assert "reactor (2 threads) failed" in finding
+    assert "4.88\\,KiB" in macros[r"\abEchoMemoryFinding"] and "7.81\\,KiB" in macros[r"\abEchoMemoryFinding"]
+    assert "Poll against epoll" in macros[r"\abEchoPollEpollFinding"]
+    assert "synth-host" in plain(macros[r"\abEchoCampaignSentence"]) and "2026-11-22" in macros[r"\abEchoCampaignSentence"]
+
+
+@pytest.mark.parametrize("case", ["synthetic", "real", "empty", "http-only", "none", "not-found"])
+def test_every_macro_of_the_echo_section_is_defined(case, synthetic_root, tmp_path):
+    name, root = {"synthetic": (ss.ECHO, synthetic_root), "real": ("fixture-echo", FIXTURES),
+                  "http-only": ("fixture-minimal", FIXTURES),
+                  "empty": ("synthetic-echo-empty", synthetic_root), "none": (None, synthetic_root),
+                  "not-found": ("no-such-echo", synthetic_root)}[case]
+    with pytest.warns(UserWarning) if case == "not-found" else _no_warning():
+        study = report_echo.process_echo_campaign(name, root, tmp_path / "processed")
+    files, macros = outputs_for(study, tmp_path)
+    used = latex.macros_used(SECTION.read_text())
+    for text in files.values():
+        used |= latex.macros_used(text)
+    assert {m for m in used if m.startswith(r"\abEcho")} - set(macros) == set()
+    assert sorted(files) == sorted(report_echo.GENERATED_FILES)
+    for text in [*files.values(), *macros.values()]:
+        assert "nan" not in re.findall(r"[a-z]+", text.lower())
+        assert not re.search(r"(?<!\\)_", re.sub(r"\\(label|ref|includegraphics)\{[^}]*\}", "", text)), text
+    if case in ("none", "not-found"):
+        assert macros[r"\abEchoCampaignSentence"].startswith("This section has no measurements")
+        assert all(r"\begin" not in text for text in files.values())
+    if case == "not-found":
+        assert "no-such-echo" in macros[r"\abEchoCampaignSentence"]
+    if case in ("empty", "http-only"):
+        assert "no measured trial" in macros[r"\abEchoTrialsSentence"]
+        assert "no echo table" in files[report_echo.TABLE_FILE]
+
+
+class _no_warning:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_processed_csvs_are_written_and_raw_is_untouched(synthetic_root, tmp_path):
+    before = {p: p.read_bytes() for p in (synthetic_root / ss.ECHO).iterdir()}
+    study = report_echo.process_echo_campaign(ss.ECHO, synthetic_root, tmp_path / "processed")
+    assert sorted(p.name for p in study.csv_files.values()) == sorted(
+        [report_echo.TRIALS_CSV, report_echo.SUMMARY_CSV, report_echo.MAX_CONNS_CSV, report_echo.SERIES_CSV])
+    trials = pd.read_csv(study.csv_files[report_echo.TRIALS_CSV])
+    assert len(trials) == 16 and trials["flagged"].sum() == 3  # every record, warm-up and failed ones included
+    assert {p: p.read_bytes() for p in (synthetic_root / ss.ECHO).iterdir()} == before
+    with pytest.raises(ValueError, match="immutable"):
+        report_echo.process_echo_campaign(ss.ECHO, synthetic_root, synthetic_root / ss.ECHO / "processed")
+
+
+# --------------------------------------------------------------------------- the whole report
+
+
+def copy_paper(tmp_path: Path) -> Path:
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    for name in ("report.tex", "references.bib"):
+        shutil.copy(PAPER / name, paper / name)
+    shutil.copytree(PAPER / "sections", paper / "sections")
+    return paper
+
+
+def build_and_check(campaign: str, raw_root: Path, tmp_path: Path, **studies) -> tuple[report.ReportOutputs, Path]:
+    paper = copy_paper(tmp_path)
+    outputs = report.build_report(campaign, raw_root=raw_root, processed_dir=tmp_path / "processed",
+                                  generated_dir=paper / "generated", figures_dir=paper / "figures", **studies)
+    definitions = defined_macros(paper / "generated" / report.MACROS_FILE)
+    used = latex.macros_used((PAPER / "report.tex").read_text())
+    for tex in [*(PAPER / "sections").glob("*.tex"), *(paper / "generated").glob("*.tex")]:
+        if tex.name != report.MACROS_FILE:
+            used |= latex.macros_used(tex.read_text())
+    assert used - set(definitions) == set()
+    for name in ("echo", "latency"):
+        assert f"\\input{{sections/{name}}}" in (PAPER / "report.tex").read_text()
+    if shutil.which("latexmk") is None:
+        pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
+    pdf = report.build_pdf(paper)
+    assert pdf.read_bytes().startswith(b"%PDF")
+    log = (paper / "report.log").read_text(errors="replace")
+    assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]
+    overfull = [line for section, line in lines_by_section(log) if section in ("echo", "latency") and "Overfull" in line]
+    assert not overfull, overfull  # the other sections are checked by their own tests (tests/test_latex.py: all)
+    return outputs, paper
+
+
+def lines_by_section(log: str):
+    """(the sections/*.tex file TeX last opened, or "", line) for each line of a LaTeX log."""
+    current = ""
+    for line in log.splitlines():
+        opened = re.findall(r"\(\./sections/([A-Za-z0-9_-]+)\.tex", line)
+        if opened:
+            current = opened[-1]
+        yield current, line
+
+
+def test_pdf_builds_with_synthetic_echo_and_latency_sections(synthetic_root, tmp_path):
+    outputs, paper = build_and_check("fixture-minimal", synthetic_root, tmp_path, echo_campaign=ss.ECHO,
+                                     latency_campaign=ss.LATENCY)
+    assert outputs.echo.available and outputs.latency.available
+    assert len(outputs.latency.campaigns) == 2  # synthetic-latency-001 found beside it
+    for name in (report_echo.SCALING_FIGURE, report_echo.TIME_SERIES_FIGURE):
+        assert (paper / "figures" / name).is_file()
+    assert (tmp_path / "processed" / report_echo.SUMMARY_CSV).is_file()
+
+
+def test_pdf_builds_with_the_real_fixture_campaigns(tmp_path):
+    outputs, paper = build_and_check("fixture-minimal", FIXTURES, tmp_path, echo_campaign="fixture-echo",
+                                     latency_campaign="fixture-latency")
+    macros = defined_macros(paper / "generated" / report.MACROS_FILE)
+    assert "fixture-echo" in plain(macros[r"\abEchoCampaignSentence"])
+    assert "fixture-latency-001" in plain(macros[r"\abLatencyCampaignSentence"])
+
+
+def test_pdf_builds_without_echo_and_latency_campaigns(synthetic_root, tmp_path):
+    stale = tmp_path / "processed" / report_echo.SUMMARY_CSV  # from an earlier campaign: must not survive
+    stale.parent.mkdir(parents=True)
+    stale.write_text("stale\n")
+    with pytest.warns(UserWarning):
+        outputs, paper = build_and_check("fixture-minimal", synthetic_root, tmp_path, echo_campaign="reference-echo",
+                                         latency_campaign="reference-latency")
+    macros = defined_macros(paper / "generated" / report.MACROS_FILE)
+    assert "reference-echo is not in the raw data" in macros[r"\abEchoCampaignSentence"]
+    assert "reference-latency is not in the raw data" in macros[r"\abLatencyCampaignSentence"]
+    assert not outputs.echo.available and not outputs.latency.available
+    assert not (paper / "figures" / report_echo.SCALING_FIGURE).exists()
+    assert not stale.exists()
+
+
+def test_pdf_builds_with_campaigns_that_hold_no_measurement_of_their_own(synthetic_root, tmp_path):
+    """An echo campaign without records and a latency sweep without source 001's campaign: sentences, no error."""
+    outputs, paper = build_and_check("fixture-minimal", synthetic_root, tmp_path, echo_campaign="synthetic-echo-empty",
+                                     latency_campaign=ss.LATENCY_SLOW)
+    assert outputs.echo.available and outputs.echo.summary.empty
+    assert [c.path.name for c in outputs.latency.campaigns] == [ss.LATENCY_SLOW]
+    assert "no echo table" in (paper / "generated" / report_echo.TABLE_FILE).read_text()

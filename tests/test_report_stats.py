@@ -1,0 +1,530 @@
+"""archbench.report_stats: the statistics, cross-OS, rules and environment sections of the report.
+
+Besides the shipped fixture campaigns (two trials per configuration at most), a synthetic raw root
+holds campaigns with enough trials for every path: `stats-here` (six trials per configuration, a
+far-out trial, adaptive repetition on, a pool-size sweep, both dispatch modes and nginx),
+`reference` (the same configurations on another machine) and `imported-ubuntu` (another OS,
+brought in by `make import`, so it has an import/ directory). Expected values come from scipy and
+statsmodels where a statistic is checked, not from archbench.stats.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.multitest import multipletests
+
+from archbench import analysis, crossos, latex, provenance, report, report_stats, stats
+
+FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
+PAPER = Path(__file__).resolve().parents[1] / "paper"
+SECTIONS = PAPER / "sections"
+sys.path.insert(0, str(FIXTURES))
+import synthetic  # noqa: E402  (tests/fixtures/campaigns/synthetic.py)
+
+HERE = "stats-here"
+IMPORTED = "imported-ubuntu"
+POOL = [synthetic.config("thread_pool", t, 100, dispatch="request") for t in (1, 2, 4)]
+POOL_CONNECTION = synthetic.config("thread_pool", 2, 100, dispatch="connection")
+EPOLL = synthetic.config("epoll", None, 100, trigger="level")
+NGINX = synthetic.config("nginx", 1, 100)
+MEANS = {  # requests/s around which each configuration's trials scatter (sd 1 %)
+    synthetic.config_id(POOL[0]): 10_000.0, synthetic.config_id(POOL[1]): 18_000.0,
+    synthetic.config_id(POOL[2]): 18_200.0, synthetic.config_id(POOL_CONNECTION): 6_000.0,
+    synthetic.config_id(EPOLL): 30_000.0, synthetic.config_id(NGINX): 29_000.0,
+}
+OUTLIER_TRIAL = f"{synthetic.config_id(EPOLL)}-r06"
+
+
+def host_provenance(host: str, os_name: str, cpu: str) -> dict:
+    return {"git_commit": "0123456789abcdef0123456789abcdef01234567", "git_dirty": False, "compiler": "gcc 12.2.0",
+            "c_flags": "-O2 -Wall", "build_type": "Release", "kernel": "6.1.0", "os": os_name, "os_family": "Linux",
+            "hostname": host, "cpu_model": cpu, "cpu_count": 4, "cpu_affinity": [0, 1, 2, 3],
+            "memory_bytes": 8 * 2**30, "open_files_limit": [20000, 20000], "somaxconn": 4096, "python": "3.11.7",
+            "python_packages": {"numpy": "2.2.6", "scipy": "1.15.3"},
+            "tools": {"wrk": "wrk 4.1.0 [epoll]", "nginx": "nginx version: nginx/1.22.1", "taskset": "taskset 2.38"}}
+
+
+def write_stats_campaign(root: Path, name: str, prov: dict, *, scale: float = 1.0, trials: int = 6, seed: int = 1,
+                         outlier: bool = False, ci_target: float | None = 5.0, configs=None) -> Path:
+    from scipy import stats as scipy_stats
+
+    rng = np.random.default_rng(seed)
+    # Normal scores (Blom) in a seeded order: trials that look normal however few, so Welch's t is chosen.
+    scores = scipy_stats.norm.ppf((np.arange(1, trials + 1) - 0.375) / (trials + 0.25))
+    writer = synthetic.CampaignWriter(root, name)
+    for cfg in configs or [*POOL, POOL_CONNECTION, EPOLL, NGINX]:
+        mean = MEANS[synthetic.config_id(cfg)] * scale
+        for rep, score in enumerate(rng.permutation(scores), start=1):
+            rate = float(round(mean * (1 + 0.01 * score), 2))
+            if outlier and cfg is EPOLL and rep == trials:
+                rate = round(mean * 1.5, 2)  # far out: the fences are ~1 % wide
+            served = None if cfg["architecture"] == "nginx" else cfg["connections"]
+            stats_ = synthetic.nginx_stats(1) if cfg["architecture"] == "nginx" else None
+            writer.trial(cfg, rep, wrk=synthetic.wrk_report(rate, int(rate), cfg["connections"]), served=served,
+                         server_stats=stats_, cpu_source="stats" if stats_ else None, load_utilisation=0.5)
+    path = writer.finish()
+    for record_path in path.glob("*.json"):
+        if record_path.name == "campaign.json":
+            continue
+        record = json.loads(record_path.read_text())
+        record["provenance"] = prov
+        record["open_files"] = {"soft": 20000, "hard": 20000, "needed": 356}
+        record_path.write_text(json.dumps(record))
+    meta = json.loads((path / "campaign.json").read_text())
+    meta["provenance"] = prov
+    meta["profile"] = "test"
+    meta["parameters"] = {"duration_s": 1, "trials": trials, "warmup": False, "server_cpus": "0", "load_cpus": "1",
+                          "servers": [{"architecture": "thread_pool", "threads": [1, 2, 4]},
+                                      {"architecture": "thread_pool", "dispatch": ["connection"], "threads": [2]},
+                                      "epoll", "nginx"],
+                          "ci_target": ci_target, "max_trials": 8 if ci_target else None}
+    (path / "campaign.json").write_text(json.dumps(meta))
+    return path
+
+
+@pytest.fixture(scope="module")
+def stats_root(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("stats-raw")
+    write_stats_campaign(root, HERE, host_provenance("host-a", "Debian GNU/Linux 12 (bookworm)", "CPU A"),
+                         outlier=True)
+    write_stats_campaign(root, report_stats.REFERENCE_CAMPAIGN,
+                         host_provenance("host-b", "Debian GNU/Linux 12 (bookworm)", "CPU B"), scale=1.1, trials=5,
+                         seed=2, ci_target=None)
+    imported = write_stats_campaign(root, IMPORTED, host_provenance("host-c", "Ubuntu 24.04 LTS", "CPU C"),
+                                    scale=0.9, trials=5, seed=3, ci_target=None, configs=[POOL[0], EPOLL])
+    (imported / report_stats.IMPORT_DIR).mkdir()
+    return root
+
+
+def build(campaign: str, raw_root: Path, tmp: Path, resamples: int | None = None) -> tuple[report.ReportOutputs, Path]:
+    paper = tmp / "paper"
+    outputs = report.build_report(campaign, raw_root=raw_root, processed_dir=tmp / "processed",
+                                  generated_dir=paper / "generated", figures_dir=paper / "figures")
+    return outputs, paper
+
+
+def defined_macros(paper: Path) -> dict[str, str]:
+    definitions = {}
+    for line in (paper / "generated" / report.MACROS_FILE).read_text().splitlines():
+        match = re.match(r"\\newcommand\{\\(ab[A-Za-z]+)\}\{(.*)\}( % .*)?$", line)
+        if match:
+            definitions["\\" + match[1]] = match[2]
+    return definitions
+
+
+def section_macros() -> set[str]:
+    used: set[str] = set()
+    for name in ("statistics", "crossos", "rules", "environment"):
+        used |= latex.macros_used((SECTIONS / f"{name}.tex").read_text())
+    return used
+
+
+@pytest.fixture(scope="module")
+def here(stats_root, tmp_path_factory) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
+    outputs, paper = build(HERE, stats_root, tmp_path_factory.mktemp("here"))
+    return outputs, paper, defined_macros(paper)
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
+    outputs, paper = build("fixture-full", FIXTURES, tmp_path_factory.mktemp("full"))
+    return outputs, paper, defined_macros(paper)
+
+
+@pytest.fixture(scope="module")
+def minimal(tmp_path_factory) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
+    outputs, paper = build("fixture-minimal", FIXTURES, tmp_path_factory.mktemp("minimal"))
+    return outputs, paper, defined_macros(paper)
+
+
+# =========================================================================== formatting
+
+
+def test_number_and_interval_formats():
+    assert report_stats.fmt_rate(-1234.4) == "$-$1,234"
+    assert report_stats.fmt_bracket(1000, 2500.6) == "[1,000; 2,501]"
+    assert report_stats.fmt_bracket(-5, 3) == "[$-$5; 3]"
+    assert report_stats.fmt_bracket(float("nan"), 3) == latex.MISSING
+    assert report_stats.fmt_bracket(1.0, math.inf) == latex.MISSING
+    assert report_stats.fmt_p(0.0004) == "$<$0.001" and report_stats.fmt_p(0.0123) == "0.012"
+    assert report_stats.fmt_p(0.5) == "0.50" and report_stats.fmt_p(float("nan")) == latex.MISSING
+    assert report_stats.p_equation(0.0004) == r"$p_{\mathrm{Holm}}<0.001$"
+    assert report_stats.p_equation(0.25) == r"$p_{\mathrm{Holm}}=0.25$"
+    assert report_stats.p_cell(0.01, True) == r"\textbf{0.010}" and report_stats.p_cell(0.01, False) == "0.010"
+    assert report_stats.pair_text("pool (request, queue), D=16: N=2") == r"pool (request, queue), $D=16$: $N=2$"
+    # An interval on the second line must not be read as \\'s optional skip.
+    assert report_stats.two_lines("1", "[2; 3]") == r"\begin{tabular}[t]{@{}r@{}}1\\{}[2; 3]\end{tabular}"
+    assert report_stats.two_lines("1", latex.MISSING) == "1"
+
+
+def test_first_column_takes_what_the_others_leave():
+    columns = [("Name", "l"), ("Mean", "r"), ("Interval", "r")]
+    narrow = report_stats.first_column_cm(columns, [["x", "1", "[1; 2]"]], r"\footnotesize", 3.0, maximum_cm=20)
+    wide = report_stats.first_column_cm(columns, [["x", "1,234,567", "[1,234,567; 2,345,678]"]], r"\footnotesize", 3.0,
+                                        maximum_cm=20)
+    assert wide < narrow < 16.2  # the first column shrinks as the numbers grow
+    assert report_stats.first_column_cm(columns, [["x", "1", "2"]], r"\footnotesize", 3.0) == 5.5  # capped
+    assert report_stats.first_column_cm(columns, [["x", "1" * 200, "2"]], r"\footnotesize", 3.0) == 2.6  # floor
+
+
+def test_median_coverage_sentence_states_exact_coverage():
+    summary = pd.DataFrame({"n": [2, 5, 10, 1]})
+    text = report_stats.median_coverage_sentence(summary)
+    assert "with $n=2$, $[\\min,\\max]$ covers the median with probability 50.0" in text
+    assert "with $n=5$, $[\\min,\\max]$ covers the median with probability 93.8\\,\\%, short of 95" in text
+    assert "with $n=10$, $[x_{(2)}, x_{(9)}]$ covers the median with probability 97.9" in text
+    assert "n=1$" not in text
+    assert "no interval of a median" in report_stats.median_coverage_sentence(pd.DataFrame({"n": [1]}))
+
+
+# =========================================================================== summary.csv and trials.csv additions
+
+
+def test_summary_has_the_distribution_columns(here):
+    outputs, _, _ = here
+    summary = pd.read_csv(outputs.processed.summary_csv)
+    row = summary[summary["config_id"] == synthetic.config_id(POOL[0])].iloc[0]
+    trials = outputs.trials
+    values = trials[(trials["config_id"] == row["config_id"]) & (trials["status"] == "ok")]["requests_per_sec"]
+    from scipy import stats as scipy_stats
+
+    w, p = scipy_stats.shapiro(values)
+    assert row["shapiro_w"] == pytest.approx(w) and row["shapiro_p"] == pytest.approx(p)
+    assert row["harmonic_mean"] == pytest.approx(scipy_stats.hmean(values))
+    assert row["total_rate"] == pytest.approx(values.astype(int).sum() / len(values))  # 1 s per synthetic trial
+    ordered = np.sort(values)  # n = 6: [min, max], coverage 1 - 2/64
+    assert (row["median_ci95_low"], row["median_ci95_high"]) == (ordered[0], ordered[-1])
+    assert row["median_ci_coverage"] == pytest.approx(1 - 2 / 64)
+    half = scipy_stats.t.ppf(0.975, 5) * values.std(ddof=1) / math.sqrt(6)
+    assert row["ci95_half_width_pct"] == pytest.approx(100 * half / values.mean())
+    epoll = summary[summary["config_id"] == synthetic.config_id(EPOLL)].iloc[0]
+    assert epoll["n_outliers"] == 1 and epoll["n_far_out"] == 1
+
+
+def test_trials_csv_has_the_provenance_columns(here, full):
+    outputs, _, _ = here
+    trials = pd.read_csv(outputs.processed.trials_csv)
+    for column in analysis.PROVENANCE_COLUMNS:
+        assert column in trials.columns, column
+    assert set(trials["hostname"]) == {"host-a"} and set(trials["cpu_model"]) == {"CPU A"}
+    assert set(full[0].trials["hostname"]) == {"vm"}
+
+
+def test_python_package_versions_are_recorded():
+    versions = provenance.python_packages()
+    assert set(versions) == set(provenance.PYTHON_PACKAGES)
+    assert versions["numpy"] == np.__version__
+    assert provenance.python_packages(("no-such-package-archbench",)) == {"no-such-package-archbench": None}
+
+
+# =========================================================================== comparisons within a campaign
+
+
+def test_comparison_families_and_pairs(here):
+    outputs, _, _ = here
+    pairs = report_stats.comparison_pairs(outputs.summary)
+    by_family = {}
+    for pair in pairs:
+        by_family.setdefault(pair.family, []).append(pair)
+    assert [(p.a_name, p.b_name) for p in by_family["pool"]] == [("N=2", "N=1"), ("N=4", "N=2")]
+    assert [(p.a, p.b) for p in by_family["dispatch"]] == [(synthetic.config_id(POOL[1]),
+                                                             synthetic.config_id(POOL_CONNECTION))]
+    nginx = by_family["nginx"]
+    assert all(p.b == synthetic.config_id(NGINX) for p in nginx)
+    assert {p.a for p in nginx} == {synthetic.config_id(POOL[2]), synthetic.config_id(POOL_CONNECTION),
+                                    synthetic.config_id(EPOLL)}
+
+
+def test_comparisons_are_holm_corrected_within_each_family(here):
+    outputs, paper, macros = here
+    frame = pd.read_csv(outputs.processed.trials_csv.parent / report_stats.COMPARISONS_CSV)
+    assert list(dict.fromkeys(frame["family"])) == ["pool", "dispatch", "nginx"]
+    for _, rows in frame.groupby("family"):
+        expected = multipletests(rows["p_value"], method="holm")[1]
+        assert rows["p_holm"].tolist() == pytest.approx(list(expected))
+        assert rows["p_bh"].tolist() == pytest.approx(list(multipletests(rows["p_value"], method="fdr_bh")[1]))
+    # Six normal-looking trials per group: Welch's t, with Hedges' g; the far-out epoll trial forces Mann-Whitney.
+    pool = frame[frame["family"] == "pool"].iloc[0]
+    assert pool["test"] == "welch_t" and pool["effect_size_name"] == "hedges_g"
+    epoll = frame[(frame["family"] == "nginx") & (frame["config_a"] == synthetic.config_id(EPOLL))].iloc[0]
+    assert epoll["test"] == "mann_whitney_u" and epoll["effect_size_name"] == "cliffs_delta"
+    assert epoll["center"] == "median"
+    # N = 1 -> 2 (10,000 -> 18,000 r/s) is significant; N = 2 -> 4 (18,000 -> 18,200, 1 % noise) need not be.
+    assert bool(pool["reject_holm"]) and pool["ratio"] == pytest.approx(1.8, rel=0.02)
+    tex = (paper / "generated" / report_stats.COMPARISONS_TABLE_FILE).read_text()
+    assert r"\label{tab:comparisons}" in tex and "longtable" in tex
+    assert r"pool (request, queue), 100 conn.: $N=2$ vs $N=1$" in tex
+    assert "Welch" in tex and "M--W" in tex and r"\textbf{" in tex
+    assert "Table~\\ref{tab:comparisons} holds 6 comparisons in 3 families" in macros[r"\abComparisonSentence"]
+    assert "Of 6 planned comparisons" in macros[r"\abComparisonAbstractSentence"]
+
+
+def test_speedup_is_against_the_base_case_with_its_absolute_rate(here):
+    outputs, _, macros = here
+    text = macros[r"\abSpeedupSentence"]
+    base = outputs.summary[outputs.summary["config_id"] == synthetic.config_id(POOL[0])].iloc[0]
+    assert f"whose absolute rate is {base['mean']:,.0f}\\,r/s" in text
+    assert "bootstrap interval of the ratio of means [1." in text
+    assert "no thread-pool sweep" in report_stats.speedup_sentence(pd.DataFrame(), pd.DataFrame(), 1, 99)
+
+
+def test_comparisons_with_two_trials_say_no_rank_test_can_be_significant(full):
+    _, _, macros = full
+    text = macros[r"\abComparisonSentence"]
+    assert "too small for the rank test ever to be significant" in text and "0.33" in text
+    assert "could not be tested" in text  # N = 4 lost a trial: one group of one
+
+
+# =========================================================================== diagnostics, Q-Q, outliers, adaptive
+
+
+def test_diagnostics_table_and_sentences(here):
+    outputs, paper, macros = here
+    tex = (paper / "generated" / report_stats.DIAGNOSTICS_TABLE_FILE).read_text()
+    assert r"\label{tab:diagnostics}" in tex and "longtable" in tex
+    assert tex.count(r" \\") >= len(outputs.summary)
+    assert "Target" in tex and " & met " in tex  # adaptive repetition was on
+    assert "1 trial in 1 configuration lies beyond the fences (1 far out)" in macros[r"\abOutlierSentence"]
+    assert OUTLIER_TRIAL.replace("_", r"\_") in macros[r"\abOutlierSentence"]
+    outliers_csv = pd.read_csv(outputs.processed.trials_csv.parent / report_stats.OUTLIERS_CSV)
+    assert outliers_csv["trial_id"].tolist() == [OUTLIER_TRIAL]
+    assert "Shapiro--Wilk at $\\alpha=0.05$" in macros[r"\abNormalitySentence"]
+    assert "Figure~\\ref{fig:qq}" in macros[r"\abQqFigureSentence"]
+    assert "differs from the total over total" in macros[r"\abRateSummarySentence"]
+    assert "coefficient of variation" in macros[r"\abDeterminismSentence"]
+    assert "median of" in macros[r"\abHalfWidthSentence"]
+    assert "mean and median throughput differ by at most" in macros[r"\abMeanMedianSentence"]
+    assert macros[r"\abBootstrapSeed"] == str(stats.DEFAULT_SEED)
+    assert macros[r"\abBootstrapResamples"] == f"{stats.DEFAULT_RESAMPLES:,}"
+
+
+def test_qq_figure_of_the_main_configurations(here, tmp_path):
+    outputs, paper, _ = here
+    tex = (paper / "generated" / report_stats.QQ_FIGURE_FILE).read_text()
+    assert r"\label{fig:qq}" in tex and "figures/" + report_stats.QQ_FIGURE in tex
+    pdf = paper / "figures" / report_stats.QQ_FIGURE
+    assert pdf.read_bytes().startswith(b"%PDF")
+    chosen = report_stats.qq_configurations(outputs.summary)
+    assert len(chosen) == len(outputs.summary)  # six configurations, all with n >= 3
+    # The comparison table's rows come first.
+    comparison_ids = [str(r["config_id"]) for one in analysis.comparisons(outputs.summary)
+                      for _, r in one.all_rows.iterrows()]
+    assert [str(r["config_id"]) for r in chosen[:len(comparison_ids)]] == comparison_ids
+    figure = report_stats.qq_figure(outputs.summary, outputs.trials)
+    assert sum(ax.get_visible() for ax in figure.axes) == len(chosen)
+    again = tmp_path / "again.pdf"
+    from archbench import figures
+
+    figures.save_figure(figure, again)
+    assert again.read_bytes() == pdf.read_bytes()  # deterministic
+
+
+def test_no_qq_figure_without_three_trials(full):
+    _, paper, macros = full
+    assert "includegraphics" not in (paper / "generated" / report_stats.QQ_FIGURE_FILE).read_text()
+    assert macros[r"\abQqFigureSentence"] == ""
+    assert not (paper / "figures" / report_stats.QQ_FIGURE).exists()
+    assert "No configuration of this campaign has three or more successful trials" in macros[r"\abNormalitySentence"]
+
+
+def test_adaptive_outcome_recorded_or_derived(here, stats_root, tmp_path):
+    outputs, _, macros = here
+    derived = report_stats.adaptive_outcome(stats_root / HERE, outputs.campaign_meta if hasattr(outputs, "campaign_meta")
+                                            else outputs.processed.campaign.meta, outputs.trials)
+    assert derived.enabled and derived.source == "derived" and derived.target_pct == 5.0
+    assert all(state["met"] for state in derived.configs.values() if state["n"] >= 6
+               and state["half_width_pct"] <= 5.0)
+    assert "Adaptive repetition was on" in macros[r"\abAdaptiveSentence"]
+    assert "as derived from the trial records" in macros[r"\abAdaptiveSentence"]
+    # A recorded summary wins.
+    copy = tmp_path / HERE
+    shutil.copytree(stats_root / HERE, copy)
+    (copy / "adaptive").mkdir()
+    recorded = {"schema": 1, "campaign": HERE, "ci_target_pct": 5.0, "max_trials": 8, "level": 0.95,
+                "method": "student-t", "configs": {synthetic.config_id(EPOLL): {
+                    "trials": 8, "n": 8, "mean": 1.0, "half_width_pct": 9.0, "met": False, "stopped_by": "max_trials"}},
+                "written_at": "2026-11-21T10:00:00+00:00"}
+    (copy / "adaptive" / "adaptive-20261121T100000000000Z.json").write_text(json.dumps(recorded))
+    state = report_stats.adaptive_outcome(copy, outputs.processed.campaign.meta, outputs.trials)
+    assert state.source == "recorded" and list(state.configs) == [synthetic.config_id(EPOLL)]
+    sentence = report_stats.adaptive_sentence(state, analysis.Labeller(outputs.summary), outputs.summary, False)
+    assert "1 stopped at the maximum without meeting it (epoll (level), 100 conn.)" in sentence
+    off = report_stats.adaptive_outcome(None, {"parameters": {}}, outputs.trials)
+    assert not off.enabled
+    assert "Adaptive repetition was off" in report_stats.adaptive_sentence(off, analysis.Labeller(outputs.summary),
+                                                                           outputs.summary, False)
+
+
+# =========================================================================== cross-OS, hosts, reference
+
+
+def test_source000_cross_os_table_in_a_fixture_build(minimal):
+    """The smoke/fixture path exercises the cross-OS comparison with the shipped external data."""
+    _, paper, macros = minimal
+    tex = (paper / "generated" / report_stats.CROSSOS_SOURCE_TABLE_FILE).read_text()
+    assert r"\label{tab:crossos-source000}" in tex
+    for pair in ("Windows vs macOS", "Windows vs Linux", "macOS vs Linux", "separate-client vs loopback"):
+        assert pair in tex, pair
+    expected = crossos.source000_cross_os()
+    assert tex.count("yes") == int(expected["confounded_with_hardware"].sum()) == 4
+    text = macros[r"\abCrossOsConfoundingSentence"]
+    assert "All 4 comparisons are confounded with the hardware" in text and "compiler" in text
+    holm = int(expected["reject"].sum())
+    assert f"{holm} differences are significant" in macros[r"\abCrossOsSourceSentence"]
+    assert "The server hardware is the same" in macros[r"\abCrossOsSetupSentence"]
+    assert "threads per logical processor" in macros[r"\abCrossOsCpuShareSentence"]
+    crossos_csv = pd.read_csv(paper.parent / "processed" / report_stats.CROSSOS_CSV)
+    assert {"source000_cross_os", "source000_setups", "source000_cross_os_cpu_share"} <= set(crossos_csv["table"])
+
+
+def test_missing_source000_data_degrades_to_a_sentence(tmp_path):
+    state = report_stats.CrossOs()
+    report_stats.source000_frames(state, tmp_path / "absent.csv")
+    assert state.source_error and "could not be read" in report_stats.source000_table(state)
+    assert "could not be read" in report_stats.source000_sentences(state)["source"]
+
+
+def test_cross_host_and_reference_comparisons(here):
+    outputs, paper, macros = here
+    assert report_stats.analysed_campaigns(outputs.processed.campaign.path.parent, HERE) == [IMPORTED, "reference"]
+    measured = (paper / "generated" / report_stats.CROSSOS_MEASURED_TABLE_FILE).read_text()
+    assert r"\label{tab:crossos-measured}" in measured
+    assert "a = Debian GNU/Linux 12 (bookworm), b = Ubuntu 24.04 LTS" in measured  # one pair: a header row
+    text = macros[r"\abCrossHostSentence"]
+    assert "span 2 operating systems" in text and "2 configurations" in text and "recorded hardware differs" in text
+    reference = (paper / "generated" / report_stats.CROSSOS_REFERENCE_TABLE_FILE).read_text()
+    assert r"\label{tab:crossos-reference}" in reference and "a = stats-here, b = reference" in reference
+    assert "6 configurations both measured" in macros[r"\abReferenceSentence"]
+    frame = pd.read_csv(outputs.processed.trials_csv.parent / report_stats.CROSSOS_CSV)
+    ref = frame[frame["table"] == "reference"]
+    assert len(ref) == 6 and ref["confounded_with_hardware"].all()  # CPU A against CPU B
+    assert ref["p_adjusted"].tolist() == pytest.approx(list(multipletests(ref["p_value"], method="holm")[1]))
+
+
+def test_reference_campaign_itself_and_a_lone_campaign(stats_root, full, tmp_path):
+    _, paper = build(report_stats.REFERENCE_CAMPAIGN, stats_root, tmp_path)
+    macros = defined_macros(paper)
+    assert "built from the reference campaign itself" in macros[r"\abReferenceSentence"]
+    assert "make import" in macros[r"\abReferenceSentence"]
+    assert "includegraphics" not in (paper / "generated" / report_stats.CROSSOS_REFERENCE_TABLE_FILE).read_text()
+    _, _, full_macros = full
+    assert "No reference campaign" in full_macros[r"\abReferenceSentence"]
+    assert "ran on one host (vm)" in full_macros[r"\abCrossHostSentence"]
+
+
+# =========================================================================== environment appendix
+
+
+def test_provenance_values_count_what_changed():
+    records = [{"provenance": {"kernel": "6.1", "tools": {"wrk": "wrk 4.1"}}},
+               {"provenance": {"kernel": "6.2", "tools": {"wrk": "wrk 4.1"}}}]
+    values = report_stats.provenance_values({}, records)
+    assert values["kernel"] == {'"6.1"': 1, '"6.2"': 1} and values["tools.wrk"] == {'"wrk 4.1"': 2}
+    assert report_stats._counted(values["kernel"]) == "6.1 (1 trial); 6.2 (1 trial)"
+    assert report_stats.provenance_values({"provenance": {"os": "x"}}, []) == {"os": {'"x"': 1}}
+
+
+def test_environment_tables(here, full):
+    outputs, paper, macros = here
+    factors = (paper / "generated" / report_stats.FACTORS_TABLE_FILE).read_text()
+    assert r"\label{tab:factors}" in factors
+    assert "threads or workers $N$ & 1 (2), 2 (2), 4 (1), n/a (1)" in factors
+    assert "thread-pool dispatch & connection (1), request (3), n/a (2)" in factors
+    assert "protocol & http" in factors  # a record without proto is http (contracts.md)
+    assert r"\texttt{ci\_target} & 5.0" in factors and r"thread\_pool:threads=1/2/4" in factors
+    assert "measured trials per configuration & 6" in factors
+    prov = (paper / "generated" / report_stats.PROVENANCE_TABLE_FILE).read_text()
+    for expected in ("CPU A", "8.0\\,GiB", "nginx version: nginx/1.22.1", "numpy & 2.2.6", "4096",
+                     "at most 356 (connections + 256)", "0123456789abcdef0123456789abcdef01234567"):
+        assert expected in prov, expected
+    assert "factors: architecture, thread-pool dispatch" in macros[r"\abEnvironmentSentence"]
+    full_prov = (full[1] / "generated" / report_stats.PROVENANCE_TABLE_FILE).read_text()
+    assert "not recorded (the campaign predates their recording)" in full_prov
+
+
+# =========================================================================== the rules
+
+
+def rules_of(paper: Path) -> list[list[str]]:
+    tex = (paper / "generated" / report_stats.RULES_TABLE_FILE).read_text()
+    return [line.split(" & ") for line in tex.splitlines() if re.match(r"^\d+ & ", line)]
+
+
+def test_rules_table_has_twelve_rows_with_statuses(here, full, minimal):
+    for _, paper, macros in (here, full, minimal):
+        rows = rules_of(paper)
+        assert [int(r[0]) for r in rows] == list(range(1, 13))
+        assert all(r[2] in ("met", "partly", "n/a") for r in rows)
+        assert "of the twelve rules are met" in macros[r"\abRulesSummarySentence"]
+    here_rows = {int(r[0]): r for r in rules_of(here[1])}
+    assert here_rows[1][2] == "met" and r"\ref{tab:threads-thread-pool-request-queue}" in here_rows[1][3]
+    assert here_rows[6][2] == "partly"  # the far-out epoll trial fails Shapiro-Wilk
+    assert here_rows[7][2] == "met" and r"\ref{tab:comparisons}" in here_rows[7][3]
+    assert "fig:qq" in here_rows[6][3] and here_rows[12][2] == "met"
+    assert here_rows[2][2] == "partly" and "2 of the machine's 4 logical CPUs" in here_rows[2][3]
+    full_rows = {int(r[0]): r for r in rules_of(full[1])}
+    assert full_rows[2][2] == "met" and "all 2 logical CPUs" in full_rows[2][3]  # server on 0, wrk on 1
+    minimal_rows = {int(r[0]): r for r in rules_of(minimal[1])}
+    assert minimal_rows[1][2] == "n/a" and minimal_rows[5][2] == "partly" and minimal_rows[7][2] == "partly"
+
+
+def test_rules_cite_only_labels_that_exist(here, full, minimal):
+    """Every \\ref in the generated files and the sections resolves to a label of this build."""
+    static = set(re.findall(r"\\label\{([^}]+)\}", (PAPER / "report.tex").read_text()))
+    for path in SECTIONS.glob("*.tex"):
+        static |= set(re.findall(r"\\label\{([^}]+)\}", path.read_text()))
+    for _, paper, macros in (here, full, minimal):
+        generated = "\n".join(p.read_text() for p in (paper / "generated").glob("*.tex"))
+        labels = static | set(re.findall(r"\\label\{([^}]+)\}", generated))
+        sections = "\n".join((SECTIONS / f"{n}.tex").read_text() for n in ("statistics", "crossos", "rules",
+                                                                           "environment"))
+        refs = set(re.findall(r"\\ref\{([^}]+)\}", generated + sections))
+        assert refs - labels == set(), paper
+
+
+# =========================================================================== macros and the PDF
+
+
+@pytest.mark.parametrize("campaign", ["fixture-full", "fixture-minimal", "fixture-architectures", HERE])
+def test_every_section_macro_is_defined(campaign, stats_root, tmp_path):
+    raw = stats_root if campaign == HERE else FIXTURES
+    _, paper = build(campaign, raw, tmp_path)
+    definitions = defined_macros(paper)
+    assert section_macros() - set(definitions) == set()
+    for name in report_stats.GENERATED_FILES:
+        text = (paper / "generated" / name).read_text()
+        assert "nan" not in re.findall(r"[a-z]+", text.lower()), name
+        assert latex.macros_used(text) - set(definitions) == set(), name
+    for name, value in definitions.items():
+        assert "nan" not in re.findall(r"[a-z]+", value.lower()), name
+
+
+@pytest.mark.parametrize("campaign", ["fixture-full", "fixture-minimal", HERE])
+def test_pdf_with_the_sections_builds(campaign, stats_root, tmp_path):
+    if shutil.which("latexmk") is None:
+        pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
+    raw = stats_root if campaign == HERE else FIXTURES
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    for name in ("report.tex", "references.bib"):
+        shutil.copy(PAPER / name, paper / name)
+    shutil.copytree(SECTIONS, paper / "sections")
+    report.build_report(campaign, raw_root=raw, processed_dir=tmp_path / "processed",
+                        generated_dir=paper / "generated", figures_dir=paper / "figures")
+    pdf = report.build_pdf(paper)
+    assert pdf.read_bytes().startswith(b"%PDF")
+    log = (paper / "report.log").read_text(errors="replace")
+    assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]
+    assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]
+    aux = (paper / "report.aux").read_text(errors="replace")
+    for label in ("sec:statistics", "sec:crossos", "sec:rules", "app:environment", "tab:rules",
+                  "tab:crossos-source000", "tab:provenance", "tab:factors"):
+        assert f"{{{label}}}" in aux, label
