@@ -81,6 +81,7 @@ servers:
 trials: servers $(VENV_STAMP)
 	@echo "==> trials: campaign $(CAMPAIGN), profile $(PROFILE) -> data/raw/$(CAMPAIGN)/ (finished trials are kept: re-running resumes)"
 	$(PY) -m archbench notebook run_trials --campaign $(CAMPAIGN) -p profile $(PROFILE) -p campaign $(CAMPAIGN)
+	$(PY) -m archbench manifest --update
 
 # Reads data/raw only: its executed copy goes to data/processed/executed/ (regenerable),
 # so that `make paper` leaves the reference campaign in git untouched.
@@ -162,24 +163,36 @@ fuzz:
 bench: servers $(VENV_STAMP)
 	@echo "==> bench: python -m archbench bench (a new campaign in data/raw/bench-<host>-<UTC>)"
 	$(PY) -m archbench bench
+	$(PY) -m archbench manifest --update
 
 # Merge campaigns measured elsewhere: make import RAW=path/to/other/data/raw [IMPORT_AS=newname] (one
 # campaign under another name). Byte for byte, checksummed; an existing name with other content is refused.
+# data/raw/MANIFEST.sha256 lists every raw file's checksum; the targets that add raw data
+# add their files to it (never changing a listed entry), and `make verify` reports any listed
+# file that was modified or is missing. `make clean` never touches data/raw.
+.PHONY: verify
+verify: $(VENV_STAMP)
+	@echo "==> verify: data/raw against data/raw/MANIFEST.sha256"
+	$(PY) -m archbench manifest
+
 .PHONY: import echo-study latency-study
 import: $(VENV_STAMP)
 	@test -n '$(RAW)' || { echo "usage: make import RAW=path/to/raw [IMPORT_AS=newname]" >&2; exit 2; }
 	@echo "==> import: campaigns of $(RAW) -> data/raw/"
 	$(PY) -m archbench import '$(RAW)' $(if $(IMPORT_AS),--as '$(IMPORT_AS)')
+	$(PY) -m archbench manifest --update
 
 # Issue 4 (source 004): notebooks/echo_study.ipynb, campaign echo-<host> (about 17 minutes).
 echo-study: servers $(VENV_STAMP)
 	@echo "==> echo-study: notebooks/echo_study.ipynb -> data/raw/echo-$(HOST_SHORT)/"
 	$(PY) -m archbench notebook echo_study --campaign echo-$(HOST_SHORT) -p campaign echo-$(HOST_SHORT)
+	$(PY) -m archbench manifest --update
 
 # Issue 6 (source 001): notebooks/latency_study.ipynb, campaigns latency-<host>{-closed,,-001}.
 latency-study: servers $(VENV_STAMP)
 	@echo "==> latency-study: notebooks/latency_study.ipynb -> data/raw/latency-$(HOST_SHORT)*/"
 	$(PY) -m archbench notebook latency_study --campaign latency-$(HOST_SHORT) -p campaign latency-$(HOST_SHORT)
+	$(PY) -m archbench manifest --update
 
 clean:
 	@echo "==> clean: $(BUILD_DIR)/, data/processed/, paper/generated/, paper/figures/, LaTeX output (data/raw is kept)"
@@ -204,6 +217,7 @@ help:
 	@echo "  test-sanitize  ctest under ASan+UBSan (build-asan) and TSan (build-tsan, threaded architectures)"
 	@echo "  fuzz       libFuzzer harnesses for the parser and the session, FUZZ_SECONDS=$(FUZZ_SECONDS) each (clang)"
 	@echo "  bench      every architecture and nginx at depth 1 and 16; medians, ratios to nginx, targets"
+	@echo "  verify     check data/raw against its checksum manifest (modified or missing files)"
 	@echo "  import     RAW=path/to/raw [IMPORT_AS=name]: merge another machine's campaigns (never overwrites)"
 	@echo "  echo-study / latency-study   notebooks/echo_study.ipynb, notebooks/latency_study.ipynb"
 	@echo "  clean      remove build and generated outputs (never data/raw)"

@@ -113,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
                           help="import the one campaign of PATH under this name (the original name goes into "
                                "NEWNAME/import/import-<UTC>.json; no file is edited)")
 
+    manifest = commands.add_parser("manifest", help="check data/raw against its checksum manifest, or add new "
+                                   "files to it (never changes a listed entry)")
+    manifest.add_argument("--raw-root", default="data/raw", help="default: %(default)s")
+    manifest.add_argument("--update", action="store_true",
+                          help="add files not listed yet; refuses if a listed file changed or is missing")
+
     notebook = commands.add_parser("notebook", help="execute notebooks/NAME.ipynb with papermill, keep the copy")
     notebook.add_argument("name", help="notebook name in notebooks/ (e.g. run_trials) or a path to an .ipynb")
     notebook.add_argument("--campaign", help="the campaign; the executed copy goes to RAW_ROOT/CAMPAIGN/executed/")
@@ -209,7 +215,24 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_manifest(args: argparse.Namespace) -> int:
+    from archbench import manifest
+
+    raw_root = Path(args.raw_root)
+    if args.update:
+        added = manifest.update(raw_root)
+        print(f"{raw_root / manifest.MANIFEST_NAME}: {len(added)} file(s) added")
+        return 0
+    check = manifest.verify(raw_root)
+    if check.describe():
+        print(check.describe())
+    verdict = "intact" if check.intact else "DAMAGED: listed files modified or missing"
+    print(f"{raw_root}: {verdict} ({len(manifest.read_manifest(raw_root))} listed, {len(check.unlisted)} not listed yet)")
+    return 0 if check.intact else EXIT_ERROR
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from archbench.manifest import ManifestConflict
     from archbench.notebooks import NotebookFailed
     from archbench.params import ParameterError
     from archbench.parsers import LoadOutputError
@@ -217,7 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from archbench.storage import StorageError
 
     args = build_parser().parse_args(argv)
-    handlers = {"parse": cmd_parse, "run": cmd_run, "bench": cmd_bench, "notebook": cmd_notebook, "import": cmd_import}
+    handlers = {"parse": cmd_parse, "run": cmd_run, "bench": cmd_bench, "notebook": cmd_notebook, "import": cmd_import,
+                "manifest": cmd_manifest}
     try:
         return handlers[args.command](args)
     except ParameterError as error:
@@ -230,6 +254,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (PreflightError, StorageError, LoadOutputError, NotebookFailed, FileNotFoundError, FileExistsError,
-            ValueError) as error:
+            ValueError, ManifestConflict) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_ERROR

@@ -107,6 +107,16 @@ def escape(text: Any) -> str:
     return re.sub(r"-(?=-)", "-{}", escaped)
 
 
+def escape_identifier(text: Any) -> str:
+    """Escaped identifier (trial id, configuration, server entry) in typewriter type that may
+    break after its separators, so long generated names never run into the margin."""
+    escaped = escape(text)
+    for separator in ("-{}", "/", "=", ",", ":"):
+        escaped = escaped.replace(separator, separator + r"\allowbreak{}")
+    escaped = re.sub(r"-(?!\{\})", r"-\\allowbreak{}", escaped)
+    return r"\texttt{" + escaped + "}"
+
+
 def escape_command(text: Any) -> str:
     """Escaped command line in typewriter type that may break after '/' (long paths, URLs)."""
     return r"\texttt{" + escape(text).replace("/", r"/\allowbreak{}") + "}"

@@ -48,6 +48,7 @@ from archbench.latex import (
     MISSING,
     MacroSet,
     escape,
+    escape_identifier,
     format_count,
     format_decimal,
     format_list,
@@ -480,7 +481,7 @@ def outlier_sentence(trials: pd.DataFrame, summary: pd.DataFrame) -> tuple[str, 
         return (f"No trial of the {_plural(checkable, 'configuration')} with four or more successful trials lies "
                 "beyond the fences.", rows)
     far = int((rows["kind"] == "far out").sum())
-    named = [f"\\texttt{{{escape(r['trial_id'])}}} ({fmt_rate(r['value'])}\\,r/s"
+    named = [f"{escape_identifier(r['trial_id'])} ({fmt_rate(r['value'])}\\,r/s"
              + (", far out)" if r["kind"] == "far out" else ")") for _, r in rows.iterrows()]
     text = (f"{_plural(len(rows), 'trial')} in {_plural(rows['config_id'].nunique(), 'configuration')} "
             f"{'lies' if len(rows) == 1 else 'lie'} beyond the fences ({far} far out): {_named(named)}; "
@@ -501,7 +502,7 @@ def adaptive_sentence(state: AdaptiveOutcome, labels: Labeller, summary: pd.Data
     by_id = {str(r["config_id"]): r for _, r in summary.iterrows()} if not summary.empty else {}
 
     def name(cid: str) -> str:
-        return config_text(by_id[cid], labels, several) if cid in by_id else f"\\texttt{{{escape(cid)}}}"
+        return config_text(by_id[cid], labels, several) if cid in by_id else escape_identifier(cid)
 
     maximum = f"at most {state.max_trials} trials" if state.max_trials is not None else "no maximum"
     text = (f"Adaptive repetition was on: after the planned trials, rounds of one more trial went to every "
@@ -1501,7 +1502,7 @@ def factors_table(meta: Mapping[str, Any], summary: pd.DataFrame, trials: pd.Dat
         if name in PARAMETER_SKIP:
             continue
         if name == "servers" and isinstance(value, list):
-            text = "; ".join(r"\texttt{" + escape(_server_entry_text(e)) + "}" for e in value) or "none"
+            text = "; ".join(escape_identifier(_server_entry_text(e)) for e in value) or "none"
         else:
             text = escape(_parameter_text(value))
         body.append(f"\\texttt{{{escape(name)}}} & {text} \\\\")

@@ -301,7 +301,8 @@ def _stop_server(
         return []  # the trial already failed before the load; its reason says why
     problems = []
     if ended_before_stop is not None or sent == "none":
-        problems.append(f"server exited on its own during the load with status {ended.exit_code}")
+        problems.append(f"server exited on its own during the load with status {ended.exit_code}; "
+                        f"output tail: {tail(output) or '(none)'}")
     elif sent == "SIGKILL":
         problems.append(f"server did not stop within {params.stop_grace_s:g} s of SIGTERM; killed")
     elif ended.exit_code != 0:

@@ -74,3 +74,35 @@ def test_runner_killed_outright_leaves_no_server_or_load_generator(
         if runner.poll() is None:
             runner.kill()
             runner.wait()
+
+
+@pytest.mark.parametrize("architecture", ["blocking", "thread_pool", "epoll", "reuseport", "io_uring", "prefork"])
+def test_a_port_in_use_is_a_clear_error(real_build_dir, architecture: str) -> None:
+    """The runner always asks for an ephemeral port (--port 0); a port given by hand that is
+    taken makes the server exit at once, naming the address, instead of serving nothing."""
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    try:
+        done = subprocess.run([str(real_build_dir / "bin" / architecture), "--port", str(port)],
+                              capture_output=True, text=True, timeout=10)
+    finally:
+        taken.close()
+    if done.returncode == 3:
+        pytest.skip(f"{architecture} unsupported here: {done.stderr.strip()}")
+    assert done.returncode == 1
+    assert f"127.0.0.1:{port}" in done.stderr and "Address already in use" in done.stderr
+    assert "listening on" not in done.stdout
+
+
+def test_the_runner_always_asks_for_an_ephemeral_port() -> None:
+    from archbench.servers import server_specs
+
+    for spec in server_specs().values():
+        if spec.name == "nginx":
+            continue  # the launcher picks a free port itself
+        argv = spec.command({"threads": 1, "proto": "http"}, Path("build"))
+        assert argv[argv.index("--port") + 1] == "0", spec.name

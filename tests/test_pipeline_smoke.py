@@ -67,3 +67,6 @@ def test_smoke_profile_from_notebook_to_pdf(tmp_path: Path, cpu_pair, repo_env: 
     assert "undefined" not in log.lower()
     # The report is about this campaign, not the reference one.
     assert CAMPAIGN in (paper / "generated" / "macros.tex").read_text()
+    # The cross-OS path runs on every build, from source 000's published tables shipped in data/external.
+    crossos = (paper / "generated" / "table-crossos-source000.tex").read_text()
+    assert "Windows" in crossos and "Linux" in crossos and "Holm" in crossos

@@ -240,9 +240,23 @@ def test_server_crashing_during_the_load_fails(fake_build_dir, load_tools, cpu_p
     record = run_trial(single_trial(params), params, provenance={}).record
     assert record["status"] == "failed"
     assert record["failure_reason"] == (
-        "server exited on its own during the load with status 139; no shutdown JSON line in the server's output"
+        "server exited on its own during the load with status 139; output tail: listening on 127.0.0.1:"
+        f"{record['server']['ready_line'].rsplit(':', 1)[1]}\nsegfault, pretend; "
+        "no shutdown JSON line in the server's output"
     )
     assert record["server"]["signal_sent"] is None
+
+
+def test_a_crashing_server_fails_its_trials_and_the_campaign_goes_on(
+    fake_build_dir, load_tools, cpu_pair, tmp_path: Path
+) -> None:
+    build = fake_build_dir("blocking", PYTHON_FAKE_SERVER.format(
+        python=sys.executable, behaviour="time.sleep(0.3)\nprint('segfault, pretend', file=sys.stderr)\nsys.exit(139)"))
+    params = fake_params(build, cpu_pair, tmp_path, trials=2, connection_counts=[4, 8])
+    result = run_campaign(params, stream=io.StringIO())
+    assert dict(result.statuses) == {"failed": 4}  # every planned trial ran and was recorded
+    reasons = {json.loads(p.read_text())["failure_reason"] for p in (tmp_path / "raw" / "fake").glob("*-r0*.json")}
+    assert all("status 139" in r and "segfault, pretend" in r for r in reasons)
 
 
 def test_failed_trials_are_recorded_not_dropped(fake_build_dir, cpu_pair, tmp_path: Path) -> None:
