@@ -200,29 +200,56 @@ def longtable(columns: Sequence[tuple[str, str]], caption: str, label: str, body
     return "\n".join(lines) + "\n"
 
 
-# Conservative character widths (pt) of Latin Modern digits and punctuation at the table sizes, and the text
-# width of the report (A4, 2.4 cm margins), for sizing a longtable's first column from its data.
-CHAR_PT = {r"\scriptsize": 3.65, r"\footnotesize": 4.15, r"\small": 4.7}
+# Widths (em) of Latin Modern Roman glyphs, for sizing a longtable's first column from its data; the report is
+# 11 pt on A4 with 2.4 cm margins. A glyph not listed counts as an upper-case letter's width, so estimates err wide.
+# Small sizes use optically scaled designs with wider glyphs, so each size's em is taken from a digit's measured
+# width (\settowidth in the report's preamble: ten digits are 36.67 pt in \tiny, 42.5 pt in \scriptsize).
+FONT_EM_PT = {r"\tiny": 7.34, r"\scriptsize": 8.5, r"\footnotesize": 9.25, r"\small": 10.0}
+ESTIMATE_MARGIN = 1.03
 TEXT_WIDTH_PT = 459.0
-_CONTROL = re.compile(r"\\begin\{tabular\}(\[[a-z]\])?\{[^}]*\}|\\end\{tabular\}|\\[A-Za-z]+|[{}$]")
+MINIMUM_FIRST_COLUMN_CM = 2.6
+_GLYPH_EM = {**{d: 0.5 for d in "0123456789"}, **{c: 0.278 for c in ".,;:!'[]"}, **{c: 0.389 for c in "()"},
+             " ": 0.333, "~": 0.333, "-": 0.333, "/": 0.5, "?": 0.472, "%": 0.833, "*": 0.5, "<": 0.778, ">": 0.778,
+             "+": 0.778, "=": 0.778, "\u2212": 0.778, "\u2009": 0.167, "|": 0.278, "_": 0.0, "^": 0.0,
+             **{c: 0.5 for c in "abcdeghknopqrsuvxyz"}, **{c: 0.278 for c in "fijlt"}, "m": 0.833, "w": 0.722}
+_INLINE = [(r"$-$", "\u2212"), (r"\,", "\u2009"), (r"\%", "%"), (r"\_", "_"), (r"\&", "&"), (r"{[}", "["), (r"{]}", "]")]
+_CONTROL = re.compile(r"\\begin\{tabular\}(\[[a-z]\])?\{(?:[^{}]|\{\})*\}|\\end\{tabular\}|\\[A-Za-z]+|[{}$]")
 
 
 def natural_width_pt(cell: str, size: str) -> float:
-    """An upper estimate of a cell's width: its longest line's visible characters times a digit's width."""
-    lines = cell.split("\\\\")
-    longest = max(len(_CONTROL.sub("", line).replace("~", " ")) for line in lines)
-    return longest * CHAR_PT.get(size, 4.3)
+    """An estimate of a cell's width, from above: its widest line, glyph by glyph, at the table's font size."""
+    widest = 0.0
+    for line in cell.split("\\\\"):
+        for pattern, glyph in _INLINE:
+            line = line.replace(pattern, glyph)
+        text = _CONTROL.sub("", line)
+        widest = max(widest, sum(_GLYPH_EM.get(c, 0.75) for c in text))
+    return widest * FONT_EM_PT.get(size, 11.0) * ESTIMATE_MARGIN
 
 
-def first_column_cm(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], size: str, tabcolsep_pt: float,
-                    minimum_cm: float = 2.6, maximum_cm: float = 5.5) -> float:
+def free_first_column_pt(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], size: str,
+                         tabcolsep_pt: float) -> float:
     """The width left for the first (paragraph) column once the other columns take their natural widths."""
     others = 0.0
     for index in range(1, len(columns)):
         cells = [columns[index][0]] + [row[index] for row in rows if index < len(row)]
         others += max(natural_width_pt(c, size) for c in cells) + 2 * tabcolsep_pt
-    free_pt = TEXT_WIDTH_PT - others - 2 * tabcolsep_pt - 10.0 - 1.5 * len(columns)  # margin for the estimate
-    return round(max(minimum_cm, min(maximum_cm, free_pt / 28.4527)), 2)
+    return TEXT_WIDTH_PT - others - 2 * tabcolsep_pt
+
+
+def first_column_cm(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], size: str, tabcolsep_pt: float,
+                    minimum_cm: float = MINIMUM_FIRST_COLUMN_CM, maximum_cm: float = 5.5) -> float:
+    free_cm = free_first_column_pt(columns, rows, size, tabcolsep_pt) / 28.4527
+    return round(max(minimum_cm, min(maximum_cm, free_cm)), 2)
+
+
+def fitting_size(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], sizes: Sequence[str],
+                 tabcolsep_pt: float) -> str:
+    """The largest of `sizes` (largest first) at which the table fits the text width; else the smallest."""
+    for size in sizes:
+        if free_first_column_pt(columns, rows, size, tabcolsep_pt) >= MINIMUM_FIRST_COLUMN_CM * 28.4527:
+            return size
+    return sizes[-1]
 
 
 def fitted(columns: list[tuple[str, str]], rows: Sequence[Sequence[str]], size: str, tabcolsep_pt: float,
@@ -362,8 +389,9 @@ def diagnostics_table(summary: pd.DataFrame, adaptive_state: AdaptiveOutcome) ->
         r"and the trials beyond Tukey's fences (far out in parentheses), which are kept in every statistic."
         + adaptive_text
     )
-    columns = fitted(columns, cells_of_rows, r"\scriptsize", 2.5)
-    return longtable(columns, caption, "tab:diagnostics", body, size=r"\scriptsize", tabcolsep="2.5pt",
+    size = fitting_size(columns, cells_of_rows, (r"\scriptsize", r"\tiny"), 2.5)
+    columns = fitted(columns, cells_of_rows, size, 2.5)
+    return longtable(columns, caption, "tab:diagnostics", body, size=size, tabcolsep="2.5pt",
                      notes=mark_notes(summary))
 
 
@@ -835,7 +863,9 @@ def comparisons_table(frame: pd.DataFrame) -> str:
                 difference_cell(row),
                 ratio_cell(row),
             ])
-    columns = fitted(columns, [cells for cells in body if isinstance(cells, list)], r"\footnotesize", 3.0)
+    cells_of_rows = [cells for cells in body if isinstance(cells, list)]
+    size = fitting_size(columns, cells_of_rows, (r"\footnotesize", r"\scriptsize"), 3.0)
+    columns = fitted(columns, cells_of_rows, size, 3.0)
     body = [line if isinstance(line, str) else " & ".join(line) + r" \\[2pt]" for line in body]
     caption = (
         r"Comparisons within the campaign, one family per block, on the throughput of the measured trials with "
@@ -843,7 +873,7 @@ def comparisons_table(frame: pd.DataFrame) -> str:
         r"($m$: the comparisons with a defined $p$), the effect size, the difference and the ratio, each with its "
         r"95\,\% confidence interval."
     )
-    return longtable(columns, caption, "tab:comparisons", body, notes=COMPARISON_NOTES)
+    return longtable(columns, caption, "tab:comparisons", body, size=size, notes=COMPARISON_NOTES)
 
 
 def comparison_sentence(frame: pd.DataFrame, seed: int | None, resamples: int) -> str:
@@ -1192,14 +1222,15 @@ def measured_table(frame: pd.DataFrame | None, label: str, caption: str, empty_s
     # The first cell's two lines (configuration, groups) are measured apart: it is the column being sized.
     if one_pair:
         columns[0] = ("Configuration", columns[0][1])
-    columns = fitted(columns, cells_of_rows, r"\scriptsize", 2.5)
+    size = fitting_size(columns, cells_of_rows, (r"\scriptsize", r"\tiny"), 2.5)
+    columns = fitted(columns, cells_of_rows, size, 2.5)
     body = [" & ".join(cells) + r" \\[2pt]" for cells in cells_of_rows]
     if one_pair:
         first = frame.iloc[0]
         body.insert(0, _family_row(len(columns), f"a = {escape(first['a'])}, b = {escape(first['b'])}"))
     notes = COMPARISON_NOTES.replace(r" Ratio: the same centres, a over b, with a seeded bootstrap interval.", "")
     notes = notes.replace("within each family", "over the table")
-    return longtable(columns, caption, label, body, size=r"\scriptsize", tabcolsep="2.5pt", notes=notes)
+    return longtable(columns, caption, label, body, size=size, tabcolsep="2.5pt", notes=notes)
 
 
 def _confounding_summary(frame: pd.DataFrame) -> str:

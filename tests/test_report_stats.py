@@ -180,6 +180,25 @@ def test_first_column_takes_what_the_others_leave():
     assert report_stats.first_column_cm(columns, [["x", "1" * 200, "2"]], r"\footnotesize", 3.0) == 2.6  # floor
 
 
+def test_a_table_too_wide_at_its_size_takes_the_next_smaller():
+    """Million-scale rates with intervals in eight columns (pipelined trials of two hosts) do not fit at
+    \\scriptsize with a readable first column; the same table fits at \\tiny, and narrow tables keep their size."""
+    interval = report_stats.two_lines("1,554,102", "[1,391,607; 1,716,598]")
+    difference = report_stats.two_lines("$-$24,399", "[$-$206,880; 158,083]")
+    effect = report_stats.two_lines("$g$$\\,=\\,$$-$0.20", "[$-$1.40; 1.02]")
+    columns = [("Configuration", "l"), ("$n_a/n_b$", "r"), ("Mean a", "r"), ("Mean b", "r"), ("Test", "l"),
+               ("$p$", "r"), ("Difference", "r"), ("Effect size", "r"), ("Hardware", "c")]
+    wide = [["epoll", "4/4", interval, interval, "Welch", "1.00", difference, effect, "same"]]
+    narrow = [["epoll", "4/4", "14,110", "14,537", "Welch", "1.00", "$-$427", "0.5", "same"]]
+    sizes = (r"\scriptsize", r"\tiny")
+    assert report_stats.fitting_size(columns, wide, sizes, 2.5) == r"\tiny"
+    assert report_stats.fitting_size(columns, narrow, sizes, 2.5) == r"\scriptsize"
+    assert report_stats.first_column_cm(columns, wide, r"\tiny", 2.5) > 2.6
+    # A digit is half an em and a minus sign wider than a hyphen: the estimate follows the glyphs.
+    assert report_stats.natural_width_pt("10", r"\scriptsize") == pytest.approx(8.5 * report_stats.ESTIMATE_MARGIN)
+    assert report_stats.natural_width_pt("$-$1", r"\small") > report_stats.natural_width_pt("-1", r"\small")
+
+
 def test_median_coverage_sentence_states_exact_coverage():
     summary = pd.DataFrame({"n": [2, 5, 10, 1]})
     text = report_stats.median_coverage_sentence(summary)
