@@ -165,9 +165,7 @@ def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> d
     status = record.get("status", "failed")
 
     parsed, parse_error = _parse_load_output(load, record, campaign_dir, parse)
-    flags = list(parsed.get("flags") or []) if parsed else []
-    if status == "ok" and parsed is None:
-        flags.append(FLAG_UNPARSED)
+    flags = output_flags(parsed, status)
 
     row: dict[str, Any] = {
         "campaign": record.get("campaign"),
@@ -195,34 +193,34 @@ def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> d
     latency = parsed.get("latency_s") or {}
     percentiles = latency.get("percentiles") or {}
     socket_errors = parsed.get("socket_errors") or {}
-    total_requests = _number(parsed.get("total_requests"))
+    total_requests = number(parsed.get("total_requests"))
     row.update(
-        requests_per_sec=_number(parsed.get("requests_per_sec")),
+        requests_per_sec=number(parsed.get("requests_per_sec")),
         total_requests=total_requests,
         # The configured duration is the config field duration_s; this is what wrk measured.
-        measured_duration_s=_number(parsed.get("duration_s")),
-        bytes_read=_number(parsed.get("bytes_read")),
-        latency_avg_s=_number(latency.get("avg")),
-        latency_stdev_s=_number(latency.get("stdev")),
-        latency_max_s=_number(latency.get("max")),
+        measured_duration_s=number(parsed.get("duration_s")),
+        bytes_read=number(parsed.get("bytes_read")),
+        latency_avg_s=number(latency.get("avg")),
+        latency_stdev_s=number(latency.get("stdev")),
+        latency_max_s=number(latency.get("max")),
     )
-    valid, invalid = _checked_percentiles(percentiles, _number(latency.get("max")))
+    valid, invalid = _checked_percentiles(percentiles, number(latency.get("max")))
     for p in LATENCY_PERCENTILES:
         row[f"latency_p{p}_s"] = valid.get(p, math.nan)
     # wrk sometimes prints 0.00us for percentiles it did not fill (wg/wrk#354, and under pipelining #236):
     # such a value is not a latency, so it is left out of every statistic and counted here.
     row["latency_invalid_percentiles"] = FLAG_SEPARATOR.join(invalid)
     for kind in SOCKET_ERROR_KINDS:
-        row[f"socket_errors_{kind}"] = _number(socket_errors.get(kind))
-    row["non_2xx"] = _number(parsed.get("non_2xx"))
+        row[f"socket_errors_{kind}"] = number(socket_errors.get(kind))
+    row["non_2xx"] = number(parsed.get("non_2xx"))
 
     server_cpu_s, cpu_source = server_cpu_seconds(server)
     load_cpu_s = _sum_or_nan(load.get("cpu_user_s"), load.get("cpu_sys_s"))
     load_cpu_count = len(parse_cpu_list(load.get("cpus") or ""))
     utilisation = load_cpu_utilisation(load)
-    connections = _number(config.get("connections"))
-    connections_served = _number(server_stats.get("connections_served"))
-    bytes_read = _number(parsed.get("bytes_read"))
+    connections = number(config.get("connections"))
+    connections_served = number(server_stats.get("connections_served"))
+    bytes_read = number(parsed.get("bytes_read"))
     row.update(
         server_cpu_s=server_cpu_s,
         server_cpu_source=cpu_source,
@@ -233,19 +231,19 @@ def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> d
         load_cpu_utilisation=utilisation,
         client_bound=bool(not math.isnan(utilisation) and utilisation >= CLIENT_BOUND_THRESHOLD),
         # What the server says its response is (nginx), and what wrk read per completed request.
-        response_bytes=_number(server_stats.get("response_bytes")),
+        response_bytes=number(server_stats.get("response_bytes")),
         bytes_per_response=stats.ratio(bytes_read, total_requests),
-        connections_accepted=_number(server_stats.get("connections_accepted")),
+        connections_accepted=number(server_stats.get("connections_accepted")),
         connections_served=connections_served,
         # wrk never reports a connection that is never answered (contracts.md section 1).
         # Reconnections after errors can make served exceed configured; starved is never negative.
         starved_connections=max(0.0, connections - connections_served)
         if not (math.isnan(connections) or math.isnan(connections_served))
         else math.nan,
-        requests_served=_number(server_stats.get("requests_served")),
-        bad_requests=_number(server_stats.get("bad_requests")),
-        connection_resets=_number(server_stats.get("connection_resets")),
-        server_errors=_number(server_stats.get("errors")),
+        requests_served=number(server_stats.get("requests_served")),
+        bad_requests=number(server_stats.get("bad_requests")),
+        connection_resets=number(server_stats.get("connection_resets")),
+        server_errors=number(server_stats.get("errors")),
         server_exit_code=server.get("exit_code"),
         load_exit_code=load.get("exit_code"),
         server_cpus=server.get("cpus"),
@@ -262,7 +260,7 @@ def _checked_percentiles(percentiles: Mapping[str, Any], latency_max: float) -> 
     invalid: list[str] = []
     floor = 0.0
     for p in sorted(percentiles, key=lambda k: float(k)):
-        value = _number(percentiles.get(p))
+        value = number(percentiles.get(p))
         if math.isnan(value):
             continue
         if (value <= 0 and not (latency_max <= 0)) or value < floor:
@@ -302,12 +300,12 @@ def load_cpu_utilisation(load: Mapping[str, Any]) -> float:
 
     `load.cpu_utilisation` when the record has it; else (user + sys) / wall / CPUs in `load.cpus`.
     """
-    recorded = _number(load.get("cpu_utilisation"))
+    recorded = number(load.get("cpu_utilisation"))
     if not math.isnan(recorded):
         return recorded
     cpus = len(parse_cpu_list(load.get("cpus") or "")) or 1
     cpu_s = _sum_or_nan(load.get("cpu_user_s"), load.get("cpu_sys_s"))
-    return stats.ratio(cpu_s, _number(load.get("wall_s")) * cpus)
+    return stats.ratio(cpu_s, number(load.get("wall_s")) * cpus)
 
 
 def parse_cpu_list(text: Any) -> set[int]:
@@ -332,6 +330,15 @@ def our_response_bytes(response: Any = "test") -> int | None:
         return None
     head = OK_RESPONSE_FORMAT.format(length=len(body), content_type=content_type)
     return len(head.encode("ascii")) + len(body)
+
+
+def output_flags(parsed: ParsedRecord | None, status: Any) -> list[str]:
+    """The parser's flags of a trial's load output, plus FLAG_UNPARSED when the trial says ok but its
+    output could not be parsed (its numbers are unusable, so it must never pass for a clean trial)."""
+    flags = list(parsed.get("flags") or []) if parsed else []
+    if status == "ok" and parsed is None:
+        flags.append(FLAG_UNPARSED)
+    return flags
 
 
 def _parse_load_output(
@@ -401,9 +408,7 @@ def summary_frame(trials: pd.DataFrame, planned_trial_ids: Iterable[str] = ()) -
         socket_errors = ok[[f"socket_errors_{k}" for k in SOCKET_ERROR_KINDS]]
         utilisation = _column(ok, "load_cpu_utilisation")
         row.update(
-            n_flagged=int(ok["flagged"].astype(bool).sum()),
-            n_failed=int((measured["status"] == "failed").sum()),
-            n_unsupported=int((measured["status"] == "unsupported").sum()),
+            **outcome_counts(measured, ok),
             n_client_bound=int(_column(ok, "client_bound").fillna(False).astype(bool).sum()),
             n_latency_invalid=int((_column(ok, "latency_invalid_percentiles").fillna("").astype(str) != "").sum()),
             flags=FLAG_SEPARATOR.join(sorted({f for fs in ok["flags"] for f in str(fs).split(FLAG_SEPARATOR) if f})),
@@ -438,6 +443,16 @@ def summary_frame(trials: pd.DataFrame, planned_trial_ids: Iterable[str] = ()) -
         return summary
     summary = _with_nginx_ratio(summary)
     return sort_configurations(summary).reset_index(drop=True)
+
+
+def outcome_counts(measured: pd.DataFrame, ok: pd.DataFrame) -> dict[str, int]:
+    """How a configuration's measured trials ended: ok but flagged, failed, unsupported (each counted,
+    never averaged; `ok` is the measured trials with status ok)."""
+    return {
+        "n_flagged": int(ok["flagged"].astype(bool).sum()),
+        "n_failed": int((measured["status"] == "failed").sum()),
+        "n_unsupported": int((measured["status"] == "unsupported").sum()),
+    }
 
 
 def distribution_columns(ok: pd.DataFrame) -> dict[str, Any]:
@@ -560,7 +575,7 @@ class Labeller:
             handoff = key_text(row.get("handoff")) or "queue"
             return f"thread pool ({dispatch}, {handoff})"
         if architecture == "thread_per_conn":
-            cap = _number(row.get("max_threads"))
+            cap = number(row.get("max_threads"))
             return "thread-per-connection" + (f" (max {cap:.0f})" if not math.isnan(cap) and cap > 0 else "")
         name = architecture_label(architecture)
         trigger = key_text(row.get("trigger"))
@@ -572,7 +587,7 @@ class Labeller:
         """The family with its thread or worker count: "reactor, 2 threads", "nginx, 1 worker"."""
         family = self.family(row)
         units = THREAD_UNITS.get(key_text(row.get("architecture")))
-        threads = _number(row.get("threads"))
+        threads = number(row.get("threads"))
         if units is None or math.isnan(threads):
             return family
         return f"{family}, {threads:.0f} {units[0] if threads == 1 else units[1]}"
@@ -686,6 +701,7 @@ def key_text(value: Any) -> str:
 
 
 def is_nan(value: Any) -> bool:
+    """Whether a value is missing: None, NaN, NaT or pd.NA (latex.is_missing is this function)."""
     if value is None:
         return True
     try:
@@ -735,7 +751,7 @@ def pipeline_depths(summary: pd.DataFrame) -> list[int]:
 
 def _has_data(row: Mapping[str, Any]) -> bool:
     """A configuration the comparison can show: measured (n > 0) or at least tried and unsupported."""
-    return _number(row.get("n")) > 0 or _number(row.get("n_unsupported")) > 0
+    return number(row.get("n")) > 0 or number(row.get("n_unsupported")) > 0
 
 
 def comparison(summary: pd.DataFrame, pipeline: int) -> Comparison | None:
@@ -834,23 +850,39 @@ def process_campaign(
     """Read a raw campaign and (re)write trials.csv and summary.csv in processed_dir."""
     campaign_dir = Path(campaign_dir).resolve()
     processed_dir = Path(processed_dir).resolve()
-    if processed_dir == campaign_dir or campaign_dir in processed_dir.parents:
-        raise ValueError(f"processed_dir {processed_dir} is inside the immutable raw campaign {campaign_dir}")
+    refuse_inside_raw(processed_dir, campaign_dir)
     campaign = load_raw_campaign(campaign_dir)
     trials = trials_frame(campaign, parse)
     summary = summary_frame(trials, campaign.meta.get("plan") or ())
+    written = write_csvs(processed_dir, {"trials.csv": trials, "summary.csv": summary})
+    return ProcessedCampaign(campaign, trials, summary, written["trials.csv"], written["summary.csv"])
+
+
+def refuse_inside_raw(processed_dir: Path, campaign_dir: Path) -> None:
+    """Raise ValueError when processed_dir is campaign_dir or inside it: a raw campaign is never written."""
+    processed, raw = Path(processed_dir).resolve(), Path(campaign_dir).resolve()
+    if processed == raw or raw in processed.parents:
+        raise ValueError(f"processed_dir {processed_dir} is inside the immutable raw campaign {campaign_dir}")
+
+
+def write_csvs(processed_dir: Path, frames: Mapping[str, pd.DataFrame]) -> dict[str, Path]:
+    """Write each frame as processed_dir/<name>, with LF line ends whatever the OS (so regenerated files
+    compare byte for byte); {name: path written}."""
+    processed_dir = Path(processed_dir)
     processed_dir.mkdir(parents=True, exist_ok=True)
-    trials_csv = processed_dir / "trials.csv"
-    summary_csv = processed_dir / "summary.csv"
-    trials.to_csv(trials_csv, index=False, lineterminator="\n")
-    summary.to_csv(summary_csv, index=False, lineterminator="\n")
-    return ProcessedCampaign(campaign, trials, summary, trials_csv, summary_csv)
+    written: dict[str, Path] = {}
+    for name, frame in frames.items():
+        path = processed_dir / name
+        frame.to_csv(path, index=False, lineterminator="\n")
+        written[name] = path
+    return written
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _number(value: Any) -> float:
+def number(value: Any) -> float:
+    """A float, NaN for None/bool/unparseable (a missing measurement is not zero)."""
     if value is None or isinstance(value, bool):
         return math.nan
     try:
@@ -860,7 +892,7 @@ def _number(value: Any) -> float:
 
 
 def _sum_or_nan(*values: Any) -> float:
-    numbers = [_number(v) for v in values]
+    numbers = [number(v) for v in values]
     return math.nan if any(math.isnan(n) for n in numbers) else sum(numbers)
 
 

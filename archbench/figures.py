@@ -16,6 +16,7 @@ matplotlib.use("Agg")  # before pyplot: no display on build machines or CI
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, NullLocator  # noqa: E402
 
@@ -91,6 +92,25 @@ def _error_bars(rows: pd.DataFrame) -> np.ndarray:
     return np.vstack([np.nan_to_num(low), np.nan_to_num(high)])
 
 
+def _plot_means_and_trials(axes: Axes, one: Series, trials: pd.DataFrame, swept: str, marker: str) -> str:
+    """Mean throughput ± 95% CI of `one` against `swept` as a line, its measured trials as faint
+    points in the same colour behind it; returns that colour."""
+    line = axes.errorbar(
+        one.rows[swept],
+        one.rows["mean"],
+        yerr=_error_bars(one.rows),
+        marker=marker,
+        markersize=4,
+        capsize=3,
+        linewidth=1.2,
+        label=one.label,
+    )
+    colour = line[0].get_color()
+    points = _trial_points(trials, one, swept)
+    axes.scatter(points[swept], points["requests_per_sec"], s=8, color=colour, alpha=0.35, linewidths=0)
+    return colour
+
+
 def pool_size_series(summary: pd.DataFrame) -> list[Series]:
     return [s for s in series_of(summary, "threads") if s.first["architecture"] == "thread_pool"]
 
@@ -123,20 +143,7 @@ def pool_size_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | No
     with plt.rc_context(STYLE):
         figure, axes = plt.subplots(figsize=(5.6, 3.4))
         for index, one in enumerate(series):
-            marker = MARKERS[index % len(MARKERS)]
-            points = _trial_points(trials, one, "threads")
-            line = axes.errorbar(
-                one.rows["threads"],
-                one.rows["mean"],
-                yerr=_error_bars(one.rows),
-                marker=marker,
-                markersize=4,
-                capsize=3,
-                linewidth=1.2,
-                label=one.label,
-            )
-            colour = line[0].get_color()
-            axes.scatter(points["threads"], points["requests_per_sec"], s=8, color=colour, alpha=0.35, linewidths=0)
+            _plot_means_and_trials(axes, one, trials, "threads", MARKERS[index % len(MARKERS)])
         axes.set_xlabel("Worker threads N (the accepting/polling thread is one more)")
         axes.set_ylabel("Throughput (requests/s)")
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -170,19 +177,7 @@ def connections_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | 
         )
         for index, one in enumerate(series):
             marker = MARKERS[index % len(MARKERS)]
-            line = top.errorbar(
-                one.rows["connections"],
-                one.rows["mean"],
-                yerr=_error_bars(one.rows),
-                marker=marker,
-                markersize=4,
-                capsize=3,
-                linewidth=1.2,
-                label=one.label,
-            )
-            colour = line[0].get_color()
-            points = _trial_points(trials, one, "connections")
-            top.scatter(points["connections"], points["requests_per_sec"], s=8, color=colour, alpha=0.35, linewidths=0)
+            colour = _plot_means_and_trials(top, one, trials, "connections", marker)
             bottom.plot(
                 one.rows["connections"],
                 one.rows["starved_connections_mean"],

@@ -141,13 +141,9 @@ def macro_name(*words: str) -> str:
     return "\\" + name
 
 
-def is_missing(value: Any) -> bool:
-    if value is None:
-        return True
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
+# What counts as no value (None, NaN, NaT, pd.NA) is decided once, in analysis; tables and macros print
+# it as MISSING.
+is_missing = analysis.is_nan
 
 
 def format_count(value: Any) -> str:
@@ -271,32 +267,84 @@ class Column:
     align: str  # l, r, c
 
 
-def render_tabular(columns: Sequence[Column], rows: Sequence[Sequence[str]], group_breaks: Iterable[int] = ()) -> str:
-    """A booktabs tabular; `group_breaks` are row indices that get a \\midrule before them."""
+def _header(columns: Sequence[Column]) -> str:
+    return " & ".join(c.header for c in columns) + r" \\"
+
+
+def _body_lines(rows: Sequence[Sequence[str]], group_breaks: Iterable[int]) -> list[str]:
+    """One line per row; a \\midrule before each row index in `group_breaks` (never before the first)."""
     breaks = set(group_breaks)
-    lines = [
-        r"\begin{tabular}{" + "".join(c.align for c in columns) + "}",
-        r"\toprule",
-        " & ".join(c.header for c in columns) + r" \\",
-        r"\midrule",
-    ]
+    lines = []
     for index, row in enumerate(rows):
         if index in breaks and index:
             lines.append(r"\midrule")
         lines.append(" & ".join(row) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
+    return lines
+
+
+def render_tabular(columns: Sequence[Column], rows: Sequence[Sequence[str]], group_breaks: Iterable[int] = ()) -> str:
+    """A booktabs tabular; `group_breaks` are row indices that get a \\midrule before them."""
+    lines = [
+        r"\begin{tabular}{" + "".join(c.align for c in columns) + "}",
+        r"\toprule",
+        _header(columns),
+        r"\midrule",
+        *_body_lines(rows, group_breaks),
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
     return "\n".join(lines)
 
 
-def row_marks(row: pd.Series, client_bound: bool = False) -> str:
-    """Marks for a configuration's number: flagged, failed, unsupported and (where the table
-    explains it) client-bound trials."""
+def render_longtable(columns: Sequence[Column], rows: Sequence[Sequence[str]], caption: str, label: str,
+                     group_breaks: Iterable[int] = (), tabcolsep: str = "3pt", notes: str = "") -> str:
+    """A booktabs longtable in footnote size, for tables too long for one page (the header repeats on each),
+    with `notes` (a notes_block, may be empty) under it; `group_breaks` as in render_tabular."""
+    header = _header(columns)
+    lines = [
+        r"{\footnotesize\setlength{\tabcolsep}{" + tabcolsep + r"}\setlength{\LTcapwidth}{\linewidth}",
+        r"\begin{longtable}{" + "".join(c.align for c in columns) + "}",
+        r"\caption{" + caption + r"}\label{" + label + r"}\\",
+        r"\toprule", header, r"\midrule", r"\endfirsthead",
+        r"\toprule", header, r"\midrule", r"\endhead",
+        r"\bottomrule", r"\endfoot",
+        *_body_lines(rows, group_breaks),
+        r"\end{longtable}",
+        notes,
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def adjusted_table(caption: str, label: str, tabular: str, notes: str = "") -> str:
+    """A footnote-size table float whose tabular is shrunk only if its data make it wider than the text
+    (long intervals, names), with `notes` (a notes_block, may be empty) under it."""
+    return "\n".join(
+        [
+            r"\begin{table}[htbp]",
+            r"\centering",
+            r"\footnotesize",
+            r"\setlength{\tabcolsep}{3pt}",
+            f"\\caption{{{caption}}}",
+            f"\\label{{{label}}}",
+            r"\begin{adjustbox}{max width=\linewidth}",
+            tabular,
+            r"\end{adjustbox}",
+            notes,
+            r"\end{table}",
+        ]
+    )
+
+
+def row_marks(row: pd.Series, client_bound: bool = False, unsupported: bool = True) -> str:
+    """Marks for a configuration's number: flagged, failed, unsupported (unless the table leaves that
+    mark out) and (where the table explains it) client-bound trials."""
     marks = ""
     if _count(row.get("n_flagged")) > 0:
         marks += FLAGGED_MARK
     if _count(row.get("n_failed")) > 0:
         marks += FAILED_MARK
-    if _count(row.get("n_unsupported")) > 0:
+    if unsupported and _count(row.get("n_unsupported")) > 0:
         marks += UNSUPPORTED_MARK
     if client_bound and _count(row.get("n_client_bound")) > 0:
         marks += CLIENT_BOUND_MARK
@@ -309,19 +357,34 @@ def _any_positive(rows: pd.DataFrame, column: str) -> bool:
     return bool((pd.to_numeric(rows[column], errors="coerce").fillna(0) > 0).any())
 
 
-def table_notes(rows: pd.DataFrame, extra: Sequence[str] = (), client_bound: bool = False) -> str:
-    notes = list(extra)
-    if _any_positive(rows, "n_flagged"):
-        notes.append(FLAGGED_NOTE)
-    if _any_positive(rows, "n_failed"):
-        notes.append(FAILED_NOTE)
-    if _any_positive(rows, "n_unsupported"):
-        notes.append(UNSUPPORTED_NOTE)
-    if client_bound and _any_positive(rows, "n_client_bound"):
-        notes.append(CLIENT_BOUND_NOTE)
+def notes_for_marks(
+    rows: pd.DataFrame,
+    flagged: str | None = FLAGGED_NOTE,
+    failed: str | None = FAILED_NOTE,
+    unsupported: str | None = UNSUPPORTED_NOTE,
+    client_bound: str | None = None,
+) -> list[str]:
+    """The note of each mark (as row_marks puts them) that some row carries, in mark order. A table whose
+    trials mean something else (echo, latency) passes its own wording; None: the table has no such mark."""
+    notes = []
+    for column, note in (("n_flagged", flagged), ("n_failed", failed), ("n_unsupported", unsupported),
+                         ("n_client_bound", client_bound)):
+        if note is not None and _any_positive(rows, column):
+            notes.append(note)
+    return notes
+
+
+def notes_block(notes: Sequence[str]) -> str:
+    """Notes set small under a table, one per line; empty without notes."""
     if not notes:
         return ""
     return "\n".join([r"\par\smallskip", r"{\footnotesize\raggedright", r" \\ ".join(notes), r"\par}"])
+
+
+def table_notes(rows: pd.DataFrame, extra: Sequence[str] = (), client_bound: bool = False) -> str:
+    """`extra`, then the notes of the marks row_marks(row, client_bound) puts on these rows."""
+    marks = notes_for_marks(rows, client_bound=CLIENT_BOUND_NOTE if client_bound else None)
+    return notes_block([*extra, *marks])
 
 
 def stacked(*lines: str) -> str:
@@ -602,12 +665,9 @@ def configurations_table(summary: pd.DataFrame) -> str:
             counts,
         ]
         body.append(cells)
-    header = " & ".join(c.header for c in columns) + r" \\"
     depth_note = r"$D$ is wrk's pipeline depth (requests per write). " if several_depths else ""
-    lines = [
-        r"{\footnotesize\setlength{\tabcolsep}{2.5pt}\setlength{\LTcapwidth}{\linewidth}",
-        r"\begin{longtable}{" + "".join(c.align for c in columns) + "}",
-        r"\caption{All configurations: throughput (mean and sample standard deviation), wrk's timeouts, "
+    caption = (
+        r"All configurations: throughput (mean and sample standard deviation), wrk's timeouts, "
         r"starved connections (configured connections minus the connections the server answered at least "
         r"once), server CPU time per completed request (user + system CPU seconds of the server divided "
         r"by wrk's completed requests) and the busy fraction of wrk's CPU, each a mean per trial over the "
@@ -618,27 +678,10 @@ def configurations_table(summary: pd.DataFrame) -> str:
         + N_NOTE
         + " "
         + THREADS_NOTE
-        + r"}\label{tab:configurations}\\",
-        r"\toprule",
-        header,
-        r"\midrule",
-        r"\endfirsthead",
-        r"\toprule",
-        header,
-        r"\midrule",
-        r"\endhead",
-        r"\bottomrule",
-        r"\endfoot",
-    ]
-    for index, cells in enumerate(body):
-        if index in breaks and index:
-            lines.append(r"\midrule")
-        lines.append(" & ".join(cells) + r" \\")
-    lines.append(r"\end{longtable}")
+    )
     extra = [NOT_MEASURED_NOTE] if any(starved_cell(r) == NOT_MEASURED for _, r in summary.iterrows()) else []
-    lines.append(table_notes(summary, extra, client_bound=True))
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return render_longtable(columns, body, caption, "tab:configurations", breaks, tabcolsep="2.5pt",
+                            notes=table_notes(summary, extra, client_bound=True))
 
 
 # --------------------------------------------------------------------------- architecture comparison
@@ -720,22 +763,8 @@ def comparison_table(one: Comparison, labels: Labeller) -> str:
     extra = [NOT_MEASURED_NOTE] if any(starved_cell(r) == NOT_MEASURED for _, r in all_rows.iterrows()) else []
     if _any_positive(all_rows, "n_latency_invalid"):
         extra.append(LATENCY_NOTE)
-    return "\n".join(
-        [
-            r"\begin{table}[htbp]",
-            r"\centering",
-            r"\footnotesize",
-            r"\setlength{\tabcolsep}{3pt}",
-            f"\\caption{{{caption}}}",
-            f"\\label{{{comparison_label(one)}}}",
-            # Shrunk only if the data make it wider than the text (long intervals, names).
-            r"\begin{adjustbox}{max width=\linewidth}",
-            render_tabular(columns, body, breaks),
-            r"\end{adjustbox}",
-            table_notes(all_rows, extra, client_bound=True),
-            r"\end{table}",
-        ]
-    )
+    return adjusted_table(caption, comparison_label(one), render_tabular(columns, body, breaks),
+                          table_notes(all_rows, extra, client_bound=True))
 
 
 def comparison_table_blocks(summary: pd.DataFrame) -> list[tuple[str, str]]:

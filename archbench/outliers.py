@@ -23,6 +23,7 @@ Columns of `outlier_rows` (one row per trial outside the k fences):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -56,6 +57,36 @@ def _groups(trials: pd.DataFrame, by: Sequence[str]) -> list[tuple[tuple[Any, ..
             for key, rows in trials.groupby(keys, sort=False, dropna=False)]
 
 
+@dataclass(frozen=True)
+class GroupOutliers:
+    """One group's Tukey report and the ids of its trials, in the order the report indexes them."""
+
+    key: tuple[Any, ...]
+    report: stats.OutlierReport
+    ids: list[Any]
+
+
+def _group_outliers(
+    trials: pd.DataFrame,
+    value: str,
+    by: Sequence[str],
+    id_column: str,
+    k: float,
+    far_k: float,
+    measured_only: bool,
+) -> tuple[list[str], list[GroupOutliers]]:
+    """The group key columns present and, per group in order of first appearance, its Tukey report."""
+    rows_in = measured_ok(trials) if measured_only else trials
+    keys = [c for c in by if c in rows_in]
+    groups = []
+    for key, rows in _groups(rows_in, keys):
+        values = pd.to_numeric(rows[value], errors="coerce").tolist()
+        report = stats.tukey_outliers(values, k=k, far_k=far_k)
+        ids = rows[id_column].tolist() if id_column in rows else list(rows.index)
+        groups.append(GroupOutliers(key, report, ids))
+    return keys, groups
+
+
 def outlier_summary(
     trials: pd.DataFrame,
     value: str = "requests_per_sec",
@@ -66,14 +97,11 @@ def outlier_summary(
     measured_only: bool = True,
 ) -> pd.DataFrame:
     """One row per group with Tukey's fences and the trials beyond them (columns above)."""
-    rows_in = measured_ok(trials) if measured_only else trials
-    keys = [c for c in by if c in rows_in]
+    keys, groups = _group_outliers(trials, value, by, id_column, k, far_k, measured_only)
     out = []
-    for key, rows in _groups(rows_in, keys):
-        values = pd.to_numeric(rows[value], errors="coerce").tolist()
-        report = stats.tukey_outliers(values, k=k, far_k=far_k)
-        ids = rows[id_column].tolist() if id_column in rows else list(rows.index)
-        record: dict[str, Any] = dict(zip(keys, key))
+    for group in groups:
+        report, ids = group.report, group.ids
+        record: dict[str, Any] = dict(zip(keys, group.key))
         record.update(
             n=report.n, q1=report.q1, q3=report.q3, iqr=report.iqr,
             lower_fence=report.lower_fence, upper_fence=report.upper_fence,
@@ -98,16 +126,13 @@ def outlier_rows(
     measured_only: bool = True,
 ) -> pd.DataFrame:
     """One row per trial beyond the k fences (columns above); empty frame when there are none."""
-    rows_in = measured_ok(trials) if measured_only else trials
-    keys = [c for c in by if c in rows_in]
+    keys, groups = _group_outliers(trials, value, by, id_column, k, far_k, measured_only)
     out = []
-    for key, rows in _groups(rows_in, keys):
-        values = pd.to_numeric(rows[value], errors="coerce").tolist()
-        report = stats.tukey_outliers(values, k=k, far_k=far_k)
-        ids = rows[id_column].tolist() if id_column in rows else list(rows.index)
+    for group in groups:
+        report, ids = group.report, group.ids
         far = set(report.far_indices)
         for position, observed in zip(report.indices, report.values):
-            record: dict[str, Any] = dict(zip(keys, key))
+            record: dict[str, Any] = dict(zip(keys, group.key))
             record.update({
                 id_column: ids[position], "value": observed, "kind": "far out" if position in far else "outlier",
                 "lower_fence": report.lower_fence, "upper_fence": report.upper_fence,

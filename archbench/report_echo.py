@@ -27,8 +27,8 @@ What this module computes, from the raw records only (the campaign is read, neve
 Everything degrades: no echo campaign, a campaign without trials, without --max-conns trials or with
 one client count each gives sentences instead of tables and figures, never a LaTeX error.
 
-The helpers at the end (`StudySource`, `provenance_sentence`, `load_campaign_or_reason`) are shared
-with `archbench.report_latency`.
+The helpers of the first section (`StudySource`, `provenance_sentence`, `load_campaign_or_reason`, the
+trial-row, CSV, macro and figure helpers) are shared with `archbench.report_latency`.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,16 +52,16 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 from archbench import analysis, stats, storage  # noqa: E402
-from archbench.analysis import CLIENT_BOUND_THRESHOLD, Labeller, key_text  # noqa: E402
+from archbench.analysis import CLIENT_BOUND_THRESHOLD, Labeller, key_text, number  # noqa: E402
 from archbench.figures import MARKERS, STYLE, FigureFile, save_figure  # noqa: E402
 from archbench.latex import (  # noqa: E402
     CLIENT_BOUND_MARK,
     FAILED_MARK,
-    FAILED_NOTE,
     FLAGGED_MARK,
     MISSING,
     Column,
     MacroSet,
+    adjusted_table,
     escape,
     escape_command,
     figure_block,
@@ -70,7 +70,10 @@ from archbench.latex import (  # noqa: E402
     format_ms,
     format_significant,
     is_missing,
+    notes_block,
+    notes_for_marks,
     render_tabular,
+    row_marks,
     stacked,
 )
 from archbench.parsers import parse_file  # noqa: E402
@@ -204,16 +207,6 @@ def join_list(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def number(value: Any) -> float:
-    """A float, NaN for None/bool/unparseable (a missing measurement is not zero)."""
-    if value is None or isinstance(value, bool):
-        return math.nan
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
-
-
 def total_count(mapping: Any) -> float:
     """Sum of a {kind: count} object (echo_client's connect_errors, closed_early); NaN if absent."""
     if not isinstance(mapping, Mapping):
@@ -242,6 +235,81 @@ def load_command(record: Mapping[str, Any] | None) -> str:
         arg = re.sub(r"^/.*/(build/bin/echo_client|\.tools/bin/oha)$", r"\1", arg)
         out.append(arg)
     return " ".join(out)
+
+
+def study_trial_outcome(record: Mapping[str, Any], campaign_dir: Path,
+                        tool: Any) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """(the trial's parsed load output or None, its outcome columns: repetition, warm-up and adaptive marks,
+    order, status, why it failed or has no usable output, and its flags)."""
+    status = record.get("status", "failed")
+    parsed, parse_error = _parse_study_output(record.get("load") or {}, Path(campaign_dir), tool, status)
+    flags = analysis.output_flags(parsed, status)
+    return parsed, {
+        "repetition": record.get("repetition"),
+        "warmup": bool(record.get("warmup", False)),
+        "adaptive": bool(record.get("adaptive", False)),
+        "order_index": record.get("order_index"),
+        "status": status,
+        "failure_reason": record.get("failure_reason"),
+        "parse_error": parse_error,
+        "flags": analysis.FLAG_SEPARATOR.join(flags),
+        "flagged": bool(flags),
+    }
+
+
+def _parse_study_output(load: Mapping[str, Any], campaign_dir: Path, tool: Any,
+                        status: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """(parsed load output, why there is none). Study records always name their output file (unlike the
+    main campaign's early ones, analysis._parse_load_output), so a missing name is only an error for an ok trial."""
+    output = load.get("output_file")
+    if not output:
+        return None, "no load output file" if status == "ok" else None
+    try:
+        return parse_file(campaign_dir / output, tool), None
+    except Exception as error:  # noqa: BLE001 - an unreadable output is a visible row, not a crash
+        return None, f"{type(error).__name__}: {error}"
+
+
+def insert_study_labels(trials: pd.DataFrame) -> None:
+    """Insert the sentence-ready `variant` (study_label) and `family` columns after the three id columns."""
+    labels = Labeller(trials)
+    trials.insert(3, "variant", [study_label(r, labels) for _, r in trials.iterrows()])
+    trials.insert(4, "family", [labels.family(r) for _, r in trials.iterrows()])
+
+
+def remove_stale_files(directory: Path, names: Sequence[str]) -> None:
+    """Delete these outputs of an earlier run, so none of them can pass for this run's."""
+    for name in names:
+        (Path(directory) / name).unlink(missing_ok=True)
+
+
+def write_study_csvs(processed_dir: Path, campaigns: Sequence[storage.Campaign],
+                     frames: Mapping[str, pd.DataFrame]) -> dict[str, Path]:
+    """Write a study's CSVs into processed_dir, which must not be inside any of its (immutable) raw campaigns."""
+    for campaign in campaigns:
+        analysis.refuse_inside_raw(Path(processed_dir), campaign.path)
+    return analysis.write_csvs(Path(processed_dir), frames)
+
+
+def distinct_values(frame: pd.DataFrame, column: str) -> list[float]:
+    """The distinct numbers of a column, ascending; none for an empty frame or a column it lacks."""
+    if frame.empty or column not in frame:
+        return []
+    return sorted(set(stats.as_sample(frame[column]).tolist()))
+
+
+def no_campaign_macros(macros: MacroSet, what: str, requested: str | None, reason: str,
+                       missing: Sequence[str], empty: Sequence[str]) -> None:
+    """The macros of a study section without a campaign: the campaign sentence says why, the `missing`
+    values are MISSING and the `empty` sentences empty (the section tests \\ab...HasData before using them)."""
+    macros.add(f"{what} campaign", escape(requested or "none"), f"{what} campaign (none)")
+    macros.add(f"{what} campaign sentence",
+               f"This section has no measurements: {escape(reason)}. The tables and figures of the {what} study are "
+               "therefore absent.", f"where the {what} numbers come from")
+    for words in missing:
+        macros.add(words, MISSING, f"no {what} campaign")
+    for words in empty:
+        macros.add(words, "", f"no {what} campaign")
 
 
 def sorted_rows(frame: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
@@ -273,21 +341,39 @@ def colours_for(labels: Sequence[str]) -> dict[str, Any]:
     return {label: palette(index % palette.N) for index, label in enumerate(labels)}
 
 
-def include_path(path: Path | None, paper_dir: Path) -> str | None:
-    return None if path is None else Path(os.path.relpath(path, paper_dir)).as_posix()
+def include_path(figure: FigureFile | None, paper_dir: Path) -> str | None:
+    """The figure's path as \\includegraphics takes it (relative to the paper directory); None without a figure."""
+    return None if figure is None else Path(os.path.relpath(figure.path, paper_dir)).as_posix()
 
 
-def notes_block(notes: Sequence[str]) -> str:
-    if not notes:
-        return ""
-    return "\n".join([r"\par\smallskip", r"{\footnotesize\raggedright", r" \\ ".join(notes), r"\par}"])
+def ci_error_bars(rows: pd.DataFrame, prefix: str, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(means, yerr) of `<prefix>_mean` and its `<prefix>_ci95_low/high` interval, divided by `scale`; yerr is
+    what errorbar takes: the distances below and above each mean, 0 where the interval is undefined."""
+    mean = rows[f"{prefix}_mean"].to_numpy(dtype=float) / scale
+    low = np.nan_to_num(np.clip(mean - rows[f"{prefix}_ci95_low"].to_numpy(dtype=float) / scale, 0, None))
+    high = np.nan_to_num(np.clip(rows[f"{prefix}_ci95_high"].to_numpy(dtype=float) / scale - mean, 0, None))
+    return mean, np.vstack([low, high])
+
+
+def panel_grid(count: int) -> tuple[int, int]:
+    """(rows, columns) of a figure with one panel per server: two columns unless there is a single panel."""
+    columns = 1 if count == 1 else 2
+    return math.ceil(count / columns), columns
+
+
+def hide_unused_panels(panels: np.ndarray, count: int) -> None:
+    """Hide the grid's slots after the first `count` panels (an odd count leaves one empty)."""
+    columns = panels.shape[1]
+    for index in range(count, panels.size):
+        panels[index // columns][index % columns].set_visible(False)
 
 
 def _thousands(value: float, _position: int) -> str:
     return f"{value:,.0f}"
 
 
-def _compact_number(value: float, _position: int) -> str:
+def compact_tick(value: float, _position: int) -> str:
+    """A log axis's tick label: thousands separators from 1 up, plain decimals below (0.1, not 0)."""
     return f"{value:,.0f}" if value >= 1 else f"{value:g}"
 
 
@@ -306,20 +392,7 @@ def echo_trial_row(record: Mapping[str, Any], campaign_dir: Path) -> tuple[dict[
     server = dict(record.get("server") or {})
     server_stats = server.get("stats") or {}
     open_files = record.get("open_files") or {}
-    status = record.get("status", "failed")
-    parsed = None
-    parse_error = None
-    output = load.get("output_file")
-    if output:
-        try:
-            parsed = parse_file(Path(campaign_dir) / output, "echo_client")
-        except Exception as error:  # noqa: BLE001 - an unreadable output is a visible row, not a crash
-            parse_error = f"{type(error).__name__}: {error}"
-    elif status == "ok":
-        parse_error = "no load output file"
-    flags = list(parsed.get("flags") or []) if parsed else []
-    if status == "ok" and parsed is None:
-        flags.append(analysis.FLAG_UNPARSED)
+    parsed, outcome = study_trial_outcome(record, campaign_dir, "echo_client")
     row: dict[str, Any] = {
         "campaign": record.get("campaign"),
         "trial_id": record.get("trial_id"),
@@ -333,17 +406,7 @@ def echo_trial_row(record: Mapping[str, Any], campaign_dir: Path) -> tuple[dict[
     row["message_size"] = config.get("message_size")
     row["sources"] = config.get("sources")
     row["connect_rate"] = config.get("connect_rate")
-    row.update(
-        repetition=record.get("repetition"),
-        warmup=bool(record.get("warmup", False)),
-        adaptive=bool(record.get("adaptive", False)),
-        order_index=record.get("order_index"),
-        status=status,
-        failure_reason=record.get("failure_reason"),
-        parse_error=parse_error,
-        flags=analysis.FLAG_SEPARATOR.join(flags),
-        flagged=bool(flags),
-    )
+    row.update(outcome)
     p = parsed or {}
     rtt = (p.get("rtt_s") or {})
     percentiles = rtt.get("percentiles") or {}
@@ -446,9 +509,7 @@ def echo_trials(campaign: storage.Campaign) -> tuple[pd.DataFrame, pd.DataFrame]
         trials = pd.DataFrame(columns=["campaign", "trial_id", "config_id", *analysis.CONFIG_FIELDS, "mode", "warmup",
                                        "status", "flagged", "variant", "family"])
     else:
-        labels = Labeller(trials)
-        trials.insert(3, "variant", [study_label(r, labels) for _, r in trials.iterrows()])
-        trials.insert(4, "family", [labels.family(r) for _, r in trials.iterrows()])
+        insert_study_labels(trials)
     series_frame = pd.DataFrame(series, columns=["trial_id", "config_id", "second", "interval_s", "bytes_sent",
                                                  "bytes_received", "echoes", "open_connections",
                                                  "bytes_sent_per_sec", "bytes_received_per_sec"])
@@ -467,119 +528,121 @@ def _sum(values: pd.Series) -> float:
     return float(sample.sum()) if sample.size else math.nan
 
 
-def _flag_counts(rows: pd.DataFrame) -> str:
+def _flag_tally(rows: pd.DataFrame) -> dict[str, int]:
+    """{flag: number of the rows that carry it}."""
     counts: dict[str, int] = {}
     for text in rows["flags"].fillna(""):
         for flag in str(text).split(analysis.FLAG_SEPARATOR):
             if flag:
                 counts[flag] = counts.get(flag, 0) + 1
-    return analysis.FLAG_SEPARATOR.join(f"{k}:{v}" for k, v in sorted(counts.items()))
+    return counts
+
+
+def _flag_counts(rows: pd.DataFrame) -> str:
+    return analysis.FLAG_SEPARATOR.join(f"{k}:{v}" for k, v in sorted(_flag_tally(rows).items()))
+
+
+def _per_configuration(trials: pd.DataFrame, mode: str, fields: Sequence[str], sort_by: str,
+                       statistics: Callable[[pd.DataFrame], dict[str, Any]]) -> pd.DataFrame:
+    """One row per configuration of one echo_client mode: its ids, names and `fields` (from its first trial),
+    then `statistics` of its measured trials; canonical architecture order, then `sort_by`."""
+    if trials.empty:
+        return pd.DataFrame()
+    rows = []
+    for config_id, group in trials[trials["mode"] == mode].groupby("config_id", sort=False):
+        first = group.iloc[0]
+        row: dict[str, Any] = {
+            "campaign": first["campaign"], "config_id": config_id, "variant": first["variant"],
+            "family": first["family"],
+        }
+        for name in fields:
+            row[name] = first.get(name)
+        row.update(statistics(_measured(group)))
+        rows.append(row)
+    summary = pd.DataFrame(rows)
+    return sorted_rows(summary, [sort_by]).reset_index(drop=True) if not summary.empty else summary
 
 
 def throughput_summary(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per throughput configuration; statistics over measured, ok, unflagged trials."""
-    if trials.empty:
-        return pd.DataFrame()
-    chosen = trials[trials["mode"] == MODE_THROUGHPUT]
-    rows = []
-    for config_id, group in chosen.groupby("config_id", sort=False):
-        measured = _measured(group)
-        ok = measured[measured["status"] == "ok"]
-        clean = ok[~ok["flagged"].astype(bool)]
-        first = group.iloc[0]
-        received = stats.summarize(clean["bytes_received_per_sec"])
-        row: dict[str, Any] = {
-            "campaign": first["campaign"], "config_id": config_id, "variant": first["variant"],
-            "family": first["family"],
-        }
-        for name in (*analysis.CONFIG_FIELDS, "mode", "message_size", "sources", "connect_rate"):
-            row[name] = first.get(name)
-        row.update(
-            n_measured=len(measured),
-            n_ok=len(ok),
-            n=received.n,
-            n_flagged=int(ok["flagged"].astype(bool).sum()),
-            n_failed=int((measured["status"] == "failed").sum()),
-            n_unsupported=int((measured["status"] == "unsupported").sum()),
-            n_client_bound=int(ok["client_bound"].astype(bool).sum()),
-            flags=_flag_counts(ok),
-            n_verify_error_trials=int((ok["verify_errors"].fillna(0) > 0).sum()),
-            verify_errors=_sum(ok["verify_errors"]),
-            connect_errors=_sum(ok["connect_errors"]),
-            not_attempted=_sum(ok["not_attempted"]),
-            closed_early=_sum(ok["closed_early"]),
-            unanswered_messages=_sum(ok["unanswered_messages"]),
-            n_held_all=int(((ok["connections_connected"] == ok["connections"]) & (ok["open_at_end"] == ok["connections"])
-                            & (ok["connect_errors"].fillna(0) == 0) & (ok["closed_early"].fillna(0) == 0)).sum()),
-            bytes_received_per_sec_mean=received.mean,
-            bytes_received_per_sec_sd=received.sd,
-            bytes_received_per_sec_ci95_low=received.mean_ci.low,
-            bytes_received_per_sec_ci95_high=received.mean_ci.high,
-            bytes_sent_per_sec_mean=stats.sample_mean(clean["bytes_sent_per_sec"]),
-            echoes_per_sec_mean=stats.sample_mean(clean["echoes_per_sec"]),
-            all_connected_s_mean=stats.sample_mean(clean["all_connected_s"]),
-            rtt_mean_s_mean=stats.sample_mean(clean["rtt_mean_s"]),
-            rtt_max_s_max=float(stats.as_sample(clean["rtt_max_s"]).max()) if stats.as_sample(clean["rtt_max_s"]).size
-            else math.nan,
-            load_cpu_utilisation_mean=stats.sample_mean(ok["load_cpu_utilisation"]),
-            load_cpus_busy_mean=stats.sample_mean(ok["load_cpus_busy"]),
-            server_cpu_us_per_echo=stats.ratio(stats.sample_mean(clean["server_cpu_s"]) * 1e6,
-                                               stats.sample_mean(clean["echoes"])),
-        )
-        for q in RTT_PERCENTILES:
-            column = f"rtt_p{q.replace('.', '_')}_s"
-            row[f"{column}_mean"] = stats.sample_mean(clean[column])
-        rows.append(row)
-    summary = pd.DataFrame(rows)
-    return sorted_rows(summary, ["connections"]).reset_index(drop=True) if not summary.empty else summary
+    return _per_configuration(trials, MODE_THROUGHPUT,
+                              (*analysis.CONFIG_FIELDS, "mode", "message_size", "sources", "connect_rate"),
+                              "connections", _throughput_statistics)
+
+
+def _throughput_statistics(measured: pd.DataFrame) -> dict[str, Any]:
+    ok = measured[measured["status"] == "ok"]
+    clean = ok[~ok["flagged"].astype(bool)]
+    received = stats.summarize(clean["bytes_received_per_sec"])
+    row: dict[str, Any] = dict(
+        n_measured=len(measured),
+        n_ok=len(ok),
+        n=received.n,
+        **analysis.outcome_counts(measured, ok),
+        n_client_bound=int(ok["client_bound"].astype(bool).sum()),
+        flags=_flag_counts(ok),
+        n_verify_error_trials=int((ok["verify_errors"].fillna(0) > 0).sum()),
+        verify_errors=_sum(ok["verify_errors"]),
+        connect_errors=_sum(ok["connect_errors"]),
+        not_attempted=_sum(ok["not_attempted"]),
+        closed_early=_sum(ok["closed_early"]),
+        unanswered_messages=_sum(ok["unanswered_messages"]),
+        n_held_all=int(((ok["connections_connected"] == ok["connections"]) & (ok["open_at_end"] == ok["connections"])
+                        & (ok["connect_errors"].fillna(0) == 0) & (ok["closed_early"].fillna(0) == 0)).sum()),
+        bytes_received_per_sec_mean=received.mean,
+        bytes_received_per_sec_sd=received.sd,
+        bytes_received_per_sec_ci95_low=received.mean_ci.low,
+        bytes_received_per_sec_ci95_high=received.mean_ci.high,
+        bytes_sent_per_sec_mean=stats.sample_mean(clean["bytes_sent_per_sec"]),
+        echoes_per_sec_mean=stats.sample_mean(clean["echoes_per_sec"]),
+        all_connected_s_mean=stats.sample_mean(clean["all_connected_s"]),
+        rtt_mean_s_mean=stats.sample_mean(clean["rtt_mean_s"]),
+        rtt_max_s_max=float(stats.as_sample(clean["rtt_max_s"]).max()) if stats.as_sample(clean["rtt_max_s"]).size
+        else math.nan,
+        load_cpu_utilisation_mean=stats.sample_mean(ok["load_cpu_utilisation"]),
+        load_cpus_busy_mean=stats.sample_mean(ok["load_cpus_busy"]),
+        server_cpu_us_per_echo=stats.ratio(stats.sample_mean(clean["server_cpu_s"]) * 1e6,
+                                           stats.sample_mean(clean["echoes"])),
+    )
+    for q in RTT_PERCENTILES:
+        column = f"rtt_p{q.replace('.', '_')}_s"
+        row[f"{column}_mean"] = stats.sample_mean(clean[column])
+    return row
 
 
 def max_conns_summary(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per --max-conns configuration over its measured ok trials (flagged ones included)."""
-    if trials.empty:
-        return pd.DataFrame()
-    chosen = trials[trials["mode"] == MODE_MAX_CONNS]
-    rows = []
-    for config_id, group in chosen.groupby("config_id", sort=False):
-        measured = _measured(group)
-        ok = measured[(measured["status"] == "ok") & measured["max_conns_reached"].notna()]
-        first = group.iloc[0]
-        reasons: dict[str, int] = {}
-        for reason in ok["max_conns_stop_reason"].dropna():
-            reasons[str(reason)] = reasons.get(str(reason), 0) + 1
-        reached = stats.as_sample(ok["max_conns_reached"])
-        per_conn = stats.as_sample(ok["server_rss_per_conn_bytes"])
-        row: dict[str, Any] = {
-            "campaign": first["campaign"], "config_id": config_id, "variant": first["variant"],
-            "family": first["family"],
-        }
-        for name in (*analysis.CONFIG_FIELDS, "mode", "cap", "sources"):
-            row[name] = first.get(name)
-        row.update(
-            n_measured=len(measured),
-            n=len(ok),
-            n_flagged=int(ok["flagged"].astype(bool).sum()),
-            n_failed=int((measured["status"] == "failed").sum()),
-            n_unsupported=int((measured["status"] == "unsupported").sum()),
-            flags=_flag_counts(ok),
-            verify_errors=_sum(ok["verify_errors"]),
-            reached_min=float(reached.min()) if reached.size else math.nan,
-            reached_max=float(reached.max()) if reached.size else math.nan,
-            reached_median=float(np.median(reached)) if reached.size else math.nan,
-            alive_at_end_min=float(stats.as_sample(ok["max_conns_alive_at_end"]).min())
-            if stats.as_sample(ok["max_conns_alive_at_end"]).size else math.nan,
-            stop_reasons=analysis.FLAG_SEPARATOR.join(f"{k}:{v}" for k, v in sorted(reasons.items())),
-            stop_s_median=stats.sample_median(ok["max_conns_stop_s"]),
-            rss_per_conn_bytes_median=float(np.median(per_conn)) if per_conn.size else math.nan,
-            rss_per_conn_bytes_min=float(per_conn.min()) if per_conn.size else math.nan,
-            rss_per_conn_bytes_max=float(per_conn.max()) if per_conn.size else math.nan,
-            open_files_soft=_unique_number(measured["open_files_soft"]),
-            open_files_hard=_unique_number(measured["open_files_hard"]),
-            open_files_needed=_unique_number(measured["open_files_needed"]),
-        )
-        rows.append(row)
-    summary = pd.DataFrame(rows)
-    return sorted_rows(summary, ["cap"]).reset_index(drop=True) if not summary.empty else summary
+    return _per_configuration(trials, MODE_MAX_CONNS, (*analysis.CONFIG_FIELDS, "mode", "cap", "sources"), "cap",
+                              _max_conns_statistics)
+
+
+def _max_conns_statistics(measured: pd.DataFrame) -> dict[str, Any]:
+    ok = measured[(measured["status"] == "ok") & measured["max_conns_reached"].notna()]
+    reasons: dict[str, int] = {}
+    for reason in ok["max_conns_stop_reason"].dropna():
+        reasons[str(reason)] = reasons.get(str(reason), 0) + 1
+    reached = stats.as_sample(ok["max_conns_reached"])
+    per_conn = stats.as_sample(ok["server_rss_per_conn_bytes"])
+    return dict(
+        n_measured=len(measured),
+        n=len(ok),
+        **analysis.outcome_counts(measured, ok),
+        flags=_flag_counts(ok),
+        verify_errors=_sum(ok["verify_errors"]),
+        reached_min=float(reached.min()) if reached.size else math.nan,
+        reached_max=float(reached.max()) if reached.size else math.nan,
+        reached_median=float(np.median(reached)) if reached.size else math.nan,
+        alive_at_end_min=float(stats.as_sample(ok["max_conns_alive_at_end"]).min())
+        if stats.as_sample(ok["max_conns_alive_at_end"]).size else math.nan,
+        stop_reasons=analysis.FLAG_SEPARATOR.join(f"{k}:{v}" for k, v in sorted(reasons.items())),
+        stop_s_median=stats.sample_median(ok["max_conns_stop_s"]),
+        rss_per_conn_bytes_median=float(np.median(per_conn)) if per_conn.size else math.nan,
+        rss_per_conn_bytes_min=float(per_conn.min()) if per_conn.size else math.nan,
+        rss_per_conn_bytes_max=float(per_conn.max()) if per_conn.size else math.nan,
+        open_files_soft=_unique_number(measured["open_files_soft"]),
+        open_files_hard=_unique_number(measured["open_files_hard"]),
+        open_files_needed=_unique_number(measured["open_files_needed"]),
+    )
 
 
 def _unique_number(values: pd.Series) -> float:
@@ -634,6 +697,11 @@ class EchoStudy:
             return self.trials
         return self.trials[~self.trials["warmup"].astype(bool)]
 
+    @property
+    def measured_ok(self) -> pd.DataFrame:
+        measured = self.measured
+        return measured[measured["status"] == "ok"] if not measured.empty else measured
+
     def outputs(self, macros: MacroSet, paper_dir: Path, figures_dir: Path) -> dict[str, str]:
         """What archbench.report writes for this section: macros into `macros`, {generated file: LaTeX}."""
         return echo_outputs(macros, self, paper_dir, figures_dir)
@@ -643,9 +711,8 @@ def process_echo_campaign(requested: str | None, raw_root: Path, processed_dir: 
     """Read the echo campaign (if any) and write its CSVs into processed_dir (when given)."""
     source = load_campaign_or_reason(requested, Path(raw_root), "echo", "echo-study")
     if source.campaign is None:
-        if processed_dir is not None:  # no CSV of an earlier echo campaign may pass for this one's
-            for name in (TRIALS_CSV, SUMMARY_CSV, MAX_CONNS_CSV, SERIES_CSV):
-                (Path(processed_dir) / name).unlink(missing_ok=True)
+        if processed_dir is not None:
+            remove_stale_files(processed_dir, (TRIALS_CSV, SUMMARY_CSV, MAX_CONNS_CSV, SERIES_CSV))
         empty = pd.DataFrame()
         return EchoStudy(source, empty, empty, empty, empty)
     trials, series = echo_trials(source.campaign)
@@ -653,15 +720,8 @@ def process_echo_campaign(requested: str | None, raw_root: Path, processed_dir: 
     max_conns = max_conns_summary(trials)
     csv_files: dict[str, Path] = {}
     if processed_dir is not None:
-        processed_dir = Path(processed_dir)
-        if source.campaign.path.resolve() in [processed_dir.resolve(), *processed_dir.resolve().parents]:
-            raise ValueError(f"processed_dir {processed_dir} is inside the immutable raw campaign {source.campaign.path}")
-        processed_dir.mkdir(parents=True, exist_ok=True)
-        for name, frame in ((TRIALS_CSV, trials), (SUMMARY_CSV, summary), (MAX_CONNS_CSV, max_conns),
-                            (SERIES_CSV, series)):
-            path = processed_dir / name
-            frame.to_csv(path, index=False, lineterminator="\n")
-            csv_files[name] = path
+        csv_files = write_study_csvs(processed_dir, [source.campaign], {
+            TRIALS_CSV: trials, SUMMARY_CSV: summary, MAX_CONNS_CSV: max_conns, SERIES_CSV: series})
     return EchoStudy(source, trials, series, summary, max_conns, csv_files)
 
 
@@ -690,10 +750,8 @@ def scaling_figure(study: EchoStudy) -> Figure | None:
         for index, (variant, rows) in enumerate(lines):
             marker = MARKERS[index % len(MARKERS)]
             colour = colours.get(variant)
-            mean = rows["bytes_received_per_sec_mean"].to_numpy(dtype=float) / MB
-            low = np.nan_to_num(np.clip(mean - rows["bytes_received_per_sec_ci95_low"].to_numpy(dtype=float) / MB, 0, None))
-            high = np.nan_to_num(np.clip(rows["bytes_received_per_sec_ci95_high"].to_numpy(dtype=float) / MB - mean, 0, None))
-            top.errorbar(rows["connections"], mean, yerr=np.vstack([low, high]), marker=marker, markersize=4,
+            mean, yerr = ci_error_bars(rows, "bytes_received_per_sec", MB)
+            top.errorbar(rows["connections"], mean, yerr=yerr, marker=marker, markersize=4,
                          capsize=3, linewidth=1.2, color=colour, label=variant)
             flagged = rows[rows["n_flagged"] > 0]
             if not flagged.empty:
@@ -712,7 +770,7 @@ def scaling_figure(study: EchoStudy) -> Figure | None:
         bottom.set_xlabel("Concurrent echo clients (log scale)")
         bottom.xaxis.set_major_formatter(FuncFormatter(_thousands))
         bottom.xaxis.set_minor_formatter(NullFormatter())
-        bottom.yaxis.set_major_formatter(FuncFormatter(_compact_number))
+        bottom.yaxis.set_major_formatter(FuncFormatter(compact_tick))
         handles, labels = top.get_legend_handles_labels()
         if (summary["n_flagged"] > 0).any():
             from matplotlib.lines import Line2D
@@ -735,8 +793,7 @@ def time_series_figure(study: EchoStudy) -> tuple[Figure | None, pd.DataFrame]:
         return None, picks
     picks = sorted_rows(picks).reset_index(drop=True)
     count = len(picks)
-    columns = 1 if count == 1 else 2
-    rows_n = math.ceil(count / columns)
+    rows_n, columns = panel_grid(count)
     with plt.rc_context(STYLE):
         figure, panels = plt.subplots(rows_n, columns, figsize=(5.8, 0.6 + 1.85 * rows_n), sharex=True, sharey=True,
                                       squeeze=False, layout="constrained")
@@ -756,8 +813,7 @@ def time_series_figure(study: EchoStudy) -> tuple[Figure | None, pd.DataFrame]:
                 axes.axvline(connected, color="0.5", linestyle=":", linewidth=0.9)
             flagged = " (flagged)" if bool(pick.get("flagged")) else ""
             axes.set_title(f"{pick['variant']}{flagged}", fontsize=8)
-        for index in range(count, rows_n * columns):
-            panels[index // columns][index % columns].set_visible(False)
+        hide_unused_panels(panels, count)
         # Shared axes: limits once, after every panel is drawn (an earlier set_ylim would freeze the first's).
         shown = study.series[study.series["trial_id"].isin(set(picks["trial_id"]))]
         top = float(np.nanmax(shown[["bytes_sent_per_sec", "bytes_received_per_sec"]].to_numpy(dtype=float))) / MB
@@ -782,8 +838,7 @@ def time_series_figure(study: EchoStudy) -> tuple[Figure | None, pd.DataFrame]:
 def make_echo_figures(study: EchoStudy, figures_dir: Path) -> dict[str, FigureFile | None]:
     figures_dir = Path(figures_dir)
     made: dict[str, FigureFile | None] = {"scaling": None, "time_series": None}
-    for stale in (SCALING_FIGURE, TIME_SERIES_FIGURE):
-        (figures_dir / stale).unlink(missing_ok=True)  # a figure of an earlier campaign is never picked up
+    remove_stale_files(figures_dir, (SCALING_FIGURE, TIME_SERIES_FIGURE))
     figure = scaling_figure(study)
     if figure is not None:
         made["scaling"] = FigureFile(save_figure(figure, figures_dir / SCALING_FIGURE),
@@ -838,13 +893,8 @@ def throughput_table(study: EchoStudy) -> str:
         if row["variant"] != previous:
             breaks.append(index)
             previous = row["variant"]
-        marks = ""
-        if row["n_flagged"] > 0:
-            marks += FLAGGED_MARK
-        if row["n_failed"] > 0:
-            marks += FAILED_MARK
-        if row["n_client_bound"] > 0:
-            marks += CLIENT_BOUND_MARK
+        # The echo tables count unsupported trials but do not mark them.
+        marks = row_marks(row, client_bound=True, unsupported=False)
         connect = row["connect_errors"]
         if not is_missing(row.get("not_attempted")) and float(row["not_attempted"]) > 0:
             connect = (0.0 if is_missing(connect) else float(connect)) + float(row["not_attempted"])
@@ -862,13 +912,8 @@ def throughput_table(study: EchoStudy) -> str:
             _count_or_dash(row["verify_errors"]),
             _count_or_dash(connect),
         ])
-    notes = []
-    if (summary["n_flagged"] > 0).any():
-        notes.append(ECHO_FLAGGED_NOTE)
-    if (summary["n_failed"] > 0).any():
-        notes.append(FAILED_NOTE)
-    if (summary["n_client_bound"] > 0).any():
-        notes.append(ECHO_CLIENT_BOUND_NOTE)
+    notes = notes_for_marks(summary, flagged=ECHO_FLAGGED_NOTE, unsupported=None,
+                            client_bound=ECHO_CLIENT_BOUND_NOTE)
     caption = (
         r"Echo throughput and round-trip time by server and number of concurrent clients: echoed bytes received "
         r"per second within the timed window (mean over the measured, unflagged trials with its Student-$t$ "
@@ -877,20 +922,7 @@ def throughput_table(study: EchoStudy) -> str:
         r"count measured trials; verify errors (bytes that differed from those sent) and connect failures "
         r"(connect errors and connections never attempted) are totals over every measured trial with status ok."
     )
-    return "\n".join([
-        r"\begin{table}[htbp]",
-        r"\centering",
-        r"\footnotesize",
-        r"\setlength{\tabcolsep}{3pt}",
-        f"\\caption{{{caption}}}",
-        r"\label{tab:echo}",
-        r"\begin{adjustbox}{max width=\linewidth}",
-        render_tabular(columns, body, breaks),
-        r"\end{adjustbox}",
-        notes_block(notes),
-        r"\end{table}",
-        "",
-    ])
+    return adjusted_table(caption, "tab:echo", render_tabular(columns, body, breaks), notes_block(notes)) + "\n"
 
 
 # What each --max-conns stop reason means (contracts.md section 6), for the generated sentences.
@@ -966,7 +998,7 @@ def max_conns_table(study: EchoStudy) -> str:
     ]
     body = []
     for _, row in table.iterrows():
-        marks = (FLAGGED_MARK if row["n_flagged"] > 0 else "") + (FAILED_MARK if row["n_failed"] > 0 else "")
+        marks = row_marks(row, unsupported=False)
         body.append([
             escape(row["variant"]),
             format_count(row["cap"]),
@@ -978,15 +1010,13 @@ def max_conns_table(study: EchoStudy) -> str:
             f"{format_count(row['open_files_soft'])}/{format_count(row['open_files_hard'])}",
             f"{format_count(row['n_flagged'])}/{format_count(row['n_failed'])}",
         ])
-    notes = []
-    if (table["n_flagged"] > 0).any():
-        notes.append(
-            FLAGGED_MARK + r"\,at least one \texttt{-{}-max-conns} trial was flagged by echo\_client (flags: "
-            + "; ".join(escape(f"{r['variant']}: {r['flags']}") for _, r in table.iterrows() if r["n_flagged"] > 0)
-            + r"); a ramp is expected to end in failures, so these trials are included and their stop reason says why."
-        )
-    if (table["n_failed"] > 0).any():
-        notes.append(FAILED_MARK + r"\,at least one trial failed; failed trials are excluded and counted.")
+    flags = "; ".join(escape(f"{r['variant']}: {r['flags']}") for _, r in table.iterrows() if r["n_flagged"] > 0)
+    flagged_note = (
+        FLAGGED_MARK + r"\,at least one \texttt{-{}-max-conns} trial was flagged by echo\_client (flags: " + flags
+        + r"); a ramp is expected to end in failures, so these trials are included and their stop reason says why."
+    )
+    failed_note = FAILED_MARK + r"\,at least one trial failed; failed trials are excluded and counted."
+    notes = notes_for_marks(table, flagged=flagged_note, failed=failed_note, unsupported=None)
     caption = (
         r"Connection ceiling per server: echo\_client \texttt{-{}-max-conns} opens connections up to the cap, each "
         r"verified alive by one echo, and stops at the cap or at the first failure, naming it. Connections held: "
@@ -995,20 +1025,7 @@ def max_conns_table(study: EchoStudy) -> str:
         r"before the first, divided by the connections held (median; -- without a reading); open files: the "
         r"RLIMIT\_NOFILE soft/hard limit the server and echo\_client inherited, from the trial records."
     )
-    return "\n".join([
-        r"\begin{table}[htbp]",
-        r"\centering",
-        r"\footnotesize",
-        r"\setlength{\tabcolsep}{3pt}",
-        f"\\caption{{{caption}}}",
-        r"\label{tab:echo-max-conns}",
-        r"\begin{adjustbox}{max width=\linewidth}",
-        render_tabular(columns, body),
-        r"\end{adjustbox}",
-        notes_block(notes),
-        r"\end{table}",
-        "",
-    ])
+    return adjusted_table(caption, "tab:echo-max-conns", render_tabular(columns, body), notes_block(notes)) + "\n"
 
 
 # --------------------------------------------------------------------------- macros
@@ -1042,12 +1059,8 @@ def _trial_sentence(study: EchoStudy) -> str:
     if flagged.empty:
         text += "echo\\_client flagged none of them."
     else:
-        counts: dict[str, int] = {}
-        for flags in flagged["flags"]:
-            for flag in str(flags).split(analysis.FLAG_SEPARATOR):
-                if flag:
-                    counts[flag] = counts.get(flag, 0) + 1
-        listed = join_list([f"{FLAG_TEXT.get(k, escape(k))} in {v}" for k, v in sorted(counts.items())])
+        tally = sorted(_flag_tally(flagged).items())
+        listed = join_list([f"{FLAG_TEXT.get(k, escape(k))} in {v}" for k, v in tally])
         text += (f"echo\\_client flagged {format_count(len(flagged))} of the {format_count(len(ok))} measured trials "
                  f"with status ok ({listed}); the {format_count(len(throughput_flagged))} flagged throughput trials are "
                  "counted and marked in Table~\\ref{tab:echo}, never averaged.")
@@ -1055,7 +1068,7 @@ def _trial_sentence(study: EchoStudy) -> str:
 
 
 def _verify_sentence(study: EchoStudy) -> str:
-    ok = study.measured[study.measured["status"] == "ok"] if not study.measured.empty else study.measured
+    ok = study.measured_ok
     if ok.empty:
         return "No echo trial completed, so no echoed byte was verified."
     with_errors = ok[ok["verify_errors"].fillna(0) > 0]
@@ -1073,7 +1086,7 @@ def _verify_sentence(study: EchoStudy) -> str:
 
 
 def _connect_sentence(study: EchoStudy) -> str:
-    ok = study.measured[study.measured["status"] == "ok"] if not study.measured.empty else study.measured
+    ok = study.measured_ok
     if ok.empty:
         return ""
     throughput = ok[ok["mode"] == MODE_THROUGHPUT]
@@ -1238,8 +1251,8 @@ def _open_files_sentence(study: EchoStudy) -> str:
     measured = study.measured
     if measured.empty:
         return "The echo campaign records no open-file limit."
-    soft = sorted(set(stats.as_sample(measured["open_files_soft"]).tolist()))
-    hard = sorted(set(stats.as_sample(measured["open_files_hard"]).tolist()))
+    soft = distinct_values(measured, "open_files_soft")
+    hard = distinct_values(measured, "open_files_hard")
     if not hard:
         from archbench.latex import campaign_provenance
 
@@ -1249,7 +1262,7 @@ def _open_files_sentence(study: EchoStudy) -> str:
             soft, hard = [float(limit[0])], [float(limit[1])]
     if not hard:
         return "The echo campaign records no open-file limit."
-    sources = sorted(set(stats.as_sample(measured["sources"]).tolist()))
+    sources = distinct_values(measured, "sources")
     source_text = ""
     if sources and sources[-1] > 0:
         k = int(sources[-1])
@@ -1279,36 +1292,27 @@ def echo_macros(macros: MacroSet, study: EchoStudy, figures_present: Mapping[str
     figures_present = dict(figures_present or {})
     macros.add("echo has data", "1" if study.available else "0", "1: the echo campaign exists (sections/echo.tex \\ifnum)")
     if not study.available:
-        reason = escape(study.source.reason or "no echo campaign")
-        macros.add("echo campaign", escape(study.source.requested or "none"), "echo campaign (none)")
-        macros.add("echo campaign sentence",
-                   f"This section has no measurements: {reason}. The tables and figures of the echo study are "
-                   "therefore absent.", "where the echo numbers come from")
-        for words in ("echo client counts", "echo message size", "echo sources", "echo duration"):
-            macros.add(words, MISSING, "no echo campaign")
-        for words in ("echo load command", "echo trials sentence", "echo verify sentence", "echo connect sentence",
-                      "echo table sentence", "echo scaling finding", "echo poll epoll finding",
-                      "echo source four finding", "echo time series sentence", "echo open files sentence",
-                      "echo max conns finding", "echo memory finding"):
-            macros.add(words, "", "no echo campaign")
+        no_campaign_macros(
+            macros, "echo", study.source.requested, study.source.reason or "no echo campaign",
+            missing=("echo client counts", "echo message size", "echo sources", "echo duration"),
+            empty=("echo load command", "echo trials sentence", "echo verify sentence", "echo connect sentence",
+                   "echo table sentence", "echo scaling finding", "echo poll epoll finding",
+                   "echo source four finding", "echo time series sentence", "echo open files sentence",
+                   "echo max conns finding", "echo memory finding"),
+        )
         return
     campaign = study.source.campaign
     measured = study.measured
     macros.add("echo campaign", escape(study.source.name), "echo campaign name")
     macros.add("echo campaign sentence", provenance_sentence([campaign], "section"),
                "campaign, host and dates of the echo numbers")
-
-    def values(column: str, frame: pd.DataFrame | None = None) -> list[float]:
-        frame = measured if frame is None else frame
-        if frame.empty or column not in frame:
-            return []
-        return sorted(set(stats.as_sample(frame[column]).tolist()))
-
     throughput = measured[measured["mode"] == MODE_THROUGHPUT] if not measured.empty else measured
-    macros.add("echo client counts", format_list(values("connections", throughput)), "echo_client --connections")
-    macros.add("echo message size", format_list(values("message_size")), "echo_client --size, bytes")
-    macros.add("echo sources", format_list(values("sources")), "echo_client --sources")
-    macros.add("echo duration", format_list(values("duration_s", throughput)), "echo_client --duration, s")
+    macros.add("echo client counts", format_list(distinct_values(throughput, "connections")),
+               "echo_client --connections")
+    macros.add("echo message size", format_list(distinct_values(measured, "message_size")),
+               "echo_client --size, bytes")
+    macros.add("echo sources", format_list(distinct_values(measured, "sources")), "echo_client --sources")
+    macros.add("echo duration", format_list(distinct_values(throughput, "duration_s")), "echo_client --duration, s")
     record = next((r for r in campaign.trials if (r.get("config") or {}).get("proto") == "echo"
                    and (r.get("config") or {}).get("mode", MODE_THROUGHPUT) == MODE_THROUGHPUT
                    and r.get("status") == "ok" and not r.get("warmup")), None)
@@ -1346,7 +1350,7 @@ def echo_outputs(macros: MacroSet, study: EchoStudy, paper_dir: Path, figures_di
     if not study.available:
         return {name: "% no echo campaign: the section's first sentence says why\n" for name in GENERATED_FILES}
     scaling = figure_block(
-        include_path(made["scaling"].path if made["scaling"] else None, paper_dir),
+        include_path(made["scaling"], paper_dir),
         "fig:echo-scaling",
         r"Echo servers against the number of concurrent clients (logarithmic axis): received bytes per second "
         r"(top; mean of the unflagged measured trials with its 95\,\% confidence interval, a red ring where "
@@ -1355,7 +1359,7 @@ def echo_outputs(macros: MacroSet, study: EchoStudy, paper_dir: Path, figures_di
         "The echo campaign has no server measured at two or more client counts, so there is no scaling figure.",
     )
     series = figure_block(
-        include_path(made["time_series"].path if made["time_series"] else None, paper_dir),
+        include_path(made["time_series"], paper_dir),
         "fig:echo-time-series",
         r"Bytes sent (solid) and received (dashed) by echo\_client in each second of one representative trial per "
         r"server at the largest client count, against the seconds since echo\_client started connecting (each step "

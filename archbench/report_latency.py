@@ -51,22 +51,20 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 from archbench import analysis, stats, storage  # noqa: E402
-from archbench.analysis import Labeller, key_text  # noqa: E402
+from archbench.analysis import key_text, number  # noqa: E402
 from archbench.figures import MARKERS, STYLE, FigureFile, save_figure  # noqa: E402
 from archbench.latex import (  # noqa: E402
     CLIENT_BOUND_MARK,
-    FAILED_MARK,
-    FAILED_NOTE,
     FLAGGED_MARK,
     MISSING,
     Column,
     MacroSet,
+    adjusted_table,
     escape,
     escape_command,
     figure_block,
@@ -77,23 +75,35 @@ from archbench.latex import (  # noqa: E402
     format_percent,
     format_significant,
     is_missing,
+    notes_block,
+    notes_for_marks,
+    render_longtable,
     render_tabular,
+    row_marks,
     stacked,
 )
-from archbench.parsers import parse_file  # noqa: E402
 from archbench.report_echo import (  # noqa: E402
     StudySource,
+    ci_error_bars,
     colours_for,
+    compact_tick,
+    distinct_values,
+    hide_unused_panels,
     include_path,
+    insert_study_labels,
     join_list,
+    load_busy,
     load_campaign_or_reason,
     load_command,
-    notes_block,
-    number,
+    no_campaign_macros,
+    panel_grid,
     provenance_sentence,
+    remove_stale_files,
     sorted_rows,
-    study_label,
+    study_trial_outcome,
+    total_count,
     tt,
+    write_study_csvs,
 )
 
 RATES_TABLE_FILE = "latency-table-rates.tex"
@@ -176,20 +186,8 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
     config = dict(record.get("config") or {})
     load = dict(record.get("load") or {})
     server = dict(record.get("server") or {})
-    status = record.get("status", "failed")
     tool = load.get("tool") or config.get("load_generator")
-    parsed, parse_error = None, None
-    output = load.get("output_file")
-    if output:
-        try:
-            parsed = parse_file(campaign.path / output, tool)
-        except Exception as error:  # noqa: BLE001 - an unreadable output is a visible row, not a crash
-            parse_error = f"{type(error).__name__}: {error}"
-    elif status == "ok":
-        parse_error = "no load output file"
-    flags = list(parsed.get("flags") or []) if parsed else []
-    if status == "ok" and parsed is None:
-        flags.append(analysis.FLAG_UNPARSED)
+    parsed, outcome = study_trial_outcome(record, campaign.path, tool)
     parameters = campaign.meta.get("parameters") or {}
     own = _own_key(config)
     saturation_of = config.get("saturation_of") or own
@@ -212,16 +210,8 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
         saturation_of=saturation_of,
         saturation_source=config.get("saturation_source"),
         tool=tool,
-        repetition=record.get("repetition"),
-        warmup=bool(record.get("warmup", False)),
-        adaptive=bool(record.get("adaptive", False)),
-        order_index=record.get("order_index"),
-        status=status,
-        failure_reason=record.get("failure_reason"),
-        parse_error=parse_error,
-        flags=analysis.FLAG_SEPARATOR.join(flags),
-        flagged=bool(flags),
     )
+    row.update(outcome)
     p = parsed or {}
     latency = p.get("latency_s") or {}
     percentiles = latency.get("percentiles") or {}
@@ -235,14 +225,13 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
         latency_max_s=number(latency.get("max")),
         latency_avg_s=number(latency.get("avg")),
         timeouts=number(socket_errors.get("timeout")),
-        socket_errors=float(sum(number(v) for v in socket_errors.values() if not math.isnan(number(v))))
-        if socket_errors else math.nan,
+        socket_errors=total_count(socket_errors) if socket_errors else math.nan,
         non_2xx=number(p.get("non_2xx")),
     )
     for q in PERCENTILES:
         row[f"latency_p{q.replace('.', '_')}_s"] = number(percentiles.get(q))
     utilisation = analysis.load_cpu_utilisation(load)
-    busy = number(load.get("cpus_busy"))
+    busy = load_busy(load)
     row.update(
         load_cpu_utilisation=utilisation,
         load_cpus_busy=busy,
@@ -254,7 +243,7 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
         started_at=record.get("started_at"),
         finished_at=record.get("finished_at"),
     )
-    eligible = status == "ok" and not row["warmup"] and not row["client_bound"]
+    eligible = row["status"] == "ok" and not row["warmup"] and not row["client_bound"]
     row["eligible"] = eligible
     for threshold in criteria.thresholds:
         p99 = row["latency_p99_s"]
@@ -277,9 +266,7 @@ def latency_trials(campaigns: Sequence[storage.Campaign], criteria: Criteria) ->
     if frame.empty:
         return pd.DataFrame(columns=["campaign", "trial_id", "config_id", "setup", "server_key", *analysis.CONFIG_FIELDS,
                                      "offered_rate", "warmup", "status", "flagged", "client_bound", "variant", "family"])
-    labels = Labeller(frame)
-    frame.insert(3, "variant", [study_label(r, labels) for _, r in frame.iterrows()])
-    frame.insert(4, "family", [labels.family(r) for _, r in frame.iterrows()])
+    insert_study_labels(frame)
     several = frame[frame["setup"] == SETUP_SWEEP]["connections"].nunique() > 1
     frame.insert(5, "server", [f"{v}, {int(c):,} conn." if several and s == SETUP_SWEEP else v
                                for v, c, s in zip(frame["variant"], frame["connections"], frame["setup"])])
@@ -306,9 +293,7 @@ def rate_summary(trials: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
         row.update(
             n_measured=len(measured),
             n=achieved.n,
-            n_flagged=int(ok["flagged"].astype(bool).sum()),
-            n_failed=int((measured["status"] == "failed").sum()),
-            n_unsupported=int((measured["status"] == "unsupported").sum()),
+            **analysis.outcome_counts(measured, ok),
             n_client_bound=int(ok["client_bound"].astype(bool).sum()),
             n_eligible=len(eligible),
             flags=analysis.FLAG_SEPARATOR.join(sorted({f for fs in ok["flags"] for f in str(fs).split(";") if f})),
@@ -508,19 +493,11 @@ def process_latency_campaigns(requested: str | None, raw_root: Path, processed_d
     summary = rate_summary(trials, criteria)
     knee_table = knees(summary, trials, criteria)
     csv_files: dict[str, Path] = {}
-    if processed_dir is not None and not campaigns:  # no CSV of an earlier latency campaign may pass for this one's
-        for name in (TRIALS_CSV, SUMMARY_CSV, KNEES_CSV):
-            (Path(processed_dir) / name).unlink(missing_ok=True)
+    if processed_dir is not None and not campaigns:
+        remove_stale_files(processed_dir, (TRIALS_CSV, SUMMARY_CSV, KNEES_CSV))
     if processed_dir is not None and campaigns:
-        processed_dir = Path(processed_dir)
-        for campaign in campaigns:
-            if campaign.path.resolve() in [processed_dir.resolve(), *processed_dir.resolve().parents]:
-                raise ValueError(f"processed_dir {processed_dir} is inside the immutable raw campaign {campaign.path}")
-        processed_dir.mkdir(parents=True, exist_ok=True)
-        for name, frame in ((TRIALS_CSV, trials), (SUMMARY_CSV, summary), (KNEES_CSV, knee_table)):
-            path = processed_dir / name
-            frame.to_csv(path, index=False, lineterminator="\n")
-            csv_files[name] = path
+        csv_files = write_study_csvs(processed_dir, campaigns,
+                                     {TRIALS_CSV: trials, SUMMARY_CSV: summary, KNEES_CSV: knee_table})
     return LatencyStudy(tuple(sources), criteria, trials, summary, knee_table, csv_files)
 
 
@@ -533,10 +510,6 @@ def _kilo(value: float, _position: int) -> str:
     if value >= 1e3:
         return f"{value / 1e3:g}k"
     return f"{value:g}"
-
-
-def _ms_tick(value: float, _position: int) -> str:
-    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
 
 
 def achieved_figure(study: LatencyStudy) -> Figure | None:
@@ -554,10 +527,8 @@ def achieved_figure(study: LatencyStudy) -> Figure | None:
         axes.plot([low, high], [low, high], color="0.6", linestyle="--", linewidth=0.9, label="achieved = offered")
         for index, server in enumerate(servers):
             rows = sweep[sweep["server"] == server].sort_values("offered_rate")
-            mean = rows["achieved_mean"].to_numpy(dtype=float)
-            lo = np.nan_to_num(np.clip(mean - rows["achieved_ci95_low"].to_numpy(dtype=float), 0, None))
-            hi = np.nan_to_num(np.clip(rows["achieved_ci95_high"].to_numpy(dtype=float) - mean, 0, None))
-            axes.errorbar(rows["offered_rate"], mean, yerr=np.vstack([lo, hi]), marker=MARKERS[index % len(MARKERS)],
+            mean, yerr = ci_error_bars(rows, "achieved")
+            axes.errorbar(rows["offered_rate"], mean, yerr=yerr, marker=MARKERS[index % len(MARKERS)],
                           markersize=4, capsize=2, linewidth=1.1, color=colours[server], label=server)
             bound = rows[rows["n_client_bound"] > 0]
             if not bound.empty:
@@ -588,8 +559,7 @@ def percentiles_figure(study: LatencyStudy) -> Figure | None:
                if sweep[(sweep["server"] == s)]["latency_p99_s_mean"].notna().sum() >= 1]
     if not servers or sweep["offered_rate"].nunique() < 2:
         return None
-    columns = 1 if len(servers) == 1 else 2
-    rows_n = math.ceil(len(servers) / columns)
+    rows_n, columns = panel_grid(len(servers))
     lines = [("latency_p50_s_mean", "p50", "-", "o"), ("latency_p90_s_mean", "p90", "-", "s"),
              ("latency_p99_s_mean", "p99", "-", "^"), ("latency_p99_9_s_mean", "p99.9", "-", "D"),
              ("latency_max_s_max", "max", ":", "v")]
@@ -618,9 +588,8 @@ def percentiles_figure(study: LatencyStudy) -> Figure | None:
             axes.set_yscale("log")
             axes.set_title(server, fontsize=8)
             axes.xaxis.set_major_formatter(FuncFormatter(_kilo))
-            axes.yaxis.set_major_formatter(FuncFormatter(_ms_tick))
-        for index in range(len(servers), rows_n * columns):
-            panels[index // columns][index % columns].set_visible(False)
+            axes.yaxis.set_major_formatter(FuncFormatter(compact_tick))
+        hide_unused_panels(panels, len(servers))
         for axes in panels[-1]:
             axes.set_xlabel("Offered rate (requests/s)")
         for row in panels:
@@ -645,8 +614,7 @@ def percentiles_figure(study: LatencyStudy) -> Figure | None:
 def make_latency_figures(study: LatencyStudy, figures_dir: Path) -> dict[str, FigureFile | None]:
     figures_dir = Path(figures_dir)
     made: dict[str, FigureFile | None] = {"achieved": None, "percentiles": None}
-    for stale in (ACHIEVED_FIGURE, PERCENTILES_FIGURE):
-        (figures_dir / stale).unlink(missing_ok=True)
+    remove_stale_files(figures_dir, (ACHIEVED_FIGURE, PERCENTILES_FIGURE))
     for key, build, name in (("achieved", achieved_figure, ACHIEVED_FIGURE),
                              ("percentiles", percentiles_figure, PERCENTILES_FIGURE)):
         figure = build(study)
@@ -664,30 +632,25 @@ def _rate(value: Any) -> str:
 
 
 def _marks(row: pd.Series) -> str:
-    marks = ""
-    if row.get("n_flagged", 0) > 0:
-        marks += FLAGGED_MARK
-    if row.get("n_failed", 0) > 0:
-        marks += FAILED_MARK
-    if row.get("n_client_bound", 0) > 0:
-        marks += CLIENT_BOUND_MARK
-    return marks
+    # The latency tables count unsupported trials but do not mark them.
+    return row_marks(row, client_bound=True, unsupported=False)
+
+
+LATENCY_FLAGGED_NOTE = (
+    FLAGGED_MARK + r"\,flagged: at least one measured trial had socket errors, timeouts or non-2xx "
+    r"responses; flagged trials are included in the means, never meet a knee criterion, and are "
+    r"counted in the trials CSV."
+)
 
 
 def _notes(rows: pd.DataFrame, criteria: Criteria) -> list[str]:
-    notes = []
-    if (rows["n_flagged"] > 0).any():
-        notes.append(FLAGGED_MARK + r"\,flagged: at least one measured trial had socket errors, timeouts or non-2xx "
-                     r"responses; flagged trials are included in the means, never meet a knee criterion, and are "
-                     r"counted in the trials CSV.")
-    if (rows["n_failed"] > 0).any():
-        notes.append(FAILED_NOTE)
-    if (rows["n_client_bound"] > 0).any():
-        notes.append(CLIENT_BOUND_MARK + r"\,client-bound: in at least one measured trial the load generator's CPU "
-                     + f"was at least {criteria.client_bound_busy * 100:.0f}" + r"\,\% busy (\texttt{load.cpus\_busy} "
-                     r"or \texttt{load.cpu\_utilisation}); such trials are included in the means shown but excluded "
-                     r"from the knee.")
-    return notes
+    client_bound = (
+        CLIENT_BOUND_MARK + r"\,client-bound: in at least one measured trial the load generator's CPU "
+        + f"was at least {criteria.client_bound_busy * 100:.0f}" + r"\,\% busy (\texttt{load.cpus\_busy} "
+        r"or \texttt{load.cpu\_utilisation}); such trials are included in the means shown but excluded "
+        r"from the knee."
+    )
+    return notes_for_marks(rows, flagged=LATENCY_FLAGGED_NOTE, unsupported=None, client_bound=client_bound)
 
 
 VERDICT = {"yes": "yes", "no": "no", "excluded": "excl.", "none": MISSING}
@@ -714,7 +677,6 @@ def rates_table(study: LatencyStudy) -> str:
         Column(stacked("Time-", "outs"), "r"),
         *[Column(stacked("p99 $<$", f"{ms_text(t)}\\,ms"), "c") for t in criteria.thresholds],
     ]
-    header = " & ".join(c.header for c in columns) + r" \\"
     body, breaks = [], []
     previous = None
     for _, row in sweep.iterrows():
@@ -744,22 +706,8 @@ def rates_table(study: LatencyStudy) -> str:
         f"least {criteria.achieved_fraction * 100:.0f}" + r"\,\% of the offered rate achieved in every eligible "
         r"trial; excl.: every trial there was client-bound)."
     )
-    lines = [
-        r"{\footnotesize\setlength{\tabcolsep}{3pt}\setlength{\LTcapwidth}{\linewidth}",
-        r"\begin{longtable}{" + "".join(c.align for c in columns) + "}",
-        f"\\caption{{{caption}}}\\label{{tab:latency-rates}}\\\\",
-        r"\toprule", header, r"\midrule", r"\endfirsthead",
-        r"\toprule", header, r"\midrule", r"\endhead",
-        r"\bottomrule", r"\endfoot",
-    ]
-    for index, cells in enumerate(body):
-        if index in breaks and index:
-            lines.append(r"\midrule")
-        lines.append(" & ".join(cells) + r" \\")
-    lines.append(r"\end{longtable}")
-    lines.append(notes_block(_notes(sweep, criteria)))
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return render_longtable(columns, body, caption, "tab:latency-rates", breaks,
+                            notes=notes_block(_notes(sweep, criteria)))
 
 
 def knees_table(study: LatencyStudy) -> str:
@@ -794,12 +742,7 @@ def knees_table(study: LatencyStudy) -> str:
     if table["lowest_p99_client_bound_only"].any():
         notes.append(CLIENT_BOUND_MARK + r"\,every trial of this server was client-bound, so its lowest p99 is from "
                      r"client-bound trials.")
-    return "\n".join([
-        r"\begin{table}[htbp]", r"\centering", r"\footnotesize", r"\setlength{\tabcolsep}{3pt}",
-        f"\\caption{{{caption}}}", r"\label{tab:latency-knees}",
-        r"\begin{adjustbox}{max width=\linewidth}", render_tabular(columns, body), r"\end{adjustbox}",
-        notes_block(notes), r"\end{table}", "",
-    ])
+    return adjusted_table(caption, "tab:latency-knees", render_tabular(columns, body), notes_block(notes)) + "\n"
 
 
 def source_001_table(study: LatencyStudy) -> str:
@@ -854,12 +797,8 @@ def source_001_table(study: LatencyStudy) -> str:
         r"wrk2 results at 200{,}000 requests/s over 2000 connections for 30\,s~\cite{src001tooomasy}, quoted as "
         r"published (requests/s, its share of the offered 200{,}000, maximum latency, socket timeouts in the run)."
     )
-    return "\n".join([
-        r"\begin{table}[htbp]", r"\centering", r"\footnotesize", r"\setlength{\tabcolsep}{3pt}",
-        f"\\caption{{{caption}}}", r"\label{tab:latency-001}",
-        r"\begin{adjustbox}{max width=\linewidth}", render_tabular(columns, body, [0]), r"\end{adjustbox}",
-        notes_block(_notes(fixed, study.criteria)), r"\end{table}", "",
-    ])
+    return adjusted_table(caption, "tab:latency-001", render_tabular(columns, body, [0]),
+                          notes_block(_notes(fixed, study.criteria))) + "\n"
 
 
 # --------------------------------------------------------------------------- macros
@@ -1062,32 +1001,26 @@ def latency_macros(macros: MacroSet, study: LatencyStudy, present: Mapping[str, 
     macros.add("latency has data", "1" if study.available else "0",
                "1: a latency campaign exists (sections/latency.tex \\ifnum)")
     if not study.available:
-        macros.add("latency campaign", escape(study.sources[0].requested or "none") if study.sources else "none",
-                   "latency campaign (none)")
-        macros.add("latency campaign sentence",
-                   f"This section has no measurements: {escape(study.reason)}. The tables and figures of the latency "
-                   "study are therefore absent.", "where the latency numbers come from")
-        for words in ("latency connections", "latency fractions", "latency duration"):
-            macros.add(words, MISSING, "no latency campaign")
-        for words in ("latency tool sentence", "latency command", "latency saturation sentence",
-                      "latency client bound sentence", "latency floor sentence", "latency knee finding",
-                      "latency results sentence", "latency source one setup", "latency source one finding"):
-            macros.add(words, "", "no latency campaign")
+        no_campaign_macros(
+            macros, "latency", study.sources[0].requested if study.sources else None, study.reason,
+            missing=("latency connections", "latency fractions", "latency duration"),
+            empty=("latency tool sentence", "latency command", "latency saturation sentence",
+                   "latency client bound sentence", "latency floor sentence", "latency knee finding",
+                   "latency results sentence", "latency source one setup", "latency source one finding"),
+        )
         return
     macros.add("latency campaign", join_list([tt(c.meta.get('campaign') or c.path.name)
                                                 for c in study.campaigns]), "latency campaigns")
     macros.add("latency campaign sentence", provenance_sentence(study.campaigns, "section"),
                "campaigns, host and dates of the latency numbers")
     sweep_trials = study.trials[study.trials["setup"] == SETUP_SWEEP] if not study.trials.empty else study.trials
-
-    def values(column: str, frame: pd.DataFrame) -> list[float]:
-        return sorted(set(stats.as_sample(frame[column]).tolist())) if not frame.empty and column in frame else []
-
-    macros.add("latency connections", format_list(values("connections", sweep_trials)), "connections of the sweep")
-    fractions = values("rate_fraction", sweep_trials)
+    macros.add("latency connections", format_list(distinct_values(sweep_trials, "connections")),
+               "connections of the sweep")
+    fractions = distinct_values(sweep_trials, "rate_fraction")
     macros.add("latency fractions", join_list([f"{f * 100:g}" for f in fractions]) + (r"\,\%" if fractions else ""),
                "offered fractions of each server's saturation")
-    macros.add("latency duration", format_list(values("duration_s", study.trials)), "open-loop trial duration, s")
+    macros.add("latency duration", format_list(distinct_values(study.trials, "duration_s")),
+               "open-loop trial duration, s")
     macros.add("latency tool sentence", _tool_sentence(study), "which open-loop tool, its version and mode")
     record = None
     for campaign in study.campaigns:
@@ -1117,7 +1050,7 @@ def latency_outputs(macros: MacroSet, study: LatencyStudy, paper_dir: Path, figu
         return {name: "% no latency campaign: the section's first sentence says why\n" for name in GENERATED_FILES}
     thresholds = " and ".join(f"{ms_text(t)}\\,ms" for t in study.criteria.thresholds)
     achieved = figure_block(
-        include_path(made["achieved"].path if made["achieved"] else None, paper_dir),
+        include_path(made["achieved"], paper_dir),
         "fig:latency-achieved",
         r"Achieved against offered rate for each server of the fraction sweep (both axes logarithmic): mean over "
         r"the measured trials with its 95\,\% confidence interval; the dashed line is achieved = offered, and a "
@@ -1126,7 +1059,7 @@ def latency_outputs(macros: MacroSet, study: LatencyStudy, paper_dir: Path, figu
         "achieved-against-offered figure.",
     )
     percentiles = figure_block(
-        include_path(made["percentiles"].path if made["percentiles"] else None, paper_dir),
+        include_path(made["percentiles"], paper_dir),
         "fig:latency-percentiles",
         r"Latency percentiles (means over the measured trials; max: the largest) against the offered rate, one panel "
         r"per server, logarithmic latency axis, measured from each request's scheduled send. Horizontal lines: the "

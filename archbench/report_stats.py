@@ -396,13 +396,9 @@ def diagnostics_table(summary: pd.DataFrame, adaptive_state: AdaptiveOutcome) ->
 
 
 def mark_notes(rows: pd.DataFrame) -> str:
-    """The explanations of the flagged / failed / unsupported marks that `latex.row_marks` puts on these rows."""
-    notes = []
-    for column, note in (("n_flagged", latex.FLAGGED_NOTE), ("n_failed", latex.FAILED_NOTE),
-                         ("n_unsupported", latex.UNSUPPORTED_NOTE)):
-        if column in rows and (pd.to_numeric(rows[column], errors="coerce").fillna(0) > 0).any():
-            notes.append(note)
-    return " ".join(notes)
+    """The explanations of the flagged / failed / unsupported marks that `latex.row_marks` puts on these rows,
+    run together (a longtable's notes paragraph)."""
+    return " ".join(latex.notes_for_marks(rows))
 
 
 def median_coverage_sentence(summary: pd.DataFrame) -> str:

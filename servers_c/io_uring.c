@@ -78,7 +78,6 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "conn_io.h"
@@ -826,13 +825,6 @@ static void run_loop(struct loop *loop)
     }
 }
 
-static long ms_since(const struct timespec *start)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
-}
-
 /* Cancels everything and waits (bounded) for the last CQEs, so no memory the
  * kernel may still write to is freed. */
 static void drain_loop(struct loop *loop)
@@ -852,10 +844,9 @@ static void drain_loop(struct loop *loop)
         touch(loop, c);
     serve_touched(loop); /* begins every close; frees those with nothing in flight */
 
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    uint64_t start_ms = monotonic_ms();
     while ((loop->open_conns > 0 || loop->accept_armed || loop->wake_armed) &&
-           ms_since(&start) < SHUTDOWN_DRAIN_MS) {
+           monotonic_ms() - start_ms < SHUTDOWN_DRAIN_MS) {
         struct __kernel_timespec timeout = {.tv_sec = 0, .tv_nsec = 50 * 1000 * 1000};
         struct io_uring_cqe *cqe;
         int ret = io_uring_submit_and_wait_timeout(&loop->ring, &cqe, 1, &timeout, NULL);

@@ -114,3 +114,21 @@ def test_variants_match_ctest_conformance() -> None:
             expand = (lambda t: t.replace("${trigger}", trigger)) if trigger else (lambda t: t)
             found[expand(tokens[1])] = (tokens[tokens.index("BINARY") + 1], tuple(expand(a) for a in args))
     assert found == {v.name: (v.binary, v.args) for v in VARIANTS}
+
+
+@pytest.mark.parametrize("first_line", [
+    "==1==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010",
+    "WARNING: ThreadSanitizer: data race (pid=1)",
+    "UndefinedBehaviorSanitizer:DEADLYSIGNAL",
+    "session.c:10:5: runtime error: signed integer overflow",
+])
+def test_the_abuse_suite_reads_every_sanitizer_report_kind(first_line: str, tmp_path: Path) -> None:
+    """A server's stderr is searched with the socket suites' recogniser, so no report kind goes unnoticed."""
+    from abuse.server import Server
+
+    server = Server.__new__(Server)  # only the stderr side: no process is started
+    server.stderr_file = (tmp_path / "stderr").open("w+b")
+    server.stderr_file.write(f"listening on 127.0.0.1:1\n{first_line}\n    #0 0x1 in f\n".encode())
+    report = server.sanitizer_report()
+    assert report is not None and first_line in report
+    server.stderr_file.close()

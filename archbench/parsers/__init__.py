@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from archbench.parsers.wrk import LoadOutputError
+from archbench.parsers.common import LoadOutputError
 
 ParsedRecord = dict[str, Any]
 

@@ -27,7 +27,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from archbench.parsers.wrk import LoadOutputError
+from archbench.parsers.common import LoadOutputError
 
 TOOL = "echo_client"
 NS = Decimal("1e-9")

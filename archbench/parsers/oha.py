@@ -41,7 +41,8 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from archbench.parsers.wrk import LoadOutputError
+from archbench.parsers import common
+from archbench.parsers.common import LoadOutputError, outcome_flags
 
 TOOL = "oha"
 DEADLINE = "aborted due to deadline"
@@ -81,7 +82,7 @@ def percentile_key(name: str) -> str:
     match = re.fullmatch(r"p(\d+(?:\.\d+)?)", name)
     if not match:
         raise LoadOutputError(f"not an oha percentile name: {name!r}")
-    return format(Decimal(match.group(1)).normalize(), "f")
+    return common.percentile_key(match.group(1))
 
 
 def _percentiles(values: dict[str, Any], where: str) -> dict[str, float | None]:
@@ -185,14 +186,6 @@ def parse(text: str) -> dict[str, Any]:
     if not isinstance(details, dict):
         raise LoadOutputError(f"details is not an object: {details!r}")
 
-    flags = []
-    if any(socket_errors.values()):
-        flags.append("socket_errors")
-    if non_2xx:
-        flags.append("non_2xx")
-    if total_requests == 0:
-        flags.append("no_requests")
-
     size_per_request = summary["sizePerRequest"]
     return {
         "tool": TOOL,
@@ -232,5 +225,5 @@ def parse(text: str) -> dict[str, Any]:
         },
         "details_s": {name: _triple(details[key], f"details.{key}") for key, name in DETAILS.items()
                       if key in details},
-        "flags": flags,
+        "flags": outcome_flags(socket_errors, non_2xx, total_requests),
     }

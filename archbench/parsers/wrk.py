@@ -30,6 +30,26 @@ import re
 from decimal import Decimal
 from typing import Any
 
+# LoadOutputError and percentage stay part of this module's API (tests/test_parser_wrk.py imports percentage
+# from here).
+from archbench.parsers.common import (
+    NON_2XX_LINE,
+    SOCKET_ERRORS_LINE,
+    STATS_HEADER_LINE,
+    THREADS_LINE,
+    LoadOutputError,
+    non_2xx_count,
+    outcome_flags,
+    percentage,
+    percentile_key,
+    remember_once,
+    require_lines,
+    socket_error_counts,
+    summary_lines,
+    thread_stats,
+    thread_stats_pattern,
+)
+
 TOOL = "wrk"
 PERCENTILES = ("50", "75", "90", "99")
 
@@ -48,29 +68,21 @@ _PCT = r"(?:-?nan|-?inf|\d+(?:\.\d+)?)%"
 
 LINE_PATTERNS: dict[str, re.Pattern[str]] = {
     "running": re.compile(rf"Running (?P<duration>{_TIME}) test @ (?P<url>\S+)"),
-    "threads": re.compile(r"(?P<threads>\d+) threads and (?P<connections>\d+) connections"),
-    "stats_header": re.compile(r"Thread Stats\s+Avg\s+Stdev\s+Max\s+\+/-\s*Stdev"),
-    "latency": re.compile(rf"Latency\s+(?P<avg>{_TIME})\s+(?P<stdev>{_TIME})\s+(?P<max>{_TIME})\s+(?P<pct>{_PCT})"),
-    "req_sec": re.compile(
-        rf"Req/Sec\s+(?P<avg>{_METRIC})\s+(?P<stdev>{_METRIC})\s+(?P<max>{_METRIC})\s+(?P<pct>{_PCT})"
-    ),
+    "threads": THREADS_LINE,
+    "stats_header": STATS_HEADER_LINE,
+    "latency": thread_stats_pattern("Latency", _TIME, _PCT),
+    "req_sec": thread_stats_pattern("Req/Sec", _METRIC, _PCT),
     "distribution_header": re.compile(r"Latency Distribution"),
     "percentile": re.compile(rf"(?P<pct>{_NUMBER})%\s+(?P<value>{_TIME})"),
     "totals": re.compile(rf"(?P<requests>\d+) requests in (?P<duration>{_TIME}), (?P<bytes>{_BINARY}) read"),
-    "socket_errors": re.compile(
-        r"Socket errors: connect (?P<connect>\d+), read (?P<read>\d+), write (?P<write>\d+), timeout (?P<timeout>\d+)"
-    ),
-    "non_2xx": re.compile(r"Non-2xx or 3xx responses: (?P<count>\d+)"),
+    "socket_errors": SOCKET_ERRORS_LINE,
+    "non_2xx": NON_2XX_LINE,
     "requests_per_sec": re.compile(rf"Requests/sec:\s+(?P<value>{_NUMBER})"),
     "transfer_per_sec": re.compile(rf"Transfer/sec:\s+(?P<value>{_BINARY})"),
 }
 REQUIRED_LINES = ("running", "threads", "stats_header", "latency", "req_sec", "totals", "requests_per_sec",
                   "transfer_per_sec")
 REPEATABLE_LINES = ("percentile",)
-
-
-class LoadOutputError(ValueError):
-    """The text is not (complete) output of the load generator."""
 
 
 def seconds(token: str) -> float:
@@ -97,69 +109,29 @@ def byte_count(token: str) -> float:
     return float(Decimal(match.group(1)) * BINARY_UNITS[match.group(2)])
 
 
-def percentage(token: str) -> float | None:
-    """"84.95%" -> 84.95; "-nan%" (no samples) -> None."""
-    number = token.rstrip("%")
-    if "nan" in number or "inf" in number:
-        return None
-    return float(number)
-
-
-def classify(line: str) -> tuple[str, re.Match[str]] | None:
-    for kind, pattern in LINE_PATTERNS.items():
-        match = pattern.fullmatch(line)
-        if match:
-            return kind, match
-    return None
-
-
 def parse(text: str) -> dict[str, Any]:
     """wrk stdout -> the parsed record of contracts.md section 3. Raises LoadOutputError."""
     found: dict[str, re.Match[str]] = {}
     percentiles: dict[str, float | None] = {p: None for p in PERCENTILES}
     in_distribution = False
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line:
-            continue
-        classified = classify(line)
-        if classified is None:
-            raise LoadOutputError(f"line {number} is not wrk output: {raw!r}")
-        kind, match = classified
-        if kind == "percentile":
+    for line in summary_lines(text, LINE_PATTERNS, TOOL):
+        if line.kind == "percentile":
             if not in_distribution:
-                raise LoadOutputError(f"line {number}: percentile outside the Latency Distribution: {raw!r}")
-            key = format(Decimal(match["pct"]).normalize(), "f")
-            percentiles[key] = seconds(match["value"])
+                raise LoadOutputError(f"line {line.number}: percentile outside the Latency Distribution: "
+                                      f"{line.raw!r}")
+            percentiles[percentile_key(line.match["pct"])] = seconds(line.match["value"])
             continue
-        if kind in found:
-            raise LoadOutputError(f"line {number}: second {kind!r} line: {raw!r}")
-        found[kind] = match
-        in_distribution = kind == "distribution_header"
-    missing = [kind for kind in REQUIRED_LINES if kind not in found]
-    if missing:
-        if not found:
-            raise LoadOutputError("empty output: no wrk summary at all")
-        raise LoadOutputError(f"incomplete wrk output: no {', '.join(missing)} line")
+        remember_once(found, line)
+        in_distribution = line.kind == "distribution_header"
+    require_lines(found, REQUIRED_LINES, TOOL, output_was_empty=not found)
     return _record(found, percentiles if "distribution_header" in found else {p: None for p in PERCENTILES})
 
 
 def _record(found: dict[str, re.Match[str]], percentiles: dict[str, float | None]) -> dict[str, Any]:
-    latency, req_sec, totals = found["latency"], found["req_sec"], found["totals"]
-    socket_errors = {kind: 0 for kind in ("connect", "read", "write", "timeout")}
-    if "socket_errors" in found:
-        socket_errors = {kind: int(found["socket_errors"][kind]) for kind in socket_errors}
-    non_2xx = int(found["non_2xx"]["count"]) if "non_2xx" in found else 0
+    totals = found["totals"]
+    socket_errors = socket_error_counts(found)
+    non_2xx = non_2xx_count(found)
     total_requests = int(totals["requests"])
-
-    flags = []
-    if any(socket_errors.values()):
-        flags.append("socket_errors")
-    if non_2xx:
-        flags.append("non_2xx")
-    if total_requests == 0:
-        flags.append("no_requests")
-
     return {
         "tool": TOOL,
         "url": found["running"]["url"],
@@ -167,19 +139,8 @@ def _record(found: dict[str, re.Match[str]], percentiles: dict[str, float | None
         "connections": int(found["threads"]["connections"]),
         "configured_duration_s": seconds(found["running"]["duration"]),
         "duration_s": seconds(totals["duration"]),
-        "latency_s": {
-            "avg": seconds(latency["avg"]),
-            "stdev": seconds(latency["stdev"]),
-            "max": seconds(latency["max"]),
-            "within_stdev_pct": percentage(latency["pct"]),
-            "percentiles": percentiles,
-        },
-        "req_per_thread": {
-            "avg": count(req_sec["avg"]),
-            "stdev": count(req_sec["stdev"]),
-            "max": count(req_sec["max"]),
-            "within_stdev_pct": percentage(req_sec["pct"]),
-        },
+        "latency_s": {**thread_stats(found["latency"], seconds), "percentiles": percentiles},
+        "req_per_thread": thread_stats(found["req_sec"], count),
         "total_requests": total_requests,
         # wrk prints bytes with 3-4 significant digits; an integer count of the rounded value.
         "bytes_read": round(byte_count(totals["bytes"])),
@@ -187,5 +148,5 @@ def _record(found: dict[str, re.Match[str]], percentiles: dict[str, float | None
         "non_2xx": non_2xx,
         "requests_per_sec": float(found["requests_per_sec"]["value"]),
         "transfer_per_sec_bytes": byte_count(found["transfer_per_sec"]["value"]),
-        "flags": flags,
+        "flags": outcome_flags(socket_errors, non_2xx, total_requests),
     }

@@ -59,7 +59,23 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from archbench.parsers.wrk import BINARY_UNITS, METRIC_UNITS, TIME_UNITS, LoadOutputError
+from archbench.parsers.common import (
+    NON_2XX_LINE,
+    SOCKET_ERRORS_LINE,
+    STATS_HEADER_LINE,
+    THREADS_LINE,
+    LoadOutputError,
+    non_2xx_count,
+    outcome_flags,
+    percentile_key,
+    remember_once,
+    require_lines,
+    socket_error_counts,
+    summary_lines,
+    thread_stats,
+    thread_stats_pattern,
+)
+from archbench.parsers.wrk import BINARY_UNITS, METRIC_UNITS, TIME_UNITS
 
 TOOL = "wrk2"
 PERCENTILES = ("50", "75", "90", "99", "99.9", "99.99", "99.999", "100")
@@ -81,16 +97,14 @@ UNCORRECTED = "Uncorrected Latency (measured without taking delayed starts into 
 
 LINE_PATTERNS: dict[str, re.Pattern[str]] = {
     "running": re.compile(rf"Running (?P<duration>{_NUMBER}(?:s|m|h)) test @ (?P<url>\S+)"),
-    "threads": re.compile(r"(?P<threads>\d+) threads and (?P<connections>\d+) connections"),
+    "threads": THREADS_LINE,
     "calibration": re.compile(
         rf"Thread calibration: mean lat\.: (?P<mean>{_VALUE})(?P<mean_unit>ms| usec), "
         rf"rate sampling interval: (?P<interval>\d+) ?(?P<interval_unit>ms|msec)"
     ),
-    "stats_header": re.compile(r"Thread Stats\s+Avg\s+Stdev\s+Max\s+\+/-\s*Stdev"),
-    "latency": re.compile(rf"Latency\s+(?P<avg>{_TIME})\s+(?P<stdev>{_TIME})\s+(?P<max>{_TIME})\s+(?P<pct>{_PCT})"),
-    "req_sec": re.compile(
-        rf"Req/Sec\s+(?P<avg>{_METRIC})\s+(?P<stdev>{_METRIC})\s+(?P<max>{_METRIC})\s+(?P<pct>{_PCT})"
-    ),
+    "stats_header": STATS_HEADER_LINE,
+    "latency": thread_stats_pattern("Latency", _TIME, _PCT),
+    "req_sec": thread_stats_pattern("Req/Sec", _METRIC, _PCT),
     "distribution_header": re.compile(r"Latency Distribution \(HdrHistogram - (?P<kind>.+)\)"),
     "percentile": re.compile(rf"(?P<pct>\d+\.\d+)%\s+(?P<value>{_TIME})"),
     "spectrum_title": re.compile(r"Detailed Percentile spectrum:"),
@@ -103,10 +117,8 @@ LINE_PATTERNS: dict[str, re.Pattern[str]] = {
     "footer_buckets": re.compile(r"#?\[Buckets\s+=\s+(?P<buckets>\d+), SubBuckets\s+=\s+(?P<sub_buckets>\d+)\]"),
     "separator": re.compile(r"-{58}"),
     "totals": re.compile(rf"(?P<requests>\d+) requests in (?P<duration>{_TIME}), (?P<bytes>{_BINARY}) read"),
-    "socket_errors": re.compile(
-        r"Socket errors: connect (?P<connect>\d+), read (?P<read>\d+), write (?P<write>\d+), timeout (?P<timeout>\d+)"
-    ),
-    "non_2xx": re.compile(r"Non-2xx or 3xx responses: (?P<count>\d+)"),
+    "socket_errors": SOCKET_ERRORS_LINE,
+    "non_2xx": NON_2XX_LINE,
     "requests_per_sec": re.compile(rf"Requests/sec:\s+(?P<value>{_VALUE})"),
     "transfer_per_sec": re.compile(rf"Transfer/sec:\s+(?P<value>{_BINARY})"),
 }
@@ -156,19 +168,6 @@ def milliseconds(token: str) -> float | None:
     """Spectrum and footer values are milliseconds: "12.503" -> 0.012503."""
     number = _number(token)
     return None if number is None else float(number * MS)
-
-
-def percentile_key(token: str) -> str:
-    """"99.900" -> "99.9", "100.000" -> "100"."""
-    return format(Decimal(token).normalize(), "f")
-
-
-def classify(line: str) -> tuple[str, re.Match[str]] | None:
-    for kind, pattern in LINE_PATTERNS.items():
-        match = pattern.fullmatch(line)
-        if match:
-            return kind, match
-    return None
 
 
 def _calibration(match: re.Match[str]) -> dict[str, Any]:
@@ -232,14 +231,8 @@ def parse(text: str) -> dict[str, Any]:
     calibration: list[dict[str, Any]] = []
     blocks: dict[str, _Block] = {}
     block: _Block | None = None
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line:
-            continue
-        classified = classify(line)
-        if classified is None:
-            raise LoadOutputError(f"line {number} is not wrk2 output: {raw!r}")
-        kind, match = classified
+    for line in summary_lines(text, LINE_PATTERNS, TOOL):
+        number, raw, kind, match = line
         if kind == "calibration":
             if "stats_header" in found:
                 raise LoadOutputError(f"line {number}: thread calibration after the Thread Stats: {raw!r}")
@@ -265,14 +258,8 @@ def parse(text: str) -> dict[str, Any]:
             continue
         if block is not None and not block.complete():
             raise LoadOutputError(f"line {number}: the {block.kind} latency block is incomplete before: {raw!r}")
-        if kind in found:
-            raise LoadOutputError(f"line {number}: second {kind!r} line: {raw!r}")
-        found[kind] = match
-    missing = [kind for kind in REQUIRED_LINES if kind not in found]
-    if missing:
-        if not found and not calibration and not blocks:
-            raise LoadOutputError("empty output: no wrk2 summary at all")
-        raise LoadOutputError(f"incomplete wrk2 output: no {', '.join(missing)} line")
+        remember_once(found, line)
+    require_lines(found, REQUIRED_LINES, TOOL, output_was_empty=not found and not calibration and not blocks)
     if "uncorrected" in blocks and "recorded" not in blocks:
         raise LoadOutputError("an uncorrected latency distribution without the recorded one")
     return _record(found, calibration, blocks)
@@ -280,22 +267,14 @@ def parse(text: str) -> dict[str, Any]:
 
 def _record(found: dict[str, re.Match[str]], calibration: list[dict[str, Any]],
             blocks: dict[str, _Block]) -> dict[str, Any]:
-    latency, req_sec, totals = found["latency"], found["req_sec"], found["totals"]
-    socket_errors = {kind: 0 for kind in ("connect", "read", "write", "timeout")}
-    if "socket_errors" in found:
-        socket_errors = {kind: int(found["socket_errors"][kind]) for kind in socket_errors}
-    non_2xx = int(found["non_2xx"]["count"]) if "non_2xx" in found else 0
+    totals = found["totals"]
+    socket_errors = socket_error_counts(found)
+    non_2xx = non_2xx_count(found)
     total_requests = int(totals["requests"])
     threads = int(found["threads"]["threads"])
     recorded, uncorrected = blocks.get("recorded"), blocks.get("uncorrected")
 
-    flags = []
-    if any(socket_errors.values()):
-        flags.append("socket_errors")
-    if non_2xx:
-        flags.append("non_2xx")
-    if total_requests == 0:
-        flags.append("no_requests")
+    flags = outcome_flags(socket_errors, non_2xx, total_requests)
     if len(calibration) < threads or any(c["incomplete"] for c in calibration):
         flags.append("calibration_incomplete")
 
@@ -309,18 +288,10 @@ def _record(found: dict[str, re.Match[str]], calibration: list[dict[str, Any]],
         "duration_s": seconds(totals["duration"]),
         "offered_rate": None,  # -R is not in the output; the runner adds it from the command
         "latency_s": {
-            "avg": seconds(latency["avg"]),
-            "stdev": seconds(latency["stdev"]),
-            "max": seconds(latency["max"]),
-            "within_stdev_pct": plain(latency["pct"].rstrip("%")),
+            **thread_stats(found["latency"], seconds),
             "percentiles": recorded.percentiles if recorded else {p: None for p in PERCENTILES},
         },
-        "req_per_thread": {
-            "avg": count(req_sec["avg"]),
-            "stdev": count(req_sec["stdev"]),
-            "max": count(req_sec["max"]),
-            "within_stdev_pct": plain(req_sec["pct"].rstrip("%")),
-        },
+        "req_per_thread": thread_stats(found["req_sec"], count),
         "total_requests": total_requests,
         # wrk2 prints bytes with 3-4 significant digits; an integer count of the rounded value.
         "bytes_read": None if bytes_read is None else round(bytes_read),

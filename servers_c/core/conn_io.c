@@ -8,7 +8,6 @@
 #include <limits.h>
 #include <sys/time.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "conn_timer.h"
@@ -220,19 +219,11 @@ void conn_serve_blocking(int fd, struct session *s, struct server_counters *c)
     }
 }
 
-static long elapsed_ms(const struct timespec *since)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
-}
-
 static void drain(int fd, bool may_wait)
 {
     char scratch[4096];
     size_t total = 0;
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    uint64_t start_ms = monotonic_ms();
     while (total < LINGER_MAX_BYTES) {
         ssize_t n = recv(fd, scratch, sizeof scratch, MSG_DONTWAIT);
         if (n > 0) {
@@ -241,7 +232,7 @@ static void drain(int fd, bool may_wait)
         }
         if (n == 0 || !may_wait || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
             return;
-        long left = LINGER_MAX_MS - elapsed_ms(&start);
+        long left = LINGER_MAX_MS - (long)(monotonic_ms() - start_ms);
         if (left <= 0)
             return;
         struct pollfd p = {.fd = fd, .events = POLLIN};

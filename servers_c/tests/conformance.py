@@ -12,7 +12,6 @@ line of counters. Standard library only, so CTest can run it anywhere.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import socket
@@ -22,12 +21,12 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
 from sanitizer_check import sanitizer_report
-from server_harness import (IO_TIMEOUT_S, CaseFailure, Server, expect, read_exactly,
-                            unsupported_reason)
+from server_harness import (IO_TIMEOUT_S, CaseFailure, Result, Server, announce_if_unsupported, expect,
+                            missing_shutdown_keys, parse_suite_command_line, print_results, read_exactly,
+                            run_against_server, run_cases)
 
 REQUEST = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
@@ -44,6 +43,7 @@ def ok_response(body: bytes, content_type: str, keep_alive: bool = True, head: b
 TEST_RESPONSE = (b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 4\r\n"
                  b"Content-Type: text/html\r\n\r\ntest")
 assert ok_response(b"test", "text/html") == TEST_RESPONSE
+CLOSE_RESPONSE = ok_response(b"test", "text/html", keep_alive=False)
 
 
 def expect_closed(sock: socket.socket) -> None:
@@ -65,6 +65,14 @@ def expect_quiet(sock: socket.socket, wait_s: float = 0.1) -> None:
         pass
     finally:
         sock.settimeout(IO_TIMEOUT_S)
+
+
+def expect_response_and_close(server: Server, request: bytes, expected: bytes, what: str) -> None:
+    """On a new connection, request is answered with exactly expected, then the server closes."""
+    with server.connect() as s:
+        s.sendall(request)
+        expect(read_exactly(s, len(expected)) == expected, what)
+        expect_closed(s)
 
 
 def expect_status_and_close(server: Server, request: bytes, status: bytes) -> None:
@@ -92,7 +100,6 @@ def read_until(sock: socket.socket, marker: bytes) -> bytes:
 class Suite:
     server: Server
     concurrency: int
-    results: list[tuple[str, str]] = field(default_factory=list)
     sent_ok: int = 0
     sent_bad: int = 0
 
@@ -140,28 +147,19 @@ class Suite:
         self.sent_ok += 40
 
     def connection_close(self) -> None:
-        with self.server.connect() as s:
-            s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            expected = ok_response(b"test", "text/html", keep_alive=False)
-            expect(read_exactly(s, len(expected)) == expected, "Connection: close response")
-            expect_closed(s)
+        expect_response_and_close(self.server, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                                  CLOSE_RESPONSE, "Connection: close response")
         self.sent_ok += 1
 
     def close_ends_pipeline(self) -> None:
         """Requests after one with Connection: close are not answered."""
-        with self.server.connect() as s:
-            s.sendall(REQUEST + b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" + REQUEST)
-            expected = TEST_RESPONSE + ok_response(b"test", "text/html", keep_alive=False)
-            expect(read_exactly(s, len(expected)) == expected, "responses up to the close")
-            expect_closed(s)
+        expect_response_and_close(
+            self.server, REQUEST + b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" + REQUEST,
+            TEST_RESPONSE + CLOSE_RESPONSE, "responses up to the close")
         self.sent_ok += 2
 
     def http10(self) -> None:
-        with self.server.connect() as s:
-            s.sendall(b"GET / HTTP/1.0\r\n\r\n")
-            expected = ok_response(b"test", "text/html", keep_alive=False)
-            expect(read_exactly(s, len(expected)) == expected, "HTTP/1.0 response")
-            expect_closed(s)
+        expect_response_and_close(self.server, b"GET / HTTP/1.0\r\n\r\n", CLOSE_RESPONSE, "HTTP/1.0 response")
         with self.server.connect() as s:
             for _ in range(2):
                 s.sendall(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
@@ -330,15 +328,18 @@ class Suite:
         expect(not failures, f"{len(failures)} of {clients} churning clients failed: {failures[:3]}")
         self.sent_ok += clients * per_client * rounds * 3
 
-    # ---- driver ------------------------------------------------------------
-    def run(self, names: list[str]) -> None:
-        for name in names:
-            case: Callable[[], None] = getattr(self, name)
-            try:
-                case()
-                self.results.append((name, "PASS"))
-            except (CaseFailure, OSError) as e:
-                self.results.append((name, f"FAIL: {e}"))
+    # ---- after SIGTERM -------------------------------------------------------
+    def shutdown_problems(self, stats: dict) -> list[str]:
+        """The shutdown line's counters must cover what the cases had answered and sent."""
+        problems = []
+        if stats.get("requests_served", -1) < self.sent_ok:
+            problems.append(f"requests_served {stats.get('requests_served')} < {self.sent_ok} answered")
+        if stats.get("bad_requests", -1) < self.sent_bad:
+            problems.append(f"bad_requests {stats.get('bad_requests')} < {self.sent_bad} sent")
+        problems += missing_shutdown_keys(stats)
+        if stats.get("bytes_echoed") != 0:
+            problems.append(f"bytes_echoed {stats.get('bytes_echoed')} in http mode")
+        return problems
 
 
 CASES = ["byte_exact", "keep_alive_sequential", "pipelined", "split_byte_by_byte",
@@ -347,7 +348,7 @@ CASES = ["byte_exact", "keep_alive_sequential", "pipelined", "split_byte_by_byte
          "slow_reader", "reset_mid_response", "concurrent_clients", "connection_churn"]
 
 
-def check_response_variants(binary: str, args: list[str]) -> list[tuple[str, str]]:
+def check_response_variants(binary: str, args: list[str]) -> list[Result]:
     """--response hello (source 003) and --response file:PATH (source 002's 151-byte page)."""
     results = []
     page = (b"<!DOCTYPE html>\n<html>\n<head>\n<title>Welcome to nginx!</title>\n</head>\n<body>\n"
@@ -397,58 +398,16 @@ def check_response_variants(binary: str, args: list[str]) -> list[tuple[str, str
 
 
 def main() -> int:
-    argv = sys.argv[1:]
-    server_args: list[str] = []
-    if "--" in argv:
-        i = argv.index("--")
-        argv, server_args = argv[:i], argv[i + 1:]
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("binary")
-    parser.add_argument("--concurrency", type=int, default=100,
-                        help="simultaneous keep-alive clients (0: the architecture serves one at a time)")
-    parser.add_argument("--cases", nargs="*", default=CASES)
-    parser.add_argument("--allow-unsupported", action="store_true",
-                        help="pass (skip) when the binary exits 3: the kernel lacks what it needs")
-    opts = parser.parse_args(argv)
-
-    if opts.allow_unsupported:
-        reason = unsupported_reason(opts.binary, [*server_args])
-        if reason is not None:
-            print(f"SKIP unsupported here: {reason}")
-            return 0
-
+    opts, server_args = parse_suite_command_line(
+        __doc__.splitlines()[0], CASES, default_concurrency=100,
+        concurrency_help="simultaneous keep-alive clients (0: the architecture serves one at a time)")
+    if opts.allow_unsupported and announce_if_unsupported(opts.binary, server_args):
+        return 0
     server = Server(opts.binary, server_args)
     suite = Suite(server, opts.concurrency)
-    try:
-        server.start()
-        suite.run(opts.cases)
-        stats = server.stop()
-        problems = []
-        if stats.get("requests_served", -1) < suite.sent_ok:
-            problems.append(f"requests_served {stats.get('requests_served')} < {suite.sent_ok} answered")
-        if stats.get("bad_requests", -1) < suite.sent_bad:
-            problems.append(f"bad_requests {stats.get('bad_requests')} < {suite.sent_bad} sent")
-        for key in ("architecture", "threads", "connections_accepted", "connections_served",
-                    "requests_served", "bad_requests", "connection_resets", "errors", "bytes_echoed",
-                    "timeouts"):
-            if key not in stats:
-                problems.append(f"shutdown line lacks {key}")
-        if stats.get("bytes_echoed") != 0:
-            problems.append(f"bytes_echoed {stats.get('bytes_echoed')} in http mode")
-        suite.results.append(("sigterm_report", "PASS" if not problems else "FAIL: " + "; ".join(problems)))
-    except CaseFailure as e:
-        suite.results.append(("startup_or_shutdown", f"FAIL: {e}"))
-    finally:
-        problem = server.kill()
-        if problem is not None:
-            suite.results.append(("server_health", f"FAIL: {problem}"))
-    suite.results.extend(check_response_variants(opts.binary, server_args))
-
-    failed = [r for r in suite.results if r[1] != "PASS"]
-    for name, outcome in suite.results:
-        print(f"{outcome[:4]} {name}{'' if outcome == 'PASS' else ': ' + outcome[6:]}")
-    print(f"{len(suite.results) - len(failed)}/{len(suite.results)} passed: {os.path.basename(opts.binary)} {' '.join(server_args)}")
-    return 1 if failed else 0
+    results = run_against_server(server, lambda: run_cases(suite, opts.cases), suite.shutdown_problems)
+    results += check_response_variants(opts.binary, server_args)
+    return print_results(results, f"{os.path.basename(opts.binary)} {' '.join(server_args)}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import time
 from typing import Callable
 
 from sanitizer_check import sanitizer_report
+from server_harness import print_results
 
 READY_TIMEOUT_S = 10.0
 RUN_TIMEOUT_S = 60.0
@@ -265,11 +266,7 @@ class Checks:
                 self.results.append((name, "PASS"))
             except (CheckFailure, OSError, subprocess.TimeoutExpired, KeyError, json.JSONDecodeError) as e:
                 self.results.append((name, f"FAIL: {type(e).__name__}: {e}"))
-        failed = [r for r in self.results if r[1] != "PASS"]
-        for name, outcome in self.results:
-            print(f"{outcome[:4]} {name}{'' if outcome == 'PASS' else ': ' + outcome[6:]}")
-        print(f"{len(self.results) - len(failed)}/{len(self.results)} passed: echo_client checks")
-        return 1 if failed else 0
+        return print_results(self.results, "echo_client checks")
 
 
 def main() -> int:

@@ -14,7 +14,6 @@ Standard library only, so CTest can run it anywhere.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -26,10 +25,10 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
 
-from server_harness import (IO_TIMEOUT_S, CaseFailure, Server, expect, read_exactly,
-                            unsupported_reason)
+from server_harness import (IO_TIMEOUT_S, CaseFailure, Result, Server, announce_if_unsupported, expect,
+                            missing_shutdown_keys, parse_suite_command_line, print_results, read_exactly,
+                            run_against_server, run_cases)
 
 CONCURRENT_DEADLINE_S = 60.0
 
@@ -90,7 +89,6 @@ class Suite:
     server: Server
     concurrency: int
     rng: random.Random = field(default_factory=lambda: random.Random(4004))
-    results: list[tuple[str, str]] = field(default_factory=list)
     echoed: int = 0          # bytes that came back, verified
     served_min: int = 0      # connections echoed to while the client was still connected
 
@@ -244,83 +242,44 @@ class Suite:
         st["out"] = st["want"]
         st["got"] = bytearray()
 
-    # ---- driver ------------------------------------------------------------
-    def run(self, names: list[str]) -> None:
-        for name in names:
-            case: Callable[[], None] = getattr(self, name)
-            try:
-                case()
-                self.results.append((name, "PASS"))
-            except (CaseFailure, OSError) as e:
-                self.results.append((name, f"FAIL: {e}"))
+    # ---- after SIGTERM -------------------------------------------------------
+    def shutdown_problems(self, stats: dict) -> list[str]:
+        """The shutdown line must cover the bytes echoed and the connections served, and count
+        no requests. Also prints it next to the bytes the client verified, for the log."""
+        problems = missing_shutdown_keys(stats)
+        if stats.get("bytes_echoed", -1) < self.echoed:
+            problems.append(f"bytes_echoed {stats.get('bytes_echoed')} < {self.echoed} echoed and verified")
+        if stats.get("requests_served") != 0 or stats.get("bad_requests") != 0:
+            problems.append(f"echo mode counted requests: {stats}")
+        served, accepted = stats.get("connections_served", -1), stats.get("connections_accepted", -1)
+        if not self.served_min <= served <= accepted:
+            problems.append(f"connections_served {served} not in [{self.served_min}, accepted {accepted}]")
+        print(f"client echoed and verified {self.echoed} bytes; server: {json.dumps(stats)}")
+        return problems
 
 
 CASES = ["message_sizes", "many_small_pieces", "request_response", "write_before_read", "half_close",
          "reset_mid_stream", "concurrent_connections", "still_healthy"]
 
 
-def check_bad_proto(binary: str, args: list[str]) -> tuple[str, str]:
+def check_bad_proto(binary: str, args: list[str]) -> Result:
     bad = subprocess.run([binary, *args, "--proto", "smtp"], capture_output=True, text=True, timeout=10)
     ok = bad.returncode == 2 and "--proto" in bad.stderr
     return ("bad_proto", "PASS" if ok else f"FAIL: exit {bad.returncode}, stderr {bad.stderr!r}")
 
 
 def main() -> int:
-    argv = sys.argv[1:]
-    server_args: list[str] = []
-    if "--" in argv:
-        i = argv.index("--")
-        argv, server_args = argv[:i], argv[i + 1:]
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("binary")
-    parser.add_argument("--concurrency", type=int, default=1000,
-                        help="connections open at once in concurrent_connections (0: skip)")
-    parser.add_argument("--cases", nargs="*", default=CASES)
-    parser.add_argument("--allow-unsupported", action="store_true",
-                        help="pass (skip) when the binary exits 3: the kernel lacks what it needs")
-    opts = parser.parse_args(argv)
-
-    if opts.allow_unsupported:
-        reason = unsupported_reason(opts.binary, ["--proto", "echo", *server_args])
-        if reason is not None:
-            print(f"SKIP unsupported here: {reason}")
-            return 0
-
-    server = Server(opts.binary, ["--proto", "echo", *server_args])
+    opts, server_args = parse_suite_command_line(
+        __doc__.splitlines()[0], CASES, default_concurrency=1000,
+        concurrency_help="connections open at once in concurrent_connections (0: skip)")
+    echo_args = ["--proto", "echo", *server_args]
+    if opts.allow_unsupported and announce_if_unsupported(opts.binary, echo_args):
+        return 0
+    server = Server(opts.binary, echo_args)
     suite = Suite(server, opts.concurrency)
-    try:
-        server.start()
-        suite.run(opts.cases)
-        stats = server.stop()
-        problems = []
-        for key in ("architecture", "threads", "connections_accepted", "connections_served",
-                    "requests_served", "bad_requests", "connection_resets", "errors", "bytes_echoed",
-                    "timeouts"):
-            if key not in stats:
-                problems.append(f"shutdown line lacks {key}")
-        if stats.get("bytes_echoed", -1) < suite.echoed:
-            problems.append(f"bytes_echoed {stats.get('bytes_echoed')} < {suite.echoed} echoed and verified")
-        if stats.get("requests_served") != 0 or stats.get("bad_requests") != 0:
-            problems.append(f"echo mode counted requests: {stats}")
-        served, accepted = stats.get("connections_served", -1), stats.get("connections_accepted", -1)
-        if not suite.served_min <= served <= accepted:
-            problems.append(f"connections_served {served} not in [{suite.served_min}, accepted {accepted}]")
-        suite.results.append(("sigterm_report", "PASS" if not problems else "FAIL: " + "; ".join(problems)))
-        print(f"client echoed and verified {suite.echoed} bytes; server: {json.dumps(stats)}")
-    except CaseFailure as e:
-        suite.results.append(("startup_or_shutdown", f"FAIL: {e}"))
-    finally:
-        problem = server.kill()
-        if problem is not None:
-            suite.results.append(("server_health", f"FAIL: {problem}"))
-    suite.results.append(check_bad_proto(opts.binary, server_args))
-
-    failed = [r for r in suite.results if r[1] != "PASS"]
-    for name, outcome in suite.results:
-        print(f"{outcome[:4]} {name}{'' if outcome == 'PASS' else ': ' + outcome[6:]}")
-    print(f"{len(suite.results) - len(failed)}/{len(suite.results)} passed: "
-          f"{os.path.basename(opts.binary)} --proto echo {' '.join(server_args)}")
-    return 1 if failed else 0
+    results = run_against_server(server, lambda: run_cases(suite, opts.cases), suite.shutdown_problems)
+    results.append(check_bad_proto(opts.binary, server_args))
+    return print_results(results, f"{os.path.basename(opts.binary)} {' '.join(echo_args)}")
 
 
 if __name__ == "__main__":

@@ -1,19 +1,24 @@
 """What the socket-level suites share: starting a server binary on an ephemeral
 port and reading its ready line, stopping it with SIGTERM and checking its one
-JSON line, sanitizer reports and exit status, and exact reads.
+JSON line, sanitizer reports and exit status, and exact reads; and the frame of
+a suite's main(): its command line, the skip for an unsupported kernel, running
+the cases against one server and printing one PASS/FAIL line per case.
 
 Standard library only, so CTest can run the suites anywhere.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from sanitizer_check import sanitizer_report
 
@@ -22,6 +27,14 @@ UNSUPPORTED_EXIT_STATUS = 3  # the binary's kernel lacks what it needs
 IO_TIMEOUT_S = 10.0
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 20.0  # sanitizer builds take longer to wind down
+
+# What every architecture's shutdown line must carry, whatever the --proto.
+SHUTDOWN_LINE_KEYS = ("architecture", "threads", "connections_accepted", "connections_served",
+                      "requests_served", "bad_requests", "connection_resets", "errors", "bytes_echoed",
+                      "timeouts")
+
+Result = tuple[str, str]  # (check name, "PASS" or "FAIL: what went wrong")
+
 
 class CaseFailure(AssertionError):
     pass
@@ -134,3 +147,87 @@ def unsupported_reason(binary: str, args: list[str]) -> str | None:
         message = probe.stderr.read().decode(errors="replace").strip() if probe.returncode is not None else ""
         probe.stderr.close()
     return message if probe.returncode == UNSUPPORTED_EXIT_STATUS else None
+
+
+# ---- the frame of a suite's main() ----------------------------------------------
+
+def split_server_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(the suite's own arguments, the server's): the server's follow a "--"."""
+    if "--" not in argv:
+        return argv, []
+    i = argv.index("--")
+    return argv[:i], argv[i + 1:]
+
+
+def parse_suite_command_line(description: str, cases: list[str], default_concurrency: int,
+                             concurrency_help: str) -> tuple[argparse.Namespace, list[str]]:
+    """The options of `SUITE BINARY [--concurrency N] [--cases ...] [--allow-unsupported] [-- SERVER ARGS...]`
+    and the server's arguments."""
+    own_args, server_args = split_server_args(sys.argv[1:])
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("binary")
+    parser.add_argument("--concurrency", type=int, default=default_concurrency, help=concurrency_help)
+    parser.add_argument("--cases", nargs="*", default=cases)
+    parser.add_argument("--allow-unsupported", action="store_true",
+                        help="pass (skip) when the binary exits 3: the kernel lacks what it needs")
+    return parser.parse_args(own_args), server_args
+
+
+def announce_if_unsupported(binary: str, args: list[str]) -> bool:
+    """True, after printing the SKIP line, if the binary exits 3 at start-up here."""
+    reason = unsupported_reason(binary, args)
+    if reason is None:
+        return False
+    print(f"SKIP unsupported here: {reason}")
+    return True
+
+
+def run_cases(suite: object, names: list[str]) -> list[Result]:
+    """Calls the suite's case methods by name, one after another; a case fails by raising
+    CaseFailure or a socket error, and the next case runs all the same."""
+    results = []
+    for name in names:
+        case: Callable[[], None] = getattr(suite, name)
+        try:
+            case()
+            results.append((name, "PASS"))
+        except (CaseFailure, OSError) as e:
+            results.append((name, f"FAIL: {e}"))
+    return results
+
+
+def missing_shutdown_keys(stats: dict) -> list[str]:
+    return [f"shutdown line lacks {key}" for key in SHUTDOWN_LINE_KEYS if key not in stats]
+
+
+def outcome(problems: list[str]) -> str:
+    return "PASS" if not problems else "FAIL: " + "; ".join(problems)
+
+
+def run_against_server(server: Server, run: Callable[[], list[Result]],
+                       shutdown_problems: Callable[[dict], list[str]]) -> list[Result]:
+    """Starts the server, runs the cases, stops it with SIGTERM and checks its shutdown line
+    (sigterm_report); a failed start or stop is startup_or_shutdown, and a server that died
+    on its own or reported on stderr is server_health."""
+    results: list[Result] = []
+    try:
+        server.start()
+        results.extend(run())
+        stats = server.stop()
+        results.append(("sigterm_report", outcome(shutdown_problems(stats))))
+    except CaseFailure as e:
+        results.append(("startup_or_shutdown", f"FAIL: {e}"))
+    finally:
+        problem = server.kill()
+        if problem is not None:
+            results.append(("server_health", f"FAIL: {problem}"))
+    return results
+
+
+def print_results(results: list[Result], label: str) -> int:
+    """One PASS/FAIL line per result and a count; the exit status (1 if anything failed)."""
+    failed = [r for r in results if r[1] != "PASS"]
+    for name, result in results:
+        print(f"{result[:4]} {name}{'' if result == 'PASS' else ': ' + result[6:]}")
+    print(f"{len(results) - len(failed)}/{len(results)} passed: {label}")
+    return 1 if failed else 0

@@ -6,20 +6,24 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+# One recogniser of sanitizer reports for every socket suite: the ctest scripts' (standard library only).
+_SOCKET_SUITES = Path(__file__).resolve().parents[2] / "servers_c" / "tests"
+if str(_SOCKET_SUITES) not in sys.path:
+    sys.path.insert(0, str(_SOCKET_SUITES))
+from sanitizer_check import sanitizer_report as first_sanitizer_report  # noqa: E402
 
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 30.0
 EXIT_UNSUPPORTED = 3
 
-_SANITIZER = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|"
-                        r"runtime error: |SUMMARY: \w+Sanitizer")
 
 
 class Unsupported(Exception):
@@ -166,11 +170,7 @@ class Server:
             return ""
 
     def sanitizer_report(self) -> str | None:
-        lines = self.stderr_text().splitlines()
-        for i, line in enumerate(lines):
-            if _SANITIZER.search(line):
-                return "\n".join(lines[max(0, i - 1):i + 12])
-        return None
+        return first_sanitizer_report(self.stderr_text())
 
     # ---- stopping ------------------------------------------------------------
     def stop(self) -> dict:
