@@ -1,6 +1,6 @@
-"""`python -m archbench ...`: see archbench/cli.py."""
+"""`python -m archbench`: the command line (archbench.cli.main)."""
 import sys
 
-from archbench.cli import main
+from archbench.cli.main import main
 
 sys.exit(main())

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from archbench import adaptive, runner
-from archbench.adaptive import ConfigState, next_round, short_of_target
-from archbench.params import ParameterError, resolve_parameters
-from archbench.plan import TrialConfig
-from archbench.runner import CampaignInterrupted, run_campaign
+from archbench.measure import adaptive
+from archbench.measure import runner
+from archbench.measure.adaptive import ConfigState, next_round, short_of_target
+from archbench.config.params import ParameterError, resolve_parameters
+from archbench.config.plan import TrialConfig
+from archbench.measure.runner import CampaignInterrupted, run_campaign
 
 
 def test_target_is_a_ci_half_width_in_percent_of_the_mean() -> None:

@@ -1,4 +1,4 @@
-"""archbench.analysis on small synthetic raw campaigns built in a temporary directory,
+"""archbench.analyze.analysis on small synthetic raw campaigns built in a temporary directory,
 and on the real fixture campaigns.
 
 The load-generator files are in wrk 4.1's exact report format (as `wrk --latency`
@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from archbench import analysis
+from archbench.analyze import analysis
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "campaigns"))
 import synthetic  # noqa: E402  (tests/fixtures/campaigns/synthetic.py: campaign writer, wrk reports)

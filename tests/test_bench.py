@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from archbench.bench import (
+from archbench.measure.bench import (
     Row,
     TrialMeasure,
     architectures_meeting_all,

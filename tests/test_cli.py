@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from archbench.cli import main
-from archbench.notebooks import parse_parameter_value, save_executed_copy
-from archbench.parsers import parse_file
+from archbench.cli.main import main
+from archbench.cli.notebooks import parse_parameter_value, save_executed_copy
+from archbench.parse import parse_file
 
 from conftest import REPO_ROOT, WRK_FIXTURES
 
@@ -169,9 +169,7 @@ def test_run_dry_run_of_an_echo_campaign(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_run_takes_saturation_rates_from_a_campaign(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                     cpu_pair, monkeypatch: pytest.MonkeyPatch) -> None:
-    import archbench.latency
-
-    monkeypatch.setattr(archbench.latency, "saturation_rates", lambda path: {"epoll-level-c100": 2000.0})
+    monkeypatch.setattr("archbench.cli.main.saturation_rates", lambda path: {"epoll-level-c100": 2000.0})
     assert main(["run", "--profile", "latency", "--dry-run", "--raw-root", str(tmp_path), "--servers", "epoll",
                  "--load-generator", "oha", "--rate-fractions", "0.5", "1", "--saturation-campaign", "closed",
                  "--ci-target", "5"]) == 0

@@ -1,4 +1,4 @@
-"""archbench.crossos and archbench.outliers: source 000's published tables (data/external/)
+"""archbench.analyze.crossos and archbench.analyze.outliers: source 000's published tables (data/external/)
 and cross-OS / cross-host / cross-campaign comparisons of measured trials.
 
 Expected values come from scipy (ttest_ind_from_stats, ttest_ind, mannwhitneyu) and
@@ -19,7 +19,8 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
-from archbench import crossos, outliers
+from archbench.analyze import crossos
+from archbench.analyze import outliers
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TWO_HOSTS = FIXTURES / "crossos" / "trials_two_hosts.csv"
@@ -45,7 +46,7 @@ def documented(frame: pd.DataFrame) -> None:
     doc = crossos.__doc__ or ""
     missing = [c for c in frame.columns if not re.search(rf"(?<![\w]){re.escape(str(c))}(?![\w])", doc)
                and not re.search(rf"(?<![\w]){re.escape(str(c)[:-2])}_x(?![\w])", doc)]
-    assert not missing, f"columns not documented in archbench.crossos: {missing}"
+    assert not missing, f"columns not documented in archbench.analyze.crossos: {missing}"
 
 
 # =========================================================================== the shipped CSV

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from archbench.params import ParameterError, resolve_parameters
-from archbench.parsers import parse_output
-from archbench.plan import expand_grid, plan_campaign
-from archbench.runner import campaign_overview, run_campaign, run_trial
+from archbench.config.params import ParameterError, resolve_parameters
+from archbench.parse import parse_output
+from archbench.config.plan import expand_grid, plan_campaign
+from archbench.measure.runner import campaign_overview, run_campaign, run_trial
 
 from conftest import write_executable
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pytest
 
-from archbench import analysis, figures
+from archbench.analyze import analysis
+from archbench.report import figures
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 sys.path.insert(0, str(FIXTURES))

@@ -99,7 +99,7 @@ def test_a_port_in_use_is_a_clear_error(real_build_dir, architecture: str) -> No
 
 
 def test_the_runner_always_asks_for_an_ephemeral_port() -> None:
-    from archbench.servers import server_specs
+    from archbench.config.servers import server_specs
 
     for spec in server_specs().values():
         if spec.name == "nginx":

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from archbench.cli import main
-from archbench.importer import ImportRefused, import_campaigns, manifest
-from archbench.storage import list_campaigns, load_campaign
+from archbench.cli.main import main
+from archbench.data.importer import ImportRefused, import_campaigns, manifest
+from archbench.data.storage import list_campaigns, load_campaign
 
 
 def make_campaign(root: Path, name: str, trials: int = 2, marker: str = "") -> Path:

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from archbench.latency import highest_saturation, latency_overview, saturation_rates
-from archbench.loadgen import Oha, Wrk2, load_generator
-from archbench.params import ParameterError, resolve_parameters
-from archbench.parsers import parse_output
-from archbench.plan import expand_grid, saturation_key
-from archbench.runner import PreflightError, preflight, run_campaign
-from archbench.storage import write_new_json
+from archbench.measure.latency import highest_saturation, latency_overview, saturation_rates
+from archbench.config.loadgen import Oha, Wrk2, load_generator
+from archbench.config.params import ParameterError, resolve_parameters
+from archbench.parse import parse_output
+from archbench.config.plan import expand_grid, saturation_key
+from archbench.measure.runner import PreflightError, preflight, run_campaign
+from archbench.data.storage import write_new_json
 
 from conftest import WRK_FIXTURES
 
@@ -105,7 +105,7 @@ def test_saturation_rates_are_medians_of_ok_unflagged_closed_loop_trials(tmp_pat
 
 def test_preflight_names_a_missing_open_loop_generator(monkeypatch: pytest.MonkeyPatch, real_build_dir: Path,
                                                       tmp_path: Path) -> None:
-    from archbench.plan import plan_campaign
+    from archbench.config.plan import plan_campaign
 
     monkeypatch.setenv("WRK2", str(tmp_path / "no-such-wrk2"))
     params = resolve(servers=["epoll"], load_generator="wrk2", offered_rates=[100], build_dir=str(real_build_dir),

@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from archbench import latex, report
+from archbench.report import latex
+from archbench.report import build as report
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
@@ -411,7 +412,7 @@ def test_report_builds_from_degenerate_campaigns(campaign, degenerate_root, tmp_
 
 
 def test_dispatch_pairs_never_mix_pipeline_depths():
-    from archbench import findings
+    from archbench.report import findings
 
     rows = [
         {"architecture": "thread_pool", "dispatch": dispatch, "handoff": "queue", "threads": 2, "connections": 50,

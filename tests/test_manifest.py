@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from archbench import manifest
+from archbench.data import manifest
 
 REPO = Path(__file__).resolve().parents[1]
 

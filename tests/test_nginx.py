@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from archbench import nginx as launcher
-from archbench.nginx import NginxConfig, find_nginx, parse_stub_status, response_location
-from archbench.params import resolve_parameters
-from archbench.parsers import parse_output
-from archbench.plan import plan_campaign
-from archbench.runner import PreflightError, run_campaign, run_trial
+from archbench.measure import nginx as launcher
+from archbench.measure.nginx import NginxConfig, find_nginx, parse_stub_status, response_location
+from archbench.config.params import resolve_parameters
+from archbench.parse import parse_output
+from archbench.config.plan import plan_campaign
+from archbench.measure.runner import PreflightError, run_campaign, run_trial
 
 from conftest import REPO_ROOT, write_executable
 
@@ -109,7 +109,7 @@ def test_stub_status_and_the_launchers_own_traffic() -> None:
 
 
 def start_launcher(repo_env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "archbench.nginx", *args], cwd=REPO_ROOT, env=repo_env,
+    return subprocess.Popen([sys.executable, "-m", "archbench.measure.nginx", *args], cwd=REPO_ROOT, env=repo_env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
@@ -193,7 +193,7 @@ def test_real_nginx_trial_through_the_runner(depth: int, load_tools, cpu_pair, t
     assert record["trial_id"] == ("nginx-t2-c16-lt1-d1s-r01" if depth == 1 else "nginx-t2-c16-lt1-d1s-p16-r01")
 
     server, load = record["server"], record["load"]
-    assert server["argv"][:6] == ["taskset", "-c", cpu_pair[0], sys.executable, "-m", "archbench.nginx"]
+    assert server["argv"][:6] == ["taskset", "-c", cpu_pair[0], sys.executable, "-m", "archbench.measure.nginx"]
     assert (server["exit_code"], server["signal_sent"], server["cpu_source"]) == (0, "SIGTERM", "stats")
     stats = server["stats"]
     assert (stats["architecture"], stats["threads"], stats["errors"]) == ("nginx", 2, 0)
@@ -218,7 +218,7 @@ def test_real_nginx_trial_through_the_runner(depth: int, load_tools, cpu_pair, t
 
 
 def test_missing_nginx_fails_before_any_trial(monkeypatch: pytest.MonkeyPatch, cpu_pair, tmp_path: Path) -> None:
-    monkeypatch.setattr("archbench.nginx.find_nginx", lambda: None)
+    monkeypatch.setattr("archbench.config.nginx_spec.find_nginx", lambda: None)
     params = nginx_params(cpu_pair, tmp_path)
     with pytest.raises(PreflightError, match=r"nginx is not installed .*apt-get install nginx-light"):
         run_campaign(params, stream=io.StringIO())

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from archbench.params import (
+from archbench.config.params import (
     ParameterError,
     ServerEntry,
     differing_parameters,
@@ -170,7 +170,7 @@ def test_differing_parameters_are_named() -> None:
 def test_trigger_is_checked_and_defaults_per_architecture() -> None:
     rejects("servers[0].trigger", "'both' is not one of level, edge", servers=["epoll:trigger=both"])
     p = resolve(servers=["epoll", "reactor", "prefork:trigger=edge"], thread_counts=[1])
-    from archbench.servers import server_spec
+    from archbench.config.servers import server_spec
 
     defaults = {e.architecture: dict(e.option_values(server_spec(e.architecture)))["trigger"] for e in p.servers}
     assert defaults == {"epoll": ("level",), "reactor": ("edge",), "prefork": ("edge",)}
@@ -201,7 +201,7 @@ def test_thread_counts_needed_names_the_architectures() -> None:
 def test_connections_beyond_the_open_file_limit_are_rejected_naming_it() -> None:
     import resource
 
-    from archbench.params import FD_HEADROOM
+    from archbench.config.params import FD_HEADROOM
 
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard == resource.RLIM_INFINITY:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from archbench.parsers import LoadOutputError, parse_file, parse_output, tool_from_filename
-from archbench.parsers.echo_client import FIELDS, parse, seconds_from_ns
+from archbench.parse import LoadOutputError, parse_file, parse_output, tool_from_filename
+from archbench.parse.echo_client import FIELDS, parse, seconds_from_ns
 
 FIXTURES = Path(__file__).parent / "fixtures" / "echo_client"
 NO_RTT = {"mean": None, "min": None, "max": None,
@@ -226,7 +226,7 @@ def test_dispatch_and_file_name() -> None:
 
 
 def test_command_line_parse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from archbench.cli import main
+    from archbench.cli.main import main
 
     fixture = FIXTURES / "max_conns.echo_client.txt"
     assert main(["parse", str(fixture)]) == 0

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from archbench.parsers import LoadOutputError, parse_file, parse_output, tool_from_filename
-from archbench.parsers.oha import error_kind, parse, percentile_key
+from archbench.parse import LoadOutputError, parse_file, parse_output, tool_from_filename
+from archbench.parse.oha import error_kind, parse, percentile_key
 
 FIXTURES = Path(__file__).parent / "fixtures" / "oha"
 NO_ERRORS = {"connect": 0, "read": 0, "write": 0, "timeout": 0, "other": 0}
@@ -233,7 +233,7 @@ def test_dispatch_and_file_name() -> None:
 
 
 def test_command_line_parse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from archbench.cli import main
+    from archbench.cli.main import main
 
     fixture = FIXTURES / "server_killed_unlimited.oha.txt"
     assert main(["parse", str(fixture)]) == 0

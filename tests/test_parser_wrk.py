@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from archbench.parsers import LoadOutputError, known_tools, parse_file, parse_output, tool_from_filename
-from archbench.parsers.wrk import byte_count, count, parse, percentage, seconds
+from archbench.parse import LoadOutputError, known_tools, parse_file, parse_output, tool_from_filename
+from archbench.parse.common import percentage
+from archbench.parse.wrk import byte_count, count, parse, seconds
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wrk"
 NO_ERRORS = {"connect": 0, "read": 0, "write": 0, "timeout": 0}

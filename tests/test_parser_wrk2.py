@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from archbench.parsers import LoadOutputError, parse_file, parse_output, tool_from_filename
-from archbench.parsers.wrk2 import byte_count, count, milliseconds, parse, percentile_key, seconds
+from archbench.parse import LoadOutputError, parse_file, parse_output, tool_from_filename
+from archbench.parse.wrk2 import byte_count, count, milliseconds, parse, percentile_key, seconds
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wrk2"
 NO_ERRORS = {"connect": 0, "read": 0, "write": 0, "timeout": 0}
@@ -327,7 +327,7 @@ def test_dispatch_and_file_name() -> None:
 
 
 def test_command_line_parse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from archbench.cli import main
+    from archbench.cli.main import main
 
     fixture = FIXTURES / "hopeit_u_latency.wrk2.txt"
     assert main(["parse", str(fixture)]) == 0

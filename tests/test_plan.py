@@ -6,9 +6,10 @@ from collections import Counter
 
 import pytest
 
-from archbench.params import resolve_parameters
-from archbench.plan import TrialConfig, build_plan, expand_grid, plan_campaign, response_id_part
-from archbench.profiles import PROFILE_NAMES, TRIAL_OVERHEAD_S, expected_duration_s, profile_values
+from archbench.config.params import resolve_parameters
+from archbench.config.plan import TrialConfig, build_plan, expand_grid, plan_campaign, response_id_part
+from archbench.config.plan import expected_duration_s
+from archbench.config.profiles import PROFILE_NAMES, TRIAL_OVERHEAD_S, profile_values
 
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")  # no dots: file names split a trial id at the first dot
 

@@ -10,8 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from archbench import latex, report, report_latency
-from archbench.parsers import parse_file
+from archbench.report import latex
+from archbench.report import build as report
+from archbench.report import latency as report_latency
+from archbench.parse import parse_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from archbench import latex, report, report_robustness as rr
+from archbench.report import latex
+from archbench.report import build as report
+from archbench.report import robustness as rr
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "paper"

@@ -1,4 +1,4 @@
-"""archbench.report_stats: the statistics, cross-OS, rules and environment sections of the report.
+"""archbench.report.statistics: the statistics, cross-OS, rules and environment sections of the report.
 
 Besides the shipped fixture campaigns (two trials per configuration at most), a synthetic raw root
 holds campaigns with enough trials for every path: `stats-here` (six trials per configuration, a
@@ -21,7 +21,13 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from archbench import analysis, crossos, latex, provenance, report, report_stats, stats
+from archbench.analyze import analysis
+from archbench.analyze import crossos
+from archbench.report import latex
+from archbench.measure import provenance
+from archbench.report import build as report
+from archbench.report import statistics as report_stats
+from archbench import stats
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
@@ -345,7 +351,7 @@ def test_qq_figure_of_the_main_configurations(here, tmp_path):
     figure = report_stats.qq_figure(outputs.summary, outputs.trials)
     assert sum(ax.get_visible() for ax in figure.axes) == len(chosen)
     again = tmp_path / "again.pdf"
-    from archbench import figures
+    from archbench.report import figures
 
     figures.save_figure(figure, again)
     assert again.read_bytes() == pdf.read_bytes()  # deterministic

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from archbench.params import resolve_parameters
-from archbench.parsers import parse_file
-from archbench.plan import plan_campaign
-from archbench.runner import campaign_overview, run_campaign, run_trial
+from archbench.config.params import resolve_parameters
+from archbench.parse import parse_file
+from archbench.config.plan import plan_campaign
+from archbench.measure.runner import campaign_overview, run_campaign, run_trial
 
 from conftest import REPO_ROOT
 
@@ -192,7 +192,7 @@ def test_io_uring_exiting_with_status_3_is_unsupported_with_its_message(
 
 
 def test_load_cpu_utilisation_divides_by_the_load_cpus() -> None:
-    from archbench.runner import cpu_utilisation
+    from archbench.measure.runner import cpu_utilisation
 
     assert cpu_utilisation(1.5, 2.0, "1") == 0.75
     assert cpu_utilisation(3.0, 2.0, "1-2") == 0.75
@@ -344,9 +344,9 @@ def test_pipelined_trial_against_epoll_edge(real_build_dir: Path, load_tools, cp
     assert record["config"]["pipeline"] == 16 and record["config"]["trigger"] == "edge"
     assert record["server"]["argv"][-4:] == ["--trigger", "edge", "--response", "test"]
     argv = record["load"]["argv"]
-    assert argv[argv.index("-s") + 1] == str(REPO_ROOT / "archbench" / "lua" / "pipeline.lua")
+    assert argv[argv.index("-s") + 1] == str(REPO_ROOT / "archbench" / "config" / "lua" / "pipeline.lua")
     assert argv[-2:] == ["--", "16"]
-    from archbench.parsers import parse_output
+    from archbench.parse import parse_output
 
     parsed = parse_output("wrk", outcome.outputs[record["load"]["output_file"]].decode())
     stats = record["server"]["stats"]
@@ -355,7 +355,7 @@ def test_pipelined_trial_against_epoll_edge(real_build_dir: Path, load_tools, cp
 
 
 def test_cpu_busy_fraction_from_proc_stat(tmp_path: Path) -> None:
-    from archbench.cpustat import busy_fraction, read_cpu_times
+    from archbench.measure.cpustat import busy_fraction, read_cpu_times
 
     stat = tmp_path / "stat"
     stat.write_text("cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 100 0 100 700 100 0 0 0 0 0\ncpu1 10 0 10 80 0 0 0 0 0 0\nintr 1\n")

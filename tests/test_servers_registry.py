@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from archbench.loadgen import load_generator, pipeline_script
-from archbench.nginx import NginxSpec
-from archbench.plan import TrialConfig
-from archbench.servers import CPU_SOURCE_STATS, CPU_SOURCE_TREE, server_spec, server_specs
+from archbench.config.loadgen import load_generator, pipeline_script
+from archbench.measure.nginx import NginxSpec
+from archbench.config.plan import TrialConfig
+from archbench.config.servers import CPU_SOURCE_STATS, CPU_SOURCE_TREE, server_spec, server_specs
 
 from conftest import REAL_BUILD_DIR, REPO_ROOT
 
@@ -57,7 +57,7 @@ def test_commands_of_the_event_loop_architectures() -> None:
 
 def test_nginx_runs_through_the_launcher_module() -> None:
     argv = command("nginx", threads=4)
-    assert argv[:3] == [sys.executable, "-m", "archbench.nginx"]
+    assert argv[:3] == [sys.executable, "-m", "archbench.measure.nginx"]
     assert argv[argv.index("--worker-processes") + 1] == "4"
     assert argv[argv.index("--port") + 1] == "0" and argv[argv.index("--response") + 1] == "test"
     # The launcher imports this checkout even where archbench is not installed.
@@ -66,7 +66,7 @@ def test_nginx_runs_through_the_launcher_module() -> None:
 
 
 def test_nginx_missing_is_reported_with_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("archbench.nginx.find_nginx", lambda: None)
+    monkeypatch.setattr("archbench.config.nginx_spec.find_nginx", lambda: None)
     reason = NginxSpec().unavailable_reason()
     assert reason is not None and "nginx is not installed" in reason and "apt-get install nginx-light" in reason
 
@@ -83,7 +83,7 @@ def test_wrk_pipelines_through_the_lua_script_only_when_deeper_than_one() -> Non
         "wrk", "-t1", "-c100", "-d5s", "--latency", "--timeout", "2s", "http://127.0.0.1:1/"]
     deep = TrialConfig("epoll", 100, 1, 5, pipeline=16).as_dict()
     assert wrk.command(deep, "http://127.0.0.1:1/", 2) == [
-        "wrk", "-t1", "-c100", "-d5s", "--latency", "--timeout", "2s", "-s", str(REPO_ROOT / "archbench" / "lua" /
+        "wrk", "-t1", "-c100", "-d5s", "--latency", "--timeout", "2s", "-s", str(REPO_ROOT / "archbench" / "config" / "lua" /
                                                                                  "pipeline.lua"),
         "http://127.0.0.1:1/", "--", "16"]
     assert pipeline_script().is_file()

@@ -21,7 +21,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / "build" / "bin"
-PIPELINE_LUA = str(REPO / "archbench" / "lua" / "pipeline.lua")
+PIPELINE_LUA = str(REPO / "archbench" / "config" / "lua" / "pipeline.lua")
 WRK_SCRIPT_ARGS = {("-s", PIPELINE_LUA): ("--", "16")}
 UNSUPPORTED = 3  # exit status of a binary whose kernel lacks what it needs
 

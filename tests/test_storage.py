@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from archbench import runner, storage
-from archbench.params import resolve_parameters
-from archbench.plan import PlannedTrial
-from archbench.runner import CampaignInterrupted, TrialOutcome, run_campaign
-from archbench.storage import (
+from archbench.measure import runner
+from archbench.data import storage
+from archbench.config.params import resolve_parameters
+from archbench.config.plan import PlannedTrial
+from archbench.measure.runner import CampaignInterrupted, TrialOutcome, run_campaign
+from archbench.data.storage import (
     CampaignMismatchError,
     CampaignStore,
     IncompleteTrialError,

@@ -34,7 +34,7 @@ import os
 import socket
 from pathlib import Path
 
-from archbench.provenance import git_state
+from archbench.measure.provenance import git_state
 
 from .cases import CASE_NAMES, Result, Settings
 from .variants import VARIANTS

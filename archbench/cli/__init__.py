@@ -1,0 +1,2 @@
+"""The command line (`python -m archbench`) and the notebook runner: the top of the stages.
+"""

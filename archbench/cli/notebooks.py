@@ -1,0 +1,143 @@
+"""Executing notebooks with papermill and keeping every executed copy.
+
+The executed copy of `notebooks/NAME.ipynb` goes to
+`data/raw/<campaign>/executed/NAME-<UTC timestamp>.ipynb` (contracts.md section 2),
+or, for notebooks that only read raw data, to a directory given explicitly.
+Papermill writes to a temporary file; the copy is then written with the same
+write-once rule as raw data, so neither the source notebook nor an earlier
+executed copy is ever replaced.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from archbench.data.storage import CAMPAIGN_FILE, EXECUTED_DIR, write_new_file
+
+
+class NotebookFailed(RuntimeError):
+    """The notebook raised; `executed_copy` is where the executed copy (with the error) is, if kept."""
+
+    def __init__(self, message: str, executed_copy: Path | None) -> None:
+        super().__init__(message)
+        self.executed_copy = executed_copy
+
+
+@dataclass(frozen=True)
+class NotebookRun:
+    source: Path
+    executed_copy: Path
+
+
+def parse_parameter_value(text: str) -> Any:
+    """A `-p key value` value: JSON or a Python literal for numbers, lists and None; else the string."""
+    if text in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[text]
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    if text[:1] in "[({":
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            pass
+    return text
+
+
+def utc_stamp(now: datetime | None = None) -> str:
+    return (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+
+
+def save_executed_copy(data: bytes, directory: Path, name: str, now: datetime | None = None) -> Path:
+    """Write `NAME-<UTC>.ipynb` in `directory`, never over an existing file (a suffix if the second repeats)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = f"{name}-{utc_stamp(now)}"
+    for attempt in range(1, 1000):
+        path = directory / (f"{stem}.ipynb" if attempt == 1 else f"{stem}-{attempt}.ipynb")
+        try:
+            write_new_file(path, data)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free name for {stem} in {directory}")
+
+
+def notebook_source(name: str, notebooks_dir: Path) -> Path:
+    path = Path(name)
+    if path.suffix != ".ipynb":
+        path = notebooks_dir / f"{name}.ipynb"
+    if not path.is_file():
+        available = ", ".join(sorted(p.stem for p in notebooks_dir.glob("*.ipynb"))) or "none"
+        raise FileNotFoundError(f"no notebook {path} (available in {notebooks_dir}: {available})")
+    return path
+
+
+def execute_notebook(
+    name: str,
+    *,
+    campaign: str | None,
+    parameters: Mapping[str, Any] | None = None,
+    raw_root: Path | str = "data/raw",
+    output_dir: Path | str | None = None,
+    notebooks_dir: Path | str = "notebooks",
+    cwd: Path | str | None = None,
+) -> NotebookRun:
+    """Execute notebooks/NAME.ipynb with papermill; `campaign` and `raw_root` are passed as parameters.
+
+    Without `output_dir` the copy goes beside the campaign (which must then be
+    named); if the notebook fails before the campaign directory exists (e.g. a
+    bad parameter), no directory is created and the copy stays in a temporary
+    directory whose path the error names.
+    """
+    import papermill
+
+    source = notebook_source(name, Path(notebooks_dir))
+    if output_dir is None and not campaign:
+        raise ValueError("campaign: needed to save the executed notebook beside it (or give an output directory)")
+    target_dir = Path(output_dir) if output_dir is not None else Path(raw_root) / str(campaign) / EXECUTED_DIR
+    if target_dir.resolve() == source.parent.resolve():
+        raise ValueError(f"output directory {target_dir} is the notebooks' own directory; not writing beside sources")
+
+    values: dict[str, Any] = {}
+    if campaign:
+        values["campaign"] = campaign
+    values["raw_root"] = str(raw_root)
+    values.update(parameters or {})
+
+    scratch = Path(tempfile.mkdtemp(prefix=f"archbench-{source.stem}-"))
+    scratch_copy = scratch / source.name
+    error: Exception | None = None
+    try:
+        papermill.execute_notebook(
+            str(source), str(scratch_copy), parameters=values, cwd=str(cwd or Path.cwd()),
+            progress_bar=False, log_output=False,
+        )
+    except Exception as exc:  # noqa: BLE001 - re-raised below after the copy is kept
+        error = exc
+
+    keep_beside_campaign = output_dir is not None or (Path(raw_root) / str(campaign) / CAMPAIGN_FILE).is_file()
+    saved: Path | None = None
+    if scratch_copy.is_file() and (error is None or keep_beside_campaign):
+        saved = save_executed_copy(scratch_copy.read_bytes(), target_dir, source.stem)
+        shutil.rmtree(scratch, ignore_errors=True)
+    if error is not None:
+        where = saved or (scratch_copy if scratch_copy.is_file() else None)
+        raise NotebookFailed(f"{source} failed: {_describe(error)}" + (f" (executed copy: {where})" if where else ""),
+                             where) from error
+    assert saved is not None
+    return NotebookRun(source=source, executed_copy=saved)
+
+
+def _describe(error: Exception) -> str:
+    ename, evalue = getattr(error, "ename", None), getattr(error, "evalue", None)
+    if ename:
+        return f"{ename}: {evalue}"
+    return f"{type(error).__name__}: {error}"

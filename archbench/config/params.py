@@ -1,0 +1,629 @@
+"""Campaign parameters: one dataclass, built from a profile plus explicit overrides, validated up front.
+
+Every validation failure is a `ParameterError` (a ValueError) whose message
+starts with the parameter's name, so a notebook or the command line fails
+before any server starts and says which value to fix.
+
+`servers` entries are architecture names or, for per-architecture variants
+and sweeps, mappings (or the command-line form `ARCH:key=v1/v2,key=v`):
+
+    "blocking"
+    {"architecture": "thread_pool", "dispatch": ["request", "connection"], "threads": [2, 8]}
+    "thread_pool:dispatch=connection,handoff=stack,threads=2/8,connections=100"
+
+`threads`, `connections` and `pipeline` inside an entry replace the
+campaign-wide `thread_counts` / `connection_counts` / `pipeline_depths` for that
+entry only. `threads` is the architecture's parallelism, worker threads or
+worker processes (see `archbench.config.servers.ServerSpec.threads_flag`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import resource
+import socket
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from archbench.config.loadgen import load_generators, open_loop_generators
+from archbench.config.profiles import PROFILE_NAMES, profile_values
+from archbench.config.servers import PROTOCOLS, ServerSpec, check_response, server_specs
+
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+ENTRY_SWEEP_KEYS = ("threads", "connections", "pipeline")
+# Parameters that do not change what a campaign measures, so a re-run may differ in them.
+NOT_IDENTITY = ("campaign", "raw_root")
+# Parameters added after campaigns were first recorded, with the value a campaign.json
+# without them meant, so that such a campaign still resumes.
+LATER_PARAMETER_DEFAULTS: dict[str, Any] = {
+    "pipeline_depths": [1], "proto": "http", "message_size": 64, "sources": 0, "connect_rate": 0,
+    "max_conns_cap": None, "max_conns_duration_s": 60, "rate_fractions": [], "offered_rates": [],
+    "saturation_rates": {}, "rate_reference": None, "saturation_source": None, "ci_target": None, "max_trials": None,
+}
+# Open files each trial needs beyond one per connection, in the server and in wrk alike
+# (listening socket, epoll and event descriptors, pipes, libraries, nginx's logs).
+FD_HEADROOM = 256
+# echo_client --sources K binds to 127.0.0.(1 + i mod K): K at most 254 stays inside 127.0.0.1-254.
+MAX_SOURCES = 254
+
+
+class ParameterError(ValueError):
+    """A parameter value is invalid; `parameter` names it and the message starts with it."""
+
+    def __init__(self, parameter: str, message: str) -> None:
+        self.parameter = parameter
+        super().__init__(f"{parameter}: {message}")
+
+
+# --------------------------------------------------------------------------- CPU lists
+
+
+def parse_cpu_list(text: str | int | Iterable[int], parameter: str) -> tuple[int, ...]:
+    """taskset-style "0", "0,2", "1-3" (or an int / list of ints) -> sorted CPU numbers."""
+    if isinstance(text, bool):
+        raise ParameterError(parameter, f"{text!r} is not a CPU list")
+    if isinstance(text, int):
+        cpus = {text}
+    elif isinstance(text, str):
+        cpus = set()
+        for part in text.replace(" ", "").split(","):
+            match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+            if not match:
+                raise ParameterError(parameter, f"{text!r} is not a CPU list like 0 or 0,2 or 1-3")
+            low, high = int(match.group(1)), int(match.group(2) or match.group(1))
+            if high < low:
+                raise ParameterError(parameter, f"{text!r}: range {part} is reversed")
+            cpus.update(range(low, high + 1))
+    else:
+        cpus = set()
+        for item in text:
+            if isinstance(item, bool) or not isinstance(item, int):
+                raise ParameterError(parameter, f"{item!r} is not a CPU number")
+            cpus.add(item)
+    if not cpus or min(cpus) < 0:
+        raise ParameterError(parameter, f"{text!r} names no CPU")
+    return tuple(sorted(cpus))
+
+
+def format_cpu_list(cpus: Iterable[int]) -> str:
+    """(0, 1, 2, 5) -> "0-2,5", the form taskset -c takes."""
+    ordered = sorted(set(cpus))
+    parts: list[str] = []
+    start = previous = ordered[0]
+    for cpu in ordered[1:] + [None]:  # type: ignore[list-item]
+        if cpu is not None and cpu == previous + 1:
+            previous = cpu
+            continue
+        parts.append(str(start) if start == previous else f"{start}-{previous}")
+        if cpu is not None:
+            start = previous = cpu
+    return ",".join(parts)
+
+
+# --------------------------------------------------------------------------- server entries
+
+
+@dataclass(frozen=True)
+class ServerEntry:
+    """One architecture in the campaign, with its option values and optional own sweeps."""
+
+    architecture: str
+    options: tuple[tuple[str, tuple[Any, ...]], ...] = ()  # option name -> values to run
+    threads: tuple[int, ...] | None = None  # worker threads or worker processes, per architecture
+    connections: tuple[int, ...] | None = None
+    pipeline: tuple[int, ...] | None = None  # wrk pipeline depths
+
+    def option_values(self, spec: ServerSpec) -> list[tuple[str, tuple[Any, ...]]]:
+        """Every option of the architecture with the values to run (default if not given)."""
+        given = dict(self.options)
+        return [(o.name, given.get(o.name, (o.default,))) for o in spec.options]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"architecture": self.architecture}
+        for name, values in self.options:
+            out[name] = list(values)
+        if self.threads is not None:
+            out["threads"] = list(self.threads)
+        if self.connections is not None:
+            out["connections"] = list(self.connections)
+        if self.pipeline is not None:
+            out["pipeline"] = list(self.pipeline)
+        return out
+
+    def without_sweeps(self, threads: bool, connections: bool, pipeline: bool = False) -> ServerEntry:
+        return dataclasses.replace(
+            self,
+            threads=None if threads else self.threads,
+            connections=None if connections else self.connections,
+            pipeline=None if pipeline else self.pipeline,
+        )
+
+
+def _scalar(text: str) -> Any:
+    return int(text) if re.fullmatch(r"-?\d+", text) else text
+
+
+def _entry_mapping_from_text(text: str, parameter: str) -> dict[str, Any]:
+    """"thread_pool:dispatch=connection/request,threads=2/8" -> mapping form."""
+    architecture, _, rest = text.partition(":")
+    mapping: dict[str, Any] = {"architecture": architecture.strip()}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise ParameterError(parameter, f"{item!r} in {text!r} is not key=value (values separated by /)")
+        mapping[key.strip()] = [_scalar(v.strip()) for v in value.split("/")]
+    return mapping
+
+
+def _as_tuple(value: Any, parameter: str) -> tuple[Any, ...]:
+    """A list parameter from a list, a single value, or text as papermill's -p passes it:
+    JSON ("[1, 2]") or comma-separated ("1,2")."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                raise ParameterError(parameter, f"{value!r} is not a JSON list") from None
+        elif "," in text and not text.startswith("{"):
+            value = [part.strip() for part in text.split(",") if part.strip()]
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    return (value,)
+
+
+def parse_server_entry(spec: str | Mapping[str, Any] | ServerEntry, parameter: str) -> ServerEntry:
+    if isinstance(spec, ServerEntry):
+        mapping: Mapping[str, Any] = spec.to_dict()
+    elif isinstance(spec, str):
+        mapping = _entry_mapping_from_text(spec, parameter)
+    elif isinstance(spec, Mapping):
+        mapping = spec
+    else:
+        raise ParameterError(parameter, f"{spec!r} is neither an architecture name nor a mapping")
+
+    specs = server_specs()
+    architecture = mapping.get("architecture")
+    if architecture not in specs:
+        raise ParameterError(parameter, f"unknown architecture {architecture!r}; valid: {', '.join(specs)}")
+    server = specs[architecture]
+    valid_keys = ["architecture", *(o.name for o in server.options), "connections", "pipeline"]
+    if server.takes_threads:
+        valid_keys.append("threads")
+
+    options: list[tuple[str, tuple[Any, ...]]] = []
+    sweeps: dict[str, tuple[int, ...]] = {}
+    for key, raw in mapping.items():
+        if key == "architecture":
+            continue
+        if key not in valid_keys:
+            raise ParameterError(
+                parameter, f"{architecture} does not take {key!r} (it takes: {', '.join(valid_keys[1:])})"
+            )
+        values = _as_tuple(raw, f"{parameter}.{key}")
+        if not values:
+            raise ParameterError(parameter, f"{key} of {architecture} is empty")
+        if key in ENTRY_SWEEP_KEYS:
+            sweeps[key] = _positive_ints(values, f"{parameter}.{key}")
+            continue
+        option = server.option(key)
+        assert option is not None
+        for value in values:
+            problem = option.check(value)
+            if problem:
+                raise ParameterError(f"{parameter}.{key}", f"{architecture}: {problem}")
+        options.append((key, tuple(dict.fromkeys(values))))
+    order = [o.name for o in server.options]
+    options.sort(key=lambda item: order.index(item[0]))
+    return ServerEntry(
+        architecture, tuple(options), sweeps.get("threads"), sweeps.get("connections"), sweeps.get("pipeline")
+    )
+
+
+# --------------------------------------------------------------------------- scalar checks
+
+
+def _positive_ints(values: Any, parameter: str) -> tuple[int, ...]:
+    values = _as_tuple(values, parameter)
+    if not values:
+        raise ParameterError(parameter, "must not be empty")
+    out = []
+    for value in values:
+        if isinstance(value, str) and re.fullmatch(r"\d+", value.strip()):
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ParameterError(parameter, f"{value!r} is not a positive integer")
+        out.append(value)
+    return tuple(dict.fromkeys(out))  # de-duplicated, order kept
+
+
+def _positive_int(value: Any, parameter: str) -> int:
+    (number,) = _positive_ints((value,), parameter)
+    return number
+
+
+def _positive_float(value: Any, parameter: str) -> float:
+    if isinstance(value, bool):
+        raise ParameterError(parameter, f"{value!r} is not a positive number")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(parameter, f"{value!r} is not a positive number") from None
+    if not number > 0 or number == float("inf"):
+        raise ParameterError(parameter, f"{value!r} is not a positive number")
+    return number
+
+
+def _boolean(value: Any, parameter: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
+        return value.lower() in ("true", "yes", "on", "1")
+    if value in (0, 1):
+        return bool(value)
+    raise ParameterError(parameter, f"{value!r} is not true or false")
+
+
+def default_campaign_name(profile: str) -> str:
+    host = re.sub(r"[^A-Za-z0-9._-]", "-", socket.gethostname().split(".")[0]) or "host"
+    return f"{profile}-{host}"
+
+
+# --------------------------------------------------------------------------- the parameters
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """Everything that defines a campaign. Build with `resolve_parameters`, which validates."""
+
+    profile: str = "default"
+    campaign: str = ""
+    servers: tuple[ServerEntry, ...] = ()
+    thread_counts: tuple[int, ...] = ()  # worker threads or worker processes, per architecture
+    connection_counts: tuple[int, ...] = ()
+    load_threads: tuple[int, ...] = (1,)
+    pipeline_depths: tuple[int, ...] = (1,)  # requests per connection per write (wrk's pipeline.lua when > 1)
+    duration_s: int = 3
+    trials: int = 5
+    warmup: bool = True
+    server_cpus: str = "0"
+    load_cpus: str = "1"
+    seed: int | None = None  # None: chosen when the campaign is created, then recorded
+    wrk_timeout_s: int = 2
+    ready_timeout_s: float = 5.0
+    stop_grace_s: float = 5.0
+    response: str = "test"
+    load_generator: str = "wrk"
+    raw_root: str = "data/raw"
+    build_dir: str = "build"
+    # Echo (source 004's workload): the servers run --proto echo, echo_client is the load.
+    proto: str = "http"  # http | echo
+    message_size: int = 64  # echo: bytes per message
+    sources: int = 0  # echo: bind connection i to 127.0.0.(1 + i mod K); 0: no bind
+    connect_rate: int = 0  # echo: connections opened per second; 0: all at once
+    max_conns_cap: int | None = None  # echo: also one --max-conns trial per server variant, up to this cap (0: none)
+    max_conns_duration_s: int = 60  # echo: the longest a --max-conns ramp may take
+    # Open loop (oha, wrk2): offered rates, absolute or as fractions of a saturation throughput.
+    rate_fractions: tuple[float, ...] = ()
+    offered_rates: tuple[int, ...] = ()  # requests/s in total over all connections
+    saturation_rates: tuple[tuple[str, float], ...] = ()  # saturation key (plan.saturation_key) -> req/s
+    rate_reference: str | None = None  # fractions of this key's saturation for every configuration
+    saturation_source: str | None = None  # where saturation_rates came from (campaign, statistic)
+    # Adaptive repetition (archbench.measure.adaptive): more trials until the 95% CI half-width of the
+    # mean throughput is at most ci_target % of the mean, or a configuration has max_trials.
+    ci_target: float | None = None
+    max_trials: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form, as stored in campaign.json."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["servers"] = [entry.to_dict() for entry in self.servers]
+        for name in ("thread_counts", "connection_counts", "load_threads", "pipeline_depths", "rate_fractions",
+                     "offered_rates"):
+            out[name] = list(out[name])
+        out["saturation_rates"] = dict(self.saturation_rates)
+        return out
+
+    def identity(self) -> dict[str, Any]:
+        """The values that must match when a campaign is run again."""
+        return {k: v for k, v in self.to_dict().items() if k not in NOT_IDENTITY}
+
+    def with_seed(self, seed: int) -> Parameters:
+        return dataclasses.replace(self, seed=seed)
+
+
+FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Parameters))
+
+
+def resolve_parameters(profile: str = "default", *, check_host: bool = True, **overrides: Any) -> Parameters:
+    """Profile defaults, then the explicit overrides (None = not given), validated.
+
+    `check_host` also checks the CPU sets against this machine's CPUs
+    (os.sched_getaffinity); turn it off only to plan for another machine.
+    """
+    if profile not in PROFILE_NAMES:
+        raise ParameterError("profile", f"{profile!r} is not one of {', '.join(PROFILE_NAMES)}")
+    unknown = sorted(set(overrides) - set(FIELD_NAMES) - {"profile"})
+    if unknown:
+        raise ParameterError(unknown[0], f"unknown parameter; valid: {', '.join(FIELD_NAMES)}")
+    given = {k: v for k, v in overrides.items() if v is not None and k != "profile"}
+
+    values: dict[str, Any] = profile_values(profile)
+    if "servers" not in given:
+        # An explicit campaign-wide sweep replaces the per-entry sweeps of the profile's servers.
+        values["servers"] = [
+            parse_server_entry(s, f"servers[{i}]").without_sweeps(
+                threads="thread_counts" in given, connections="connection_counts" in given,
+                pipeline="pipeline_depths" in given,
+            )
+            for i, s in enumerate(values["servers"])
+        ]
+    values.update(given)
+    values["profile"] = profile
+    return validate(values, check_host=check_host)
+
+
+def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameters:
+    """Coerce and check raw values into Parameters, failing on the first bad one."""
+    v = dict(values)
+    profile = v.get("profile", "default")
+    if profile not in PROFILE_NAMES:
+        raise ParameterError("profile", f"{profile!r} is not one of {', '.join(PROFILE_NAMES)}")
+
+    raw_servers = v.get("servers") or ()
+    if isinstance(raw_servers, str) and raw_servers.strip().startswith("["):
+        try:
+            raw_servers = json.loads(raw_servers)
+        except ValueError:
+            raise ParameterError("servers", f"{raw_servers!r} is not a JSON list") from None
+    if isinstance(raw_servers, (str, Mapping)):
+        raw_servers = [raw_servers]
+    servers = tuple(parse_server_entry(s, f"servers[{i}]") for i, s in enumerate(raw_servers))
+    if not servers:
+        raise ParameterError("servers", f"no server given; valid: {', '.join(server_specs())}")
+    servers = tuple(dict.fromkeys(servers))
+
+    specs = server_specs()
+    needs_threads = any(specs[s.architecture].takes_threads and s.threads is None for s in servers)
+    thread_counts = _positive_ints(v["thread_counts"], "thread_counts") if v.get("thread_counts") else ()
+    if needs_threads and not thread_counts:
+        without = sorted({s.architecture for s in servers if specs[s.architecture].takes_threads and s.threads is None})
+        raise ParameterError("thread_counts", f"needed by {', '.join(without)} entries without their own threads")
+    needs_connections = any(s.connections is None for s in servers)
+    connection_counts = _positive_ints(v["connection_counts"], "connection_counts") if v.get(
+        "connection_counts") else ()
+    if needs_connections and not connection_counts:
+        raise ParameterError("connection_counts", "must not be empty")
+    load_threads = _positive_ints(v.get("load_threads", (1,)), "load_threads")
+    raw_depths = v.get("pipeline_depths")
+    pipeline_depths = (1,) if raw_depths is None else _positive_ints(raw_depths, "pipeline_depths")
+
+    all_connections = set(connection_counts)
+    for entry in servers:
+        all_connections.update(entry.connections or ())
+    for connections in sorted(all_connections):
+        for threads in load_threads:
+            if connections < threads:
+                raise ParameterError(
+                    "load_threads", f"{threads} load threads exceed {connections} connections (wrk needs c >= t)"
+                )
+            if connections % threads:
+                raise ParameterError(
+                    "load_threads",
+                    f"{connections} connections are not a multiple of {threads} load threads "
+                    f"(wrk would open only {connections // threads * threads})",
+                )
+
+    if check_host:
+        _check_open_file_limit(connection_counts, servers)
+
+    duration_s = _positive_int(v.get("duration_s", 3), "duration_s")
+    warmup = _boolean(v.get("warmup", True), "warmup")
+
+    server_cpus = parse_cpu_list(v.get("server_cpus", "0"), "server_cpus")
+    load_cpus = parse_cpu_list(v.get("load_cpus", "1"), "load_cpus")
+    if check_host:
+        available = sorted(os.sched_getaffinity(0))
+        for name, cpus in (("server_cpus", server_cpus), ("load_cpus", load_cpus)):
+            missing = [c for c in cpus if c not in available]
+            if missing:
+                raise ParameterError(
+                    name, f"CPU {format_cpu_list(missing)} is not available (available: {format_cpu_list(available)})"
+                )
+    overlap = set(server_cpus) & set(load_cpus)
+    if overlap:
+        raise ParameterError(
+            "load_cpus", f"overlaps server_cpus on CPU {format_cpu_list(overlap)}; the two sets must be disjoint"
+        )
+
+    seed = v.get("seed")
+    if seed is not None:
+        if isinstance(seed, str) and re.fullmatch(r"\d+", seed):
+            seed = int(seed)
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ParameterError("seed", f"{seed!r} is not a non-negative integer")
+
+    response = str(v.get("response", "test"))
+    problem = check_response(response)
+    if problem:
+        raise ParameterError("response", problem)
+
+    proto = v.get("proto") or "http"
+    if proto not in PROTOCOLS:
+        raise ParameterError("proto", f"{proto!r} is not one of {', '.join(PROTOCOLS)}")
+    load_generator = v.get("load_generator") or ("echo_client" if proto == "echo" else "wrk")
+    generators = load_generators()
+    if load_generator not in generators:
+        raise ParameterError("load_generator", f"{load_generator!r}; valid: {', '.join(generators)}")
+    if generators[load_generator].protocol != proto:
+        speaking = [name for name, g in generators.items() if g.protocol == proto]
+        raise ParameterError("load_generator", f"{load_generator} does not speak {proto}; for proto {proto} use "
+                                               f"{' or '.join(speaking)}")
+    for index, entry in enumerate(servers):
+        if not specs[entry.architecture].serves(proto):
+            raise ParameterError(f"servers[{index}]", f"{entry.architecture} does not serve proto {proto}")
+    echo = _echo_values(v, proto)
+    open_loop = _open_loop_values(v, generators[load_generator].open_loop, load_generator)
+    if open_loop["rate_fractions"] or open_loop["offered_rates"]:
+        deep = [d for d in pipeline_depths if d != 1] + [d for e in servers for d in (e.pipeline or ()) if d != 1]
+        if deep:
+            raise ParameterError("pipeline_depths", f"{load_generator} sends one request at a time per connection; "
+                                                    f"pipeline depth {deep[0]} is wrk's (with pipeline.lua)")
+    if check_host and echo["max_conns_cap"] is not None:
+        _check_open_file_limit((echo["max_conns_cap"],), (), parameter="max_conns_cap")
+    trials = _positive_int(v.get("trials", 5), "trials")
+    adaptive = _adaptive_values(v, trials)
+
+    campaign = v.get("campaign") or default_campaign_name(profile)
+    if not isinstance(campaign, str) or not SAFE_NAME.fullmatch(campaign):
+        raise ParameterError("campaign", f"{campaign!r} is not a file-system-safe name ([A-Za-z0-9._-], no leading dot)")
+
+    return Parameters(
+        profile=profile,
+        campaign=campaign,
+        servers=servers,
+        thread_counts=thread_counts,
+        connection_counts=connection_counts,
+        load_threads=load_threads,
+        pipeline_depths=pipeline_depths,
+        duration_s=duration_s,
+        trials=trials,
+        warmup=warmup,
+        server_cpus=format_cpu_list(server_cpus),
+        load_cpus=format_cpu_list(load_cpus),
+        seed=seed,
+        wrk_timeout_s=_positive_int(v.get("wrk_timeout_s", 2), "wrk_timeout_s"),
+        ready_timeout_s=_positive_float(v.get("ready_timeout_s", 5.0), "ready_timeout_s"),
+        stop_grace_s=_positive_float(v.get("stop_grace_s", 5.0), "stop_grace_s"),
+        response=response,
+        load_generator=load_generator,
+        raw_root=str(v.get("raw_root") or "data/raw"),
+        build_dir=str(v.get("build_dir") or "build"),
+        proto=proto,
+        **echo,
+        **open_loop,
+        **adaptive,
+    )
+
+
+def _non_negative_int(value: Any, parameter: str) -> int:
+    if isinstance(value, str) and re.fullmatch(r"\d+", value.strip()):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ParameterError(parameter, f"{value!r} is not a non-negative integer")
+    return value
+
+
+def _echo_values(v: Mapping[str, Any], proto: str) -> dict[str, Any]:
+    """message_size, sources, connect_rate, max_conns_cap, max_conns_duration_s (echo only)."""
+    sources = _non_negative_int(v.get("sources", 0) or 0, "sources")
+    if sources > MAX_SOURCES:
+        raise ParameterError("sources", f"{sources} source addresses exceed 127.0.0.1-{MAX_SOURCES} (at most "
+                                        f"{MAX_SOURCES})")
+    cap = v.get("max_conns_cap")
+    values = {
+        "message_size": _positive_int(v.get("message_size", 64), "message_size"),
+        "sources": sources,
+        "connect_rate": _non_negative_int(v.get("connect_rate", 0) or 0, "connect_rate"),
+        # 0 turns the --max-conns trials off (None would mean "not given": the profile's value).
+        "max_conns_cap": None if cap is None or cap == 0 else _positive_int(cap, "max_conns_cap"),
+        "max_conns_duration_s": _positive_int(v.get("max_conns_duration_s", 60), "max_conns_duration_s"),
+    }
+    if proto != "echo":
+        for name, default in (("max_conns_cap", None), ("sources", 0), ("connect_rate", 0)):
+            if values[name] != default:
+                raise ParameterError(name, f"applies to proto echo only (proto is {proto})")
+    return values
+
+
+def _positive_floats(values: Any, parameter: str) -> tuple[float, ...]:
+    return tuple(dict.fromkeys(_positive_float(value, parameter) for value in _as_tuple(values, parameter)))
+
+
+def _open_loop_values(v: Mapping[str, Any], open_loop: bool, load_generator: str) -> dict[str, Any]:
+    """rate_fractions, offered_rates, saturation_rates, rate_reference, saturation_source."""
+    fractions = _positive_floats(v["rate_fractions"], "rate_fractions") if v.get("rate_fractions") else ()
+    rates = _positive_ints(v["offered_rates"], "offered_rates") if v.get("offered_rates") else ()
+    raw = v.get("saturation_rates") or {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raise ParameterError("saturation_rates", f"{raw!r} is not a JSON object") from None
+    if isinstance(raw, (list, tuple)):
+        raw = dict(raw)
+    if not isinstance(raw, Mapping):
+        raise ParameterError("saturation_rates", f"{raw!r} is not a mapping of saturation key to requests/s")
+    saturation = tuple((str(key), _positive_float(rate, f"saturation_rates[{key!r}]")) for key, rate in raw.items())
+    reference = v.get("rate_reference")
+    if reference is not None and reference not in dict(saturation):
+        raise ParameterError("rate_reference", f"{reference!r} is not a key of saturation_rates "
+                                               f"({', '.join(k for k, _ in saturation) or 'none'})")
+    if open_loop and not (fractions or rates):
+        raise ParameterError("rate_fractions", f"{load_generator} offers a fixed rate: give rate_fractions (with "
+                                               f"saturation_rates) or offered_rates")
+    if not open_loop and (fractions or rates):
+        name = "rate_fractions" if fractions else "offered_rates"
+        raise ParameterError(name, f"{load_generator} is a closed loop; offered rates need load_generator "
+                                   f"{' or '.join(open_loop_generators())}")
+    source = v.get("saturation_source")
+    return {"rate_fractions": fractions, "offered_rates": rates, "saturation_rates": saturation,
+            "rate_reference": reference, "saturation_source": None if source is None else str(source)}
+
+
+def _adaptive_values(v: Mapping[str, Any], trials: int) -> dict[str, Any]:
+    """ci_target (percent of the mean) and max_trials; max_trials defaults to 3 x trials."""
+    target, most = v.get("ci_target"), v.get("max_trials")
+    if target is None:
+        if most is not None:
+            raise ParameterError("max_trials", "applies only with ci_target (adaptive repetition)")
+        return {"ci_target": None, "max_trials": None}
+    ci_target = _positive_float(target, "ci_target")
+    if ci_target >= 100:
+        raise ParameterError("ci_target", f"{target!r}: a half-width of 100% of the mean or more is no target")
+    max_trials = 3 * trials if most is None else _positive_int(most, "max_trials")
+    if max_trials < trials:
+        raise ParameterError("max_trials", f"{max_trials} is below trials ({trials})")
+    return {"ci_target": ci_target, "max_trials": max_trials}
+
+
+def _check_open_file_limit(connection_counts: tuple[int, ...], servers: tuple[ServerEntry, ...],
+                           parameter: str = "connection_counts") -> None:
+    """Every trial needs connections + FD_HEADROOM descriptors in the server and in wrk; the
+    runner raises the soft limit as far as that, but not beyond the hard limit."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        return
+    most = hard - FD_HEADROOM
+    sources = [(parameter, connection_counts)] + [
+        (f"servers[{i}].connections", entry.connections or ()) for i, entry in enumerate(servers)
+    ]
+    for parameter, counts in sources:
+        too_many = [c for c in counts if c > most]
+        if too_many:
+            raise ParameterError(
+                parameter,
+                f"{max(too_many)} connections need {max(too_many) + FD_HEADROOM} open files (in the server and in "
+                f"wrk), but the open-file hard limit is {hard}: at most {most} connections (raise it with ulimit -Hn)",
+            )
+
+
+def parameters_from_dict(stored: Mapping[str, Any]) -> Parameters:
+    """Rebuild Parameters from campaign.json's "parameters" (no host checks: it may come from elsewhere)."""
+    return validate(stored, check_host=False)
+
+
+def differing_parameters(stored: Mapping[str, Any], current: Parameters) -> list[str]:
+    """Names of identity parameters whose values differ, each with both values."""
+    now = current.identity()
+    differences = []
+    for name in sorted(set(now) | (set(stored) - set(NOT_IDENTITY))):
+        if name == "seed" and current.seed is None:
+            continue  # no explicit seed: the campaign's recorded one is used
+        was = stored.get(name, LATER_PARAMETER_DEFAULTS.get(name))
+        if was != now.get(name):
+            differences.append(f"{name} (campaign has {was!r}, now {now.get(name)!r})")
+    return differences

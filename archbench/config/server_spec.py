@@ -1,0 +1,144 @@
+"""What an architecture is to the harness: its binary, its flags and how a configuration becomes argv.
+
+Each architecture is one `ServerSpec` (contracts.md section 1). The registry of every architecture is
+`archbench.config.servers`; nginx, which is not a build/bin executable, subclasses `ServerSpec` in
+`archbench.config.nginx_spec`.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RESPONSES_BUILT_IN = ("test", "hello")
+PROTOCOLS = ("http", "echo")  # --proto values of the build/bin servers
+
+
+@dataclass(frozen=True)
+class ServerOption:
+    """One architecture-specific configuration field and the flag it becomes.
+
+    `choices` lists the allowed values of a choice option; an integer option
+    has `choices == ()` and a lower bound `minimum`. `omit_when` is a value for
+    which the flag is left out (the server's own default, e.g. max_threads 0).
+    """
+
+    name: str
+    flag: str
+    default: Any
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    omit_when: Any = None
+    id_prefix: str = ""  # integer options appear in config ids as prefix + value, e.g. "max64"
+
+    def id_part(self, value: Any) -> str | None:
+        """This option's part of a config id; None when left out (same rule as the flag)."""
+        if value is None or value == self.omit_when:
+            return None
+        return str(value) if self.choices else f"{self.id_prefix}{value}"
+
+    def check(self, value: Any) -> str | None:
+        """None if `value` is allowed, else why not."""
+        if self.choices:
+            if value not in self.choices:
+                return f"{value!r} is not one of {', '.join(self.choices)}"
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"{value!r} is not an integer"
+        if self.minimum is not None and value < self.minimum:
+            return f"{value} is below the minimum {self.minimum}"
+        return None
+
+
+# Which CPU numbers of a trial record measure the server (contracts.md section 2, `server.cpu_source`).
+CPU_SOURCE_TREE = "tree"  # server.cpu_user_s/cpu_sys_s: wait4 of the launched process, children included
+CPU_SOURCE_STATS = "stats"  # server.stats.cpu_user_s/cpu_sys_s: the server's own, without its launcher
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """An architecture: its binary and how configuration fields map to its flags.
+
+    `threads_flag` names what the configuration field `threads` becomes: the
+    number of worker threads or event loops (`--threads`), of worker processes
+    (`--workers`), or nginx's `worker_processes`. None: the architecture has a
+    fixed parallelism (one loop, or a thread per connection) and the
+    campaign's thread counts do not multiply it.
+    """
+
+    name: str
+    binary: str
+    summary: str
+    threads_flag: str | None = None
+    options: tuple[ServerOption, ...] = field(default_factory=tuple)
+    cpu_source: str = CPU_SOURCE_TREE
+
+    @property
+    def takes_threads(self) -> bool:
+        """Whether the campaign's thread counts (threads or worker processes) apply."""
+        return self.threads_flag is not None
+
+    def option(self, name: str) -> ServerOption | None:
+        return next((o for o in self.options if o.name == name), None)
+
+    def binary_path(self, build_dir: Path) -> Path:
+        return Path(build_dir) / "bin" / self.binary
+
+    def missing_binary(self, build_dir: Path) -> Path | None:
+        """The build/bin executable if it is missing (the build fixes that), else None."""
+        path = self.binary_path(build_dir)
+        return None if path.is_file() else path
+
+    def unavailable_reason(self) -> str | None:
+        """Why the architecture cannot run on this machine for reasons the build does not fix, or None."""
+        return None
+
+    def environment(self) -> dict[str, str]:
+        """Environment variables the server process needs beyond the runner's own."""
+        return {}
+
+    def serves(self, proto: str) -> bool:
+        """Whether it speaks `proto` (contracts.md section 1: every build/bin server serves http and echo)."""
+        return proto in PROTOCOLS
+
+    def flags(self, config: Mapping[str, Any]) -> list[str]:
+        """The architecture flags for a configuration (no host/port)."""
+        flags: list[str] = []
+        if self.threads_flag is not None:
+            flags += [self.threads_flag, str(config["threads"])]
+        for option in self.options:
+            value = config.get(option.name, option.default)
+            if value is None or value == option.omit_when:
+                continue
+            flags += [option.flag, str(value)]
+        if config.get("proto", "http") == "echo":
+            flags += ["--proto", "echo"]  # --response is HTTP's alone
+            if config.get("mode") == "max_conns":
+                # A ramp holds connections that stay silent between their first echo and the
+                # final check, longer than the servers' default keep-alive idle timeout (60 s).
+                flags += ["--idle-timeout", "0"]
+        else:
+            flags += ["--response", str(config.get("response", "test"))]
+        return flags
+
+    def command(self, config: Mapping[str, Any], build_dir: Path, host: str = "127.0.0.1") -> list[str]:
+        """argv of the server (without the CPU pinning), on an ephemeral port."""
+        return [str(self.binary_path(build_dir)), "--host", host, "--port", "0", *self.flags(config)]
+
+
+def trigger_option(default: str) -> ServerOption:
+    """epoll's level- or edge-triggered notification; each architecture has its own default."""
+    return ServerOption("trigger", "--trigger", default=default, choices=("level", "edge"))
+
+
+def check_response(response: str) -> str | None:
+    """None if `response` is a valid --response value, else why not."""
+    if response in RESPONSES_BUILT_IN:
+        return None
+    if response.startswith("file:") and len(response) > len("file:"):
+        path = Path(response[len("file:"):])
+        if not path.is_file():
+            return f"{response!r}: no such file {path}"
+        return None
+    return f"{response!r} is not test, hello or file:PATH"

@@ -1,0 +1,125 @@
+"""The server architectures a campaign can run, and how a configuration becomes a command line.
+
+Each architecture is one `ServerSpec`: the binary in `build/bin/`, the flag its
+parallelism takes (if any) and its own options (contracts.md section 1). The
+configuration field `threads` holds that parallelism whatever it is called:
+worker threads (`--threads`), worker processes (prefork `--workers`) or nginx's
+`worker_processes`. An architecture that is not a `build/bin/` executable
+(nginx, see `archbench.measure.nginx`) subclasses `ServerSpec` and overrides
+`command()` and the preflight checks.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from archbench.config.nginx_spec import NginxSpec
+from archbench.config.server_spec import (  # re-exported: the registry is where callers look architectures up
+    CPU_SOURCE_STATS,
+    CPU_SOURCE_TREE,
+    PROTOCOLS,
+    RESPONSES_BUILT_IN,
+    ServerOption,
+    ServerSpec,
+    check_response,
+    trigger_option,
+)
+
+__all__ = [
+    "CPU_SOURCE_STATS", "CPU_SOURCE_TREE", "PROTOCOLS", "RESPONSES_BUILT_IN", "ServerOption", "ServerSpec",
+    "all_option_names", "check_response", "server_spec", "server_specs", "trigger_option", "variant_label",
+]
+
+
+def server_specs() -> dict[str, ServerSpec]:
+    """The registry, built fresh on each call (no module-level mutable state)."""
+    specs = [
+        ServerSpec(
+            name="blocking",
+            binary="blocking",
+            summary="one thread accepts and serves one connection at a time",
+        ),
+        ServerSpec(
+            name="thread_per_conn",
+            binary="thread_per_conn",
+            summary="a thread per connection, optionally capped",
+            options=(ServerOption("max_threads", "--max-threads", default=0, minimum=0, omit_when=0, id_prefix="max"),),
+        ),
+        ServerSpec(
+            name="thread_pool",
+            binary="thread_pool",
+            summary="N workers fed through a queue or stack by one accepting thread",
+            threads_flag="--threads",
+            options=(
+                ServerOption("dispatch", "--dispatch", default="request", choices=("connection", "request")),
+                ServerOption("handoff", "--handoff", default="queue", choices=("queue", "stack")),
+            ),
+        ),
+        # poll and epoll accept only `--threads 1`: one loop, so no thread sweep.
+        ServerSpec(
+            name="poll",
+            binary="poll",
+            summary="one thread, poll() over the listener and every connection",
+        ),
+        ServerSpec(
+            name="epoll",
+            binary="epoll",
+            summary="one thread, one epoll instance for the listener and every connection",
+            options=(trigger_option("level"),),
+        ),
+        ServerSpec(
+            name="reactor",
+            binary="reactor",
+            summary="an acceptor thread hands connections round-robin to N epoll loops",
+            threads_flag="--threads",
+            options=(trigger_option("edge"),),
+        ),
+        ServerSpec(
+            name="reuseport",
+            binary="reuseport",
+            summary="N epoll loops, each accepting on its own SO_REUSEPORT listener",
+            threads_flag="--threads",
+            options=(trigger_option("edge"),),
+        ),
+        ServerSpec(
+            name="prefork",
+            binary="prefork",
+            summary="N single-threaded worker processes sharing one listener (EPOLLEXCLUSIVE)",
+            threads_flag="--workers",  # its --threads must stay 1 (one thread per worker process)
+            options=(trigger_option("level"),),
+        ),
+        ServerSpec(
+            name="io_uring",
+            binary="io_uring",
+            summary="N completion-driven io_uring loops, each with its own SO_REUSEPORT listener",
+            threads_flag="--threads",
+        ),
+        NginxSpec(),
+    ]
+    return {spec.name: spec for spec in specs}
+
+
+def server_spec(name: str) -> ServerSpec:
+    specs = server_specs()
+    if name not in specs:
+        raise KeyError(f"unknown architecture {name!r}; valid: {', '.join(specs)}")
+    return specs[name]
+
+
+def all_option_names() -> list[str]:
+    """Every architecture option field, in registry order (for config dicts and ids)."""
+    names: list[str] = []
+    for spec in server_specs().values():
+        names += [o.name for o in spec.options if o.name not in names]
+    return names
+
+
+def variant_label(config: Mapping[str, Any]) -> str:
+    """The configuration without its load, pipeline and duration: what is being compared."""
+    spec = server_specs().get(config["architecture"])
+    parts = [str(config["architecture"])]
+    if spec is not None:
+        parts += [part for o in spec.options if (part := o.id_part(config.get(o.name))) is not None]
+    if config.get("threads") is not None:
+        parts.append(f"t{config['threads']}")
+    return "-".join(parts)

@@ -1,0 +1,186 @@
+"""Latency under a fixed offered load (issue 6): saturation from closed-loop runs, open-loop campaigns.
+
+Source 001 ran wrk2 at a fixed 200k requests/s over 2000 connections and found
+single-thread epoll latencies of seconds: a closed-loop client such as wrk
+sends the next request only when the previous one is answered, so a stalled
+server also stalls the client's clock and the stall never shows in its
+latencies (coordinated omission). An open-loop client (oha with
+`--latency-correction`, wrk2) schedules every request at a fixed rate and
+measures from the scheduled time.
+
+The study, on one machine:
+ 1. a closed-loop wrk campaign gives each configuration's saturation throughput
+    (`saturation_rates`: the median requests/s of its ok, unflagged measured
+    trials, keyed by `archbench.config.plan.saturation_key`, e.g. "epoll-level-c100");
+ 2. an open-loop campaign offers `LATENCY_FRACTIONS` of each configuration's own
+    saturation (`fraction_sweep_parameters`);
+ 3. source 001's set-up (`source_001_parameters`): its four architectures at 2000
+    connections and ONE fixed rate for all, a fraction of the highest saturation
+    among them (001's 200k req/s scaled to this machine).
+Every open-loop trial's config records offered_rate, rate_fraction,
+saturation_rate, saturation_of and saturation_source (`archbench.config.plan.OfferedLoad`),
+so the report can compute knees (the highest offered rate with p99 < 1 ms and
+achieved >= 99% of offered) from the records alone.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from archbench.measure.adaptive import trial_throughput
+from archbench.config.loadgen import Wrk2
+from archbench.config.plan import saturation_key
+from archbench.data.storage import load_campaign
+from archbench.config.plan import expand_grid
+from archbench.config.servers import variant_label
+from archbench.parse import LoadOutputError, parse_output
+from archbench.config.params import parse_server_entry
+from archbench.config.params import resolve_parameters
+from archbench.config.profiles import source_001_servers
+
+LATENCY_FRACTIONS = (0.10, 0.25, 0.50, 0.75, 0.90, 1.00, 1.10)
+SATURATION_STATISTIC = "median requests/s of the ok, unflagged measured closed-loop (wrk) trials"
+# Source 001: blocking, thread-per-connection with at most 1000 threads, single-thread epoll and a
+# reactor; 2000 connections; one fixed rate for every server.
+SOURCE_001_CONNECTIONS = 2000
+# 001's rate was beyond its single-thread epoll's capacity but within the multi-threaded
+# servers': here, this fraction of the best of the four saturation throughputs.
+SOURCE_001_FRACTION = 0.9
+KNEE_P99_S = 0.001
+KNEE_ACHIEVED_FRACTION = 0.99
+
+
+
+
+def default_open_loop_generator() -> str:
+    """wrk2 where it is installed (on PATH or WRK2=), else oha."""
+    return "wrk2" if Wrk2().missing_reason() is None else "oha"
+
+
+def saturation_rates(campaign_dir: Path | str) -> dict[str, float]:
+    """Saturation key -> median requests/s of the closed-loop HTTP configurations of a campaign."""
+    campaign = load_campaign(Path(campaign_dir))
+    rates: dict[str, list[float]] = {}
+    for record in campaign.trials:
+        config = record.get("config") or {}
+        if record.get("warmup") or config.get("proto", "http") != "http" or config.get("offered_rate") is not None:
+            continue
+        rate, flags = trial_throughput(record, campaign.path)
+        if rate is not None and not flags:
+            rates.setdefault(saturation_key(config), []).append(rate)
+    return {key: float(statistics.median(values)) for key, values in sorted(rates.items())}
+
+
+def saturation_source(campaign_dir: Path | str) -> str:
+    return f"campaign {Path(campaign_dir).name}: {SATURATION_STATISTIC}"
+
+
+def highest_saturation(rates: Mapping[str, float], keys: Sequence[str]) -> str:
+    """The key among `keys` with the highest saturation throughput (001's fixed-rate reference)."""
+    known = [key for key in keys if key in rates]
+    if not known:
+        raise KeyError(f"no saturation throughput for any of {', '.join(keys)}")
+    return max(known, key=lambda key: rates[key])
+
+
+def planned_saturation_keys(params: Any) -> list[str]:
+    """The saturation keys an open-loop campaign of `params` would look up (closed-loop view of its grid)."""
+    import dataclasses
+
+    closed = dataclasses.replace(params, load_generator="wrk", rate_fractions=(), offered_rates=(),
+                                 saturation_rates=(), rate_reference=None)
+    return list(dict.fromkeys(saturation_key(c.as_dict()) for c in expand_grid(closed)))
+
+
+# --------------------------------------------------------------------------- what ran
+
+
+def _label(config: Mapping[str, Any]) -> str:
+    return variant_label(config)
+
+
+def latency_overview(campaign_dir: Path | str) -> list[dict[str, Any]]:
+    """One row per measured open-loop trial: offered vs achieved rate, latency percentiles, timeouts."""
+    campaign = load_campaign(Path(campaign_dir))
+    rows = []
+    for record in campaign.trials:
+        config = record.get("config") or {}
+        if record.get("warmup") or config.get("offered_rate") is None:
+            continue
+        row: dict[str, Any] = {
+            "trial": record["trial_id"], "server": _label(config), "connections": config["connections"],
+            "offered": config["offered_rate"], "fraction": config.get("rate_fraction"), "status": record["status"],
+            "achieved": None, "achieved/offered": None, "p50_ms": None, "p90_ms": None, "p99_ms": None,
+            "p99.9_ms": None, "max_ms": None, "timeouts": None, "flags": "",
+        }
+        load = record.get("load") or {}
+        if record["status"] == "ok" and load.get("output_file"):
+            try:
+                parsed = parse_output(load["tool"], (campaign.path / load["output_file"]).read_text(encoding="utf-8"))
+            except (OSError, LoadOutputError, ValueError) as error:
+                row["flags"] = f"unparsed: {error}"
+            else:
+                latency = parsed.get("latency_s") or {}
+                percentiles = latency.get("percentiles") or {}
+                achieved = parsed.get("requests_per_sec")
+                row.update(
+                    achieved=achieved,
+                    **{"achieved/offered": round(achieved / config["offered_rate"], 4) if achieved is not None else None},
+                    p50_ms=_ms(percentiles.get("50")), p90_ms=_ms(percentiles.get("90")),
+                    p99_ms=_ms(percentiles.get("99")), **{"p99.9_ms": _ms(percentiles.get("99.9"))},
+                    max_ms=_ms(latency.get("max")), timeouts=(parsed.get("socket_errors") or {}).get("timeout"),
+                    flags=",".join(parsed.get("flags") or []),
+                )
+        rows.append(row)
+    return rows
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000.0, 3)
+
+
+# --------------------------------------------------------------------------- the study's campaigns
+
+
+def entries_at(servers: Sequence[Any], connections: int) -> list[dict[str, Any]]:
+    """Server entries (names, mappings or ARCH:key=v text) pinned to one connection count."""
+    out = []
+    for index, server in enumerate(servers):
+        entry = parse_server_entry(server, f"servers[{index}]").to_dict()
+        entry["connections"] = [connections]
+        out.append(entry)
+    return out
+
+
+def closed_loop_parameters(*, campaign: str, servers: Sequence[Any], connections: int,
+                           source_001: bool = True, source_001_connections: int = SOURCE_001_CONNECTIONS,
+                           **overrides: Any) -> Any:
+    """Phase 1: wrk over the study's servers at `connections` (and 001's four at 2000 connections)."""
+    entries = entries_at(servers, connections)
+    if source_001:
+        entries += entries_at(source_001_servers(), source_001_connections)
+    return resolve_parameters("latency", campaign=campaign, servers=entries, load_generator="wrk", **overrides)
+
+
+def fraction_sweep_parameters(*, campaign: str, servers: Sequence[Any], connections: int,
+                              fractions: Sequence[float], saturation: Mapping[str, float], source: str,
+                              load_generator: str, **overrides: Any) -> Any:
+    """Phase 2: each server offered `fractions` of its own saturation throughput."""
+    return resolve_parameters("latency", campaign=campaign, servers=entries_at(servers, connections),
+                              load_generator=load_generator, rate_fractions=list(fractions),
+                              saturation_rates=dict(saturation), saturation_source=source, **overrides)
+
+
+def source_001_parameters(*, campaign: str, saturation: Mapping[str, float], source: str, load_generator: str,
+                          connections: int = SOURCE_001_CONNECTIONS, fraction: float = SOURCE_001_FRACTION,
+                          **overrides: Any) -> Any:
+    """Phase 3: 001's four architectures at `connections`, one rate for all: `fraction` of the
+    highest of their saturation throughputs (the reference is recorded as each trial's saturation_of)."""
+    entries = entries_at(source_001_servers(), connections)
+    probe = resolve_parameters("latency", campaign=campaign, servers=entries, load_generator="wrk", check_host=False)
+    reference = highest_saturation(saturation, planned_saturation_keys(probe))
+    return resolve_parameters("latency", campaign=campaign, servers=entries, load_generator=load_generator,
+                              rate_fractions=[fraction], saturation_rates=dict(saturation), rate_reference=reference,
+                              saturation_source=source, **overrides)

@@ -1,0 +1,495 @@
+"""Runs trials and campaigns: a fresh pinned server per trial, wrk against it, everything recorded.
+
+One trial:
+ 1. start `taskset -c SERVER_CPUS build/bin/<arch> --host 127.0.0.1 --port 0 ...` in its own session
+    (nginx: `taskset -c SERVER_CPUS python -m archbench.measure.nginx ...`, a launcher that behaves the same);
+ 2. wait for `listening on HOST:PORT` (bounded; a server that exits first, or never says it, fails the trial);
+ 3. run `taskset -c LOAD_CPUS wrk ... --latency --timeout Ts http://127.0.0.1:PORT/` (bounded), keep stdout;
+ 4. stop the server's process group (SIGTERM, SIGKILL after a grace period), reap it with wait4 for
+    its CPU time, read its shutdown JSON line (contracts.md section 1);
+ 5. the record says ok, failed (with the reason) or unsupported (the server exited with status 3
+    before its ready line: this kernel lacks what it needs); it is never dropped.
+
+The record also says which server CPU numbers measure the server (`server.cpu_source`: "tree", the
+wait4 numbers, or "stats", the server's own, for nginx without its launcher) and how busy the load
+generator was (`load.cpu_utilisation`, its own user + sys time per wall second and CPU), so downstream
+can mark client-bound trials. Because rusage leaves out interrupt and softirq time, where loopback
+TCP does much of its work, `server.cpus_busy` and `load.cpus_busy` also give the busy fraction of each
+CPU set during the load, from /proc/stat (archbench.measure.cpustat).
+
+A campaign runs the plan of `archbench.config.plan` in order, skipping trials already
+committed, and commits each trial's files with `archbench.data.storage` as soon as
+it ends, so an interrupted campaign loses at most the trial in flight.
+"""
+from __future__ import annotations
+
+import json
+import re
+import resource
+import secrets
+import shutil
+import statistics
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from ipaddress import ip_address
+from pathlib import Path
+from typing import Any, TextIO
+
+from archbench.measure import adaptive
+from archbench.measure.cpustat import busy_fraction, read_cpu_times
+from archbench.config.loadgen import LoadGenerator, load_generator, pipeline_script
+from archbench.config.params import FD_HEADROOM, Parameters, differing_parameters, parse_cpu_list
+from archbench.parse import LoadOutputError, known_tools, parse_output
+from archbench.config.plan import PlannedTrial, plan_campaign
+from archbench.measure.processes import ManagedProcess
+from archbench.measure.progress import Progress
+from archbench.measure.provenance import collect_provenance
+from archbench.config.servers import server_spec, server_specs
+from archbench.data.storage import Campaign, CampaignMismatchError, CampaignStore, load_campaign, signals_deferred
+
+SCHEMA = 1
+READY_LINE = re.compile(r"listening on (?P<host>\S+):(?P<port>\d+)")
+# Reserved by the servers for "this kernel lacks a feature I need" (e.g. io_uring).
+UNSUPPORTED_EXIT_CODE = 3
+OUTPUT_TAIL_CHARS = 2000
+BUILD_HINT = "build the servers: cmake -S servers_c -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2"
+
+
+class PreflightError(RuntimeError):
+    """Something the campaign needs is missing; nothing was run."""
+
+
+class CampaignInterrupted(KeyboardInterrupt):
+    """SIGINT/SIGTERM during a campaign: children were stopped, finished trials are kept."""
+
+
+@dataclass
+class TrialOutcome:
+    record: dict[str, Any]
+    outputs: dict[str, bytes]  # file name -> verbatim content
+
+
+@dataclass
+class CampaignResult:
+    path: Path
+    planned: int
+    skipped: int  # already finished before this run
+    statuses: Counter[str] = field(default_factory=Counter)  # of the trials run now
+
+    @property
+    def ran(self) -> int:
+        return sum(self.statuses.values())
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def tail(data: bytes, chars: int = OUTPUT_TAIL_CHARS) -> str:
+    text = data.decode("utf-8", "replace").strip()
+    return text if len(text) <= chars else "..." + text[-chars:]
+
+
+def shutdown_stats(output: bytes) -> dict[str, Any] | None:
+    """The server's shutdown JSON line: the last output line that is a JSON object."""
+    for line in reversed(output.decode("utf-8", "replace").splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
+
+
+# --------------------------------------------------------------------------- one trial
+
+
+def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, Any]) -> TrialOutcome:
+    """Run one trial end to end. Raises only on interruption (after stopping its children)."""
+    config = planned.config.as_dict()
+    spec = server_spec(planned.config.architecture)
+    generator = load_generator(planned.config.load_generator)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    trial_id = planned.trial_id
+    started_at = utc_now()
+    server_file = f"{trial_id}.server.txt"
+    server_argv = ["taskset", "-c", params.server_cpus, *spec.command(config, Path(params.build_dir))]
+    server_info: dict[str, Any] = {
+        "argv": server_argv, "cpus": params.server_cpus, "ready_line": None, "ready_after_s": None,
+        "exit_code": None, "signal_sent": None, "stats": None, "cpu_user_s": None, "cpu_sys_s": None,
+        "cpu_source": spec.cpu_source, "cpus_busy": None, "output_file": server_file,
+    }
+    load_info: dict[str, Any] = {
+        "tool": generator.name, "argv": None, "cpus": params.load_cpus, "exit_code": None, "wall_s": None,
+        "cpu_user_s": None, "cpu_sys_s": None, "cpu_utilisation": None, "cpus_busy": None, "output_file": None,
+        "stderr": None, "flags": None,
+    }
+    problems: list[str] = []
+    unsupported = False
+    outputs: dict[str, bytes] = {}
+
+    children: list[ManagedProcess] = []  # everything started, so an interrupt can stop it all
+    try:
+        server = spawn(server_argv, merge_stderr=True, children=children, env=spec.environment())
+        server_info["pid"] = server.pid  # taskset execs the server: this is the server's own pid
+        ran_load = False
+        ready = server.wait_for_line(READY_LINE, params.ready_timeout_s)
+        if ready is None:
+            early_exit = server.wait(0.5)
+            if early_exit is None:
+                problems.append(f"no ready line ('listening on HOST:PORT') within {params.ready_timeout_s:g} s")
+            elif early_exit.exit_code == UNSUPPORTED_EXIT_CODE:
+                unsupported = True
+                problems.append(f"server reports an unsupported feature (exit status 3): {tail(server.output_so_far())}")
+            else:
+                problems.append(
+                    f"server exited with status {early_exit.exit_code} before its ready line; "
+                    f"output tail: {tail(server.output_so_far()) or '(none)'}"
+                )
+        else:
+            server_info["ready_line"] = ready.group(0)
+            server_info["ready_after_s"] = round(time.monotonic() - server.started, 6)
+            host, port = ready.group("host"), int(ready.group("port"))
+            if not _is_loopback(host):
+                problems.append(f"server listens on {host}, not on loopback; not loading it")
+            else:
+                ran_load = True
+                load_problem = _run_load(
+                    generator, config, host, port, server.pid, params, trial_id, load_info, server_info, outputs,
+                    children,
+                )
+                if load_problem:
+                    problems.append(load_problem)
+        problems += _stop_server(server, params, server_info, outputs, server_file, ran_load=ran_load)
+    except BaseException:
+        # Interrupted (or a bug): leave no process behind, record nothing for this trial.
+        for child in reversed(children):
+            child.kill()
+        raise
+
+    status = "unsupported" if unsupported else ("failed" if problems else "ok")
+    extra = {"adaptive": True} if planned.adaptive else {}
+    record = {
+        "schema": SCHEMA,
+        "trial_id": trial_id,
+        "campaign": params.campaign,
+        "config_id": planned.config_id,
+        "config": config,
+        "repetition": planned.repetition,
+        "warmup": planned.warmup,
+        "order_index": planned.order_index,
+        **extra,
+        "seed": params.seed,
+        "status": status,
+        "failure_reason": "; ".join(problems) if problems else None,
+        "started_at": started_at,
+        "finished_at": utc_now(),
+        "server": server_info,
+        "load": load_info,
+        # Server and load generator each need one descriptor per connection, within these limits
+        # (both inherit the soft limit the preflight raised; echo_client raises its own to the hard one).
+        "open_files": {"soft": soft, "hard": hard, "needed": planned.config.connections + FD_HEADROOM},
+        "provenance": provenance,
+    }
+    return TrialOutcome(record=record, outputs=outputs)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def spawn(
+    argv: list[str], *, merge_stderr: bool, children: list[ManagedProcess], env: dict[str, str] | None = None
+) -> ManagedProcess:
+    """Start a child and register it, with SIGINT/SIGTERM held meanwhile.
+
+    An interrupt landing inside Popen (after fork, before the object exists)
+    would leave a child nobody knows about; held, it arrives once the child is
+    in `children`, where the interrupt handler finds and kills it.
+    """
+    with signals_deferred():
+        child = ManagedProcess(argv, merge_stderr=merge_stderr, env=env)
+        children.append(child)
+    return child
+
+
+def _run_load(
+    generator: LoadGenerator, config: dict[str, Any], host: str, port: int, server_pid: int, params: Parameters,
+    trial_id: str, load_info: dict[str, Any], server_info: dict[str, Any], outputs: dict[str, bytes],
+    children: list[ManagedProcess],
+) -> str | None:
+    scheme = "tcp" if generator.protocol == "echo" else "http"
+    url = f"{scheme}://{host}:{port}/"
+    # taskset execs the server, so the pid the runner started is the server's (echo_client reads its VmRSS).
+    command = generator.command(config, url, params.wrk_timeout_s, build_dir=Path(params.build_dir),
+                                server_pid=server_pid)
+    argv = ["taskset", "-c", params.load_cpus, *command]
+    load_info["argv"] = argv
+    cpu_times_before = read_cpu_times()
+    load = spawn(argv, merge_stderr=False, children=children)
+    limit_s = generator.time_limit_s(config, params.wrk_timeout_s)
+    ended = load.wait(limit_s)
+    cpu_times_after = read_cpu_times()
+    load_info["cpus_busy"] = busy_fraction(
+        cpu_times_before, cpu_times_after, parse_cpu_list(params.load_cpus, "load_cpus"))
+    server_info["cpus_busy"] = busy_fraction(
+        cpu_times_before, cpu_times_after, parse_cpu_list(params.server_cpus, "server_cpus"))
+    problem = None
+    if ended is None:
+        ended = load.kill()
+        problem = f"{generator.name} still running after {limit_s:g} s; killed"
+    stdout, stderr = load.output()
+    output_file = generator.output_file(trial_id)
+    outputs[output_file] = stdout
+    wall_s = ended.wall_s if ended is not None and ended.wall_s is not None else time.monotonic() - load.started
+    load_info.update(output_file=output_file, wall_s=round(wall_s, 6), stderr=stderr.decode("utf-8", "replace"))
+    if ended is not None:
+        load_info.update(
+            exit_code=ended.exit_code, cpu_user_s=ended.cpu_user_s, cpu_sys_s=ended.cpu_sys_s,
+            cpu_utilisation=cpu_utilisation(ended.cpu_user_s + ended.cpu_sys_s, wall_s, params.load_cpus),
+        )
+    if problem is None and ended is not None and not generator.measured(ended.exit_code):
+        problem = f"{generator.name} exited with status {ended.exit_code}: {tail(stderr) or '(no stderr)'}"
+    if problem is None:
+        try:
+            parsed = parse_output(generator.name, stdout.decode("utf-8", "replace"))
+        except LoadOutputError as error:
+            problem = f"{generator.name} output not understood: {error}"
+        else:
+            # Why the measurement must not be averaged silently (e.g. echo verify_errors); the trial
+            # stays ok, its output is the evidence.
+            load_info["flags"] = list(parsed.get("flags") or [])
+            if parsed.get("max_conns") is not None:
+                load_info["max_conns"] = parsed["max_conns"]  # count reached, why it stopped, memory per connection
+    return problem
+
+
+def cpu_utilisation(cpu_s: float, wall_s: float, cpus: str) -> float | None:
+    """Busy fraction of the CPUs a process was pinned to: (user + sys) / (wall x CPUs).
+
+    At 0.95 or more the load generator, not the server, set the rate (a client-bound trial).
+    """
+    count = len(parse_cpu_list(cpus, "cpus"))
+    if wall_s <= 0 or count == 0:
+        return None
+    return round(cpu_s / (wall_s * count), 6)
+
+
+def _stop_server(
+    server: ManagedProcess, params: Parameters, server_info: dict[str, Any], outputs: dict[str, bytes],
+    server_file: str, ran_load: bool,
+) -> list[str]:
+    ended_before_stop = server.poll()
+    ended, sent = server.stop(params.stop_grace_s)
+    output, _ = server.output()
+    outputs[server_file] = output
+    stats = shutdown_stats(output)
+    server_info.update(
+        exit_code=ended.exit_code, signal_sent=None if sent == "none" else sent, stats=stats,
+        cpu_user_s=ended.cpu_user_s, cpu_sys_s=ended.cpu_sys_s,
+    )
+    if not ran_load:
+        return []  # the trial already failed before the load; its reason says why
+    problems = []
+    if ended_before_stop is not None or sent == "none":
+        problems.append(f"server exited on its own during the load with status {ended.exit_code}; "
+                        f"output tail: {tail(output) or '(none)'}")
+    elif sent == "SIGKILL":
+        problems.append(f"server did not stop within {params.stop_grace_s:g} s of SIGTERM; killed")
+    elif ended.exit_code != 0:
+        problems.append(f"server exited with status {ended.exit_code} after SIGTERM")
+    if stats is None:
+        problems.append("no shutdown JSON line in the server's output")
+    return problems
+
+
+# --------------------------------------------------------------------------- a campaign
+
+
+def preflight(params: Parameters, plan: list[PlannedTrial]) -> None:
+    """Fail before anything runs if a binary, tool or script is missing or file descriptors would run out."""
+    specs = server_specs()
+    architectures = [specs[name] for name in dict.fromkeys(t.config.architecture for t in plan)]
+    missing = [str(path) for spec in architectures if (path := spec.missing_binary(Path(params.build_dir)))]
+    if missing:
+        raise PreflightError(f"server binaries missing: {', '.join(missing)}; {BUILD_HINT}")
+    unavailable = [reason for spec in architectures if (reason := spec.unavailable_reason())]
+    if unavailable:
+        raise PreflightError("; ".join(unavailable))
+    if shutil.which("taskset") is None:
+        raise PreflightError("not on PATH: taskset (apt-get install util-linux)")
+    generators = [load_generator(name) for name in dict.fromkeys(t.config.load_generator for t in plan)]
+    absent = [reason for g in generators if (reason := g.missing_reason(Path(params.build_dir)))]
+    if absent:
+        raise PreflightError(f"load generator missing: {'; '.join(absent)}")
+    unparsed = [g.name for g in generators if g.name not in known_tools()]
+    if unparsed:
+        raise PreflightError(f"no parser for {', '.join(unparsed)} in archbench/parsers (known: "
+                             f"{', '.join(known_tools())}); its trials could not be checked")
+    if any(t.config.pipeline > 1 for t in plan) and not pipeline_script().is_file():
+        raise PreflightError(f"pipelining needs {pipeline_script()}, which is missing")
+    needed = max((t.config.connections for t in plan), default=0) + FD_HEADROOM
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < needed:
+        if hard != resource.RLIM_INFINITY and hard < needed:
+            raise PreflightError(
+                f"connection_counts: {needed - FD_HEADROOM} connections need {needed} open files, "
+                f"but the hard limit is {hard} (raise it with ulimit -Hn)"
+            )
+        # Children (server, wrk) inherit the raised soft limit.
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+
+
+def _campaign_meta(params: Parameters, plan: list[PlannedTrial], provenance: dict[str, Any]) -> dict[str, Any]:
+    configs = {t.config_id: t.config.as_dict() for t in plan}
+    return {
+        "schema": SCHEMA,
+        "campaign": params.campaign,
+        "created_at": utc_now(),
+        "profile": params.profile,
+        "parameters": params.to_dict(),
+        "seed": params.seed,
+        "plan": [t.trial_id for t in plan],
+        "configs": configs,
+        "provenance": provenance,
+    }
+
+
+def prepare_campaign(params: Parameters) -> tuple[Parameters, list[PlannedTrial], CampaignStore, dict[str, Any] | None]:
+    """Settle the seed and the plan, checking an existing campaign.json agrees with `params`."""
+    store = CampaignStore(Path(params.raw_root) / params.campaign)
+    existing = store.read_meta()
+    if existing is None:
+        seed = params.seed if params.seed is not None else secrets.randbelow(2**31)
+        params = params.with_seed(seed)
+        return params, plan_campaign(params), store, None
+    differences = differing_parameters(existing.get("parameters", {}), params)
+    if differences:
+        raise CampaignMismatchError(
+            f"campaign {params.campaign!r} ({store.path}) was created with different parameters: "
+            f"{'; '.join(differences)}. Re-run with its parameters, or choose another --campaign."
+        )
+    params = params.with_seed(int(existing["seed"]))
+    plan = plan_campaign(params)
+    if [t.trial_id for t in plan] != list(existing.get("plan", [])):
+        raise CampaignMismatchError(
+            f"campaign {params.campaign!r}: the plan computed now differs from the one in {store.meta_path} "
+            f"although the parameters match (the planning code changed?); not mixing the two"
+        )
+    return params, plan, store, existing
+
+
+def run_campaign(params: Parameters, *, stream: TextIO | None = None) -> CampaignResult:
+    """Run (or resume) the campaign `params` describes; returns what ran now."""
+    stream = stream or sys.stderr
+    params, plan, store, existing = prepare_campaign(params)
+    preflight(params, plan)
+    store.check_no_incomplete_trials()
+    provenance = collect_provenance(params.build_dir)
+    if existing is None:
+        store.create(_campaign_meta(params, plan, provenance))
+
+    finished = store.finished_trial_ids()
+    todo = [t for t in plan if t.trial_id not in finished]
+    result = CampaignResult(path=store.path, planned=len(plan), skipped=len(plan) - len(todo))
+    progress = Progress(
+        total=len(plan), already_done=result.skipped,
+        remaining_work_s=float(sum(t.config.duration_s for t in todo)), stream=stream,
+    )
+    progress.start_message(params.campaign)
+    _run_trials(todo, params, provenance, store, result, progress, planned_total=len(plan))
+    if params.ci_target is not None:
+        _run_adaptive_phase(params, plan, provenance, store, result, stream)
+    return result
+
+
+def _run_trials(
+    trials: list[PlannedTrial], params: Parameters, provenance: dict[str, Any], store: CampaignStore,
+    result: CampaignResult, progress: Progress, planned_total: int,
+) -> None:
+    for planned in trials:
+        try:
+            outcome = run_trial(planned, params, provenance)
+            store.commit_trial(planned.trial_id, outcome.outputs, outcome.record)
+        except KeyboardInterrupt:
+            # Counted on disk: an interrupt held during a commit arrives after the trial is finished.
+            done = len(store.finished_trial_ids())
+            raise CampaignInterrupted(
+                f"campaign {params.campaign!r} interrupted: {done} of {max(done, planned_total)} trials are finished "
+                f"and kept in {store.path}; run the same command again to resume"
+            ) from None
+        status = outcome.record["status"]
+        result.statuses[status] += 1
+        progress.trial_finished(
+            planned.trial_id, status, planned.config.duration_s, outcome.record.get("failure_reason") or ""
+        )
+
+
+def _run_adaptive_phase(
+    params: Parameters, plan: list[PlannedTrial], provenance: dict[str, Any], store: CampaignStore,
+    result: CampaignResult, stream: TextIO,
+) -> None:
+    """Rounds of extra trials until every configuration meets ci_target or has max_trials (archbench.measure.adaptive)."""
+    assert params.ci_target is not None and params.max_trials is not None and params.seed is not None
+    configs = list({t.config_id: t.config for t in plan}.values())
+    while True:
+        states = adaptive.config_states(store.path, configs)
+        records = load_campaign(store.path).trials
+        next_index = max((int(r.get("order_index") or 0) for r in records), default=len(plan) - 1) + 1
+        extra = adaptive.next_round(configs, states, ci_target=params.ci_target, max_trials=params.max_trials,
+                                    trials=params.trials, seed=params.seed, next_order_index=next_index)
+        if not extra:
+            break
+        print(f"adaptive: {len(extra)} configurations above a {params.ci_target:g}% CI half-width "
+              f"(max {params.max_trials} trials): one more trial each", file=stream, flush=True)
+        progress = Progress(total=len(extra), already_done=0,
+                            remaining_work_s=float(sum(t.config.duration_s for t in extra)), stream=stream)
+        _run_trials(extra, params, provenance, store, result, progress, planned_total=len(plan))
+    content = adaptive.summary(states, campaign=params.campaign, ci_target=params.ci_target,
+                               max_trials=params.max_trials)
+    written = adaptive.record_summary(store.path, content)
+    met = sum(1 for row in content["configs"].values() if row["met"])
+    where = f"; written to {written}" if written else ""
+    print(f"adaptive: {met} of {len(content['configs'])} configurations met the target{where}", file=stream,
+          flush=True)
+
+
+# --------------------------------------------------------------------------- what ran
+
+
+def campaign_overview(campaign: Campaign | Path | str) -> list[dict[str, Any]]:
+    """Per configuration: status counts of the measured trials, flagged count, median throughput
+    (`median_req_per_s`, or `median_echoes_per_s` for echo) over the ok, unflagged ones."""
+    if not isinstance(campaign, Campaign):
+        campaign = load_campaign(Path(campaign))
+    rows: dict[str, dict[str, Any]] = {}
+    rates: dict[str, list[float]] = {}
+    for record in campaign.trials:
+        config_id = record["config_id"]
+        row = rows.setdefault(
+            config_id, {"config": config_id, "ok": 0, "failed": 0, "unsupported": 0, "flagged": 0, "warmups": 0}
+        )
+        if record.get("warmup"):
+            row["warmups"] += 1
+            continue
+        row[record["status"]] = row.get(record["status"], 0) + 1
+        rate, flags = adaptive.trial_throughput(record, campaign.path)
+        if flags:
+            row["flagged"] += 1
+        elif rate is not None:
+            rates.setdefault(config_id, []).append(rate)
+    echo_configs = {r["config_id"] for r in campaign.trials if (r.get("config") or {}).get("proto") == "echo"}
+    for config_id, row in rows.items():
+        values = rates.get(config_id)
+        key = "median_echoes_per_s" if config_id in echo_configs else "median_req_per_s"
+        row[key] = statistics.median(values) if values else None
+    return list(rows.values())

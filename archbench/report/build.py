@@ -1,0 +1,309 @@
+"""Raw campaign -> processed CSVs -> generated LaTeX and figures -> (optionally) the PDF.
+
+`build_report` is the one function the analysis notebook calls. Every output
+directory is a parameter so tests can build the whole report from a fixture
+campaign in a temporary copy of paper/; the defaults are the repository's
+paths. Run from the command line:
+
+    python -m archbench.report.build CAMPAIGN [--raw-root data/raw] [--pdf]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from archbench.analyze import analysis
+from archbench.report import figures
+from archbench.report import findings
+from archbench.report import latex
+from archbench.report import statistics as report_stats
+from archbench.report import echo as report_echo
+from archbench.report import latency as report_latency  # the echo (issue 4) and latency (issue 6) sections
+from archbench.report import robustness as report_robustness  # the robustness appendix (issue 7): the abuse suite's result
+from archbench.config.paths import FIGURES_DIR, GENERATED_DIR, PAPER_DIR, PROCESSED_DIR, RAW_ROOT, REPO_ROOT
+
+
+# The files report.tex inputs; each is always written, so a stale one from an
+# earlier campaign can never be picked up.
+MACROS_FILE = "macros.tex"
+ENVIRONMENT_FILE = "environment.tex"
+POOL_TABLES_FILE = "tables-threads.tex"
+CONFIGURATIONS_TABLE_FILE = "table-configurations.tex"
+POOL_FIGURE_FILE = "figure-pool-size.tex"
+CONNECTIONS_FIGURE_FILE = "figure-connections.tex"
+ARCHITECTURE_TABLES_FILE = "tables-architectures.tex"
+ARCHITECTURE_THROUGHPUT_FIGURE_FILE = "figure-architectures-throughput.tex"
+ARCHITECTURE_CONNECTIONS_FIGURE_FILE = "figure-architectures-connections.tex"
+ARCHITECTURE_THREADS_FIGURE_FILE = "figure-architectures-threads.tex"
+ARCHITECTURE_CPU_FIGURE_FILE = "figure-architectures-cpu.tex"
+
+
+class ParameterError(ValueError):
+    """A bad notebook/CLI parameter; the message names the parameter."""
+
+
+@dataclass(frozen=True)
+class ReportOutputs:
+    campaign: str
+    processed: analysis.ProcessedCampaign
+    generated: dict[str, Path]
+    figures: dict[str, figures.FigureFile | None]
+    macro_names: frozenset[str]
+    # The separate study campaigns (None: not processed; a study without a campaign says why in its section).
+    echo: report_echo.EchoStudy | None = None
+    latency: report_latency.LatencyStudy | None = None
+    robustness: report_robustness.RobustnessResult | None = None  # the abuse-suite result the appendix shows
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self.processed.summary
+
+    @property
+    def trials(self) -> pd.DataFrame:
+        return self.processed.trials
+
+
+def resolve_path(value: str | Path | None, default: Path) -> Path:
+    """A notebook/CLI path parameter: None means the repository default, relative means from the repo root."""
+    if value is None or str(value) == "":
+        return default
+    path = Path(value)
+    return path if path.is_absolute() else REPO_ROOT / path
+
+
+def resolve_campaign(campaign: str, raw_root: Path) -> Path:
+    """The campaign directory, or a ParameterError that lists what exists."""
+    raw_root = Path(raw_root)
+    if not raw_root.is_dir():
+        raise ParameterError(f"raw_root: {raw_root} is not a directory")
+    available = analysis.list_campaigns(raw_root)
+    if not campaign or campaign not in available:
+        listing = ", ".join(available) if available else "none"
+        raise ParameterError(f"campaign: no campaign {campaign!r} under {raw_root}; available campaigns: {listing}")
+    return raw_root / campaign
+
+
+def build_report(
+    campaign: str,
+    raw_root: Path = RAW_ROOT,
+    processed_dir: Path = PROCESSED_DIR,
+    generated_dir: Path = GENERATED_DIR,
+    figures_dir: Path = FIGURES_DIR,
+    echo_campaign: str | None = None,
+    latency_campaign: str | None = None,
+    latency_001_campaign: str | None = None,
+    latency_knee_p99_ms: float = report_latency.KNEE_P99_S * 1000,
+    latency_knee_p99_alt_ms: float = report_latency.KNEE_P99_ALT_S * 1000,
+    robustness: str | Path | None = None,
+) -> ReportOutputs:
+    """Process one raw campaign and regenerate every generated input of paper/report.tex.
+
+    `echo_campaign` and `latency_campaign` name the separate study campaigns under the same raw root
+    (sections/echo.tex, sections/latency.tex); `latency_001_campaign` defaults to `<latency_campaign>-001`
+    when it exists. A study campaign that is None or missing makes its section a sentence saying so. The
+    latency knee's two p99 thresholds are in milliseconds.
+    `robustness` is the abuse-suite result of the robustness appendix (a path, relative to the repository root);
+    None: `<processed_dir>/robustness.json` when it exists, else `<raw_root>/reference-robustness/robustness.json`,
+    else the appendix says there is none (archbench.report.robustness).
+    """
+    campaign_dir = resolve_campaign(campaign, Path(raw_root))
+    for name, value in (("latency_knee_p99_ms", latency_knee_p99_ms), ("latency_knee_p99_alt_ms", latency_knee_p99_alt_ms)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+            raise ParameterError(f"{name}: a latency threshold in milliseconds > 0, got {value!r}")
+    processed = analysis.process_campaign(campaign_dir, Path(processed_dir))
+    echo = report_echo.process_echo_campaign(echo_campaign, Path(raw_root), Path(processed_dir))
+    latency = report_latency.process_latency_campaigns(
+        latency_campaign, Path(raw_root), Path(processed_dir), source_001=latency_001_campaign,
+        criteria=report_latency.Criteria(p99_s=latency_knee_p99_ms / 1000, p99_alt_s=latency_knee_p99_alt_ms / 1000),
+    )
+    # The abuse suite's result (robustness appendix): the given file, else this machine's, else the shipped reference.
+    robustness_result = report_robustness.load_robustness(robustness, Path(processed_dir), Path(raw_root))
+    generated_dir = Path(generated_dir)
+    figures_dir = Path(figures_dir)
+    generated_dir.mkdir(parents=True, exist_ok=True)
+    made_figures = figures.make_figures(processed.summary, processed.trials, figures_dir)
+    generated = write_generated_tex(processed, generated_dir, figures_dir, made_figures,
+                                    studies=(echo, latency, robustness_result))
+    macro_names = latex.macros_used((generated_dir / MACROS_FILE).read_text(encoding="utf-8"))
+    return ReportOutputs(campaign, processed, generated, made_figures, frozenset(macro_names), echo, latency,
+                         robustness_result)
+
+
+def write_generated_tex(
+    processed: analysis.ProcessedCampaign,
+    generated_dir: Path,
+    figures_dir: Path,
+    made_figures: dict[str, figures.FigureFile | None],
+    studies: tuple = (),
+) -> dict[str, Path]:
+    summary, trials, campaign = processed.summary, processed.trials, processed.campaign
+    macros = latex.MacroSet()
+    latex.environment_macros(macros, campaign.meta, campaign.trials, trials, summary)
+    findings.finding_macros(macros, summary)
+    table_blocks = latex.pool_size_table_blocks(summary)
+    present = {k: v is not None for k, v in made_figures.items()}
+    latex.reference_macros(
+        macros, [label for label, _ in table_blocks], present, has_configurations=not summary.empty
+    )
+    latex.architecture_reference_macros(
+        macros, [label for label, _ in latex.comparison_table_blocks(summary)], present
+    )
+    # Statistics, cross-OS, rules and environment sections (paper/sections/): their macros join the set
+    # before it is rendered; their tables and the Q-Q figure are written below with the others.
+    statistics_files = report_stats.generate(processed, macros, generated_dir, figures_dir, present)
+    # The echo and latency studies (sections/echo.tex, sections/latency.tex): macros, tables, figures.
+    study_files = {}
+    for study in studies:
+        study_files.update(study.outputs(macros, generated_dir.parent, figures_dir))
+    header = (
+        f"Generated by archbench.report from campaign {campaign.name}; do not edit.\n"
+        "Every number the report quotes is defined here, computed from data/raw."
+    )
+    # Figures are included relative to the paper directory (generated_dir's parent), where latexmk runs.
+    paper_dir = generated_dir.parent
+
+    def include_path(key: str) -> str | None:
+        made = made_figures.get(key)
+        if made is None:
+            return None
+        return Path(os.path.relpath(made.path, paper_dir)).as_posix()
+
+    contents = {
+        MACROS_FILE: macros.render(header),
+        ENVIRONMENT_FILE: latex.environment_table(),
+        POOL_TABLES_FILE: latex.pool_size_tables(summary),
+        CONFIGURATIONS_TABLE_FILE: latex.configurations_table(summary),
+        POOL_FIGURE_FILE: latex.figure_block(
+            include_path("pool_size"),
+            "fig:pool-size",
+            r"Throughput against the number of worker threads $N$ of the thread pool: mean of the measured "
+            r"trials with Student-$t$ 95\,\% confidence intervals (error bars; none where $n<2$) and the "
+            r"individual trials (faint points). " + latex.THREADS_NOTE,
+            "The campaign has no thread-pool configuration measured at two or more pool sizes, so there is no "
+            "pool-size figure.",
+        ),
+        CONNECTIONS_FIGURE_FILE: latex.figure_block(
+            include_path("connections"),
+            "fig:connections",
+            r"Throughput (top; mean with 95\,\% CI and individual trials) and starved connections (bottom; "
+            r"configured connections the server never answered, mean per trial) against the number of wrk "
+            r"connections, logarithmic axis.",
+            "The campaign has no blocking, thread-per-connection or thread-pool server measured at two or more "
+            "connection counts, so there is no connection-count figure for them.",
+        ),
+        ARCHITECTURE_TABLES_FILE: latex.comparison_tables(summary),
+        ARCHITECTURE_THROUGHPUT_FIGURE_FILE: latex.figure_block(
+            include_path("architectures_throughput"),
+            "fig:architectures-throughput",
+            r"Throughput per architecture at each pipeline depth (one panel per depth, each with its own linear "
+            r"axis): mean of the measured trials with its Student-$t$ 95\,\% confidence interval, for the rows of "
+            r"the comparison tables ($N$: the thread or worker count shown). nginx, the reference, is below the "
+            r"grey rule and its mean is the dotted line; hatched bars are client-bound; an interval wider than "
+            r"the axis is cut at its edge ($\triangleright$).",
+            "The campaign has no pipeline depth at which two or more servers were measured, so there is no "
+            "throughput figure per architecture.",
+        ),
+        ARCHITECTURE_CONNECTIONS_FIGURE_FILE: latex.figure_block(
+            include_path("architectures_connections"),
+            "fig:architectures-connections",
+            r"Throughput against the number of wrk connections (logarithmic axis) for each architecture measured "
+            r"at two or more connection counts, at the thread or worker count of the comparison table: mean with "
+            r"95\,\% confidence interval (cut at the top of the axis where marked $\triangle$); nginx dashed.",
+            "The campaign measured no architecture at two or more connection counts, so there is no "
+            "throughput-against-connections figure.",
+        ),
+        ARCHITECTURE_THREADS_FIGURE_FILE: latex.figure_block(
+            include_path("architectures_threads"),
+            "fig:architectures-threads",
+            r"Throughput against the number of event-loop threads (reactor, reuseport, io\_uring), pool threads "
+            r"(thread pool) or worker processes (prefork, nginx) $N$ at the comparison tables' connection count: "
+            r"mean with 95\,\% confidence interval (cut at the top of the axis where marked $\triangle$); "
+            r"nginx dashed.",
+            "The campaign swept no multi-loop architecture over two or more thread or worker counts, so there is "
+            "no throughput-against-threads figure.",
+        ),
+        ARCHITECTURE_CPU_FIGURE_FILE: latex.figure_block(
+            include_path("architectures_cpu"),
+            "fig:architectures-cpu",
+            r"Server CPU time (user + system) per completed request for the rows of the comparison tables, one "
+            r"panel per pipeline depth: mean over the measured trials with its 95\,\% confidence interval. "
+            r"nginx, the reference, is below the grey rule and its mean is the dotted line; an interval wider than "
+            r"the axis is cut at its edge ($\triangleright$).",
+            "The campaign has no pipeline depth at which two or more servers have a server CPU measurement, so "
+            "there is no CPU-per-request figure.",
+        ),
+    }
+    contents.update(statistics_files)
+    contents.update(study_files)
+    written = {}
+    for name, text in contents.items():
+        path = generated_dir / name
+        path.write_text(text, encoding="utf-8")
+        written[name] = path
+    return written
+
+
+def build_pdf(paper_dir: Path = PAPER_DIR, main_tex: str = "report.tex", timeout_s: float = 300) -> Path:
+    """Run latexmk in paper_dir; raises CalledProcessError with the log tail on failure."""
+    latexmk = shutil.which("latexmk")
+    if latexmk is None:
+        raise FileNotFoundError("latexmk is not installed (Debian: apt-get install latexmk texlive-latex-extra)")
+    paper_dir = Path(paper_dir)
+    # SOURCE_DATE_EPOCH makes pdfTeX's dates reproducible; -interaction keeps a failing build from waiting for input.
+    env = dict(os.environ, SOURCE_DATE_EPOCH=os.environ.get("SOURCE_DATE_EPOCH", "0"), FORCE_SOURCE_DATE="1")
+    result = subprocess.run(
+        [latexmk, "-pdf", "-interaction=nonstopmode", "-halt-on-error", "-file-line-error", main_tex],
+        cwd=paper_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
+    if result.returncode != 0:
+        raise subprocess.CalledProcessError(result.returncode, result.args, result.stdout[-4000:], result.stderr[-4000:])
+    return paper_dir / (Path(main_tex).stem + ".pdf")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m archbench.report.build", description=__doc__.splitlines()[0])
+    parser.add_argument("campaign", help="campaign name under --raw-root")
+    parser.add_argument("--raw-root", type=Path, default=RAW_ROOT)
+    parser.add_argument("--processed-dir", type=Path, default=PROCESSED_DIR)
+    parser.add_argument("--generated-dir", type=Path, default=GENERATED_DIR)
+    parser.add_argument("--figures-dir", type=Path, default=FIGURES_DIR)
+    parser.add_argument("--pdf", action="store_true", help="also run latexmk in the generated dir's parent")
+    parser.add_argument("--echo-campaign", help="echo study campaign under --raw-root (sections/echo.tex)")
+    parser.add_argument("--latency-campaign", help="latency study campaign under --raw-root (sections/latency.tex); "
+                        "its source-001 campaign is <name>-001 unless --latency-001-campaign names it")
+    parser.add_argument("--latency-001-campaign")
+    parser.add_argument("--robustness", help="abuse-suite result for the robustness appendix (default: "
+                        "<processed-dir>/robustness.json, else <raw-root>/reference-robustness/robustness.json)")
+    args = parser.parse_args(argv)
+    try:
+        outputs = build_report(args.campaign, args.raw_root, args.processed_dir, args.generated_dir, args.figures_dir,
+                               echo_campaign=args.echo_campaign, latency_campaign=args.latency_campaign,
+                               latency_001_campaign=args.latency_001_campaign, robustness=args.robustness)
+    except ParameterError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"{outputs.processed.trials_csv}\n{outputs.processed.summary_csv}")
+    for path in outputs.generated.values():
+        print(path)
+    for made in outputs.figures.values():
+        if made is not None:
+            print(made.path)
+    if args.pdf:
+        print(build_pdf(Path(args.generated_dir).parent))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
