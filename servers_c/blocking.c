@@ -34,7 +34,7 @@ static void wake(void *arg)
 int main(int argc, char **argv)
 {
     struct blocking_server srv;
-    server_start(&srv.base, &cli, argc, argv, false, true);
+    server_start(&srv.base, &cli, argc, argv, (struct server_start_options){.nonblocking_listener = false});
     struct session session;
     if (!conn_registry_init(&srv.registry) || !session_init(&session, &srv.base.session))
         lifecycle_fail(cli.architecture, "out of memory");
@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 
     struct server_counters counters = {0};
     for (;;) {
-        int fd = server_accept_blocking(&srv.base, false, &counters);
+        int fd = server_accept_blocking(&srv.base, SOCKET_BLOCKING, &counters);
         if (fd < 0)
             break;
         conn_registry_add(&srv.registry, fd);
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
             conn_serve_blocking(fd, &session, &counters);
         counters_add_session(&counters, &session.counters);
         conn_registry_remove(&srv.registry, fd);
-        conn_close(fd, &session, true);
+        conn_close(fd, &session, CLOSE_LINGERING_MAY_WAIT);
     }
 
     bool failed = !lifecycle_stopping();

@@ -26,15 +26,12 @@ static const struct server_cli cli = {
     .extra_count = sizeof flags / sizeof flags[0],
 };
 
-static void wake(void *loop)
-{
-    event_loop_stop(loop);
-}
+static void wake(void *loop) { event_loop_stop(loop); }
 
 int main(int argc, char **argv)
 {
     struct server_base base;
-    server_start(&base, &cli, argc, argv, true, true);
+    server_start(&base, &cli, argc, argv, (struct server_start_options){.nonblocking_listener = true});
     struct event_loop_options options = {
         .session = &base.session,
         .edge_triggered = trigger == TRIGGER_EDGE,

@@ -49,7 +49,8 @@
  * The rings are created with SINGLE_ISSUER|DEFER_TASKRUN: only the loop's own
  * thread submits, and completion work runs when that thread waits instead of
  * interrupting it at arbitrary points, which is the cheapest mode for exactly
- * this one-thread-per-ring design. Kernels that refuse it get COOP_TASKRUN,
+ * this one-thread-per-ring design (set-up and probing: core/uring_setup.c).
+ * Kernels that refuse it get COOP_TASKRUN,
  * then no task-run flag, with a line on stderr saying so. Without io_uring, or
  * without multishot recv and provided buffer rings (Linux 6.0), the server says
  * what is missing and exits with status 3 (unsupported).
@@ -76,7 +77,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -87,23 +87,20 @@
 #include "server.h"
 
 #ifdef ARCHBENCH_HAVE_LIBURING
-#include <liburing.h>
+#include "uring_buffers.h"
+#include "uring_setup.h"
 #endif
-
-/* The runner records a trial whose server exits with this status as unsupported. */
-#define EXIT_UNSUPPORTED 3
 
 static const struct server_cli cli = {
     .architecture = "io_uring",
-    .summary =
-        "N completion-driven event loops, each with its own io_uring, its own SO_REUSEPORT\n"
-        "listener on the same port (the kernel spreads connections over them) and its own\n"
-        "ring of provided receive buffers: multishot accept, multishot recv, one SENDMSG per\n"
-        "batch of responses, one io_uring_submit_and_wait per loop iteration.\n"
-        "Rings are set up with SINGLE_ISSUER|DEFER_TASKRUN (plus SUBMIT_ALL and a larger CQ);\n"
-        "if the kernel refuses, it falls back to COOP_TASKRUN, then to no task-run flag, and\n"
-        "says so on stderr. Exits with status 3 (unsupported) when io_uring, multishot recv\n"
-        "or provided buffer rings (Linux 6.0+) are unavailable, or when built without liburing.",
+    .summary = "N completion-driven event loops, each with its own io_uring, its own SO_REUSEPORT\n"
+               "listener on the same port (the kernel spreads connections over them) and its own\n"
+               "ring of provided receive buffers: multishot accept, multishot recv, one SENDMSG per\n"
+               "batch of responses, one io_uring_submit_and_wait per loop iteration.\n"
+               "Rings are set up with SINGLE_ISSUER|DEFER_TASKRUN (plus SUBMIT_ALL and a larger CQ);\n"
+               "if the kernel refuses, it falls back to COOP_TASKRUN, then to no task-run flag, and\n"
+               "says so on stderr. Exits with status 3 (unsupported) when io_uring, multishot recv\n"
+               "or provided buffer rings (Linux 6.0+) are unavailable, or when built without liburing.",
     .threads_help = "event-loop threads N, each with its own ring and listener",
     .threads_min = 1,
     .threads_max = 1024,
@@ -113,244 +110,17 @@ static const struct server_cli cli = {
 
 #ifdef ARCHBENCH_HAVE_LIBURING
 
-/* Submission queue size; when one iteration prepares more, next_sqe() submits early. */
-#define RING_SQ_ENTRIES 1024
-/* Multishot operations post many CQEs per SQE: a large CQ keeps them off the
- * kernel's slower overflow list. */
-#define RING_CQ_ENTRIES 16384
 /* Receive buffers per loop: a power of two, enough that a thousand
  * connections each delivering one chunk per iteration do not run the ring dry
  * (if they do, -ENOBUFS is handled). 4 KiB holds a 16-deep pipeline of small
  * requests in one CQE. */
 #define BUFFER_COUNT 2048
 #define BUFFER_SIZE 4096
-#define BUFFER_GROUP 0
 /* Held-back input beyond which a connection stops receiving until it drains. */
 #define OVERFLOW_STOP_BYTES (64 * 1024)
 #define OVERFLOW_INITIAL_BYTES 16384
 /* How long a stopping loop waits for the last CQEs of its connections. */
 #define SHUTDOWN_DRAIN_MS 1000
-
-/* ---- ring set-up, shared by the start-up probe and the loops ------------- */
-
-static const unsigned ring_base_flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_CQSIZE;
-
-struct ring_mode {
-    unsigned flags;
-    const char *name;
-};
-
-/* Best first. */
-static const struct ring_mode ring_modes[] = {
-    {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, "SINGLE_ISSUER|DEFER_TASKRUN"},
-    {IORING_SETUP_COOP_TASKRUN, "COOP_TASKRUN"},
-    {0, "no task-run flags"},
-};
-
-static int create_ring(struct io_uring *ring, unsigned mode_flags)
-{
-    struct io_uring_params params;
-    memset(&params, 0, sizeof params);
-    params.flags = ring_base_flags | mode_flags;
-    params.cq_entries = RING_CQ_ENTRIES;
-    return io_uring_queue_init_params(RING_SQ_ENTRIES, ring, &params);
-}
-
-/* A ring of provided buffers: the kernel picks one per receive completion
- * and the loop hands it back after copying its bytes out. */
-struct buffer_ring {
-    struct io_uring_buf_ring *ring;
-    char *area; /* count buffers of size bytes, after the ring entries */
-    size_t map_bytes;
-    unsigned count;
-    unsigned size;
-    int returned; /* handed back since the tail was last published */
-};
-
-static int buffer_ring_create(struct io_uring *ring, struct buffer_ring *br, unsigned count, unsigned size)
-{
-    br->ring = NULL;
-    size_t entries_bytes = count * sizeof(struct io_uring_buf);
-    long page = sysconf(_SC_PAGESIZE);
-    entries_bytes = (entries_bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
-    br->map_bytes = entries_bytes + (size_t)count * size;
-    /* mmap: page-aligned, as the kernel requires for the ring entries. */
-    void *mem = mmap(NULL, br->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED)
-        return -errno;
-    br->ring = mem;
-    br->area = (char *)mem + entries_bytes;
-    br->count = count;
-    br->size = size;
-    br->returned = 0;
-    io_uring_buf_ring_init(br->ring);
-    struct io_uring_buf_reg reg;
-    memset(&reg, 0, sizeof reg);
-    reg.ring_addr = (uint64_t)(uintptr_t)br->ring;
-    reg.ring_entries = count;
-    reg.bgid = BUFFER_GROUP;
-    int ret = io_uring_register_buf_ring(ring, &reg, 0);
-    if (ret < 0) {
-        munmap(mem, br->map_bytes);
-        br->ring = NULL;
-        return ret;
-    }
-    int mask = io_uring_buf_ring_mask(count);
-    for (unsigned i = 0; i < count; i++)
-        io_uring_buf_ring_add(br->ring, br->area + (size_t)i * size, size, (unsigned short)i, mask, (int)i);
-    io_uring_buf_ring_advance(br->ring, (int)count);
-    return 0;
-}
-
-static void buffer_ring_destroy(struct io_uring *ring, struct buffer_ring *br)
-{
-    if (br->ring == NULL)
-        return;
-    (void)io_uring_unregister_buf_ring(ring, BUFFER_GROUP);
-    munmap(br->ring, br->map_bytes);
-    br->ring = NULL;
-}
-
-static char *buffer_at(const struct buffer_ring *br, unsigned id)
-{
-    return br->area + (size_t)id * br->size;
-}
-
-/* Queues a buffer for return; buffer_ring_publish makes the batch visible. */
-static void buffer_ring_give_back(struct buffer_ring *br, unsigned id)
-{
-    io_uring_buf_ring_add(br->ring, buffer_at(br, id), br->size, (unsigned short)id,
-                          io_uring_buf_ring_mask(br->count), br->returned++);
-}
-
-static void buffer_ring_publish(struct buffer_ring *br)
-{
-    if (br->returned > 0) {
-        io_uring_buf_ring_advance(br->ring, br->returned);
-        br->returned = 0;
-    }
-}
-
-static void prep_multishot_recv(struct io_uring_sqe *sqe, int fd)
-{
-    io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
-    sqe->flags |= IOSQE_BUFFER_SELECT;
-    sqe->buf_group = BUFFER_GROUP;
-}
-
-/* ---- start-up probe: which ring mode, and is everything we need there? -- */
-
-static _Noreturn void unsupported(const char *what, int err)
-{
-    if (err != 0)
-        fprintf(stderr, "io_uring: unsupported: %s (%s)\n", what, strerror(err));
-    else
-        fprintf(stderr, "io_uring: unsupported: %s\n", what);
-    exit(EXIT_UNSUPPORTED);
-}
-
-/* Creates a ring with the best mode the kernel accepts, saying on stderr
- * when it falls back; returns the index into ring_modes. */
-static size_t choose_ring_mode(struct io_uring *ring)
-{
-    size_t n = sizeof ring_modes / sizeof ring_modes[0];
-    for (size_t i = 0; i < n; i++) {
-        int ret = create_ring(ring, ring_modes[i].flags);
-        if (ret == 0)
-            return i;
-        if (ret == -ENOSYS || ret == -EPERM || ret == -EACCES)
-            unsupported("io_uring_setup refused: io_uring is not available to this process", -ret);
-        if (ret != -EINVAL) {
-            char message[128];
-            snprintf(message, sizeof message, "io_uring_setup: %s", strerror(-ret));
-            lifecycle_fail(cli.architecture, message);
-        }
-        if (i + 1 < n)
-            fprintf(stderr, "io_uring: %s unavailable (%s); falling back to %s\n", ring_modes[i].name,
-                    strerror(-ret), ring_modes[i + 1].name);
-        else
-            unsupported("the kernel refuses every ring set-up (needs SUBMIT_ALL and CQSIZE: Linux 5.18+)",
-                        -ret);
-    }
-    unsupported("no ring mode", 0); /* unreachable */
-}
-
-static void require_opcodes(struct io_uring *ring)
-{
-    static const struct {
-        int op;
-        const char *name;
-    } needed[] = {
-        {IORING_OP_ACCEPT, "IORING_OP_ACCEPT"}, {IORING_OP_RECV, "IORING_OP_RECV"},
-        {IORING_OP_SENDMSG, "IORING_OP_SENDMSG"}, {IORING_OP_READ, "IORING_OP_READ"},
-        {IORING_OP_ASYNC_CANCEL, "IORING_OP_ASYNC_CANCEL"},
-    };
-    struct io_uring_probe *probe = io_uring_get_probe_ring(ring);
-    if (probe == NULL)
-        unsupported("cannot probe the supported io_uring operations", 0);
-    for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++) {
-        if (!io_uring_opcode_supported(probe, needed[i].op)) {
-            char message[128];
-            snprintf(message, sizeof message, "the kernel lacks %s", needed[i].name);
-            io_uring_free_probe(probe);
-            unsupported(message, 0);
-        }
-    }
-    io_uring_free_probe(probe);
-}
-
-static bool wait_cqe_briefly(struct io_uring *ring, struct io_uring_cqe **cqe)
-{
-    struct __kernel_timespec timeout = {.tv_sec = 1, .tv_nsec = 0};
-    return io_uring_wait_cqe_timeout(ring, cqe, &timeout) == 0;
-}
-
-/* Multishot recv (Linux 6.0) has no opcode of its own to probe: try one on a
- * socket pair and check that a byte arrives in a provided buffer with the
- * recv still armed. */
-static void require_multishot_recv(struct io_uring *ring)
-{
-    struct buffer_ring br;
-    int ret = buffer_ring_create(ring, &br, 8, 64);
-    if (ret < 0)
-        unsupported("provided buffer rings (io_uring_register_buf_ring, Linux 5.19+) are unavailable", -ret);
-    int pair[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-        lifecycle_fail(cli.architecture, "socketpair failed while probing io_uring");
-    struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-    prep_multishot_recv(sqe, pair[0]);
-    io_uring_submit(ring);
-    (void)!write(pair[1], "x", 1);
-    struct io_uring_cqe *cqe;
-    if (!wait_cqe_briefly(ring, &cqe))
-        unsupported("multishot recv did not complete while probing", 0);
-    int res = cqe->res;
-    unsigned flags = cqe->flags;
-    io_uring_cqe_seen(ring, cqe);
-    if (res < 0)
-        unsupported("multishot recv with provided buffers (Linux 6.0+) is unavailable", -res);
-    if (res != 1 || !(flags & IORING_CQE_F_BUFFER) || !(flags & IORING_CQE_F_MORE))
-        unsupported("multishot recv with provided buffers (Linux 6.0+) is unavailable", 0);
-    /* EOF ends the recv; wait for its last CQE before taking the buffers away. */
-    close(pair[1]);
-    if (wait_cqe_briefly(ring, &cqe))
-        io_uring_cqe_seen(ring, cqe);
-    close(pair[0]);
-    buffer_ring_destroy(ring, &br);
-}
-
-/* Returns the ring mode the loops will use; exits 3 if io_uring cannot serve. */
-static size_t probe_io_uring(void)
-{
-    struct io_uring ring;
-    size_t mode = choose_ring_mode(&ring);
-    if (!(ring.features & IORING_FEAT_NODROP) || !(ring.features & IORING_FEAT_EXT_ARG))
-        unsupported("the kernel lacks IORING_FEAT_NODROP or IORING_FEAT_EXT_ARG", 0);
-    require_opcodes(&ring);
-    require_multishot_recv(&ring);
-    io_uring_queue_exit(&ring);
-    return mode;
-}
 
 /* ---- connections --------------------------------------------------------- */
 
@@ -382,10 +152,10 @@ struct uring_conn {
     bool recv_armed;       /* a multishot recv is pending */
     bool recv_cancel_sent; /* ... and asked to stop (backpressure) */
     bool send_in_flight;
-    bool peer_eof;  /* the recv saw EOF; the session hears it once the overflow is in */
-    bool failed;    /* the socket failed: close at once, without lingering */
-    bool closing;   /* no new operations; freed when in_flight reaches 0 */
-    bool touched;   /* on the loop's list of connections to serve */
+    bool peer_eof; /* the recv saw EOF; the session hears it once the overflow is in */
+    bool failed;   /* the socket failed: close at once, without lingering */
+    bool closing;  /* no new operations; freed when in_flight reaches 0 */
+    bool touched;  /* on the loop's list of connections to serve */
     struct uring_conn *next_touched;
     struct uring_conn *prev, *next; /* every open connection, for shutdown */
     struct overflow overflow;
@@ -406,7 +176,7 @@ struct startup_gate {
  * ring state all the time. */
 struct loop {
     _Alignas(64) struct io_uring ring;
-    unsigned mode_flags;
+    const struct ring_mode *mode;
     int listen_fd;
     int wake_fd;
     uint64_t wake_value; /* the pending eventfd read writes here */
@@ -427,10 +197,7 @@ struct loop {
     pthread_t thread;
 };
 
-static uint64_t tag(const struct uring_conn *c, enum op op)
-{
-    return (uint64_t)(uintptr_t)c | (uint64_t)op;
-}
+static uint64_t tag(const struct uring_conn *c, enum op op) { return (uint64_t)(uintptr_t)c | (uint64_t)op; }
 
 /* An SQE to fill. When the submission queue is full, the SQEs prepared so far
  * go to the kernel early (SUBMIT_ALL: it consumes them all). */
@@ -530,10 +297,8 @@ static void free_conn(struct loop *loop, struct uring_conn *c)
 {
     counters_add_session(&loop->counters, &c->session.counters);
     conn_timers_remove(&c->timer);
-    if (c->failed || loop->draining)
-        close(c->fd);
-    else
-        conn_close(c->fd, &c->session, false); /* lingers when the client may still be sending */
+    /* Lingers when the client may still be sending, unless the socket failed or the loop stops. */
+    conn_close(c->fd, &c->session, c->failed || loop->draining ? CLOSE_ABRUPTLY : CLOSE_LINGERING);
     if (c->prev != NULL)
         c->prev->next = c->next;
     else
@@ -751,22 +516,15 @@ static void on_completion(struct loop *loop, const struct io_uring_cqe *cqe)
     uint64_t data = io_uring_cqe_get_data64(cqe);
     struct uring_conn *c = (struct uring_conn *)(uintptr_t)(data & ~OP_MASK);
     switch ((enum op)(data & OP_MASK)) {
-    case OP_ACCEPT:
-        on_accept(loop, cqe);
-        break;
+    case OP_ACCEPT: on_accept(loop, cqe); break;
     case OP_WAKE:
         loop->wake_armed = false;
         if (!atomic_load(&loop->stop) && !loop->draining)
             arm_wake(loop);
         break;
-    case OP_RECV:
-        on_recv(loop, c, cqe);
-        break;
-    case OP_SEND:
-        on_send(loop, c, cqe);
-        break;
-    case OP_CANCEL:
-        break;
+    case OP_RECV: on_recv(loop, c, cqe); break;
+    case OP_SEND: on_send(loop, c, cqe); break;
+    case OP_CANCEL: break;
     }
 }
 
@@ -776,7 +534,8 @@ static void reap_completions(struct loop *loop)
     struct io_uring_cqe *cqe;
     unsigned head;
     unsigned seen = 0;
-    io_uring_for_each_cqe(&loop->ring, head, cqe) {
+    io_uring_for_each_cqe(&loop->ring, head, cqe)
+    {
         on_completion(loop, cqe);
         seen++;
     }
@@ -857,8 +616,7 @@ static void drain_loop(struct loop *loop)
     }
     if (loop->open_conns > 0) {
         /* Left allocated on purpose: a late CQE may still name them. */
-        fprintf(stderr, "io_uring: %zu connections still had operations in flight at exit\n",
-                loop->open_conns);
+        fprintf(stderr, "io_uring: %zu connections still had operations in flight at exit\n", loop->open_conns);
         loop->counters.errors += loop->open_conns;
     }
 }
@@ -877,7 +635,7 @@ static void gate_report(struct startup_gate *gate, const char *error)
  * only one allowed to submit, and DEFER_TASKRUN runs completions only there. */
 static bool setup_loop(struct loop *loop, char *error, size_t error_len)
 {
-    int ret = create_ring(&loop->ring, loop->mode_flags);
+    int ret = uring_create_ring(&loop->ring, loop->mode);
     if (ret < 0) {
         snprintf(error, error_len, "cannot create a ring: %s", strerror(-ret));
         return false;
@@ -934,13 +692,13 @@ static void open_listeners(struct uring_server *srv)
     int *listeners = calloc((size_t)srv->n, sizeof listeners[0]);
     if (listeners == NULL)
         lifecycle_fail(cli.architecture, "out of memory");
-    server_open_reuseport_listeners(&srv->base, srv->n, false, listeners);
+    server_open_reuseport_listeners(&srv->base, srv->n, SOCKET_BLOCKING, listeners);
     for (long i = 0; i < srv->n; i++)
         srv->loops[i].listen_fd = listeners[i];
     free(listeners);
 }
 
-static void start_loops(struct uring_server *srv, unsigned mode_flags)
+static void start_loops(struct uring_server *srv, const struct ring_mode *mode)
 {
     srv->gate.waiting = srv->n;
     srv->gate.error[0] = '\0';
@@ -948,7 +706,7 @@ static void start_loops(struct uring_server *srv, unsigned mode_flags)
     pthread_cond_init(&srv->gate.changed, NULL);
     for (long i = 0; i < srv->n; i++) {
         struct loop *loop = &srv->loops[i];
-        loop->mode_flags = mode_flags;
+        loop->mode = mode;
         loop->session = &srv->base.session;
         conn_timers_init(&loop->timers, &srv->base.session.timeouts);
         loop->gate = &srv->gate;
@@ -974,19 +732,19 @@ int main(int argc, char **argv)
 {
     struct uring_server srv;
     memset(&srv, 0, sizeof srv);
-    server_start(&srv.base, &cli, argc, argv, false, false);
-    size_t mode = probe_io_uring();
+    server_start(&srv.base, &cli, argc, argv, (struct server_start_options){.listener_per_thread = true});
+    const struct ring_mode *mode = uring_probe();
     srv.n = srv.base.options.threads;
     srv.loops = aligned_alloc(_Alignof(struct loop), (size_t)srv.n * sizeof srv.loops[0]);
     if (srv.loops == NULL)
         lifecycle_fail(cli.architecture, "out of memory");
     memset(srv.loops, 0, (size_t)srv.n * sizeof srv.loops[0]);
     open_listeners(&srv);
-    start_loops(&srv, ring_modes[mode].flags);
+    start_loops(&srv, mode);
     fprintf(stderr,
             "io_uring: %ld ring(s), flags %s|SUBMIT_ALL|CQSIZE (SQ %d, CQ %d), "
             "%d x %d-byte provided buffers per ring\n",
-            srv.n, ring_modes[mode].name, RING_SQ_ENTRIES, RING_CQ_ENTRIES, BUFFER_COUNT, BUFFER_SIZE);
+            srv.n, mode->name, RING_SQ_ENTRIES, RING_CQ_ENTRIES, BUFFER_COUNT, BUFFER_SIZE);
     lifecycle_announce_ready(srv.base.options.host, srv.base.port);
 
     struct server_counters counters = {0};
@@ -1012,9 +770,11 @@ int main(int argc, char **argv)
 int main(int argc, char **argv)
 {
     struct server_base base;
-    server_start(&base, &cli, argc, argv, false, false); /* --help and flag errors still work */
-    fprintf(stderr, "io_uring: unsupported: built without liburing (liburing.h and -luring were not "
-                    "found when configuring)\n");
+    server_start(&base, &cli, argc, argv,
+                 (struct server_start_options){.listener_per_thread = true}); /* --help and flag errors still work */
+    fprintf(stderr,
+            "io_uring: unsupported: built without liburing (liburing.h and -luring were not "
+            "found when configuring)\n");
     responses_free(&base.responses);
     return EXIT_UNSUPPORTED;
 }

@@ -57,8 +57,7 @@ static void wake(void *arg)
 static void add_conn(struct poll_server *srv, int fd)
 {
     struct poll_conn *conn = calloc(1, sizeof *conn);
-    if (srv->count == srv->capacity || conn == NULL ||
-        !session_init(&conn->session, &srv->base.session)) {
+    if (srv->count == srv->capacity || conn == NULL || !session_init(&conn->session, &srv->base.session)) {
         srv->counters.errors++;
         if (conn != NULL)
             session_destroy(&conn->session);
@@ -74,10 +73,7 @@ static void add_conn(struct poll_server *srv, int fd)
         conn_timers_update(&srv->timers, &conn->timer, &conn->session, srv->now_ms);
 }
 
-static void take_accepted(void *srv, int fd)
-{
-    add_conn(srv, fd);
-}
+static void take_accepted(void *srv, int fd) { add_conn(srv, fd); }
 
 static void accept_pending(struct poll_server *srv)
 {
@@ -91,7 +87,7 @@ static void close_slot(struct poll_server *srv, size_t i)
     struct poll_conn *conn = srv->conns[i];
     counters_add_session(&srv->counters, &conn->session.counters);
     conn_timers_remove(&conn->timer);
-    conn_close(p->fd, &conn->session, false);
+    conn_close(p->fd, &conn->session, CLOSE_LINGERING);
     session_destroy(&conn->session);
     free(conn);
     srv->conns[i] = NULL;
@@ -103,9 +99,8 @@ static bool serve_slot(struct poll_server *srv, size_t i)
 {
     struct pollfd *p = &srv->fds[i];
     struct poll_conn *conn = srv->conns[i];
-    enum conn_next next = conn->waiting_to_write
-                              ? conn_on_writable(p->fd, &conn->session, &srv->counters)
-                              : conn_on_readable(p->fd, &conn->session, &srv->counters);
+    enum conn_next next = conn->waiting_to_write ? conn_on_writable(p->fd, &conn->session, &srv->counters)
+                                                 : conn_on_readable(p->fd, &conn->session, &srv->counters);
     if (next == CONN_CLOSE) {
         close_slot(srv, i);
         return false;
@@ -185,7 +180,7 @@ static void run(struct poll_server *srv)
 int main(int argc, char **argv)
 {
     struct poll_server srv = {.count = FIRST_CONN_SLOT};
-    server_start(&srv.base, &cli, argc, argv, true, true);
+    server_start(&srv.base, &cli, argc, argv, (struct server_start_options){.nonblocking_listener = true});
     struct rlimit lim;
     srv.capacity = 65536;
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)

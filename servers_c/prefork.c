@@ -24,8 +24,7 @@ static long workers = 1;
 
 static const struct flag_spec flags[] = {
     {"--workers", FLAG_INT, &workers, 1, 1024, NULL, "worker processes N (default 1)"},
-    {"--trigger", FLAG_CHOICE, &trigger, 0, 0, trigger_names,
-     "epoll notification in the workers (default level)"},
+    {"--trigger", FLAG_CHOICE, &trigger, 0, 0, trigger_names, "epoll notification in the workers (default level)"},
 };
 
 static const struct server_cli cli = {
@@ -42,13 +41,10 @@ static const struct server_cli cli = {
 
 struct worker {
     _Atomic pid_t pid; /* 0 once reaped; the signal watcher reads it */
-    int counters_fd; /* read end of the pipe the worker reports through */
+    int counters_fd;   /* read end of the pipe the worker reports through */
 };
 
-static void stop_loop(void *loop)
-{
-    event_loop_stop(loop);
-}
+static void stop_loop(void *loop) { event_loop_stop(loop); }
 
 static _Noreturn void run_worker(struct server_base *base, int report_fd)
 {
@@ -148,7 +144,7 @@ static bool collect_workers(struct prefork_server *srv, struct server_counters *
 int main(int argc, char **argv)
 {
     struct prefork_server srv;
-    server_start(&srv.base, &cli, argc, argv, true, true);
+    server_start(&srv.base, &cli, argc, argv, (struct server_start_options){.nonblocking_listener = true});
     srv.workers = calloc((size_t)workers, sizeof srv.workers[0]);
     if (srv.workers == NULL)
         lifecycle_fail(cli.architecture, "out of memory");

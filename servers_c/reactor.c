@@ -15,8 +15,7 @@
 static int trigger = TRIGGER_EDGE;
 
 static const struct flag_spec flags[] = {
-    {"--trigger", FLAG_CHOICE, &trigger, 0, 0, trigger_names,
-     "epoll notification in the event loops (default edge)"},
+    {"--trigger", FLAG_CHOICE, &trigger, 0, 0, trigger_names, "epoll notification in the event loops (default edge)"},
 };
 
 static const struct server_cli cli = {
@@ -54,7 +53,7 @@ static void wake(void *arg)
 int main(int argc, char **argv)
 {
     struct reactor r;
-    server_start(&r.base, &cli, argc, argv, false, true);
+    server_start(&r.base, &cli, argc, argv, (struct server_start_options){.nonblocking_listener = false});
     r.n = r.base.options.threads;
     r.loops = calloc((size_t)r.n, sizeof r.loops[0]);
     r.threads = calloc((size_t)r.n, sizeof r.threads[0]);
@@ -77,7 +76,7 @@ int main(int argc, char **argv)
     struct server_counters counters = {0};
     long next = 0;
     for (;;) {
-        int fd = server_accept_blocking(&r.base, true, &counters);
+        int fd = server_accept_blocking(&r.base, SOCKET_NONBLOCKING, &counters);
         if (fd < 0)
             break;
         if (!event_loop_adopt(r.loops[next], fd)) {

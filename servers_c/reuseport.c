@@ -14,8 +14,7 @@
 static int trigger = TRIGGER_EDGE;
 
 static const struct flag_spec flags[] = {
-    {"--trigger", FLAG_CHOICE, &trigger, 0, 0, trigger_names,
-     "epoll notification in the event loops (default edge)"},
+    {"--trigger", FLAG_CHOICE, &trigger, 0, 0, trigger_names, "epoll notification in the event loops (default edge)"},
 };
 
 static const struct server_cli cli = {
@@ -50,18 +49,17 @@ static void wake(void *arg)
         event_loop_stop(srv->loops[i]);
 }
 
-
 int main(int argc, char **argv)
 {
     struct reuseport_server srv;
-    server_start(&srv.base, &cli, argc, argv, true, false);
+    server_start(&srv.base, &cli, argc, argv, (struct server_start_options){.listener_per_thread = true});
     srv.n = srv.base.options.threads;
     srv.listeners = calloc((size_t)srv.n, sizeof srv.listeners[0]);
     srv.loops = calloc((size_t)srv.n, sizeof srv.loops[0]);
     srv.threads = calloc((size_t)srv.n, sizeof srv.threads[0]);
     if (srv.listeners == NULL || srv.loops == NULL || srv.threads == NULL)
         lifecycle_fail(cli.architecture, "out of memory");
-    server_open_reuseport_listeners(&srv.base, srv.n, true, srv.listeners);
+    server_open_reuseport_listeners(&srv.base, srv.n, SOCKET_NONBLOCKING, srv.listeners);
     for (long i = 0; i < srv.n; i++) {
         struct event_loop_options options = {
             .session = &srv.base.session,

@@ -69,7 +69,7 @@ static void *serve_connection(void *arg)
             conn_serve_blocking(task.fd, &session, &counters);
         counters_add_session(&counters, &session.counters);
         conn_registry_remove(&srv->registry, task.fd);
-        conn_close(task.fd, &session, true);
+        conn_close(task.fd, &session, CLOSE_LINGERING_MAY_WAIT);
         session_destroy(&session);
     } else {
         counters.errors++;
@@ -124,7 +124,7 @@ static void start_connection_thread(struct tpc_server *srv, int fd, struct serve
 int main(int argc, char **argv)
 {
     struct tpc_server srv = {.live = 0};
-    server_start(&srv.base, &cli, argc, argv, false, true);
+    server_start(&srv.base, &cli, argc, argv, (struct server_start_options){.nonblocking_listener = false});
     if (!conn_registry_init(&srv.registry))
         lifecycle_fail(cli.architecture, "out of memory");
     pthread_mutex_init(&srv.lock, NULL);
@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 
     struct server_counters counters = {0};
     while (wait_for_thread_slot(&srv)) {
-        int fd = server_accept_blocking(&srv.base, false, &counters);
+        int fd = server_accept_blocking(&srv.base, SOCKET_BLOCKING, &counters);
         if (fd < 0) {
             thread_finished(&srv); /* the slot reserved for it */
             break;

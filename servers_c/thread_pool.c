@@ -59,8 +59,7 @@ static long queue_capacity = 16384;
 static const struct flag_spec flags[] = {
     {"--dispatch", FLAG_CHOICE, &dispatch_mode, 0, 0, dispatch_names,
      "what a worker takes from the queue: a whole connection, or a readable one (default request)"},
-    {"--handoff", FLAG_CHOICE, &handoff_mode, 0, 0, handoff_names,
-     "FIFO queue or LIFO stack (default queue)"},
+    {"--handoff", FLAG_CHOICE, &handoff_mode, 0, 0, handoff_names, "FIFO queue or LIFO stack (default queue)"},
     {"--queue-capacity", FLAG_INT, &queue_capacity, 1, 1 << 24, NULL,
      "entries the hand-off holds before the producer waits (default 16384)"},
 };
@@ -100,15 +99,15 @@ static const struct server_cli cli = {
 struct pooled_conn {
     int fd;
     bool waiting_to_write;
-    bool timed_out;                /* claimed by the poller's sweep: close on arrival */
-    unsigned rearm_seq;            /* written by the owner before it re-arms */
-    atomic_uint rearm_done;        /* = rearm_seq once that epoll_ctl has returned */
+    bool timed_out;         /* claimed by the poller's sweep: close on arrival */
+    unsigned rearm_seq;     /* written by the owner before it re-arms */
+    atomic_uint rearm_done; /* = rearm_seq once that epoll_ctl has returned */
     /* 1 while parked, set (release) by the owner just before it re-arms and
      * cleared only by the poller: when its event arrives, or when its sweep
      * claims it past its deadline. */
     atomic_int parked;
-    uint64_t deadline_ms;          /* 0: none; the sweep reads it while parked */
-    struct timeout_state timeout;  /* the owner's bookkeeping */
+    uint64_t deadline_ms;         /* 0: none; the sweep reads it while parked */
+    struct timeout_state timeout; /* the owner's bookkeeping */
     struct pooled_conn *retired_next;
     struct session session;
 };
@@ -125,7 +124,7 @@ struct pool_server {
     int wake_fd;
     _Atomic(struct pooled_conn *) *conns; /* by descriptor: every open connection */
     size_t conns_size;
-    size_t conns_high;                    /* above the highest descriptor used (poller only) */
+    size_t conns_high; /* above the highest descriptor used (poller only) */
     /* Closed connections, freed by the poller between its sweeps: the sweep
      * reads connections from conns[] while workers close them. */
     _Atomic(struct pooled_conn *) retired;
@@ -157,7 +156,7 @@ static void *connection_worker(void *arg)
             conn_serve_blocking(fd, &session, w->counters);
         counters_add_session(w->counters, &session.counters);
         conn_registry_remove(&srv->registry, fd);
-        conn_close(fd, &session, true);
+        conn_close(fd, &session, CLOSE_LINGERING_MAY_WAIT);
     }
     session_destroy(&session);
     return NULL;
@@ -166,7 +165,7 @@ static void *connection_worker(void *arg)
 static void run_connection_dispatch(struct pool_server *srv, struct server_counters *counters)
 {
     for (;;) {
-        int fd = server_accept_blocking(&srv->base, false, counters);
+        int fd = server_accept_blocking(&srv->base, SOCKET_BLOCKING, counters);
         if (fd < 0)
             break;
         if (!work_queue_push(&srv->queue, fd))
@@ -205,8 +204,8 @@ static void retire(struct pool_server *srv, struct pooled_conn *conn)
     struct pooled_conn *head = atomic_load_explicit(&srv->retired, memory_order_relaxed);
     do {
         conn->retired_next = head;
-    } while (!atomic_compare_exchange_weak_explicit(&srv->retired, &head, conn, memory_order_release,
-                                                    memory_order_relaxed));
+    } while (
+        !atomic_compare_exchange_weak_explicit(&srv->retired, &head, conn, memory_order_release, memory_order_relaxed));
 }
 
 /* In the poller, never during a sweep. */
@@ -222,15 +221,12 @@ static void free_retired(struct pool_server *srv)
     }
 }
 
-static void close_pooled(struct pool_server *srv, struct pooled_conn *conn, bool may_linger,
+static void close_pooled(struct pool_server *srv, struct pooled_conn *conn, enum conn_close_mode mode,
                          struct server_counters *counters)
 {
     counters_add_session(counters, &conn->session.counters);
     atomic_store(&srv->conns[conn->fd], NULL);
-    if (may_linger)
-        conn_close(conn->fd, &conn->session, false);
-    else
-        close(conn->fd);
+    conn_close(conn->fd, &conn->session, mode);
     session_destroy(&conn->session);
     retire(srv, conn);
 }
@@ -257,20 +253,19 @@ static void *request_worker(void *arg)
         struct pooled_conn *conn = (struct pooled_conn *)item;
         wait_for_rearm(conn);
         if (conn->timed_out) { /* the poller answered and shut it down */
-            close_pooled(srv, conn, true, w->counters);
+            close_pooled(srv, conn, CLOSE_LINGERING, w->counters);
             continue;
         }
-        enum conn_next next = conn->waiting_to_write
-                                  ? conn_on_writable(conn->fd, &conn->session, w->counters)
-                                  : conn_on_readable(conn->fd, &conn->session, w->counters);
+        enum conn_next next = conn->waiting_to_write ? conn_on_writable(conn->fd, &conn->session, w->counters)
+                                                     : conn_on_readable(conn->fd, &conn->session, w->counters);
         if (next == CONN_CLOSE) {
-            close_pooled(srv, conn, true, w->counters);
+            close_pooled(srv, conn, CLOSE_LINGERING, w->counters);
             continue;
         }
         conn->waiting_to_write = next == CONN_WANT_WRITE;
         if (!set_deadline(conn)) {
             conn_timed_out(conn->fd, &conn->session, w->counters);
-            close_pooled(srv, conn, true, w->counters);
+            close_pooled(srv, conn, CLOSE_LINGERING, w->counters);
             continue;
         }
         if (!arm(srv, conn, EPOLL_CTL_MOD)) {
@@ -281,7 +276,7 @@ static void *request_worker(void *arg)
             w->counters->errors++;
             if (atomic_compare_exchange_strong_explicit(&conn->parked, &parked, 0, memory_order_acquire,
                                                         memory_order_relaxed))
-                close_pooled(srv, conn, false, w->counters);
+                close_pooled(srv, conn, CLOSE_ABRUPTLY, w->counters);
         }
     }
     return NULL;
@@ -307,7 +302,7 @@ static void sweep(struct pool_server *srv, uint64_t now, struct server_counters 
 static void accept_pending(struct pool_server *srv, struct server_counters *counters)
 {
     for (;;) {
-        int fd = accept_connection(srv->base.listen_fd, true);
+        int fd = accept_connection(srv->base.listen_fd, SOCKET_NONBLOCKING);
         if (fd < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return;
@@ -319,8 +314,7 @@ static void accept_pending(struct pool_server *srv, struct server_counters *coun
         }
         counters->connections_accepted++;
         struct pooled_conn *conn = calloc(1, sizeof *conn);
-        if (conn == NULL || (size_t)fd >= srv->conns_size ||
-            !session_init(&conn->session, &srv->base.session)) {
+        if (conn == NULL || (size_t)fd >= srv->conns_size || !session_init(&conn->session, &srv->base.session)) {
             counters->errors++;
             free(conn);
             close(fd);
@@ -334,7 +328,7 @@ static void accept_pending(struct pool_server *srv, struct server_counters *coun
         if (!arm(srv, conn, EPOLL_CTL_ADD)) {
             atomic_store_explicit(&conn->parked, 0, memory_order_relaxed);
             counters->errors++;
-            close_pooled(srv, conn, false, counters);
+            close_pooled(srv, conn, CLOSE_ABRUPTLY, counters);
         }
     }
 }
@@ -396,8 +390,7 @@ static void setup_request_dispatch(struct pool_server *srv)
     if (srv->conns == NULL || srv->epoll_fd < 0 || srv->wake_fd < 0)
         lifecycle_fail(cli.architecture, "cannot set up the poller");
     const struct session_timeouts *t = &srv->base.session.timeouts;
-    uint32_t shortest = t->header_ms > 0 && (t->idle_ms == 0 || t->header_ms < t->idle_ms) ? t->header_ms
-                                                                                        : t->idle_ms;
+    uint32_t shortest = t->header_ms > 0 && (t->idle_ms == 0 || t->header_ms < t->idle_ms) ? t->header_ms : t->idle_ms;
     srv->sweep_ms = shortest / 8;
     if (shortest > 0 && srv->sweep_ms < SWEEP_MIN_MS)
         srv->sweep_ms = SWEEP_MIN_MS;
@@ -415,7 +408,7 @@ static void teardown_request_dispatch(struct pool_server *srv, struct server_cou
     for (size_t fd = 0; fd < srv->conns_size; fd++) {
         struct pooled_conn *conn = atomic_load(&srv->conns[fd]);
         if (conn != NULL)
-            close_pooled(srv, conn, false, counters);
+            close_pooled(srv, conn, CLOSE_ABRUPTLY, counters);
     }
     free_retired(srv);
     free(srv->conns);
@@ -441,12 +434,13 @@ static void wake(void *arg)
 int main(int argc, char **argv)
 {
     struct pool_server srv = {.epoll_fd = -1, .wake_fd = -1};
-    server_start(&srv.base, &cli, argc, argv, false, true);
+    server_start(&srv.base, &cli, argc, argv, (struct server_start_options){.nonblocking_listener = false});
     /* Options are parsed only now: the listener's blocking mode follows --dispatch. */
     if (dispatch_mode == DISPATCH_REQUEST && !listener_set_nonblocking(srv.base.listen_fd))
         lifecycle_fail(cli.architecture, "cannot make the listener non-blocking");
     long n = srv.base.options.threads;
-    if (!work_queue_init(&srv.queue, (size_t)queue_capacity, handoff_mode == HANDOFF_STACK) ||
+    if (!work_queue_init(&srv.queue, (size_t)queue_capacity,
+                         handoff_mode == HANDOFF_STACK ? WORK_QUEUE_LIFO : WORK_QUEUE_FIFO) ||
         !conn_registry_init(&srv.registry))
         lifecycle_fail(cli.architecture, "out of memory");
     if (dispatch_mode == DISPATCH_REQUEST)

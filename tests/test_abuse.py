@@ -14,6 +14,7 @@ ARCHBENCH_ABUSE_BUILD_DIR picks the servers (default build/; e.g. build-asan
 to run the suite under the sanitizers: any report on a server's stderr fails
 its cases).
 """
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from abuse.cases import CASE_NAMES, Result, Settings, run_variant
 from abuse.report import write_report
 from abuse.variants import VARIANTS, Variant
@@ -98,7 +98,8 @@ def test_abuse(abuse_results: dict[tuple[str, str], Result], variant: Variant, c
     if result.outcome == "skipped":
         pytest.skip(result.observed)
     assert result.outcome == "passed", (
-        f"{variant.name} {' '.join(variant.args)}: {case}\n  expected: {result.expected}\n  observed: {result.observed}")
+        f"{variant.name} {' '.join(variant.args)}: {case}\n  expected: {result.expected}\n  observed: {result.observed}"
+    )
 
 
 def test_variants_match_ctest_conformance() -> None:
@@ -109,19 +110,22 @@ def test_variants_match_ctest_conformance() -> None:
         tokens = call.split()
         if tokens[:1] != ["NAME"] or "BINARY" not in tokens:
             continue
-        args = tuple(tokens[tokens.index("ARGS") + 1:]) if "ARGS" in tokens else ()
+        args = tuple(tokens[tokens.index("ARGS") + 1 :]) if "ARGS" in tokens else ()
         for trigger in ("level", "edge") if "${trigger}" in call else (None,):
-            expand = (lambda t: t.replace("${trigger}", trigger)) if trigger else (lambda t: t)
+            expand = (lambda t, trigger=trigger: t.replace("${trigger}", trigger)) if trigger else (lambda t: t)
             found[expand(tokens[1])] = (tokens[tokens.index("BINARY") + 1], tuple(expand(a) for a in args))
     assert found == {v.name: (v.binary, v.args) for v in VARIANTS}
 
 
-@pytest.mark.parametrize("first_line", [
-    "==1==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010",
-    "WARNING: ThreadSanitizer: data race (pid=1)",
-    "UndefinedBehaviorSanitizer:DEADLYSIGNAL",
-    "session.c:10:5: runtime error: signed integer overflow",
-])
+@pytest.mark.parametrize(
+    "first_line",
+    [
+        "==1==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010",
+        "WARNING: ThreadSanitizer: data race (pid=1)",
+        "UndefinedBehaviorSanitizer:DEADLYSIGNAL",
+        "session.c:10:5: runtime error: signed integer overflow",
+    ],
+)
 def test_the_abuse_suite_reads_every_sanitizer_report_kind(first_line: str, tmp_path: Path) -> None:
     """A server's stderr is searched with the socket suites' recogniser, so no report kind goes unnoticed."""
     from abuse.server import Server

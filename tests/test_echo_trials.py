@@ -1,4 +1,5 @@
 """Echo trials (issue 4): the runner drives echo_client against --proto echo servers and records its JSON."""
+
 from __future__ import annotations
 
 import io
@@ -7,13 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import write_executable
 
 from archbench.config.params import ParameterError, resolve_parameters
-from archbench.parse import parse_output
 from archbench.config.plan import expand_grid, plan_campaign
 from archbench.measure.runner import campaign_overview, run_campaign, run_trial
-
-from conftest import write_executable
+from archbench.parse import parse_output
 
 
 @pytest.fixture
@@ -26,9 +26,21 @@ def echo_build_dir(real_build_dir: Path) -> Path:
 
 def echo_params(build_dir: Path, cpu_pair, tmp_path: Path, **overrides):
     server_cpus, load_cpus = cpu_pair
-    values = dict(servers=["epoll:trigger=edge"], connection_counts=[50], duration_s=1, trials=1, warmup=False,
-                  server_cpus=server_cpus, load_cpus=load_cpus, build_dir=str(build_dir), raw_root=str(tmp_path),
-                  campaign="echo", seed=3, sources=2, max_conns_cap=0)
+    values = dict(
+        servers=["epoll:trigger=edge"],
+        connection_counts=[50],
+        duration_s=1,
+        trials=1,
+        warmup=False,
+        server_cpus=server_cpus,
+        load_cpus=load_cpus,
+        build_dir=str(build_dir),
+        raw_root=str(tmp_path),
+        campaign="echo",
+        seed=3,
+        sources=2,
+        max_conns_cap=0,
+    )
     values.update(overrides)
     return resolve_parameters("echo", **values)
 
@@ -40,21 +52,44 @@ def test_echo_trial_end_to_end_against_epoll(echo_build_dir: Path, cpu_pair, tmp
     trial_id = "epoll-edge-c50-lt1-d1s-echo-s64-src2-r01"
     campaign = tmp_path / "echo"
     assert sorted(p.name for p in campaign.iterdir()) == sorted(
-        ["campaign.json", f"{trial_id}.json", f"{trial_id}.echo_client.txt", f"{trial_id}.server.txt"])
+        ["campaign.json", f"{trial_id}.json", f"{trial_id}.echo_client.txt", f"{trial_id}.server.txt"]
+    )
     record = json.loads((campaign / f"{trial_id}.json").read_text())
     assert (record["status"], record["failure_reason"]) == ("ok", None)
     config = record["config"]
     assert (config["proto"], config["mode"], config["cap"], config["load_generator"]) == (
-        "echo", "throughput", None, "echo_client")
+        "echo",
+        "throughput",
+        None,
+        "echo_client",
+    )
     assert (config["message_size"], config["sources"], config["connect_rate"], config["pipeline"]) == (64, 2, 0, 1)
 
     server, load = record["server"], record["load"]
     assert server["argv"][4:] == ["--host", "127.0.0.1", "--port", "0", "--trigger", "edge", "--proto", "echo"]
     port = server["ready_line"].rsplit(":", 1)[1]
     _, load_cpus = cpu_pair
-    assert load["argv"] == ["taskset", "-c", load_cpus, str(echo_build_dir / "bin" / "echo_client"), "--port", port,
-                            "--connections", "50", "--threads", "1", "--duration", "1", "--size", "64", "--depth",
-                            "1", "--sources", "2", "--json"]
+    assert load["argv"] == [
+        "taskset",
+        "-c",
+        load_cpus,
+        str(echo_build_dir / "bin" / "echo_client"),
+        "--port",
+        port,
+        "--connections",
+        "50",
+        "--threads",
+        "1",
+        "--duration",
+        "1",
+        "--size",
+        "64",
+        "--depth",
+        "1",
+        "--sources",
+        "2",
+        "--json",
+    ]
     assert load["exit_code"] == 0 and load["flags"] == [] and load["tool"] == "echo_client"
     assert record["open_files"]["needed"] == 50 + 256
     assert record["open_files"]["soft"] >= record["open_files"]["needed"]
@@ -75,11 +110,17 @@ def test_echo_trial_end_to_end_against_epoll(echo_build_dir: Path, cpu_pair, tmp
 def test_max_conns_trial_records_count_reason_and_memory(echo_build_dir: Path, cpu_pair, tmp_path: Path) -> None:
     params = echo_params(echo_build_dir, cpu_pair, tmp_path, max_conns_cap=300, max_conns_duration_s=10)
     plan = {t.trial_id: t for t in plan_campaign(params)}
-    assert sorted(plan) == ["epoll-edge-c300-lt1-d10s-echo-s64-src2-maxconns-r01",
-                            "epoll-edge-c50-lt1-d1s-echo-s64-src2-r01"]
+    assert sorted(plan) == [
+        "epoll-edge-c300-lt1-d10s-echo-s64-src2-maxconns-r01",
+        "epoll-edge-c50-lt1-d1s-echo-s64-src2-r01",
+    ]
     record = run_trial(plan["epoll-edge-c300-lt1-d10s-echo-s64-src2-maxconns-r01"], params, provenance={}).record
     assert record["status"] == "ok", record["failure_reason"]
-    assert (record["config"]["mode"], record["config"]["cap"], record["config"]["connections"]) == ("max_conns", 300, 300)
+    assert (record["config"]["mode"], record["config"]["cap"], record["config"]["connections"]) == (
+        "max_conns",
+        300,
+        300,
+    )
     argv = record["load"]["argv"]
     assert argv[argv.index("--max-conns") + 1] == "300"
     server_pid = int(argv[argv.index("--server-pid") + 1])
@@ -153,9 +194,12 @@ def resolve_echo(**overrides):
 
 def test_echo_profile_is_source_004_study() -> None:
     ids = [c.config_id for c in expand_grid(resolve_echo())]
-    assert ids[:4] == ["thread_per_conn-c100-lt1-d10s-echo-s64-src4", "thread_per_conn-c1000-lt1-d10s-echo-s64-src4",
-                       "thread_per_conn-c10000-lt1-d10s-echo-s64-src4",
-                       "thread_per_conn-c19500-lt1-d30s-echo-s64-src4-maxconns"]
+    assert ids[:4] == [
+        "thread_per_conn-c100-lt1-d10s-echo-s64-src4",
+        "thread_per_conn-c1000-lt1-d10s-echo-s64-src4",
+        "thread_per_conn-c10000-lt1-d10s-echo-s64-src4",
+        "thread_per_conn-c19500-lt1-d30s-echo-s64-src4-maxconns",
+    ]
     assert {i.split("-")[0] for i in ids} == {"thread_per_conn", "poll", "epoll", "reactor", "reuseport", "io_uring"}
     assert "reactor-edge-t2-c10000-lt1-d10s-echo-s64-src4" in ids and len(ids) == 24
 

@@ -1,4 +1,5 @@
 """Faults the harness must survive without leaving anything behind."""
+
 from __future__ import annotations
 
 import os
@@ -48,11 +49,36 @@ def test_runner_killed_outright_leaves_no_server_or_load_generator(
     """SIGKILL gives the runner no chance to clean up: its children must end by themselves
     (PR_SET_PDEATHSIG), or every later trial would share the CPUs with orphans."""
     runner = subprocess.Popen(
-        [sys.executable, "-m", "archbench", "run", "--profile", "smoke", "--campaign", "killed",
-         "--raw-root", str(tmp_path / "raw"), "--servers", "thread_pool", "--thread-counts", "1",
-         "--trials", "1", "--no-warmup", "--duration-s", "20",
-         "--server-cpus", cpu_pair[0], "--load-cpus", cpu_pair[1]],
-        cwd=REPO, env=repo_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "archbench",
+            "run",
+            "--profile",
+            "smoke",
+            "--campaign",
+            "killed",
+            "--raw-root",
+            str(tmp_path / "raw"),
+            "--servers",
+            "thread_pool",
+            "--thread-counts",
+            "1",
+            "--trials",
+            "1",
+            "--no-warmup",
+            "--duration-s",
+            "20",
+            "--server-cpus",
+            cpu_pair[0],
+            "--load-cpus",
+            cpu_pair[1],
+        ],
+        cwd=REPO,
+        env=repo_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 30
         measured: dict[str, int] = {}
@@ -87,8 +113,12 @@ def test_a_port_in_use_is_a_clear_error(real_build_dir, architecture: str) -> No
     taken.listen(1)
     port = taken.getsockname()[1]
     try:
-        done = subprocess.run([str(real_build_dir / "bin" / architecture), "--port", str(port)],
-                              capture_output=True, text=True, timeout=10)
+        done = subprocess.run(
+            [str(real_build_dir / "bin" / architecture), "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     finally:
         taken.close()
     if done.returncode == 3:

@@ -1,4 +1,5 @@
 """nginx as the reference: its configuration, the launcher's lifecycle, and real trials through the runner."""
+
 from __future__ import annotations
 
 import io
@@ -13,15 +14,14 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import REPO_ROOT, write_executable
 
+from archbench.config.params import resolve_parameters
+from archbench.config.plan import plan_campaign
 from archbench.measure import nginx as launcher
 from archbench.measure.nginx import NginxConfig, find_nginx, parse_stub_status, response_location
-from archbench.config.params import resolve_parameters
-from archbench.parse import parse_output
-from archbench.config.plan import plan_campaign
 from archbench.measure.runner import PreflightError, run_campaign, run_trial
-
-from conftest import REPO_ROOT, write_executable
+from archbench.parse import parse_output
 
 needs_nginx = pytest.mark.skipif(find_nginx() is None, reason="nginx not installed (apt-get install nginx-light)")
 
@@ -56,14 +56,28 @@ def launcher_facts(output: str) -> tuple[str, int]:
 
 
 def test_configuration_has_what_the_reference_needs(tmp_path: Path) -> None:
-    config = NginxConfig(prefix=tmp_path, host="127.0.0.1", port=8080, worker_processes=3, response="test",
-                         open_files=20000)
+    config = NginxConfig(
+        prefix=tmp_path, host="127.0.0.1", port=8080, worker_processes=3, response="test", open_files=20000
+    )
     text = config.text()
-    for directive in ("master_process on;", "worker_processes 3;", "worker_rlimit_nofile 20000;",
-                      f'pid "{tmp_path}/nginx.pid";', "use epoll;", "worker_connections 10940;", "access_log off;",
-                      "error_log stderr warn;", "server_tokens off;", "keepalive_requests 1000000000;",
-                      "keepalive_timeout 75s;", "listen 127.0.0.1:8080 backlog=4096;", "default_type text/html;",
-                      'return 200 "test";', "location = /archbench-status {", "stub_status;"):
+    for directive in (
+        "master_process on;",
+        "worker_processes 3;",
+        "worker_rlimit_nofile 20000;",
+        f'pid "{tmp_path}/nginx.pid";',
+        "use epoll;",
+        "worker_connections 10940;",
+        "access_log off;",
+        "error_log stderr warn;",
+        "server_tokens off;",
+        "keepalive_requests 1000000000;",
+        "keepalive_timeout 75s;",
+        "listen 127.0.0.1:8080 backlog=4096;",
+        "default_type text/html;",
+        'return 200 "test";',
+        "location = /archbench-status {",
+        "stub_status;",
+    ):
         assert directive in text, directive
     assert "daemon" not in text  # given with -g on the command line; nginx rejects it twice
     for temp in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
@@ -72,13 +86,21 @@ def test_configuration_has_what_the_reference_needs(tmp_path: Path) -> None:
 
 
 def test_configuration_adapts_to_the_open_file_limit_and_the_build(tmp_path: Path) -> None:
-    config = NginxConfig(prefix=tmp_path, host="127.0.0.1", port=1, worker_processes=1, response="hello",
-                         open_files=1024, missing_modules=launcher.missing_modules(
-                             "configure arguments: --without-http_uwsgi_module --without-http_scgi_module"))
+    config = NginxConfig(
+        prefix=tmp_path,
+        host="127.0.0.1",
+        port=1,
+        worker_processes=1,
+        response="hello",
+        open_files=1024,
+        missing_modules=launcher.missing_modules(
+            "configure arguments: --without-http_uwsgi_module --without-http_scgi_module"
+        ),
+    )
     assert config.worker_connections == 1024 - 256
     text = config.text()
     assert "uwsgi_temp_path" not in text and "scgi_temp_path" not in text and "fastcgi_temp_path" in text
-    assert 'default_type text/plain;' in text and 'return 200 "Hello World!";' in text
+    assert "default_type text/plain;" in text and 'return 200 "Hello World!";' in text
 
 
 def test_file_response_is_served_from_its_directory(tmp_path: Path) -> None:
@@ -95,26 +117,52 @@ def test_file_response_is_served_from_its_directory(tmp_path: Path) -> None:
 
 
 def test_stub_status_and_the_launchers_own_traffic() -> None:
-    body = b"Active connections: 1 \nserver accepts handled requests\n 19 19 75860 \nReading: 0 Writing: 1 Waiting: 0 \n"
+    body = (
+        b"Active connections: 1 \nserver accepts handled requests\n 19 19 75860 \nReading: 0 Writing: 1 Waiting: 0 \n"
+    )
     assert parse_stub_status(body) == (19, 75860)
-    line = launcher.shutdown_line(worker_processes=4, accepts=19, requests=75860,
-                                  own=launcher.OwnTraffic(connections=2, requests=2), response_bytes=143,
-                                  usage=None)
-    assert line == {"architecture": "nginx", "threads": 4, "connections_accepted": 17, "connections_served": None,
-                    "requests_served": 75858, "bad_requests": None, "connection_resets": None, "errors": 0,
-                    "response_bytes": 143, "cpu_user_s": None, "cpu_sys_s": None}
+    line = launcher.shutdown_line(
+        worker_processes=4,
+        accepts=19,
+        requests=75860,
+        own=launcher.OwnTraffic(connections=2, requests=2),
+        response_bytes=143,
+        usage=None,
+    )
+    assert line == {
+        "architecture": "nginx",
+        "threads": 4,
+        "connections_accepted": 17,
+        "connections_served": None,
+        "requests_served": 75858,
+        "bad_requests": None,
+        "connection_resets": None,
+        "errors": 0,
+        "response_bytes": 143,
+        "cpu_user_s": None,
+        "cpu_sys_s": None,
+    }
 
 
 # --------------------------------------------------------------------------- the launcher alone
 
 
 def start_launcher(repo_env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "archbench.measure.nginx", *args], cwd=REPO_ROOT, env=repo_env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "archbench.measure.nginx", *args],
+        cwd=REPO_ROOT,
+        env=repo_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def test_launcher_fails_with_nginxs_stderr_when_nginx_does_not_start(tmp_path: Path, repo_env) -> None:
-    fake = write_executable(tmp_path / "nginx", "#!/bin/sh\necho 'nginx: [emerg] pretend the config is bad' >&2\nexit 1\n")
+    fake = write_executable(
+        tmp_path / "nginx", "#!/bin/sh\necho 'nginx: [emerg] pretend the config is bad' >&2\nexit 1\n"
+    )
     proc = start_launcher(repo_env, "--nginx", str(fake))
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 1
@@ -146,7 +194,11 @@ def test_launcher_stops_nginx_on_sigterm_and_sigint(stop_signal: int, repo_env) 
     assert proc.returncode == 0, err
     stats = json.loads(out)
     assert (stats["architecture"], stats["threads"], stats["connections_accepted"], stats["requests_served"]) == (
-        "nginx", 2, 0, 0)  # the launcher's own probe and status requests are not counted
+        "nginx",
+        2,
+        0,
+        0,
+    )  # the launcher's own probe and status requests are not counted
     assert stats["response_bytes"] > 100 and stats["cpu_user_s"] + stats["cpu_sys_s"] > 0
     prefix, master = launcher_facts(err)
     assert nginx_processes(prefix) == [] and group_members(master) == []
@@ -162,7 +214,9 @@ def test_nginx_dies_with_a_launcher_killed_outright(repo_env) -> None:
         proc.wait(timeout=10)
         _, err = proc.communicate(timeout=10)
         prefix, master = launcher_facts(err)
-        assert wait_until(lambda: nginx_processes(prefix) == [] and group_members(master) == []), nginx_processes(prefix)
+        assert wait_until(lambda: nginx_processes(prefix) == [] and group_members(master) == []), nginx_processes(
+            prefix
+        )
         # A launcher killed outright cannot remove its temporary prefix; the test does.
         shutil.rmtree(prefix)
     finally:
@@ -176,8 +230,19 @@ def test_nginx_dies_with_a_launcher_killed_outright(repo_env) -> None:
 
 def nginx_params(cpu_pair, tmp_path: Path, **overrides):
     server_cpus, load_cpus = cpu_pair
-    values = dict(servers=["nginx"], thread_counts=[2], connection_counts=[16], trials=1, warmup=False, duration_s=1,
-                  server_cpus=server_cpus, load_cpus=load_cpus, raw_root=str(tmp_path / "raw"), campaign="ngx", seed=1)
+    values = dict(
+        servers=["nginx"],
+        thread_counts=[2],
+        connection_counts=[16],
+        trials=1,
+        warmup=False,
+        duration_s=1,
+        server_cpus=server_cpus,
+        load_cpus=load_cpus,
+        raw_root=str(tmp_path / "raw"),
+        campaign="ngx",
+        seed=1,
+    )
     values.update(overrides)
     return resolve_parameters("smoke", **values)
 

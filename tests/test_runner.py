@@ -1,4 +1,5 @@
 """The runner against the real thread_pool server and against fake servers that misbehave."""
+
 from __future__ import annotations
 
 import io
@@ -11,13 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import REPO_ROOT
 
 from archbench.config.params import resolve_parameters
-from archbench.parse import parse_file
 from archbench.config.plan import plan_campaign
 from archbench.measure.runner import campaign_overview, run_campaign, run_trial
+from archbench.parse import parse_file
 
-from conftest import REPO_ROOT
 
 def process_gone(pid: int) -> bool:
     """True once `pid` no longer runs (absent, or a zombie nobody reaped yet)."""
@@ -58,9 +59,22 @@ def single_trial(params):
 
 def fake_params(build_dir: Path, cpu_pair, tmp_path: Path, **overrides):
     server_cpus, load_cpus = cpu_pair
-    values = dict(servers=["blocking"], connection_counts=[4], trials=1, warmup=False, duration_s=1,
-                  server_cpus=server_cpus, load_cpus=load_cpus, build_dir=str(build_dir), raw_root=str(tmp_path / "raw"),
-                  campaign="fake", ready_timeout_s=1.0, stop_grace_s=2.0, wrk_timeout_s=1, seed=1)
+    values = dict(
+        servers=["blocking"],
+        connection_counts=[4],
+        trials=1,
+        warmup=False,
+        duration_s=1,
+        server_cpus=server_cpus,
+        load_cpus=load_cpus,
+        build_dir=str(build_dir),
+        raw_root=str(tmp_path / "raw"),
+        campaign="fake",
+        ready_timeout_s=1.0,
+        stop_grace_s=2.0,
+        wrk_timeout_s=1,
+        seed=1,
+    )
     values.update(overrides)
     return resolve_parameters("smoke", **values)
 
@@ -71,9 +85,19 @@ def fake_params(build_dir: Path, cpu_pair, tmp_path: Path, **overrides):
 def test_trial_end_to_end_against_thread_pool(real_build_dir: Path, load_tools, cpu_pair, tmp_path: Path) -> None:
     server_cpus, load_cpus = cpu_pair
     params = resolve_parameters(
-        "smoke", servers=["thread_pool"], thread_counts=[1], connection_counts=[16], duration_s=1, trials=1,
-        warmup=False, server_cpus=server_cpus, load_cpus=load_cpus, build_dir=str(real_build_dir),
-        raw_root=str(tmp_path), campaign="e2e", seed=5,
+        "smoke",
+        servers=["thread_pool"],
+        thread_counts=[1],
+        connection_counts=[16],
+        duration_s=1,
+        trials=1,
+        warmup=False,
+        server_cpus=server_cpus,
+        load_cpus=load_cpus,
+        build_dir=str(real_build_dir),
+        raw_root=str(tmp_path),
+        campaign="e2e",
+        seed=5,
     )
     result = run_campaign(params, stream=io.StringIO())
     assert (result.planned, result.ran, dict(result.statuses)) == (1, 1, {"ok": 1})
@@ -90,16 +114,39 @@ def test_trial_end_to_end_against_thread_pool(real_build_dir: Path, load_tools, 
 
     server, load = record["server"], record["load"]
     assert server["argv"][:4] == ["taskset", "-c", server_cpus, str(real_build_dir / "bin" / "thread_pool")]
-    assert server["argv"][4:] == ["--host", "127.0.0.1", "--port", "0", "--threads", "1", "--dispatch", "request",
-                                  "--handoff", "queue", "--response", "test"]
+    assert server["argv"][4:] == [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--threads",
+        "1",
+        "--dispatch",
+        "request",
+        "--handoff",
+        "queue",
+        "--response",
+        "test",
+    ]
     assert server["cpus"] == server_cpus and load["cpus"] == load_cpus
     assert server["ready_line"].startswith("listening on 127.0.0.1:")
     assert (server["exit_code"], server["signal_sent"]) == (0, "SIGTERM")
     assert server["stats"]["architecture"] == "thread_pool" and server["stats"]["threads"] == 1
     assert server["cpu_user_s"] + server["cpu_sys_s"] > 0
     port = server["ready_line"].rsplit(":", 1)[1]
-    assert load["argv"] == ["taskset", "-c", load_cpus, "wrk", "-t1", "-c16", "-d1s", "--latency", "--timeout", "2s",
-                            f"http://127.0.0.1:{port}/"]
+    assert load["argv"] == [
+        "taskset",
+        "-c",
+        load_cpus,
+        "wrk",
+        "-t1",
+        "-c16",
+        "-d1s",
+        "--latency",
+        "--timeout",
+        "2s",
+        f"http://127.0.0.1:{port}/",
+    ]
     assert load["exit_code"] == 0 and load["wall_s"] >= 1.0
     assert load["cpu_user_s"] + load["cpu_sys_s"] > 0
     # One load CPU: utilisation is wrk's CPU seconds per wall second.
@@ -132,13 +179,16 @@ def test_trial_end_to_end_against_thread_pool(real_build_dir: Path, load_tools, 
 def test_server_that_never_gets_ready_fails_and_is_killed_with_its_children(
     fake_build_dir, cpu_pair, tmp_path: Path
 ) -> None:
-    build = fake_build_dir("blocking", f"""#!/bin/sh
+    build = fake_build_dir(
+        "blocking",
+        f"""#!/bin/sh
 echo $$ > {tmp_path}/leader.pid
 sleep 60 &
 echo $! > {tmp_path}/child.pid
 echo "warming up forever"
 wait
-""")
+""",
+    )
     params = fake_params(build, cpu_pair, tmp_path, ready_timeout_s=0.5)
     outcome = run_trial(single_trial(params), params, provenance={})
     record = outcome.record
@@ -150,7 +200,7 @@ wait
     assert b"warming up forever" in outcome.outputs["blocking-c4-lt1-d1s-r01.server.txt"]
     for name in ("leader.pid", "child.pid"):
         pid = int((tmp_path / name).read_text())
-        assert wait_until(lambda: process_gone(pid)), f"{name} {pid} survived"
+        assert wait_until(lambda pid=pid: process_gone(pid)), f"{name} {pid} survived"
 
 
 def test_server_exiting_before_ready_fails_with_status_and_output(fake_build_dir, cpu_pair, tmp_path: Path) -> None:
@@ -176,8 +226,11 @@ def test_io_uring_exiting_with_status_3_is_unsupported_with_its_message(
     fake_build_dir, cpu_pair, tmp_path: Path
 ) -> None:
     # A stand-in for build/bin/io_uring on a kernel without it (the real one may work here).
-    build = fake_build_dir("io_uring", "#!/bin/sh\necho 'io_uring: io_uring_queue_init: Function not implemented "
-                                       "(kernel without io_uring)' >&2\nexit 3\n")
+    build = fake_build_dir(
+        "io_uring",
+        "#!/bin/sh\necho 'io_uring: io_uring_queue_init: Function not implemented "
+        "(kernel without io_uring)' >&2\nexit 3\n",
+    )
     params = fake_params(build, cpu_pair, tmp_path, servers=["io_uring"], thread_counts=[1])
     outcome = run_trial(single_trial(params), params, provenance={})
     record = outcome.record
@@ -185,10 +238,20 @@ def test_io_uring_exiting_with_status_3_is_unsupported_with_its_message(
     assert record["status"] == "unsupported"
     assert record["failure_reason"] == (
         "server reports an unsupported feature (exit status 3): "
-        "io_uring: io_uring_queue_init: Function not implemented (kernel without io_uring)")
+        "io_uring: io_uring_queue_init: Function not implemented (kernel without io_uring)"
+    )
     assert record["server"]["exit_code"] == 3 and record["load"]["argv"] is None
-    assert record["server"]["argv"][3:] == [str(build / "bin" / "io_uring"), "--host", "127.0.0.1", "--port", "0",
-                                            "--threads", "1", "--response", "test"]
+    assert record["server"]["argv"][3:] == [
+        str(build / "bin" / "io_uring"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--threads",
+        "1",
+        "--response",
+        "test",
+    ]
 
 
 def test_load_cpu_utilisation_divides_by_the_load_cpus() -> None:
@@ -234,8 +297,13 @@ def test_server_without_shutdown_json_fails(fake_build_dir, load_tools, cpu_pair
 
 
 def test_server_crashing_during_the_load_fails(fake_build_dir, load_tools, cpu_pair, tmp_path: Path) -> None:
-    build = fake_build_dir("blocking", PYTHON_FAKE_SERVER.format(
-        python=sys.executable, behaviour="time.sleep(0.3)\nprint('segfault, pretend', file=sys.stderr)\nsys.exit(139)"))
+    build = fake_build_dir(
+        "blocking",
+        PYTHON_FAKE_SERVER.format(
+            python=sys.executable,
+            behaviour="time.sleep(0.3)\nprint('segfault, pretend', file=sys.stderr)\nsys.exit(139)",
+        ),
+    )
     params = fake_params(build, cpu_pair, tmp_path)
     record = run_trial(single_trial(params), params, provenance={}).record
     assert record["status"] == "failed"
@@ -250,8 +318,13 @@ def test_server_crashing_during_the_load_fails(fake_build_dir, load_tools, cpu_p
 def test_a_crashing_server_fails_its_trials_and_the_campaign_goes_on(
     fake_build_dir, load_tools, cpu_pair, tmp_path: Path
 ) -> None:
-    build = fake_build_dir("blocking", PYTHON_FAKE_SERVER.format(
-        python=sys.executable, behaviour="time.sleep(0.3)\nprint('segfault, pretend', file=sys.stderr)\nsys.exit(139)"))
+    build = fake_build_dir(
+        "blocking",
+        PYTHON_FAKE_SERVER.format(
+            python=sys.executable,
+            behaviour="time.sleep(0.3)\nprint('segfault, pretend', file=sys.stderr)\nsys.exit(139)",
+        ),
+    )
     params = fake_params(build, cpu_pair, tmp_path, trials=2, connection_counts=[4, 8])
     result = run_campaign(params, stream=io.StringIO())
     assert dict(result.statuses) == {"failed": 4}  # every planned trial ran and was recorded
@@ -283,17 +356,50 @@ def test_interrupted_campaign_resumes_with_each_trial_exactly_once(
     (build / "build-info.json").symlink_to(real_build_dir / "build-info.json")
     raw = tmp_path / "raw"
     server_cpus, load_cpus = cpu_pair
-    command = [sys.executable, "-m", "archbench", "run", "--profile", "smoke", "--campaign", "intr",
-               "--raw-root", str(raw), "--build-dir", str(build), "--servers", "thread_pool",
-               "--thread-counts", "1", "2", "--trials", "2", "--no-warmup", "--duration-s", "1",
-               "--server-cpus", server_cpus, "--load-cpus", load_cpus, "--seed", "3",
-               "--wrk-timeout-s", "9"]  # "--timeout 9s" marks this test's wrk processes
+    command = [
+        sys.executable,
+        "-m",
+        "archbench",
+        "run",
+        "--profile",
+        "smoke",
+        "--campaign",
+        "intr",
+        "--raw-root",
+        str(raw),
+        "--build-dir",
+        str(build),
+        "--servers",
+        "thread_pool",
+        "--thread-counts",
+        "1",
+        "2",
+        "--trials",
+        "2",
+        "--no-warmup",
+        "--duration-s",
+        "1",
+        "--server-cpus",
+        server_cpus,
+        "--load-cpus",
+        load_cpus,
+        "--seed",
+        "3",
+        "--wrk-timeout-s",
+        "9",
+    ]  # "--timeout 9s" marks this test's wrk processes
 
-    first = subprocess.Popen(command, cwd=REPO_ROOT, env=repo_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+    first = subprocess.Popen(
+        command, cwd=REPO_ROOT, env=repo_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
+
         def records() -> list[Path]:
-            return [p for p in (raw / "intr").glob("*.json") if p.name != "campaign.json"] if (raw / "intr").is_dir() else []
+            return (
+                [p for p in (raw / "intr").glob("*.json") if p.name != "campaign.json"]
+                if (raw / "intr").is_dir()
+                else []
+            )
 
         assert wait_until(lambda: len(records()) >= 1, limit_s=60), "no trial finished"
         first.send_signal(signal.SIGINT)
@@ -304,12 +410,14 @@ def test_interrupted_campaign_resumes_with_each_trial_exactly_once(
             first.wait()
     assert first.returncode == 130, stderr
     assert "run the same command again to resume" in stderr
+
     def ours() -> list[int]:
         return processes_mentioning(str(build)) + processes_mentioning("wrk -t1 -c16 -d1s --latency --timeout 9s")
 
     left = ours() if not wait_until(lambda: ours() == []) else []
     assert left == [], "left running: " + "; ".join(
-        Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode() for pid in left)
+        Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode() for pid in left
+    )
 
     kept = {p.name: (p.stat().st_ino, p.read_bytes()) for p in records()}
     assert 1 <= len(kept) < 4
@@ -321,7 +429,9 @@ def test_interrupted_campaign_resumes_with_each_trial_exactly_once(
     plan = json.loads((raw / "intr" / "campaign.json").read_text())["plan"]
     assert len(plan) == 4
     names = sorted(p.name for p in (raw / "intr").iterdir())
-    expected = sorted(["campaign.json"] + [f"{t}{suffix}" for t in plan for suffix in (".json", ".wrk.txt", ".server.txt")])
+    expected = sorted(
+        ["campaign.json"] + [f"{t}{suffix}" for t in plan for suffix in (".json", ".wrk.txt", ".server.txt")]
+    )
     assert names == expected  # every trial exactly once, nothing else
     for name, (inode, content) in kept.items():
         path = raw / "intr" / name
@@ -334,9 +444,19 @@ def test_pipelined_trial_against_epoll_edge(real_build_dir: Path, load_tools, cp
         pytest.skip("epoll not built")
     server_cpus, load_cpus = cpu_pair
     params = resolve_parameters(
-        "smoke", servers=["epoll:trigger=edge"], connection_counts=[16], pipeline_depths=[16], duration_s=1,
-        trials=1, warmup=False, server_cpus=server_cpus, load_cpus=load_cpus, build_dir=str(real_build_dir),
-        raw_root=str(tmp_path), campaign="pipe", seed=5,
+        "smoke",
+        servers=["epoll:trigger=edge"],
+        connection_counts=[16],
+        pipeline_depths=[16],
+        duration_s=1,
+        trials=1,
+        warmup=False,
+        server_cpus=server_cpus,
+        load_cpus=load_cpus,
+        build_dir=str(real_build_dir),
+        raw_root=str(tmp_path),
+        campaign="pipe",
+        seed=5,
     )
     outcome = run_trial(single_trial(params), params, provenance={})
     record = outcome.record

@@ -6,6 +6,7 @@ beyond what they can hold, which wrk 4 cannot see (it counts a timeout only
 when a late response arrives), so the servers' `connections_served` counter
 must show it.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,13 @@ CONCURRENT_ARCHITECTURES = [
 
 def skip_if_unsupported(argv: list[str]) -> None:
     try:
-        proc = subprocess.Popen([str(BIN / argv[0]), *argv[1:], "--port", "0"], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            [str(BIN / argv[0]), *argv[1:], "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         status = proc.wait(timeout=1.0)
         if status == UNSUPPORTED:
             pytest.skip(f"{argv[0]} unsupported here: {proc.stderr.read().strip()}")
@@ -52,6 +58,7 @@ def skip_if_unsupported(argv: list[str]) -> None:
     finally:
         proc.stdout.close()
         proc.stderr.close()
+
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (make setup)"),
@@ -75,16 +82,34 @@ class WrkRun:
 
 
 def run_wrk(server_argv: list[str], connections: int, duration_s: int, *wrk_args: str) -> WrkRun:
-    server = subprocess.Popen(["taskset", "-c", "0", *server_argv, "--port", "0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              start_new_session=True)
+    server = subprocess.Popen(
+        ["taskset", "-c", "0", *server_argv, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         ready = server.stdout.readline()
         assert ready.startswith("listening on "), ready
         port = ready.strip().rsplit(":", 1)[1]
-        wrk = subprocess.run(["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{duration_s}s",
-                              *wrk_args, f"http://127.0.0.1:{port}/", *WRK_SCRIPT_ARGS.get(wrk_args, ())],
-                             capture_output=True, text=True, timeout=duration_s + 30)
+        wrk = subprocess.run(
+            [
+                "taskset",
+                "-c",
+                "1",
+                "wrk",
+                "-t1",
+                f"-c{connections}",
+                f"-d{duration_s}s",
+                *wrk_args,
+                f"http://127.0.0.1:{port}/",
+                *WRK_SCRIPT_ARGS.get(wrk_args, ()),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=duration_s + 30,
+        )
         assert wrk.returncode == 0, wrk.stderr
         server.send_signal(signal.SIGTERM)
         out, err = server.communicate(timeout=15)
@@ -105,11 +130,14 @@ def test_request_dispatch_pool_serves_100_connections_without_errors() -> None:
     assert run.server_stats["errors"] == 0
 
 
-@pytest.mark.parametrize("argv, capacity", [
-    (["blocking"], 1),
-    (["thread_pool", "--threads", "2", "--dispatch", "connection"], 2),
-    (["thread_per_conn", "--max-threads", "4"], 4),
-])
+@pytest.mark.parametrize(
+    "argv, capacity",
+    [
+        (["blocking"], 1),
+        (["thread_pool", "--threads", "2", "--dispatch", "connection"], 2),
+        (["thread_per_conn", "--max-threads", "4"], 4),
+    ],
+)
 def test_connection_owning_servers_starve_the_rest(argv: list[str], capacity: int) -> None:
     run = run_wrk([str(BIN / argv[0]), *argv[1:]], 20, 2)
     served = run.server_stats["connections_served"]

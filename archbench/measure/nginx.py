@@ -29,11 +29,11 @@ included, and nothing of the launcher's Python. The runner's own wait4 of the
 launcher includes both; the trial record says which to use
 (`server.cpu_source` = "stats": the numbers in the JSON line).
 """
+
 from __future__ import annotations
 
 import argparse
 import grp
-import json
 import os
 import pwd
 import re
@@ -51,8 +51,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from archbench.measure.processes import die_with_parent
 from archbench.config.nginx_spec import INSTALL_HINT, SBIN_DIRECTORIES, NginxSpec, find_nginx, nginx_build_options  # noqa: F401  (re-exported for tests)
+from archbench.measure.processes import die_with_parent
+from archbench.measure.server_protocol import format_ready_line, format_shutdown_line
 
 STATUS_PATH = "/archbench-status"
 # The largest connection count a campaign runs (profile full); worker_connections covers it.
@@ -72,9 +73,15 @@ STDERR_TAIL_CHARS = 4000
 # Where nginx lives when PATH lacks the sbin directories (a normal user's PATH on Debian).
 # Same table as servers_c/core/responses.c (content_type_for), so both send the same type.
 CONTENT_TYPES = {
-    ".html": "text/html", ".htm": "text/html", ".txt": "text/plain", ".css": "text/css",
-    ".js": "application/javascript", ".json": "application/json", ".png": "image/png",
-    ".jpg": "image/jpeg", ".svg": "image/svg+xml",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".txt": "text/plain",
+    ".css": "text/css",
+    ".js": "application/javascript",
+    ".json": "application/json",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".svg": "image/svg+xml",
 }
 BUILT_IN_RESPONSES = {"test": ("text/html", "test"), "hello": ("text/plain", "Hello World!")}
 # Temporary-file directives of optional modules; a build without the module rejects its directive.
@@ -104,7 +111,7 @@ def response_location(response: str) -> list[str]:
         return [f"default_type {content_type};", f"return 200 {nginx_string(body)};"]
     if not response.startswith("file:") or len(response) == len("file:"):
         raise ValueError(f"--response {response!r}: expected test, hello or file:PATH")
-    path = Path(response[len("file:"):]).resolve()
+    path = Path(response[len("file:") :]).resolve()
     if not path.is_file():
         raise ValueError(f"--response {response!r}: no such file {path}")
     content_type = CONTENT_TYPES.get(path.suffix.lower(), "application/octet-stream")
@@ -306,8 +313,12 @@ class Nginx:
     def start(cls, nginx: str, prefix: Path) -> Nginx:
         argv = [nginx, "-p", f"{prefix}/", "-c", str(prefix / "nginx.conf"), "-e", "stderr", "-g", "daemon off;"]
         process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM),
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=die_with_parent(signal.SIGTERM),
         )
         assert process.stdout is not None
         stderr = StderrCopy(process.stdout)
@@ -396,8 +407,10 @@ def probe_when_ready(nginx: Nginx, host: str, port: int, wakeups: Wakeups, own: 
             sock = socket.create_connection((host, port), timeout=IO_TIMEOUT_S)
         except ConnectionRefusedError:
             if time.monotonic() > deadline:
-                raise LaunchError(f"nginx did not accept on {host}:{port} within {READY_TIMEOUT_S:g} s; "
-                                  f"its stderr: {nginx.stderr.tail()}") from None
+                raise LaunchError(
+                    f"nginx did not accept on {host}:{port} within {READY_TIMEOUT_S:g} s; "
+                    f"its stderr: {nginx.stderr.tail()}"
+                ) from None
             wakeups.sleep(0.01)
             continue
         own.connections += 1
@@ -410,21 +423,31 @@ def probe_when_ready(nginx: Nginx, host: str, port: int, wakeups: Wakeups, own: 
         return head + body
 
 
-def launch(nginx_path: str, prefix: Path, host: str, worker_processes: int, response: str,
-           wakeups: Wakeups) -> Launch:
+def launch(nginx_path: str, prefix: Path, host: str, worker_processes: int, response: str, wakeups: Wakeups) -> Launch:
     """Start nginx on a free port (retrying if another process takes it first) and measure its response."""
     modules = missing_modules(nginx_build_options(nginx_path))
     for attempt in range(1, PORT_ATTEMPTS + 1):
-        config = NginxConfig(prefix=prefix, host=host, port=free_port(host), worker_processes=worker_processes,
-                             response=response, open_files=open_file_limit(), missing_modules=modules)
+        config = NginxConfig(
+            prefix=prefix,
+            host=host,
+            port=free_port(host),
+            worker_processes=worker_processes,
+            response=response,
+            open_files=open_file_limit(),
+            missing_modules=modules,
+        )
         if config.worker_connections * (NGINX_RESERVE_FRACTION - 1) // NGINX_RESERVE_FRACTION < MAX_CONNECTIONS:
-            log(f"worker_connections {config.worker_connections} (open-file limit {config.open_files}) keeps fewer "
-                f"than {MAX_CONNECTIONS} connections open; raise ulimit -Hn for larger connection counts")
+            log(
+                f"worker_connections {config.worker_connections} (open-file limit {config.open_files}) keeps fewer "
+                f"than {MAX_CONNECTIONS} connections open; raise ulimit -Hn for larger connection counts"
+            )
         (prefix / "nginx.conf").write_text(config.text(), encoding="utf-8")
         nginx = Nginx.start(nginx_path, prefix)
-        log(f"started {nginx_path} (master pid {nginx.pid}) with prefix {prefix}/, port {config.port}, "
+        log(
+            f"started {nginx_path} (master pid {nginx.pid}) with prefix {prefix}/, port {config.port}, "
             f"worker_processes {worker_processes}, worker_connections {config.worker_connections}, "
-            f"worker_rlimit_nofile {config.open_files}")
+            f"worker_rlimit_nofile {config.open_files}"
+        )
         own = OwnTraffic()
         try:
             response_bytes = len(probe_when_ready(nginx, host, config.port, wakeups, own))
@@ -453,8 +476,15 @@ def read_counters(host: str, port: int, own: OwnTraffic) -> tuple[int, int]:
     return parse_stub_status(body)
 
 
-def shutdown_line(*, worker_processes: int, accepts: int, requests: int, own: OwnTraffic, response_bytes: int,
-                  usage: resource.struct_rusage | None) -> dict[str, Any]:
+def shutdown_line(
+    *,
+    worker_processes: int,
+    accepts: int,
+    requests: int,
+    own: OwnTraffic,
+    response_bytes: int,
+    usage: resource.struct_rusage | None,
+) -> dict[str, Any]:
     """The JSON line of contracts.md section 1, for nginx: stub_status's counters without the launcher's
     own traffic, null for what nginx does not count, and nginx's own CPU time (`usage`, from wait4)."""
     return {
@@ -476,17 +506,24 @@ def serve(args: argparse.Namespace, nginx_path: str, prefix: Path, wakeups: Wake
     launched: Launch | None = None
     try:
         launched = launch(nginx_path, prefix, args.host, args.worker_processes, args.response, wakeups)
-        print(f"listening on {args.host}:{launched.port}", flush=True)
+        print(format_ready_line(args.host, launched.port), flush=True)
         while wakeups.stop_signal is None:
             if launched.nginx.poll():
-                raise LaunchError(f"nginx exited on its own with status {launched.nginx.exit_code}: "
-                                  f"{launched.nginx.stderr.tail(1.0)}")
+                raise LaunchError(
+                    f"nginx exited on its own with status {launched.nginx.exit_code}: {launched.nginx.stderr.tail(1.0)}"
+                )
             wakeups.sleep(None)
         accepts, requests = read_counters(args.host, launched.port, launched.own)
         launched.nginx.stop(wakeups)
-        line = shutdown_line(worker_processes=args.worker_processes, accepts=accepts, requests=requests,
-                             own=launched.own, response_bytes=launched.response_bytes, usage=launched.nginx.usage)
-        print(json.dumps(line, separators=(",", ":")), flush=True)
+        line = shutdown_line(
+            worker_processes=args.worker_processes,
+            accepts=accepts,
+            requests=requests,
+            own=launched.own,
+            response_bytes=launched.response_bytes,
+            usage=launched.nginx.usage,
+        )
+        print(format_shutdown_line(line), flush=True)
         if launched.nginx.exit_code != 0:
             log(f"nginx exited with status {launched.nginx.exit_code}: {launched.nginx.stderr.tail(1.0)}")
             return 1
@@ -525,8 +562,10 @@ def main(argv: list[str] | None = None) -> int:
     wakeups = Wakeups()
     nginx_path = shutil.which(args.nginx) if args.nginx else find_nginx()
     if nginx_path is None:
-        fail(f"nginx {'not found at ' + args.nginx if args.nginx else 'is not installed'} (not on PATH nor in "
-             f"{SBIN_DIRECTORIES}); install it: {INSTALL_HINT}")
+        fail(
+            f"nginx {'not found at ' + args.nginx if args.nginx else 'is not installed'} (not on PATH nor in "
+            f"{SBIN_DIRECTORIES}); install it: {INSTALL_HINT}"
+        )
     try:
         response_location(args.response)  # a bad --response fails before nginx starts
     except ValueError as error:

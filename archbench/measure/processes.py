@@ -10,6 +10,7 @@ full pipe and the runner never blocks on a read. Waiting sleeps in select() on
 a pidfd (Linux >= 5.3), so the runner does not wake up during a measurement;
 elsewhere it falls back to polling.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -149,7 +150,9 @@ class ManagedProcess:
             pid, status, usage = os.wait4(self.pid, os.WNOHANG)
             if pid == self.pid:
                 self._exit = Exit(
-                    os.waitstatus_to_exitcode(status), usage.ru_utime, usage.ru_stime,
+                    os.waitstatus_to_exitcode(status),
+                    usage.ru_utime,
+                    usage.ru_stime,
                     wall_s=time.monotonic() - self.started,
                 )
                 # Tell Popen the child is reaped so it never waits on a recycled pid.

@@ -21,10 +21,9 @@ A campaign runs the plan of `archbench.config.plan` in order, skipping trials al
 committed, and commits each trial's files with `archbench.data.storage` as soon as
 it ends, so an interrupted campaign loses at most the trial in flight.
 """
+
 from __future__ import annotations
 
-import json
-import re
 import resource
 import secrets
 import shutil
@@ -38,22 +37,20 @@ from ipaddress import ip_address
 from pathlib import Path
 from typing import Any, TextIO
 
-from archbench.measure import adaptive
-from archbench.measure.cpustat import busy_fraction, read_cpu_times
 from archbench.config.loadgen import LoadGenerator, load_generator, pipeline_script
 from archbench.config.params import FD_HEADROOM, Parameters, differing_parameters, parse_cpu_list
-from archbench.parse import LoadOutputError, known_tools, parse_output
 from archbench.config.plan import PlannedTrial, plan_campaign
+from archbench.config.servers import server_spec, server_specs
+from archbench.data.storage import Campaign, CampaignMismatchError, CampaignStore, load_campaign, signals_deferred
+from archbench.measure import adaptive
+from archbench.measure.cpustat import busy_fraction, read_cpu_times
 from archbench.measure.processes import ManagedProcess
 from archbench.measure.progress import Progress
 from archbench.measure.provenance import collect_provenance
-from archbench.config.servers import server_spec, server_specs
-from archbench.data.storage import Campaign, CampaignMismatchError, CampaignStore, load_campaign, signals_deferred
+from archbench.measure.server_protocol import EXIT_UNSUPPORTED, READY_LINE, shutdown_stats
+from archbench.parse import LoadOutputError, known_tools, parse_output
 
 SCHEMA = 1
-READY_LINE = re.compile(r"listening on (?P<host>\S+):(?P<port>\d+)")
-# Reserved by the servers for "this kernel lacks a feature I need" (e.g. io_uring).
-UNSUPPORTED_EXIT_CODE = 3
 OUTPUT_TAIL_CHARS = 2000
 BUILD_HINT = "build the servers: cmake -S servers_c -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2"
 
@@ -93,20 +90,6 @@ def tail(data: bytes, chars: int = OUTPUT_TAIL_CHARS) -> str:
     return text if len(text) <= chars else "..." + text[-chars:]
 
 
-def shutdown_stats(output: bytes) -> dict[str, Any] | None:
-    """The server's shutdown JSON line: the last output line that is a JSON object."""
-    for line in reversed(output.decode("utf-8", "replace").splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                return value
-    return None
-
-
 # --------------------------------------------------------------------------- one trial
 
 
@@ -121,14 +104,32 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
     server_file = f"{trial_id}.server.txt"
     server_argv = ["taskset", "-c", params.server_cpus, *spec.command(config, Path(params.build_dir))]
     server_info: dict[str, Any] = {
-        "argv": server_argv, "cpus": params.server_cpus, "ready_line": None, "ready_after_s": None,
-        "exit_code": None, "signal_sent": None, "stats": None, "cpu_user_s": None, "cpu_sys_s": None,
-        "cpu_source": spec.cpu_source, "cpus_busy": None, "output_file": server_file,
+        "argv": server_argv,
+        "cpus": params.server_cpus,
+        "ready_line": None,
+        "ready_after_s": None,
+        "exit_code": None,
+        "signal_sent": None,
+        "stats": None,
+        "cpu_user_s": None,
+        "cpu_sys_s": None,
+        "cpu_source": spec.cpu_source,
+        "cpus_busy": None,
+        "output_file": server_file,
     }
     load_info: dict[str, Any] = {
-        "tool": generator.name, "argv": None, "cpus": params.load_cpus, "exit_code": None, "wall_s": None,
-        "cpu_user_s": None, "cpu_sys_s": None, "cpu_utilisation": None, "cpus_busy": None, "output_file": None,
-        "stderr": None, "flags": None,
+        "tool": generator.name,
+        "argv": None,
+        "cpus": params.load_cpus,
+        "exit_code": None,
+        "wall_s": None,
+        "cpu_user_s": None,
+        "cpu_sys_s": None,
+        "cpu_utilisation": None,
+        "cpus_busy": None,
+        "output_file": None,
+        "stderr": None,
+        "flags": None,
     }
     problems: list[str] = []
     unsupported = False
@@ -144,9 +145,11 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
             early_exit = server.wait(0.5)
             if early_exit is None:
                 problems.append(f"no ready line ('listening on HOST:PORT') within {params.ready_timeout_s:g} s")
-            elif early_exit.exit_code == UNSUPPORTED_EXIT_CODE:
+            elif early_exit.exit_code == EXIT_UNSUPPORTED:
                 unsupported = True
-                problems.append(f"server reports an unsupported feature (exit status 3): {tail(server.output_so_far())}")
+                problems.append(
+                    f"server reports an unsupported feature (exit status 3): {tail(server.output_so_far())}"
+                )
             else:
                 problems.append(
                     f"server exited with status {early_exit.exit_code} before its ready line; "
@@ -161,7 +164,16 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
             else:
                 ran_load = True
                 load_problem = _run_load(
-                    generator, config, host, port, server.pid, params, trial_id, load_info, server_info, outputs,
+                    generator,
+                    config,
+                    host,
+                    port,
+                    server.pid,
+                    params,
+                    trial_id,
+                    load_info,
+                    server_info,
+                    outputs,
                     children,
                 )
                 if load_problem:
@@ -223,15 +235,24 @@ def spawn(
 
 
 def _run_load(
-    generator: LoadGenerator, config: dict[str, Any], host: str, port: int, server_pid: int, params: Parameters,
-    trial_id: str, load_info: dict[str, Any], server_info: dict[str, Any], outputs: dict[str, bytes],
+    generator: LoadGenerator,
+    config: dict[str, Any],
+    host: str,
+    port: int,
+    server_pid: int,
+    params: Parameters,
+    trial_id: str,
+    load_info: dict[str, Any],
+    server_info: dict[str, Any],
+    outputs: dict[str, bytes],
     children: list[ManagedProcess],
 ) -> str | None:
     scheme = "tcp" if generator.protocol == "echo" else "http"
     url = f"{scheme}://{host}:{port}/"
     # taskset execs the server, so the pid the runner started is the server's (echo_client reads its VmRSS).
-    command = generator.command(config, url, params.wrk_timeout_s, build_dir=Path(params.build_dir),
-                                server_pid=server_pid)
+    command = generator.command(
+        config, url, params.wrk_timeout_s, build_dir=Path(params.build_dir), server_pid=server_pid
+    )
     argv = ["taskset", "-c", params.load_cpus, *command]
     load_info["argv"] = argv
     cpu_times_before = read_cpu_times()
@@ -240,9 +261,11 @@ def _run_load(
     ended = load.wait(limit_s)
     cpu_times_after = read_cpu_times()
     load_info["cpus_busy"] = busy_fraction(
-        cpu_times_before, cpu_times_after, parse_cpu_list(params.load_cpus, "load_cpus"))
+        cpu_times_before, cpu_times_after, parse_cpu_list(params.load_cpus, "load_cpus")
+    )
     server_info["cpus_busy"] = busy_fraction(
-        cpu_times_before, cpu_times_after, parse_cpu_list(params.server_cpus, "server_cpus"))
+        cpu_times_before, cpu_times_after, parse_cpu_list(params.server_cpus, "server_cpus")
+    )
     problem = None
     if ended is None:
         ended = load.kill()
@@ -254,7 +277,9 @@ def _run_load(
     load_info.update(output_file=output_file, wall_s=round(wall_s, 6), stderr=stderr.decode("utf-8", "replace"))
     if ended is not None:
         load_info.update(
-            exit_code=ended.exit_code, cpu_user_s=ended.cpu_user_s, cpu_sys_s=ended.cpu_sys_s,
+            exit_code=ended.exit_code,
+            cpu_user_s=ended.cpu_user_s,
+            cpu_sys_s=ended.cpu_sys_s,
             cpu_utilisation=cpu_utilisation(ended.cpu_user_s + ended.cpu_sys_s, wall_s, params.load_cpus),
         )
     if problem is None and ended is not None and not generator.measured(ended.exit_code):
@@ -285,8 +310,12 @@ def cpu_utilisation(cpu_s: float, wall_s: float, cpus: str) -> float | None:
 
 
 def _stop_server(
-    server: ManagedProcess, params: Parameters, server_info: dict[str, Any], outputs: dict[str, bytes],
-    server_file: str, ran_load: bool,
+    server: ManagedProcess,
+    params: Parameters,
+    server_info: dict[str, Any],
+    outputs: dict[str, bytes],
+    server_file: str,
+    ran_load: bool,
 ) -> list[str]:
     ended_before_stop = server.poll()
     ended, sent = server.stop(params.stop_grace_s)
@@ -294,15 +323,20 @@ def _stop_server(
     outputs[server_file] = output
     stats = shutdown_stats(output)
     server_info.update(
-        exit_code=ended.exit_code, signal_sent=None if sent == "none" else sent, stats=stats,
-        cpu_user_s=ended.cpu_user_s, cpu_sys_s=ended.cpu_sys_s,
+        exit_code=ended.exit_code,
+        signal_sent=None if sent == "none" else sent,
+        stats=stats,
+        cpu_user_s=ended.cpu_user_s,
+        cpu_sys_s=ended.cpu_sys_s,
     )
     if not ran_load:
         return []  # the trial already failed before the load; its reason says why
     problems = []
     if ended_before_stop is not None or sent == "none":
-        problems.append(f"server exited on its own during the load with status {ended.exit_code}; "
-                        f"output tail: {tail(output) or '(none)'}")
+        problems.append(
+            f"server exited on its own during the load with status {ended.exit_code}; "
+            f"output tail: {tail(output) or '(none)'}"
+        )
     elif sent == "SIGKILL":
         problems.append(f"server did not stop within {params.stop_grace_s:g} s of SIGTERM; killed")
     elif ended.exit_code != 0:
@@ -333,8 +367,10 @@ def preflight(params: Parameters, plan: list[PlannedTrial]) -> None:
         raise PreflightError(f"load generator missing: {'; '.join(absent)}")
     unparsed = [g.name for g in generators if g.name not in known_tools()]
     if unparsed:
-        raise PreflightError(f"no parser for {', '.join(unparsed)} in archbench/parsers (known: "
-                             f"{', '.join(known_tools())}); its trials could not be checked")
+        raise PreflightError(
+            f"no parser for {', '.join(unparsed)} in archbench/parsers (known: "
+            f"{', '.join(known_tools())}); its trials could not be checked"
+        )
     if any(t.config.pipeline > 1 for t in plan) and not pipeline_script().is_file():
         raise PreflightError(f"pipelining needs {pipeline_script()}, which is missing")
     needed = max((t.config.connections for t in plan), default=0) + FD_HEADROOM
@@ -402,8 +438,10 @@ def run_campaign(params: Parameters, *, stream: TextIO | None = None) -> Campaig
     todo = [t for t in plan if t.trial_id not in finished]
     result = CampaignResult(path=store.path, planned=len(plan), skipped=len(plan) - len(todo))
     progress = Progress(
-        total=len(plan), already_done=result.skipped,
-        remaining_work_s=float(sum(t.config.duration_s for t in todo)), stream=stream,
+        total=len(plan),
+        already_done=result.skipped,
+        remaining_work_s=float(sum(t.config.duration_s for t in todo)),
+        stream=stream,
     )
     progress.start_message(params.campaign)
     _run_trials(todo, params, provenance, store, result, progress, planned_total=len(plan))
@@ -413,8 +451,13 @@ def run_campaign(params: Parameters, *, stream: TextIO | None = None) -> Campaig
 
 
 def _run_trials(
-    trials: list[PlannedTrial], params: Parameters, provenance: dict[str, Any], store: CampaignStore,
-    result: CampaignResult, progress: Progress, planned_total: int,
+    trials: list[PlannedTrial],
+    params: Parameters,
+    provenance: dict[str, Any],
+    store: CampaignStore,
+    result: CampaignResult,
+    progress: Progress,
+    planned_total: int,
 ) -> None:
     for planned in trials:
         try:
@@ -435,8 +478,12 @@ def _run_trials(
 
 
 def _run_adaptive_phase(
-    params: Parameters, plan: list[PlannedTrial], provenance: dict[str, Any], store: CampaignStore,
-    result: CampaignResult, stream: TextIO,
+    params: Parameters,
+    plan: list[PlannedTrial],
+    provenance: dict[str, Any],
+    store: CampaignStore,
+    result: CampaignResult,
+    stream: TextIO,
 ) -> None:
     """Rounds of extra trials until every configuration meets ci_target or has max_trials (archbench.measure.adaptive)."""
     assert params.ci_target is not None and params.max_trials is not None and params.seed is not None
@@ -445,22 +492,37 @@ def _run_adaptive_phase(
         states = adaptive.config_states(store.path, configs)
         records = load_campaign(store.path).trials
         next_index = max((int(r.get("order_index") or 0) for r in records), default=len(plan) - 1) + 1
-        extra = adaptive.next_round(configs, states, ci_target=params.ci_target, max_trials=params.max_trials,
-                                    trials=params.trials, seed=params.seed, next_order_index=next_index)
+        extra = adaptive.next_round(
+            configs,
+            states,
+            ci_target=params.ci_target,
+            max_trials=params.max_trials,
+            trials=params.trials,
+            seed=params.seed,
+            next_order_index=next_index,
+        )
         if not extra:
             break
-        print(f"adaptive: {len(extra)} configurations above a {params.ci_target:g}% CI half-width "
-              f"(max {params.max_trials} trials): one more trial each", file=stream, flush=True)
-        progress = Progress(total=len(extra), already_done=0,
-                            remaining_work_s=float(sum(t.config.duration_s for t in extra)), stream=stream)
+        print(
+            f"adaptive: {len(extra)} configurations above a {params.ci_target:g}% CI half-width "
+            f"(max {params.max_trials} trials): one more trial each",
+            file=stream,
+            flush=True,
+        )
+        progress = Progress(
+            total=len(extra),
+            already_done=0,
+            remaining_work_s=float(sum(t.config.duration_s for t in extra)),
+            stream=stream,
+        )
         _run_trials(extra, params, provenance, store, result, progress, planned_total=len(plan))
-    content = adaptive.summary(states, campaign=params.campaign, ci_target=params.ci_target,
-                               max_trials=params.max_trials)
+    content = adaptive.summary(
+        states, campaign=params.campaign, ci_target=params.ci_target, max_trials=params.max_trials
+    )
     written = adaptive.record_summary(store.path, content)
     met = sum(1 for row in content["configs"].values() if row["met"])
     where = f"; written to {written}" if written else ""
-    print(f"adaptive: {met} of {len(content['configs'])} configurations met the target{where}", file=stream,
-          flush=True)
+    print(f"adaptive: {met} of {len(content['configs'])} configurations met the target{where}", file=stream, flush=True)
 
 
 # --------------------------------------------------------------------------- what ran

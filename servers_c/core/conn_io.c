@@ -241,11 +241,11 @@ static void drain(int fd, bool may_wait)
     }
 }
 
-void conn_close(int fd, const struct session *s, bool may_wait)
+void conn_close(int fd, const struct session *s, enum conn_close_mode mode)
 {
-    if (session_needs_linger(s)) {
+    if (mode != CLOSE_ABRUPTLY && session_needs_linger(s)) {
         shutdown(fd, SHUT_WR);
-        drain(fd, may_wait && !s->timed_out);
+        drain(fd, mode == CLOSE_LINGERING_MAY_WAIT && !s->timed_out);
     }
     close(fd);
 }

@@ -41,10 +41,17 @@ void conn_check_first_answer(int fd, struct session *s);
  * and timed out, so that conn_close does not wait for the client. */
 void conn_timed_out(int fd, struct session *s, struct server_counters *c);
 
-/* Closes a finished connection. When the client may still be sending, shuts
- * down writing and drains first so the kernel does not answer unread bytes with
- * a reset that destroys the response in flight; may_wait allows a bounded wait
- * for the client's EOF (blocking architectures only). */
-void conn_close(int fd, const struct session *s, bool may_wait);
+/* How a connection ends. Only a thread that owns nothing but this connection
+ * may wait for the client. */
+enum conn_close_mode {
+    CLOSE_ABRUPTLY,           /* the socket failed or the server is stopping */
+    CLOSE_LINGERING,          /* event loops: drain what has arrived, never wait */
+    CLOSE_LINGERING_MAY_WAIT, /* blocking architectures: a bounded wait for the client's EOF */
+};
+
+/* Closes a connection. Unless abruptly, when the client may still be sending,
+ * shuts down writing and drains first so the kernel does not answer unread
+ * bytes with a reset that destroys the response in flight. */
+void conn_close(int fd, const struct session *s, enum conn_close_mode mode);
 
 #endif

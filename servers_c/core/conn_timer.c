@@ -18,8 +18,8 @@ static uint64_t idle_slack_ms(const struct session_timeouts *cfg)
     return slack < IDLE_SLACK_MAX_MS ? slack : IDLE_SLACK_MAX_MS;
 }
 
-bool timeout_state_update(struct timeout_state *st, const struct session_timeouts *cfg,
-                          const struct session *s, uint64_t now)
+bool timeout_state_update(struct timeout_state *st, const struct session_timeouts *cfg, const struct session *s,
+                          uint64_t now)
 {
     if (session_wait_kind(s) == SESSION_WAIT_HEAD && cfg->header_ms > 0) {
         uint64_t generation = session_head_generation(s);

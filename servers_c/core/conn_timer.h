@@ -31,8 +31,8 @@
 enum timeout_kind { TIMEOUT_NONE, TIMEOUT_HEAD, TIMEOUT_IDLE };
 
 struct timeout_state {
-    uint64_t deadline_ms;   /* monotonic milliseconds; meaningful unless kind is TIMEOUT_NONE */
-    uint64_t generation;    /* session_head_generation() when a head deadline was set */
+    uint64_t deadline_ms; /* monotonic milliseconds; meaningful unless kind is TIMEOUT_NONE */
+    uint64_t generation;  /* session_head_generation() when a head deadline was set */
     enum timeout_kind kind;
 };
 
@@ -41,8 +41,8 @@ uint64_t monotonic_ms(void);
 
 /* Applies the session's state at time now; returns true when the deadline (or
  * its kind) changed. A zeroed state is TIMEOUT_NONE. */
-bool timeout_state_update(struct timeout_state *st, const struct session_timeouts *cfg,
-                          const struct session *s, uint64_t now);
+bool timeout_state_update(struct timeout_state *st, const struct session_timeouts *cfg, const struct session *s,
+                          uint64_t now);
 
 static inline bool timeouts_enabled(const struct session_timeouts *cfg)
 {
@@ -63,10 +63,7 @@ struct conn_timers {
 
 void conn_timers_init(struct conn_timers *t, const struct session_timeouts *config);
 
-static inline bool conn_timers_enabled(const struct conn_timers *t)
-{
-    return timeouts_enabled(&t->config);
-}
+static inline bool conn_timers_enabled(const struct conn_timers *t) { return timeouts_enabled(&t->config); }
 
 /* (Re)arms the connection's deadline for the session's state at time now. */
 void conn_timers_update(struct conn_timers *t, struct conn_timer *n, const struct session *s, uint64_t now);
@@ -82,6 +79,6 @@ int conn_timers_wait_ms(const struct conn_timers *t, uint64_t now);
  * list: closing it must remove it. */
 struct conn_timer *conn_timers_expired(const struct conn_timers *t, uint64_t now);
 
-#define CONN_TIMER_OWNER(node, type, member) ((type *)(void *)((char *)(node) - offsetof(type, member)))
+#define CONN_TIMER_OWNER(node, type, member) ((type *)(void *)((char *)(node)-offsetof(type, member)))
 
 #endif

@@ -16,8 +16,8 @@ struct server_counters {
     uint64_t bad_requests;
     uint64_t connection_resets;
     uint64_t errors;
-    uint64_t bytes_echoed;       /* echo: bytes sent back */
-    uint64_t timeouts;           /* closed by --header-timeout or --idle-timeout */
+    uint64_t bytes_echoed; /* echo: bytes sent back */
+    uint64_t timeouts;     /* closed by --header-timeout or --idle-timeout */
 };
 
 struct shared_counters {

@@ -128,15 +128,12 @@ void event_loop_stop(struct event_loop *loop)
     wake(loop);
 }
 
-static void close_conn(struct event_loop *loop, struct loop_conn *conn, bool linger)
+static void close_conn(struct event_loop *loop, struct loop_conn *conn, enum conn_close_mode mode)
 {
     counters_add_session(&loop->counters, &conn->session.counters);
     conn_timers_remove(&conn->timer);
     loop->conns[conn->fd] = NULL;
-    if (linger)
-        conn_close(conn->fd, &conn->session, false);
-    else
-        close(conn->fd);
+    conn_close(conn->fd, &conn->session, mode);
     session_destroy(&conn->session);
     free(conn);
 }
@@ -144,8 +141,7 @@ static void close_conn(struct event_loop *loop, struct loop_conn *conn, bool lin
 static void add_conn(struct event_loop *loop, int fd)
 {
     struct loop_conn *conn = calloc(1, sizeof *conn);
-    if (conn == NULL || (size_t)fd >= loop->conns_size ||
-        !session_init(&conn->session, loop->session)) {
+    if (conn == NULL || (size_t)fd >= loop->conns_size || !session_init(&conn->session, loop->session)) {
         loop->counters.errors++;
         if (conn != NULL)
             session_destroy(&conn->session);
@@ -159,23 +155,19 @@ static void add_conn(struct event_loop *loop, int fd)
     ev.events = loop->edge ? EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET : EPOLLIN;
     if (epoll_ctl(loop->epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
         loop->counters.errors++;
-        close_conn(loop, conn, false);
+        close_conn(loop, conn, CLOSE_ABRUPTLY);
         return;
     }
     if (conn_timers_enabled(&loop->timers))
         conn_timers_update(&loop->timers, &conn->timer, &conn->session, loop->now_ms);
 }
 
-static void take_accepted(void *loop, int fd)
-{
-    add_conn(loop, fd);
-}
+static void take_accepted(void *loop, int fd) { add_conn(loop, fd); }
 
 static void accept_pending(struct event_loop *loop)
 {
     /* edge-triggered: until EAGAIN, or the connections left would wait for the next edge */
-    server_accept_pending(loop->listen_fd, loop->edge ? 0 : ACCEPT_BATCH_LEVEL, take_accepted, loop,
-                          &loop->counters);
+    server_accept_pending(loop->listen_fd, loop->edge ? 0 : ACCEPT_BATCH_LEVEL, take_accepted, loop, &loop->counters);
 }
 
 static void take_adopted(struct event_loop *loop)
@@ -220,13 +212,13 @@ static void serve_event(struct event_loop *loop, struct loop_conn *conn, uint32_
             next = conn_on_readable(conn->fd, &conn->session, &loop->counters);
     }
     if (next == CONN_CLOSE) {
-        close_conn(loop, conn, true);
+        close_conn(loop, conn, CLOSE_LINGERING);
         return;
     }
     conn->waiting_to_write = next == CONN_WANT_WRITE;
     if (!update_interest(loop, conn)) {
         loop->counters.errors++;
-        close_conn(loop, conn, false);
+        close_conn(loop, conn, CLOSE_ABRUPTLY);
         return;
     }
     if (conn_timers_enabled(&loop->timers))
@@ -240,7 +232,7 @@ static void expire(struct event_loop *loop)
     while ((t = conn_timers_expired(&loop->timers, loop->now_ms)) != NULL) {
         struct loop_conn *conn = CONN_TIMER_OWNER(t, struct loop_conn, timer);
         conn_timed_out(conn->fd, &conn->session, &loop->counters);
-        close_conn(loop, conn, true);
+        close_conn(loop, conn, CLOSE_LINGERING);
     }
 }
 
@@ -281,7 +273,7 @@ static void destroy(struct event_loop *loop)
     if (loop->conns != NULL) {
         for (size_t fd = 0; fd < loop->conns_size; fd++)
             if (loop->conns[fd] != NULL)
-                close_conn(loop, loop->conns[fd], false);
+                close_conn(loop, loop->conns[fd], CLOSE_ABRUPTLY);
         free(loop->conns);
     }
     for (size_t i = 0; i < loop->inbox_len; i++)
@@ -301,7 +293,7 @@ struct server_counters event_loop_finish(struct event_loop *loop)
     if (loop->conns != NULL) {
         for (size_t fd = 0; fd < loop->conns_size; fd++)
             if (loop->conns[fd] != NULL)
-                close_conn(loop, loop->conns[fd], false);
+                close_conn(loop, loop->conns[fd], CLOSE_ABRUPTLY);
     }
     counters = loop->counters;
     destroy(loop);

@@ -24,8 +24,8 @@
 struct event_loop_options {
     const struct session_config *session;
     bool edge_triggered;
-    int listen_fd;          /* non-blocking listener, or -1 when connections are adopted */
-    bool exclusive_accept;  /* EPOLLEXCLUSIVE on the listener: one waiter woken per connection */
+    int listen_fd;         /* non-blocking listener, or -1 when connections are adopted */
+    bool exclusive_accept; /* EPOLLEXCLUSIVE on the listener: one waiter woken per connection */
 };
 
 struct event_loop;

@@ -81,9 +81,8 @@ uint64_t histogram_percentile(const struct histogram *h, double percentile)
      * minimum), in integer parts per million of a percent, so that 99.9 % of
      * 1000 is rank 999 and not, through rounding, 1000. */
     uint64_t ppm = (uint64_t)llround(percentile * 10000.0); /* 100 % = 1,000,000 */
-    uint64_t rank = h->count <= UINT64_MAX / 1000000
-                        ? (h->count * ppm + 999999) / 1000000
-                        : (uint64_t)ceil((double)ppm / 1e6 * (double)h->count);
+    uint64_t rank = h->count <= UINT64_MAX / 1000000 ? (h->count * ppm + 999999) / 1000000
+                                                     : (uint64_t)ceil((double)ppm / 1e6 * (double)h->count);
     if (rank < 1)
         rank = 1;
     if (rank > h->count)
@@ -99,7 +98,4 @@ uint64_t histogram_percentile(const struct histogram *h, double percentile)
     return h->max;
 }
 
-double histogram_mean(const struct histogram *h)
-{
-    return h->count > 0 ? h->sum / (double)h->count : 0.0;
-}
+double histogram_mean(const struct histogram *h) { return h->count > 0 ? h->sum / (double)h->count : 0.0; }

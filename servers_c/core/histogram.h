@@ -18,11 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HISTOGRAM_SUB_BUCKETS 64 /* per power of two */
+#define HISTOGRAM_SUB_BUCKETS 64                           /* per power of two */
 #define HISTOGRAM_LINEAR_LIMIT (2 * HISTOGRAM_SUB_BUCKETS) /* exact below this */
 #define HISTOGRAM_MAX_BITS 45
-#define HISTOGRAM_BUCKETS \
-    (HISTOGRAM_LINEAR_LIMIT + (HISTOGRAM_MAX_BITS - 7) * HISTOGRAM_SUB_BUCKETS)
+#define HISTOGRAM_BUCKETS (HISTOGRAM_LINEAR_LIMIT + (HISTOGRAM_MAX_BITS - 7) * HISTOGRAM_SUB_BUCKETS)
 
 struct histogram {
     uint64_t counts[HISTOGRAM_BUCKETS];

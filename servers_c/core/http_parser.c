@@ -18,15 +18,9 @@ static bool is_tchar(unsigned char c)
     return c != '\0' && memchr(extra, c, sizeof extra - 1) != NULL;
 }
 
-static bool is_field_value_char(unsigned char c)
-{
-    return c == '\t' || (c >= 0x20 && c != 0x7f);
-}
+static bool is_field_value_char(unsigned char c) { return c == '\t' || (c >= 0x20 && c != 0x7f); }
 
-static bool is_target_char(unsigned char c)
-{
-    return c > 0x20 && c != 0x7f;
-}
+static bool is_target_char(unsigned char c) { return c > 0x20 && c != 0x7f; }
 
 static bool equals_ignore_case(const char *s, size_t len, const char *lower)
 {
@@ -160,9 +154,8 @@ struct framing {
     struct connection_tokens connection;
 };
 
-static enum http_parse_status apply_header(const char *name, size_t name_len, const char *value,
-                                           size_t value_len, struct framing *framing,
-                                           struct http_request *req)
+static enum http_parse_status apply_header(const char *name, size_t name_len, const char *value, size_t value_len,
+                                           struct framing *framing, struct http_request *req)
 {
     if (equals_ignore_case(name, name_len, "content-length")) {
         uint64_t n;
@@ -183,8 +176,8 @@ static enum http_parse_status apply_header(const char *name, size_t name_len, co
 }
 
 /* Parses the header lines in buf[pos..head_end); the head is known to be complete. */
-static enum http_parse_status parse_headers(const char *buf, size_t pos, size_t head_end,
-                                            struct framing *framing, struct http_request *req)
+static enum http_parse_status parse_headers(const char *buf, size_t pos, size_t head_end, struct framing *framing,
+                                            struct http_request *req)
 {
     for (;;) {
         int eol = line_ending_at(buf, head_end, pos);
@@ -220,8 +213,8 @@ static enum http_parse_status parse_headers(const char *buf, size_t pos, size_t 
         pos += (size_t)eol;
 
         req->header_count++;
-        enum http_parse_status st = apply_header(buf + name_start, name_len, buf + value_start,
-                                                 value_end - value_start, framing, req);
+        enum http_parse_status st =
+            apply_header(buf + name_start, name_len, buf + value_start, value_end - value_start, framing, req);
         if (st != HTTP_PARSE_COMPLETE)
             return st;
     }
@@ -292,8 +285,7 @@ static enum http_parse_status early_error(const char *buf, size_t start, size_t 
     return HTTP_PARSE_INCOMPLETE;
 }
 
-enum http_parse_status http_parse_request(const char *buf, size_t len, struct http_scan *scan,
-                                          struct http_request *req)
+enum http_parse_status http_parse_request(const char *buf, size_t len, struct http_scan *scan, struct http_request *req)
 {
     memset(req, 0, sizeof *req);
     size_t previously_scanned = scan->scanned < len ? scan->scanned : len;

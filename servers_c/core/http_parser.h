@@ -32,13 +32,13 @@ struct http_request {
     size_t method_len;
     const char *target;
     size_t target_len;
-    int minor_version;      /* HTTP/1.minor */
-    size_t head_bytes;      /* bytes of the head, leading empty lines included */
+    int minor_version; /* HTTP/1.minor */
+    size_t head_bytes; /* bytes of the head, leading empty lines included */
     size_t header_count;
     uint64_t content_length;
-    bool keep_alive;        /* after the version default and Connection tokens */
-    bool is_head;           /* method HEAD: the response carries no body */
-    int error_status;       /* 400, 413, 431, 501 or 505 when HTTP_PARSE_ERROR */
+    bool keep_alive;          /* after the version default and Connection tokens */
+    bool is_head;             /* method HEAD: the response carries no body */
+    int error_status;         /* 400, 413, 431, 501 or 505 when HTTP_PARSE_ERROR */
     const char *error_reason; /* static text for tests and diagnostics */
 };
 

@@ -48,10 +48,7 @@ void lifecycle_watch_signals(void (*on_stop)(void *arg), void *arg)
     watcher_started = true;
 }
 
-bool lifecycle_stopping(void)
-{
-    return atomic_load(&stop_requested);
-}
+bool lifecycle_stopping(void) { return atomic_load(&stop_requested); }
 
 void lifecycle_request_stop(void)
 {

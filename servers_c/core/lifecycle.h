@@ -14,6 +14,10 @@
 
 #include "counters.h"
 
+/* The exit status of a server whose kernel lacks a feature it needs (e.g.
+ * io_uring): the runner records such a trial as unsupported. */
+#define EXIT_UNSUPPORTED 3
+
 void lifecycle_init(void);
 
 /* Starts the signal watcher; on_stop(arg) runs once, in the watcher thread. */

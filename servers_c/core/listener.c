@@ -60,9 +60,9 @@ void tune_accepted_socket(int fd)
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-int accept_connection(int listen_fd, bool nonblocking)
+int accept_connection(int listen_fd, enum socket_mode mode)
 {
-    int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0));
+    int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | (mode == SOCKET_NONBLOCKING ? SOCK_NONBLOCK : 0));
     if (fd >= 0)
         tune_accepted_socket(fd);
     return fd;
@@ -74,8 +74,8 @@ bool accept_error_is_transient(int err)
     case EINTR:
     case ECONNABORTED:
     case EPROTO:
-    case EPERM:     /* firewall rules */
-    case EMFILE:    /* out of descriptors: others close, then accepting works again */
+    case EPERM:  /* firewall rules */
+    case EMFILE: /* out of descriptors: others close, then accepting works again */
     case ENFILE:
     case ENOBUFS:
     case ENOMEM:
@@ -85,10 +85,8 @@ bool accept_error_is_transient(int err)
     case ENONET:
     case EHOSTUNREACH:
     case EOPNOTSUPP:
-    case ENETUNREACH:
-        return true;
-    default:
-        return false;
+    case ENETUNREACH: return true;
+    default: return false;
     }
 }
 

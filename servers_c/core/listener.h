@@ -5,11 +5,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Whether a socket's calls block: an argument that reads as what it means at
+ * the call site, where a bare true/false would not. */
+enum socket_mode { SOCKET_BLOCKING, SOCKET_NONBLOCKING };
+
 struct listen_request {
     const char *host;
-    int port;          /* 0: ephemeral */
+    int port; /* 0: ephemeral */
     int backlog;
-    bool reuseport;    /* SO_REUSEPORT, for one listener per event loop */
+    bool reuseport; /* SO_REUSEPORT, for one listener per event loop */
     bool nonblocking;
 };
 
@@ -21,8 +25,8 @@ int listener_open(const struct listen_request *req, int *bound_port, char *err, 
  * delayed ACK. */
 void tune_accepted_socket(int fd);
 
-/* accept4 with SOCK_CLOEXEC (and SOCK_NONBLOCK when asked), tuned; -1 and errno on failure. */
-int accept_connection(int listen_fd, bool nonblocking);
+/* accept4 with SOCK_CLOEXEC (and SOCK_NONBLOCK for SOCKET_NONBLOCK), tuned; -1 and errno on failure. */
+int accept_connection(int listen_fd, enum socket_mode mode);
 
 /* Sleeps briefly after EMFILE, ENFILE, ENOBUFS or ENOMEM, so an acceptor out
  * of descriptors does not spin while connections close. */

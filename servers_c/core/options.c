@@ -14,16 +14,19 @@ static void usage(FILE *out, const struct server_cli *cli)
     fprintf(out, "  --backlog N          listen() backlog (default 4096)\n");
     fprintf(out, "  --threads N          %s (default %ld)\n", cli->threads_help, cli->threads_min);
     fprintf(out, "  --response SPEC      test (default), hello, or file:PATH (http only)\n");
-    fprintf(out, "  --proto PROTO        http (default): answer HTTP/1.x requests; echo: send every\n"
-                 "                       received byte back, in order\n");
-    fprintf(out, "  --header-timeout S   http: close a connection whose request head is still\n"
-                 "                       incomplete S seconds after it began (after a 408 if part\n"
-                 "                       of it arrived); a connection's first head counts from when\n"
-                 "                       the server takes it up; 0 = off (default %d)\n",
+    fprintf(out,
+            "  --proto PROTO        http (default): answer HTTP/1.x requests; echo: send every\n"
+            "                       received byte back, in order\n");
+    fprintf(out,
+            "  --header-timeout S   http: close a connection whose request head is still\n"
+            "                       incomplete S seconds after it began (after a 408 if part\n"
+            "                       of it arrived); a connection's first head counts from when\n"
+            "                       the server takes it up; 0 = off (default %d)\n",
             DEFAULT_HEADER_TIMEOUT_S);
-    fprintf(out, "  --idle-timeout S     close a connection that makes no progress for S seconds:\n"
-                 "                       keep-alive between requests, a stalled body, a client not\n"
-                 "                       reading; echo: any connection; 0 = off (default %d)\n",
+    fprintf(out,
+            "  --idle-timeout S     close a connection that makes no progress for S seconds:\n"
+            "                       keep-alive between requests, a stalled body, a client not\n"
+            "                       reading; echo: any connection; 0 = off (default %d)\n",
             DEFAULT_IDLE_TIMEOUT_S);
     for (size_t i = 0; i < cli->extra_count; i++) {
         const struct flag_spec *f = &cli->extra[i];
@@ -36,12 +39,12 @@ static void usage(FILE *out, const struct server_cli *cli)
         }
         fprintf(out, "\n");
     }
-    fprintf(out, "\nPrints 'listening on HOST:PORT' when ready; SIGTERM or SIGINT stops it and\n"
-                 "prints one JSON line of counters.\n");
+    fprintf(out,
+            "\nPrints 'listening on HOST:PORT' when ready; SIGTERM or SIGINT stops it and\n"
+            "prints one JSON line of counters.\n");
 }
 
-static _Noreturn void bad_usage(const struct server_cli *cli, const char *fmt, const char *a,
-                                const char *b)
+static _Noreturn void bad_usage(const struct server_cli *cli, const char *fmt, const char *a, const char *b)
 {
     fprintf(stderr, "%s: ", cli->architecture);
     fprintf(stderr, fmt, a, b);
@@ -49,8 +52,7 @@ static _Noreturn void bad_usage(const struct server_cli *cli, const char *fmt, c
     exit(2);
 }
 
-static long parse_long(const struct server_cli *cli, const char *name, const char *value, long min,
-                       long max)
+static long parse_long(const struct server_cli *cli, const char *name, const char *value, long min, long max)
 {
     char *end;
     errno = 0;
@@ -58,15 +60,14 @@ static long parse_long(const struct server_cli *cli, const char *name, const cha
     if (errno != 0 || end == value || *end != '\0' || n < min || n > max) {
         char range[64];
         snprintf(range, sizeof range, "an integer in [%ld, %ld]", min, max);
-        fprintf(stderr, "%s: %s expects %s, got '%s'\n(run with --help for usage)\n",
-                cli->architecture, name, range, value);
+        fprintf(stderr, "%s: %s expects %s, got '%s'\n(run with --help for usage)\n", cli->architecture, name, range,
+                value);
         exit(2);
     }
     return n;
 }
 
-static int parse_choice(const struct server_cli *cli, const char *name, const char *const *choices,
-                        const char *value)
+static int parse_choice(const struct server_cli *cli, const char *name, const char *const *choices, const char *value)
 {
     for (int i = 0; choices[i] != NULL; i++)
         if (strcmp(choices[i], value) == 0)
@@ -94,8 +95,8 @@ static bool matches(const char *arg, const char *name, size_t *len)
 
 void options_parse(int argc, char **argv, const struct server_cli *cli, struct common_options *out)
 {
-    *out = (struct common_options){"127.0.0.1", 0, 4096, cli->threads_min, "test", SESSION_HTTP,
-                                   DEFAULT_HEADER_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S};
+    *out = (struct common_options){
+        "127.0.0.1", 0, 4096, cli->threads_min, "test", SESSION_HTTP, DEFAULT_HEADER_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         size_t len;
@@ -105,28 +106,23 @@ void options_parse(int argc, char **argv, const struct server_cli *cli, struct c
         } else if (matches(arg, "--host", &len)) {
             out->host = flag_value(argc, argv, &i, "--host", len, cli);
         } else if (matches(arg, "--port", &len)) {
-            out->port = parse_long(cli, "--port", flag_value(argc, argv, &i, "--port", len, cli), 0,
-                                   65535);
+            out->port = parse_long(cli, "--port", flag_value(argc, argv, &i, "--port", len, cli), 0, 65535);
         } else if (matches(arg, "--backlog", &len)) {
-            out->backlog = parse_long(cli, "--backlog",
-                                      flag_value(argc, argv, &i, "--backlog", len, cli), 1, 1 << 20);
+            out->backlog = parse_long(cli, "--backlog", flag_value(argc, argv, &i, "--backlog", len, cli), 1, 1 << 20);
         } else if (matches(arg, "--threads", &len)) {
-            out->threads = parse_long(cli, "--threads",
-                                      flag_value(argc, argv, &i, "--threads", len, cli),
+            out->threads = parse_long(cli, "--threads", flag_value(argc, argv, &i, "--threads", len, cli),
                                       cli->threads_min, cli->threads_max);
         } else if (matches(arg, "--response", &len)) {
             out->response = flag_value(argc, argv, &i, "--response", len, cli);
         } else if (matches(arg, "--header-timeout", &len)) {
-            out->header_timeout_s =
-                parse_long(cli, "--header-timeout",
-                           flag_value(argc, argv, &i, "--header-timeout", len, cli), 0, MAX_TIMEOUT_S);
+            out->header_timeout_s = parse_long(
+                cli, "--header-timeout", flag_value(argc, argv, &i, "--header-timeout", len, cli), 0, MAX_TIMEOUT_S);
         } else if (matches(arg, "--idle-timeout", &len)) {
-            out->idle_timeout_s =
-                parse_long(cli, "--idle-timeout", flag_value(argc, argv, &i, "--idle-timeout", len, cli),
-                           0, MAX_TIMEOUT_S);
+            out->idle_timeout_s = parse_long(cli, "--idle-timeout",
+                                             flag_value(argc, argv, &i, "--idle-timeout", len, cli), 0, MAX_TIMEOUT_S);
         } else if (matches(arg, "--proto", &len)) {
-            out->proto = (enum session_proto)parse_choice(
-                cli, "--proto", session_proto_names, flag_value(argc, argv, &i, "--proto", len, cli));
+            out->proto = (enum session_proto)parse_choice(cli, "--proto", session_proto_names,
+                                                          flag_value(argc, argv, &i, "--proto", len, cli));
         } else {
             const struct flag_spec *found = NULL;
             for (size_t k = 0; k < cli->extra_count && found == NULL; k++)

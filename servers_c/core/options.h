@@ -9,18 +9,18 @@
 enum flag_kind { FLAG_INT, FLAG_CHOICE };
 
 struct flag_spec {
-    const char *name;            /* "--max-threads" */
+    const char *name; /* "--max-threads" */
     enum flag_kind kind;
-    void *target;                /* long * for FLAG_INT, int * (index) for FLAG_CHOICE */
-    long min, max;               /* FLAG_INT bounds */
-    const char *const *choices;  /* FLAG_CHOICE, NULL-terminated */
+    void *target;               /* long * for FLAG_INT, int * (index) for FLAG_CHOICE */
+    long min, max;              /* FLAG_INT bounds */
+    const char *const *choices; /* FLAG_CHOICE, NULL-terminated */
     const char *help;
 };
 
 struct server_cli {
     const char *architecture;
-    const char *summary;         /* one paragraph for --help */
-    const char *threads_help;    /* what --threads means here */
+    const char *summary;      /* one paragraph for --help */
+    const char *threads_help; /* what --threads means here */
     long threads_min, threads_max;
     const struct flag_spec *extra;
     size_t extra_count;

@@ -22,10 +22,14 @@ static const char *content_type_for(const char *path)
         const char *suffix;
         const char *type;
     } types[] = {
-        {".html", "text/html"},        {".htm", "text/html"},
-        {".txt", "text/plain"},        {".css", "text/css"},
-        {".js", "application/javascript"}, {".json", "application/json"},
-        {".png", "image/png"},         {".jpg", "image/jpeg"},
+        {".html", "text/html"},
+        {".htm", "text/html"},
+        {".txt", "text/plain"},
+        {".css", "text/css"},
+        {".js", "application/javascript"},
+        {".json", "application/json"},
+        {".png", "image/png"},
+        {".jpg", "image/jpeg"},
         {".svg", "image/svg+xml"},
     };
     size_t path_len = strlen(path);
@@ -51,8 +55,7 @@ static char *read_whole_file(const char *path, size_t *len, char *err, size_t er
         return NULL;
     }
     if ((uintmax_t)st.st_size > MAX_FILE_RESPONSE_BYTES) {
-        snprintf(err, err_len, "--response file:%s: larger than %zu bytes", path,
-                 MAX_FILE_RESPONSE_BYTES);
+        snprintf(err, err_len, "--response file:%s: larger than %zu bytes", path, MAX_FILE_RESPONSE_BYTES);
         fclose(f);
         return NULL;
     }
@@ -70,11 +73,10 @@ static char *read_whole_file(const char *path, size_t *len, char *err, size_t er
 }
 
 /* Header order and spelling follow source 000's response byte for byte. */
-static size_t format_response(char *dst, size_t cap, const char *status, bool keep_alive,
-                              const struct body *body, bool include_body)
+static size_t format_response(char *dst, size_t cap, const char *status, bool keep_alive, const struct body *body,
+                              bool include_body)
 {
-    int n = snprintf(dst, cap,
-                     "HTTP/1.1 %s\r\nConnection: %s\r\nContent-Length: %zu\r\nContent-Type: %s\r\n\r\n",
+    int n = snprintf(dst, cap, "HTTP/1.1 %s\r\nConnection: %s\r\nContent-Length: %zu\r\nContent-Type: %s\r\n\r\n",
                      status, keep_alive ? "keep-alive" : "close", body->len, body->content_type);
     size_t head = (size_t)n;
     if (include_body && dst != NULL && head + body->len <= cap)
@@ -113,11 +115,9 @@ bool responses_build(struct responses *r, const char *spec, char *err, size_t er
         {400, "400 Bad Request", "Bad Request\n", &r->bad_request},
         {408, "408 Request Timeout", "Request Timeout\n", &r->request_timeout},
         {413, "413 Content Too Large", "Content Too Large\n", &r->payload_too_large},
-        {431, "431 Request Header Fields Too Large", "Request Header Fields Too Large\n",
-         &r->header_too_large},
+        {431, "431 Request Header Fields Too Large", "Request Header Fields Too Large\n", &r->header_too_large},
         {501, "501 Not Implemented", "Not Implemented\n", &r->not_implemented},
-        {505, "505 HTTP Version Not Supported", "HTTP Version Not Supported\n",
-         &r->version_not_supported},
+        {505, "505 HTTP Version Not Supported", "HTTP Version Not Supported\n", &r->version_not_supported},
     };
     size_t n_errors = sizeof errors / sizeof errors[0];
 
@@ -139,16 +139,14 @@ bool responses_build(struct responses *r, const char *spec, char *err, size_t er
     char *cursor = r->storage;
     for (int keep = 0; keep < 2; keep++) {
         for (int head = 0; head < 2; head++) {
-            size_t len = format_response(cursor, total - (size_t)(cursor - r->storage), "200 OK",
-                                         keep, &body, !head);
+            size_t len = format_response(cursor, total - (size_t)(cursor - r->storage), "200 OK", keep, &body, !head);
             r->ok[keep][head] = (struct prebuilt){cursor, len};
             cursor += len + 1;
         }
     }
     for (size_t i = 0; i < n_errors; i++) {
         struct body text = {"text/plain", errors[i].text, strlen(errors[i].text)};
-        size_t len = format_response(cursor, total - (size_t)(cursor - r->storage), errors[i].line,
-                                     false, &text, true);
+        size_t len = format_response(cursor, total - (size_t)(cursor - r->storage), errors[i].line, false, &text, true);
         *errors[i].slot = (struct prebuilt){cursor, len};
         cursor += len + 1;
     }

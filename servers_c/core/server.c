@@ -3,10 +3,8 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "listener.h"
-
 void server_start(struct server_base *base, const struct server_cli *cli, int argc, char **argv,
-                  bool nonblocking_listener, bool open_listener)
+                  struct server_start_options how)
 {
     lifecycle_init();
     base->cli = cli;
@@ -22,14 +20,14 @@ void server_start(struct server_base *base, const struct server_cli *cli, int ar
         .idle_ms = (uint32_t)base->options.idle_timeout_s * 1000u,
     };
     base->session = (struct session_config){base->options.proto, &base->responses, timeouts};
-    if (!open_listener)
+    if (how.listener_per_thread)
         return;
     struct listen_request req = {
         .host = base->options.host,
         .port = (int)base->options.port,
         .backlog = (int)base->options.backlog,
         .reuseport = false,
-        .nonblocking = nonblocking_listener,
+        .nonblocking = how.nonblocking_listener,
     };
     base->listen_fd = listener_open(&req, &base->port, err, sizeof err);
     if (base->listen_fd < 0)
@@ -45,11 +43,11 @@ void server_finish(struct server_base *base, const struct server_counters *count
     responses_free(&base->responses);
 }
 
-int server_accept_blocking(const struct server_base *base, bool nonblocking_connection,
+int server_accept_blocking(const struct server_base *base, enum socket_mode connection_mode,
                            struct server_counters *counters)
 {
     while (!lifecycle_stopping()) {
-        int fd = accept_connection(base->listen_fd, nonblocking_connection);
+        int fd = accept_connection(base->listen_fd, connection_mode);
         if (fd >= 0) {
             counters->connections_accepted++;
             return fd;
@@ -69,7 +67,7 @@ void server_accept_pending(int listen_fd, int max, void (*take)(void *ctx, int f
                            struct server_counters *counters)
 {
     for (int taken = 0; max == 0 || taken < max; taken++) {
-        int fd = accept_connection(listen_fd, true);
+        int fd = accept_connection(listen_fd, SOCKET_NONBLOCKING);
         if (fd < 0) {
             int err = errno;
             if (err == EAGAIN || err == EWOULDBLOCK)
@@ -85,8 +83,7 @@ void server_accept_pending(int listen_fd, int max, void (*take)(void *ctx, int f
     }
 }
 
-void server_open_reuseport_listeners(struct server_base *base, long count, bool nonblocking,
-                                     int *listeners)
+void server_open_reuseport_listeners(struct server_base *base, long count, enum socket_mode mode, int *listeners)
 {
     char err[512];
     struct listen_request req = {
@@ -94,7 +91,7 @@ void server_open_reuseport_listeners(struct server_base *base, long count, bool 
         .port = (int)base->options.port,
         .backlog = (int)base->options.backlog,
         .reuseport = true,
-        .nonblocking = nonblocking,
+        .nonblocking = mode == SOCKET_NONBLOCKING,
     };
     for (long i = 0; i < count; i++) {
         listeners[i] = listener_open(&req, &base->port, err, sizeof err);

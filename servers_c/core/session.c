@@ -52,10 +52,7 @@ char *session_input_space(struct session *s, size_t *space)
     return s->in + s->in_len;
 }
 
-void session_input_commit(struct session *s, size_t n)
-{
-    s->in_len += n;
-}
+void session_input_commit(struct session *s, size_t n) { s->in_len += n; }
 
 size_t session_input_copy(struct session *s, const char *bytes, size_t len)
 {
@@ -83,10 +80,7 @@ static bool queue_response(struct session *s, const struct prebuilt *response)
     return true;
 }
 
-static bool queue_full(const struct session *s)
-{
-    return s->out_count == SESSION_MAX_QUEUED;
-}
+static bool queue_full(const struct session *s) { return s->out_count == SESSION_MAX_QUEUED; }
 
 static bool http_process(struct session *s)
 {
@@ -106,8 +100,7 @@ static bool http_process(struct session *s)
             break;
 
         struct http_request req;
-        enum http_parse_status st =
-            http_parse_request(s->in + s->in_start, available, &s->scan, &req);
+        enum http_parse_status st = http_parse_request(s->in + s->in_start, available, &s->scan, &req);
         if (st == HTTP_PARSE_INCOMPLETE)
             break;
         if (st == HTTP_PARSE_ERROR) {

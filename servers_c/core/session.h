@@ -133,16 +133,10 @@ static inline bool session_has_answered(const struct session *s)
 }
 
 /* Unconsumed input remains that processing could use once output drains. */
-static inline bool session_has_pending_input(const struct session *s)
-{
-    return !s->closing && s->in_start < s->in_len;
-}
+static inline bool session_has_pending_input(const struct session *s) { return !s->closing && s->in_start < s->in_len; }
 
 /* Nothing more to do: the connection can be closed. */
-static inline bool session_done(const struct session *s)
-{
-    return s->closing && s->out_count == 0;
-}
+static inline bool session_done(const struct session *s) { return s->closing && s->out_count == 0; }
 
 /* Closing with bytes from the client possibly unread: close() would send a
  * reset that can destroy the response in flight, so the caller should shut
@@ -171,14 +165,11 @@ static inline enum session_wait session_wait_kind(const struct session *s)
 static inline bool session_has_partial_head(const struct session *s)
 {
     return s->proto == SESSION_HTTP && !s->closing && s->body_remaining == 0 && s->out_count == 0 &&
-           s->in_start < s->in_len;
+        s->in_start < s->in_len;
 }
 
 /* Changes whenever a request completes: a head that begins afterwards gets a
  * fresh header deadline. */
-static inline uint64_t session_head_generation(const struct session *s)
-{
-    return s->counters.requests_served;
-}
+static inline uint64_t session_head_generation(const struct session *s) { return s->counters.requests_served; }
 
 #endif

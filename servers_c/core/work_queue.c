@@ -2,13 +2,13 @@
 
 #include <stdlib.h>
 
-bool work_queue_init(struct work_queue *q, size_t capacity, bool lifo)
+bool work_queue_init(struct work_queue *q, size_t capacity, enum work_queue_order order)
 {
     q->items = calloc(capacity, sizeof q->items[0]);
     q->capacity = capacity;
     q->head = 0;
     q->count = 0;
-    q->lifo = lifo;
+    q->lifo = order == WORK_QUEUE_LIFO;
     q->closed = false;
     pthread_mutex_init(&q->lock, NULL);
     pthread_cond_init(&q->not_empty, NULL);

@@ -12,7 +12,7 @@
 struct work_queue {
     intptr_t *items;
     size_t capacity;
-    size_t head;  /* oldest item */
+    size_t head; /* oldest item */
     size_t count;
     bool lifo;
     bool closed;
@@ -21,7 +21,9 @@ struct work_queue {
     pthread_cond_t not_full;
 };
 
-bool work_queue_init(struct work_queue *q, size_t capacity, bool lifo);
+enum work_queue_order { WORK_QUEUE_FIFO, WORK_QUEUE_LIFO };
+
+bool work_queue_init(struct work_queue *q, size_t capacity, enum work_queue_order order);
 void work_queue_destroy(struct work_queue *q);
 /* Blocks while full; false once the queue is closed (the item was not queued). */
 bool work_queue_push(struct work_queue *q, intptr_t item);

@@ -22,14 +22,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond, ...)                                                           \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            fprintf(stderr, "fuzz_http_parser: invariant failed: %s: ", #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                          \
-            fputc('\n', stderr);                                                   \
-            abort();                                                               \
-        }                                                                          \
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        if (!(cond)) {                                                          \
+            fprintf(stderr, "fuzz_http_parser: invariant failed: %s: ", #cond); \
+            fprintf(stderr, __VA_ARGS__);                                       \
+            fputc('\n', stderr);                                                \
+            abort();                                                            \
+        }                                                                       \
     } while (0)
 
 /* An answer with its pointers turned into offsets, so answers over different
@@ -66,8 +66,7 @@ static struct outcome parse(const char *buf, size_t len, struct http_scan *scan)
                   req.target + req.target_len <= buf + req.head_bytes,
               "target inside the head, after the method");
         CHECK(req.minor_version >= 0 && req.minor_version <= 9, "minor version %d", req.minor_version);
-        CHECK(req.content_length <= HTTP_MAX_BODY_BYTES, "content length %llu",
-              (unsigned long long)req.content_length);
+        CHECK(req.content_length <= HTTP_MAX_BODY_BYTES, "content length %llu", (unsigned long long)req.content_length);
         CHECK(req.is_head == (req.method_len == 4 && memcmp(req.method, "HEAD", 4) == 0), "is_head");
         CHECK(memchr(buf, '\0', req.head_bytes) == NULL, "no NUL in an accepted head");
         CHECK(req.error_status == 0, "no error status on success");
@@ -112,8 +111,8 @@ static void split_at(const char *buf, size_t len, size_t k, const struct outcome
     if (first.status == HTTP_PARSE_ERROR) {
         /* More bytes never repair a head, nor change which error it is. */
         CHECK(whole->status == HTTP_PARSE_ERROR && whole->error_status == first.error_status,
-              "prefix of %zu is error %d, the whole is status %d (error %d)", k, first.error_status,
-              (int)whole->status, whole->error_status);
+              "prefix of %zu is error %d, the whole is status %d (error %d)", k, first.error_status, (int)whole->status,
+              whole->error_status);
         return;
     }
     if (first.status == HTTP_PARSE_COMPLETE) {

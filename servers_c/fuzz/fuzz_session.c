@@ -31,14 +31,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond, ...)                                                         \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "fuzz_session: invariant failed: %s: ", #cond);      \
-            fprintf(stderr, __VA_ARGS__);                                        \
-            fputc('\n', stderr);                                                 \
-            abort();                                                             \
-        }                                                                        \
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            fprintf(stderr, "fuzz_session: invariant failed: %s: ", #cond); \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fputc('\n', stderr);                                            \
+            abort();                                                        \
+        }                                                                   \
     } while (0)
 
 /* "A / HTTP/1.0\n\n": the shortest head the parser accepts. */
@@ -57,18 +57,18 @@ static void init_once(void)
         fprintf(stderr, "%s\n", err);
         abort();
     }
-    const struct prebuilt *list[] = {&responses.ok[0][0], &responses.ok[0][1], &responses.ok[1][0],
-                                     &responses.ok[1][1], &responses.bad_request, &responses.request_timeout,
+    const struct prebuilt *list[] = {&responses.ok[0][0],          &responses.ok[0][1],
+                                     &responses.ok[1][0],          &responses.ok[1][1],
+                                     &responses.bad_request,       &responses.request_timeout,
                                      &responses.payload_too_large, &responses.header_too_large,
-                                     &responses.not_implemented, &responses.version_not_supported};
+                                     &responses.not_implemented,   &responses.version_not_supported};
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         all_responses[n_responses++] = list[i];
 }
 
 static bool is_ok_response(const struct prebuilt *p)
 {
-    return p == &responses.ok[0][0] || p == &responses.ok[0][1] || p == &responses.ok[1][0] ||
-           p == &responses.ok[1][1];
+    return p == &responses.ok[0][0] || p == &responses.ok[0][1] || p == &responses.ok[1][0] || p == &responses.ok[1][1];
 }
 
 /* The pre-built response an iovec belongs to: whole, or (first) its tail. */
@@ -86,10 +86,7 @@ static const struct prebuilt *owner_of(const struct iovec *v, bool may_be_tail)
 }
 
 /* memcmp, which must not see NULL even for 0 bytes */
-static bool same_bytes(const void *a, const void *b, size_t n)
-{
-    return n == 0 || memcmp(a, b, n) == 0;
-}
+static bool same_bytes(const void *a, const void *b, size_t n) { return n == 0 || memcmp(a, b, n) == 0; }
 
 struct rng {
     uint32_t x;
@@ -144,8 +141,8 @@ static void check_queue(struct session *s)
 {
     CHECK(s->in_start <= s->in_len && s->in_len <= SESSION_INPUT_BYTES, "in_start %zu in_len %zu", s->in_start,
           s->in_len);
-    CHECK(s->out_count <= SESSION_MAX_QUEUED && s->out_first + s->out_count <= SESSION_MAX_QUEUED,
-          "queue %zu+%zu", s->out_first, s->out_count);
+    CHECK(s->out_count <= SESSION_MAX_QUEUED && s->out_first + s->out_count <= SESSION_MAX_QUEUED, "queue %zu+%zu",
+          s->out_first, s->out_count);
     struct iovec *iov;
     int n = session_output(s, &iov);
     for (int i = 0; i < n; i++) {

@@ -10,6 +10,7 @@ input answered with 400/431/501/505 and a close, slow readers (partial writes),
 a reset mid-response, N concurrent clients, and a clean SIGTERM with a JSON
 line of counters. Standard library only, so CTest can run it anywhere.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,25 +24,42 @@ import threading
 import time
 from dataclasses import dataclass
 
-from sanitizer_check import sanitizer_report
-from server_harness import (IO_TIMEOUT_S, CaseFailure, Result, Server, announce_if_unsupported, expect,
-                            missing_shutdown_keys, parse_suite_command_line, print_results, read_exactly,
-                            run_against_server, run_cases)
+from server_harness import (
+    IO_TIMEOUT_S,
+    CaseFailure,
+    Result,
+    Server,
+    announce_if_unsupported,
+    expect,
+    missing_shutdown_keys,
+    parse_suite_command_line,
+    print_results,
+    read_exactly,
+    run_against_server,
+    run_cases,
+)
+
+from archbench.measure.server_protocol import sanitizer_report
 
 REQUEST = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 
 def ok_response(body: bytes, content_type: str, keep_alive: bool = True, head: bool = False) -> bytes:
     connection = b"keep-alive" if keep_alive else b"close"
-    headers = (b"HTTP/1.1 200 OK\r\nConnection: " + connection +
-               b"\r\nContent-Length: " + str(len(body)).encode() +
-               b"\r\nContent-Type: " + content_type.encode() + b"\r\n\r\n")
+    headers = (
+        b"HTTP/1.1 200 OK\r\nConnection: "
+        + connection
+        + b"\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\nContent-Type: "
+        + content_type.encode()
+        + b"\r\n\r\n"
+    )
     return headers if head else headers + body
 
 
 # Source 000's response, byte for byte.
-TEST_RESPONSE = (b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 4\r\n"
-                 b"Content-Type: text/html\r\n\r\ntest")
+TEST_RESPONSE = b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 4\r\nContent-Type: text/html\r\n\r\ntest"
 assert ok_response(b"test", "text/html") == TEST_RESPONSE
 CLOSE_RESPONSE = ok_response(b"test", "text/html", keep_alive=False)
 
@@ -61,7 +79,7 @@ def expect_quiet(sock: socket.socket, wait_s: float = 0.1) -> None:
     try:
         extra = sock.recv(4096)
         expect(extra == b"" or False, f"unexpected extra bytes: {extra[:200]!r}")
-    except socket.timeout:
+    except TimeoutError:
         pass
     finally:
         sock.settimeout(IO_TIMEOUT_S)
@@ -128,7 +146,7 @@ class Suite:
     def split_byte_by_byte(self) -> None:
         with self.server.connect() as s:
             for i in range(len(REQUEST)):
-                s.sendall(REQUEST[i:i + 1])
+                s.sendall(REQUEST[i : i + 1])
                 time.sleep(0.002)
             expect(read_exactly(s, len(TEST_RESPONSE)) == TEST_RESPONSE, "byte-by-byte request")
         self.sent_ok += 1
@@ -140,22 +158,29 @@ class Suite:
             pos = 0
             while pos < len(stream):
                 step = rng.randint(1, 90)
-                s.sendall(stream[pos:pos + step])
+                s.sendall(stream[pos : pos + step])
                 pos += step
                 time.sleep(0.001)
             expect(read_exactly(s, 40 * len(TEST_RESPONSE)) == TEST_RESPONSE * 40, "randomly split pipeline")
         self.sent_ok += 40
 
     def connection_close(self) -> None:
-        expect_response_and_close(self.server, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-                                  CLOSE_RESPONSE, "Connection: close response")
+        expect_response_and_close(
+            self.server,
+            b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            CLOSE_RESPONSE,
+            "Connection: close response",
+        )
         self.sent_ok += 1
 
     def close_ends_pipeline(self) -> None:
         """Requests after one with Connection: close are not answered."""
         expect_response_and_close(
-            self.server, REQUEST + b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" + REQUEST,
-            TEST_RESPONSE + CLOSE_RESPONSE, "responses up to the close")
+            self.server,
+            REQUEST + b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" + REQUEST,
+            TEST_RESPONSE + CLOSE_RESPONSE,
+            "responses up to the close",
+        )
         self.sent_ok += 2
 
     def http10(self) -> None:
@@ -176,11 +201,16 @@ class Suite:
 
     def request_body(self) -> None:
         body = bytes(range(256)) * 40
-        request = (b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: " + str(len(body)).encode() +
-                   b"\r\n\r\n" + body + REQUEST)
+        request = (
+            b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: "
+            + str(len(body)).encode()
+            + b"\r\n\r\n"
+            + body
+            + REQUEST
+        )
         with self.server.connect() as s:
             for i in range(0, len(request), 777):
-                s.sendall(request[i:i + 777])
+                s.sendall(request[i : i + 777])
             expect(read_exactly(s, 2 * len(TEST_RESPONSE)) == TEST_RESPONSE * 2, "body skipped, next answered")
             expect_quiet(s)
         self.sent_ok += 2
@@ -257,6 +287,7 @@ class Suite:
                     s.sendall(REQUEST * count)
                 except BaseException as e:  # reported below
                     errors.append(e)
+
             sender = threading.Thread(target=send_all)
             sender.start()
             time.sleep(0.5)  # let the server fill its send buffer
@@ -292,6 +323,7 @@ class Suite:
                             return
             except BaseException as e:
                 failures.append(repr(e))
+
         threads = [threading.Thread(target=client) for _ in range(self.concurrency)]
         for t in threads:
             t.start()
@@ -320,6 +352,7 @@ class Suite:
                                 return
             except BaseException as e:
                 failures.append(repr(e))
+
         threads = [threading.Thread(target=client) for _ in range(clients)]
         for t in threads:
             t.start()
@@ -342,23 +375,43 @@ class Suite:
         return problems
 
 
-CASES = ["byte_exact", "keep_alive_sequential", "pipelined", "split_byte_by_byte",
-         "split_at_random_points", "connection_close", "close_ends_pipeline", "http10", "head",
-         "request_body", "half_close", "malformed", "oversize_never_completes", "large_pipeline",
-         "slow_reader", "reset_mid_response", "concurrent_clients", "connection_churn"]
+CASES = [
+    "byte_exact",
+    "keep_alive_sequential",
+    "pipelined",
+    "split_byte_by_byte",
+    "split_at_random_points",
+    "connection_close",
+    "close_ends_pipeline",
+    "http10",
+    "head",
+    "request_body",
+    "half_close",
+    "malformed",
+    "oversize_never_completes",
+    "large_pipeline",
+    "slow_reader",
+    "reset_mid_response",
+    "concurrent_clients",
+    "connection_churn",
+]
 
 
 def check_response_variants(binary: str, args: list[str]) -> list[Result]:
     """--response hello (source 003) and --response file:PATH (source 002's 151-byte page)."""
     results = []
-    page = (b"<!DOCTYPE html>\n<html>\n<head>\n<title>Welcome to nginx!</title>\n</head>\n<body>\n"
-            b"<h1>Welcome to nginx!</h1>\n</body>\n</html>\n")
+    page = (
+        b"<!DOCTYPE html>\n<html>\n<head>\n<title>Welcome to nginx!</title>\n</head>\n<body>\n"
+        b"<h1>Welcome to nginx!</h1>\n</body>\n</html>\n"
+    )
     page = page + b" " * (151 - len(page) - 1) + b"\n"
     with tempfile.NamedTemporaryFile(suffix=".html", delete=False) as f:
         f.write(page)
         path = f.name
-    variants = [("response_hello", ["--response", "hello"], ok_response(b"Hello World!", "text/plain")),
-                ("response_file", ["--response", f"file:{path}"], ok_response(page, "text/html"))]
+    variants = [
+        ("response_hello", ["--response", "hello"], ok_response(b"Hello World!", "text/plain")),
+        ("response_file", ["--response", f"file:{path}"], ok_response(page, "text/html")),
+    ]
     try:
         for name, extra, expected in variants:
             server = Server(binary, [*args, *extra])
@@ -376,22 +429,38 @@ def check_response_variants(binary: str, args: list[str]) -> list[Result]:
                 problem = server.kill()
                 if problem is not None and results and results[-1] == (name, "PASS"):
                     results[-1] = (name, f"FAIL: {problem}")
-        bad = subprocess.run([binary, "--response", "file:/nonexistent/x.html", *args],
-                             capture_output=True, text=True, timeout=10)
-        results.append(("response_file_missing",
-                        "PASS" if bad.returncode == 1 and "/nonexistent/x.html" in bad.stderr
-                        and sanitizer_report(bad.stderr) is None
-                        else f"FAIL: exit {bad.returncode}, stderr {bad.stderr!r}"))
+        bad = subprocess.run(
+            [binary, "--response", "file:/nonexistent/x.html", *args], capture_output=True, text=True, timeout=10
+        )
+        results.append(
+            (
+                "response_file_missing",
+                "PASS"
+                if bad.returncode == 1 and "/nonexistent/x.html" in bad.stderr and sanitizer_report(bad.stderr) is None
+                else f"FAIL: exit {bad.returncode}, stderr {bad.stderr!r}",
+            )
+        )
         unknown = subprocess.run([binary, "--no-such-flag", *args], capture_output=True, text=True, timeout=10)
-        results.append(("unknown_flag",
-                        "PASS" if unknown.returncode == 2 and "--no-such-flag" in unknown.stderr
-                        and sanitizer_report(unknown.stderr) is None
-                        else f"FAIL: exit {unknown.returncode}, stderr {unknown.stderr!r}"))
+        results.append(
+            (
+                "unknown_flag",
+                "PASS"
+                if unknown.returncode == 2
+                and "--no-such-flag" in unknown.stderr
+                and sanitizer_report(unknown.stderr) is None
+                else f"FAIL: exit {unknown.returncode}, stderr {unknown.stderr!r}",
+            )
+        )
         for flag in ("--header-timeout", "--idle-timeout"):
             neg = subprocess.run([binary, *args, flag, "-1"], capture_output=True, text=True, timeout=10)
-            results.append((f"bad_{flag[2:].replace('-', '_')}",
-                            "PASS" if neg.returncode == 2 and flag in neg.stderr
-                            else f"FAIL: exit {neg.returncode}, stderr {neg.stderr!r}"))
+            results.append(
+                (
+                    f"bad_{flag[2:].replace('-', '_')}",
+                    "PASS"
+                    if neg.returncode == 2 and flag in neg.stderr
+                    else f"FAIL: exit {neg.returncode}, stderr {neg.stderr!r}",
+                )
+            )
     finally:
         os.unlink(path)
     return results
@@ -399,8 +468,11 @@ def check_response_variants(binary: str, args: list[str]) -> list[Result]:
 
 def main() -> int:
     opts, server_args = parse_suite_command_line(
-        __doc__.splitlines()[0], CASES, default_concurrency=100,
-        concurrency_help="simultaneous keep-alive clients (0: the architecture serves one at a time)")
+        __doc__.splitlines()[0],
+        CASES,
+        default_concurrency=100,
+        concurrency_help="simultaneous keep-alive clients (0: the architecture serves one at a time)",
+    )
     if opts.allow_unsupported and announce_if_unsupported(opts.binary, server_args):
         return 0
     server = Server(opts.binary, server_args)

@@ -12,6 +12,7 @@ the client's FIN comes back, then EOF); a reset mid-stream; and a clean
 SIGTERM with a JSON line whose bytes_echoed covers what was echoed.
 Standard library only, so CTest can run it anywhere.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,15 +27,26 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from server_harness import (IO_TIMEOUT_S, CaseFailure, Result, Server, announce_if_unsupported, expect,
-                            missing_shutdown_keys, parse_suite_command_line, print_results, read_exactly,
-                            run_against_server, run_cases)
+from server_harness import (
+    IO_TIMEOUT_S,
+    CaseFailure,
+    Result,
+    Server,
+    announce_if_unsupported,
+    expect,
+    missing_shutdown_keys,
+    parse_suite_command_line,
+    print_results,
+    read_exactly,
+    run_against_server,
+    run_cases,
+)
 
 CONCURRENT_DEADLINE_S = 60.0
 
 
 def first_difference(a: bytes, b: bytes) -> int:
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return i
     return min(len(a), len(b))
@@ -51,8 +63,9 @@ def expect_eof(sock: socket.socket) -> None:
     expect(rest == b"", f"expected EOF, got {len(rest)} more bytes")
 
 
-def roundtrip(sock: socket.socket, data: bytes, pieces: list[int] | None = None,
-              pause_s: float = 0.0, read_delay_s: float = 0.0) -> bytes:
+def roundtrip(
+    sock: socket.socket, data: bytes, pieces: list[int] | None = None, pause_s: float = 0.0, read_delay_s: float = 0.0
+) -> bytes:
     """Writes data (whole, or in the given piece sizes) from a thread while this
     thread reads the echo, so neither side's buffers have to hold it all."""
     errors: list[BaseException] = []
@@ -64,13 +77,14 @@ def roundtrip(sock: socket.socket, data: bytes, pieces: list[int] | None = None,
                 return
             pos = 0
             for size in pieces:
-                sock.sendall(data[pos:pos + size])
+                sock.sendall(data[pos : pos + size])
                 pos += size
                 if pause_s:
                     time.sleep(pause_s)
             assert pos == len(data)
         except BaseException as e:  # reported below
             errors.append(e)
+
     sender = threading.Thread(target=send)
     sender.start()
     if read_delay_s:
@@ -89,8 +103,8 @@ class Suite:
     server: Server
     concurrency: int
     rng: random.Random = field(default_factory=lambda: random.Random(4004))
-    echoed: int = 0          # bytes that came back, verified
-    served_min: int = 0      # connections echoed to while the client was still connected
+    echoed: int = 0  # bytes that came back, verified
+    served_min: int = 0  # connections echoed to while the client was still connected
 
     def payload(self, n: int) -> bytes:
         return self.rng.randbytes(n)
@@ -258,8 +272,16 @@ class Suite:
         return problems
 
 
-CASES = ["message_sizes", "many_small_pieces", "request_response", "write_before_read", "half_close",
-         "reset_mid_stream", "concurrent_connections", "still_healthy"]
+CASES = [
+    "message_sizes",
+    "many_small_pieces",
+    "request_response",
+    "write_before_read",
+    "half_close",
+    "reset_mid_stream",
+    "concurrent_connections",
+    "still_healthy",
+]
 
 
 def check_bad_proto(binary: str, args: list[str]) -> Result:
@@ -270,8 +292,11 @@ def check_bad_proto(binary: str, args: list[str]) -> Result:
 
 def main() -> int:
     opts, server_args = parse_suite_command_line(
-        __doc__.splitlines()[0], CASES, default_concurrency=1000,
-        concurrency_help="connections open at once in concurrent_connections (0: skip)")
+        __doc__.splitlines()[0],
+        CASES,
+        default_concurrency=1000,
+        concurrency_help="connections open at once in concurrent_connections (0: skip)",
+    )
     echo_args = ["--proto", "echo", *server_args]
     if opts.allow_unsupported and announce_if_unsupported(opts.binary, echo_args):
         return 0

@@ -4,34 +4,49 @@ JSON line, sanitizer reports and exit status, and exact reads; and the frame of
 a suite's main(): its command line, the skip for an unsupported kernel, running
 the cases against one server and printing one PASS/FAIL line per case.
 
-Standard library only, so CTest can run the suites anywhere.
+Standard library only (plus archbench.measure.server_protocol, the servers' line
+protocol, itself standard library only: CTest puts the repository root on
+PYTHONPATH), so CTest can run the suites with the system Python.
 """
+
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from sanitizer_check import sanitizer_report
-
-UNSUPPORTED_EXIT_STATUS = 3  # the binary's kernel lacks what it needs
+from archbench.measure.server_protocol import (
+    EXIT_UNSUPPORTED,
+    ShutdownLineError,
+    exact_shutdown_stats,
+    parse_ready_line,
+    read_first_line,
+    sanitizer_report,
+)
 
 IO_TIMEOUT_S = 10.0
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 20.0  # sanitizer builds take longer to wind down
 
 # What every architecture's shutdown line must carry, whatever the --proto.
-SHUTDOWN_LINE_KEYS = ("architecture", "threads", "connections_accepted", "connections_served",
-                      "requests_served", "bad_requests", "connection_resets", "errors", "bytes_echoed",
-                      "timeouts")
+SHUTDOWN_LINE_KEYS = (
+    "architecture",
+    "threads",
+    "connections_accepted",
+    "connections_served",
+    "requests_served",
+    "bad_requests",
+    "connection_resets",
+    "errors",
+    "bytes_echoed",
+    "timeouts",
+)
 
 Result = tuple[str, str]  # (check name, "PASS" or "FAIL: what went wrong")
 
@@ -64,21 +79,18 @@ class Server:
         self.stderr_file = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
             [self.binary, "--port", "0", *self.args],
-            stdout=subprocess.PIPE, stderr=self.stderr_file, start_new_session=True)
-        deadline = time.monotonic() + READY_TIMEOUT_S
+            stdout=subprocess.PIPE,
+            stderr=self.stderr_file,
+            start_new_session=True,
+        )
         assert self.process.stdout is not None
-        line = b""
-        while time.monotonic() < deadline and not line.endswith(b"\n"):
-            chunk = self.process.stdout.readline()
-            if not chunk:
-                break
-            line += chunk
-        text = line.decode(errors="replace").strip()
-        if not text.startswith("listening on "):
+        text = read_first_line(self.process.stdout, READY_TIMEOUT_S)
+        ready = parse_ready_line(text)
+        if ready is None:
             self.process.kill()
             self.process.communicate(timeout=5)
             raise CaseFailure(f"no ready line (got {text!r}); stderr: {self.stderr_text()}")
-        self.port = int(text.rsplit(":", 1)[1])
+        self.port = ready.port
 
     def stop(self) -> dict:
         assert self.process is not None
@@ -88,15 +100,15 @@ class Server:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.communicate()
-            raise CaseFailure(f"server did not stop within {STOP_TIMEOUT_S:.0f} s of SIGTERM")
+            raise CaseFailure(f"server did not stop within {STOP_TIMEOUT_S:.0f} s of SIGTERM") from None
         err = self.stderr_text()
         report = sanitizer_report(err)
         expect(report is None, f"sanitizer report on stderr:\n{report}")
-        expect(self.process.returncode == 0,
-               f"exit status {self.process.returncode} after SIGTERM; stderr: {err}")
-        lines = [l for l in out.decode().splitlines() if l.strip()]
-        expect(len(lines) == 1, f"expected one JSON line after the ready line, got {lines!r}")
-        return json.loads(lines[0])
+        expect(self.process.returncode == 0, f"exit status {self.process.returncode} after SIGTERM; stderr: {err}")
+        try:
+            return exact_shutdown_stats(out)
+        except ShutdownLineError as error:
+            raise CaseFailure(str(error)) from None
 
     def kill(self) -> str | None:
         """Kills the server if it still runs; returns a problem if it had died
@@ -134,8 +146,9 @@ def read_exactly(sock: socket.socket, n: int) -> bytes:
 
 def unsupported_reason(binary: str, args: list[str]) -> str | None:
     """The binary's message if it exits with the unsupported status at start-up, else None."""
-    probe = subprocess.Popen([binary, "--port", "0", *args], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, start_new_session=True)
+    probe = subprocess.Popen(
+        [binary, "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
     try:
         probe.wait(timeout=1.0)
     except subprocess.TimeoutExpired:
@@ -146,21 +159,23 @@ def unsupported_reason(binary: str, args: list[str]) -> str | None:
         probe.stdout.close()
         message = probe.stderr.read().decode(errors="replace").strip() if probe.returncode is not None else ""
         probe.stderr.close()
-    return message if probe.returncode == UNSUPPORTED_EXIT_STATUS else None
+    return message if probe.returncode == EXIT_UNSUPPORTED else None
 
 
 # ---- the frame of a suite's main() ----------------------------------------------
+
 
 def split_server_args(argv: list[str]) -> tuple[list[str], list[str]]:
     """(the suite's own arguments, the server's): the server's follow a "--"."""
     if "--" not in argv:
         return argv, []
     i = argv.index("--")
-    return argv[:i], argv[i + 1:]
+    return argv[:i], argv[i + 1 :]
 
 
-def parse_suite_command_line(description: str, cases: list[str], default_concurrency: int,
-                             concurrency_help: str) -> tuple[argparse.Namespace, list[str]]:
+def parse_suite_command_line(
+    description: str, cases: list[str], default_concurrency: int, concurrency_help: str
+) -> tuple[argparse.Namespace, list[str]]:
     """The options of `SUITE BINARY [--concurrency N] [--cases ...] [--allow-unsupported] [-- SERVER ARGS...]`
     and the server's arguments."""
     own_args, server_args = split_server_args(sys.argv[1:])
@@ -168,8 +183,11 @@ def parse_suite_command_line(description: str, cases: list[str], default_concurr
     parser.add_argument("binary")
     parser.add_argument("--concurrency", type=int, default=default_concurrency, help=concurrency_help)
     parser.add_argument("--cases", nargs="*", default=cases)
-    parser.add_argument("--allow-unsupported", action="store_true",
-                        help="pass (skip) when the binary exits 3: the kernel lacks what it needs")
+    parser.add_argument(
+        "--allow-unsupported",
+        action="store_true",
+        help="pass (skip) when the binary exits 3: the kernel lacks what it needs",
+    )
     return parser.parse_args(own_args), server_args
 
 
@@ -204,8 +222,9 @@ def outcome(problems: list[str]) -> str:
     return "PASS" if not problems else "FAIL: " + "; ".join(problems)
 
 
-def run_against_server(server: Server, run: Callable[[], list[Result]],
-                       shutdown_problems: Callable[[dict], list[str]]) -> list[Result]:
+def run_against_server(
+    server: Server, run: Callable[[], list[Result]], shutdown_problems: Callable[[dict], list[str]]
+) -> list[Result]:
     """Starts the server, runs the cases, stops it with SIGTERM and checks its shutdown line
     (sigterm_report); a failed start or stop is startup_or_shutdown, and a server that died
     on its own or reported on stderr is server_health."""

@@ -119,7 +119,8 @@ static void test_lists(void)
     conn_timers_update(&timers, &c[1].timer, &c[1].session, 100);
     feed(&c[2].session, req);
     conn_timers_update(&timers, &c[2].timer, &c[2].session, 200);
-    EXPECT(conn_timers_wait_ms(&timers, 500) == 500, "earliest is c0 at 1000 (wait %d)", conn_timers_wait_ms(&timers, 500));
+    EXPECT(conn_timers_wait_ms(&timers, 500) == 500, "earliest is c0 at 1000 (wait %d)",
+           conn_timers_wait_ms(&timers, 500));
     /* c0 completes a request at 600: moves to the idle list (deadline 10600). */
     feed(&c[0].session, req);
     conn_timers_update(&timers, &c[0].timer, &c[0].session, 600);
@@ -129,7 +130,8 @@ static void test_lists(void)
     conn_timers_remove(t);
     conn_timers_remove(t); /* twice is harmless */
     EXPECT(conn_timers_expired(&timers, 1100) == NULL, "nothing else yet");
-    EXPECT(conn_timers_wait_ms(&timers, 1100) == 9100, "then c2 at 10200 (wait %d)", conn_timers_wait_ms(&timers, 1100));
+    EXPECT(conn_timers_wait_ms(&timers, 1100) == 9100, "then c2 at 10200 (wait %d)",
+           conn_timers_wait_ms(&timers, 1100));
     t = conn_timers_expired(&timers, 20000);
     EXPECT(t != NULL && CONN_TIMER_OWNER(t, struct fake_conn, timer)->id == 2, "c2 before c0 (idle FIFO)");
     conn_timers_remove(t);
@@ -154,7 +156,8 @@ int main(void)
         return 1;
     }
     EXPECT(responses.request_timeout.len > 0 &&
-               memcmp(responses.request_timeout.bytes, "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n", 48) == 0,
+               memcmp(responses.request_timeout.bytes, "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n", 48) ==
+                   0,
            "a pre-built 408 that closes");
     test_wait_kinds();
     test_head_deadline_holds_while_trickling();

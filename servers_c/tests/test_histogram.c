@@ -8,8 +8,6 @@
 #include "histogram.h"
 #include "expect.h"
 
-
-
 struct expected_percentile {
     double percentile;
     uint64_t value;
@@ -44,10 +42,7 @@ static void fast_and_stalled(struct histogram *h)
         histogram_record(h, 1000000000);
 }
 
-static void single(struct histogram *h)
-{
-    histogram_record(h, 123456789);
-}
+static void single(struct histogram *h) { histogram_record(h, 123456789); }
 
 static void with_zero(struct histogram *h)
 {
@@ -59,16 +54,35 @@ static void with_zero(struct histogram *h)
 
 static const struct histogram_case cases[] = {
     /* below 128 every value has its own bucket: percentiles are exact */
-    {"1..100", one_to_hundred, 100, 1, 100, 50.5,
+    {"1..100",
+     one_to_hundred,
+     100,
+     1,
+     100,
+     50.5,
      {{0, 1}, {50, 50}, {90, 90}, {99, 99}, {99.9, 100}, {99.99, 100}, {100, 100}, {-1, 0}}},
     /* 500 is in [256, 512), buckets 4 wide: [500, 503]; 900 in [896, 903]; ... */
-    {"1..1000", one_to_thousand, 1000, 1, 1000, 500.5,
+    {"1..1000",
+     one_to_thousand,
+     1000,
+     1,
+     1000,
+     500.5,
      {{0, 1}, {50, 503}, {90, 903}, {99, 991}, {99.9, 999}, {99.99, 1000}, {100, 1000}, {-1, 0}}},
     /* 100,000 is in [99,328, 100,351]; 1e9 in [998,244,352, 1,006,632,959], capped at the max */
-    {"990 x 100us + 10 x 1s", fast_and_stalled, 1000, 100000, 1000000000, 10099000.0,
-     {{50, 100351}, {90, 100351}, {99, 100351}, {99.9, 1000000000}, {99.99, 1000000000},
-      {100, 1000000000}, {-1, 0}}},
-    {"one value", single, 1, 123456789, 123456789, 123456789.0,
+    {"990 x 100us + 10 x 1s",
+     fast_and_stalled,
+     1000,
+     100000,
+     1000000000,
+     10099000.0,
+     {{50, 100351}, {90, 100351}, {99, 100351}, {99.9, 1000000000}, {99.99, 1000000000}, {100, 1000000000}, {-1, 0}}},
+    {"one value",
+     single,
+     1,
+     123456789,
+     123456789,
+     123456789.0,
      {{0, 123456789}, {50, 123456789}, {100, 123456789}, {-1, 0}}},
     /* rank ceil(50% of 4) = 2: the second 0 */
     {"zeros", with_zero, 4, 0, 128, 48.0, {{25, 0}, {50, 0}, {75, 64}, {100, 128}, {-1, 0}}},
@@ -82,14 +96,13 @@ static void test_cases(void)
         histogram_init(h);
         c->fill(h);
         EXPECT(h->count == c->count, "%s: count %llu", c->name, (unsigned long long)h->count);
-        EXPECT(h->min == c->min && h->max == c->max, "%s: min %llu max %llu", c->name,
-               (unsigned long long)h->min, (unsigned long long)h->max);
-        EXPECT(fabs(histogram_mean(h) - c->mean) < 1e-6 * c->mean + 1e-9, "%s: mean %f", c->name,
-               histogram_mean(h));
+        EXPECT(h->min == c->min && h->max == c->max, "%s: min %llu max %llu", c->name, (unsigned long long)h->min,
+               (unsigned long long)h->max);
+        EXPECT(fabs(histogram_mean(h) - c->mean) < 1e-6 * c->mean + 1e-9, "%s: mean %f", c->name, histogram_mean(h));
         for (const struct expected_percentile *p = c->p; p->percentile >= 0; p++) {
             uint64_t got = histogram_percentile(h, p->percentile);
-            EXPECT(got == p->value, "%s: p%g = %llu, expected %llu", c->name, p->percentile,
-                   (unsigned long long)got, (unsigned long long)p->value);
+            EXPECT(got == p->value, "%s: p%g = %llu, expected %llu", c->name, p->percentile, (unsigned long long)got,
+                   (unsigned long long)p->value);
         }
         free(h);
     }

@@ -10,7 +10,7 @@
 struct parse_case {
     const char *name;
     const char *input;
-    int status;               /* 1 complete, -1 error, 0 incomplete */
+    int status; /* 1 complete, -1 error, 0 incomplete */
     int error_status;
     int minor_version;
     int keep_alive;
@@ -18,7 +18,7 @@ struct parse_case {
     unsigned long long content_length;
     const char *method;
     const char *target;
-    size_t head_bytes;        /* 0: strlen(input) */
+    size_t head_bytes; /* 0: strlen(input) */
 };
 
 #define GET_11 "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -30,16 +30,19 @@ static const struct parse_case cases[] = {
     {"leading empty lines", "\r\n\r\n" GET_11, 1, 0, 1, 1, 0, 0, "GET", "/", 0},
     {"HEAD", "HEAD /x HTTP/1.1\r\nHost: x\r\n\r\n", 1, 0, 1, 1, 1, 0, "HEAD", "/x", 0},
     {"close token", "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 1, 0, 1, 0, 0, 0, "GET", "/", 0},
-    {"close in a token list, any case", "GET / HTTP/1.1\r\nHost: x\r\nconnection: Upgrade, CLOSE\r\n\r\n", 1, 0, 1, 0, 0, 0, "GET", "/", 0},
+    {"close in a token list, any case", "GET / HTTP/1.1\r\nHost: x\r\nconnection: Upgrade, CLOSE\r\n\r\n", 1, 0, 1, 0,
+     0, 0, "GET", "/", 0},
     {"HTTP/1.0 closes by default", "GET / HTTP/1.0\r\n\r\n", 1, 0, 0, 0, 0, 0, "GET", "/", 0},
     {"HTTP/1.0 keep-alive", "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", 1, 0, 0, 1, 0, 0, "GET", "/", 0},
     {"HTTP/1.0 needs no Host", "GET /h HTTP/1.0\r\nUser-Agent: t\r\n\r\n", 1, 0, 0, 0, 0, 0, "GET", "/h", 0},
     {"content length", "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", 1, 0, 1, 1, 0, 5, "POST", "/p",
      sizeof("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n") - 1},
-    {"repeated equal content length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n", 1, 0, 1, 1, 0, 3, "POST", "/", 0},
+    {"repeated equal content length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n", 1,
+     0, 1, 1, 0, 3, "POST", "/", 0},
     {"header value whitespace", "GET / HTTP/1.1\r\nHost:   x  \t\r\nX-Empty:\r\n\r\n", 1, 0, 1, 1, 0, 0, "GET", "/", 0},
     {"obs-text in value", "GET / HTTP/1.1\r\nHost: x\r\nX: caf\xc3\xa9\r\n\r\n", 1, 0, 1, 1, 0, 0, "GET", "/", 0},
-    {"pipelined: first head only", GET_11 "GET /2 HTTP/1.1\r\nHost: x\r\n\r\n", 1, 0, 1, 1, 0, 0, "GET", "/", sizeof(GET_11) - 1},
+    {"pipelined: first head only", GET_11 "GET /2 HTTP/1.1\r\nHost: x\r\n\r\n", 1, 0, 1, 1, 0, 0, "GET", "/",
+     sizeof(GET_11) - 1},
     {"HTTP/1.9 treated as 1.x", "GET / HTTP/1.9\r\nHost: x\r\n\r\n", 1, 0, 9, 1, 0, 0, "GET", "/", 0},
 
     {"incomplete head", "GET / HTTP/1.1\r\nHost: x\r\n", 0, 0, 0, 0, 0, 0, NULL, NULL, 0},
@@ -61,26 +64,32 @@ static const struct parse_case cases[] = {
     {"bare CR in header", "GET / HTTP/1.1\r\nHost: x\rY: z\r\n\r\n", -1, 400, 0, 0, 0, 0, NULL, NULL, 0},
     {"missing Host in 1.1", "GET / HTTP/1.1\r\nUser-Agent: t\r\n\r\n", -1, 400, 0, 0, 0, 0, NULL, NULL, 0},
     {"two Hosts", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", -1, 400, 0, 0, 0, 0, NULL, NULL, 0},
-    {"bad content length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 12a\r\n\r\n", -1, 400, 0, 0, 0, 0, NULL, NULL, 0},
-    {"negative content length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", -1, 400, 0, 0, 0, 0, NULL, NULL, 0},
-    {"overflowing content length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", -1, 400, 0, 0, 0, 0, NULL, NULL, 0},
-    {"conflicting content length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", -1, 400, 0, 0, 0, 0, NULL, NULL, 0},
-    {"huge content length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999\r\n\r\n", -1, 413, 0, 0, 0, 0, NULL, NULL, 0},
+    {"bad content length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 12a\r\n\r\n", -1, 400, 0, 0, 0, 0, NULL, NULL,
+     0},
+    {"negative content length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", -1, 400, 0, 0, 0, 0, NULL,
+     NULL, 0},
+    {"overflowing content length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", -1,
+     400, 0, 0, 0, 0, NULL, NULL, 0},
+    {"conflicting content length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", -1,
+     400, 0, 0, 0, 0, NULL, NULL, 0},
+    {"huge content length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999\r\n\r\n", -1, 413, 0, 0, 0, 0,
+     NULL, NULL, 0},
     {"chunked", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", -1, 501, 0, 0, 0, 0, NULL, NULL, 0},
-    {"chunked and length", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n", -1, 400, 0, 0, 0, 0, NULL, NULL, 0},
+    {"chunked and length", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n", -1,
+     400, 0, 0, 0, 0, NULL, NULL, 0},
 };
 
 static int failures;
 
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            failures++;                                    \
-            fprintf(stderr, "FAIL %s: ", c->name);         \
-            fprintf(stderr, __VA_ARGS__);                  \
-            fprintf(stderr, "\n");                         \
-            return;                                        \
-        }                                                  \
+#define CHECK(cond, ...)                           \
+    do {                                           \
+        if (!(cond)) {                             \
+            failures++;                            \
+            fprintf(stderr, "FAIL %s: ", c->name); \
+            fprintf(stderr, __VA_ARGS__);          \
+            fprintf(stderr, "\n");                 \
+            return;                                \
+        }                                          \
     } while (0)
 
 static size_t case_length(const struct parse_case *c)
@@ -96,14 +105,14 @@ static size_t case_length(const struct parse_case *c)
     return n;
 }
 
-static void check_result(const struct parse_case *c, int status, const struct http_request *req,
-                         size_t len, const char *how)
+static void check_result(const struct parse_case *c, int status, const struct http_request *req, size_t len,
+                         const char *how)
 {
     CHECK(status == c->status, "%s: status %d, expected %d (%s)", how, status, c->status,
           req->error_reason ? req->error_reason : "");
     if (status == HTTP_PARSE_ERROR) {
-        CHECK(req->error_status == c->error_status, "%s: error %d, expected %d (%s)", how,
-              req->error_status, c->error_status, req->error_reason);
+        CHECK(req->error_status == c->error_status, "%s: error %d, expected %d (%s)", how, req->error_status,
+              c->error_status, req->error_reason);
         return;
     }
     if (status != HTTP_PARSE_COMPLETE)
@@ -146,10 +155,9 @@ static void run_case(const struct parse_case *c)
         int first = http_parse_request(part, split, &s, &req);
         free(part);
         if (first == HTTP_PARSE_ERROR) {
-            CHECK(c->status == HTTP_PARSE_ERROR, "split at %zu: early error %d (%s)", split,
-                  req.error_status, req.error_reason);
-            CHECK(req.error_status == c->error_status, "split at %zu: early error %d", split,
-                  req.error_status);
+            CHECK(c->status == HTTP_PARSE_ERROR, "split at %zu: early error %d (%s)", split, req.error_status,
+                  req.error_reason);
+            CHECK(req.error_status == c->error_status, "split at %zu: early error %d", split, req.error_status);
             continue;
         }
         size_t head = c->head_bytes ? c->head_bytes : len;
@@ -193,13 +201,11 @@ static void run_oversize_cases(void)
     struct http_scan scan = {0};
     struct http_request req;
     int status = http_parse_request(buf, len, &scan, &req);
-    CHECK(status == HTTP_PARSE_ERROR && req.error_status == 431, "incomplete: %d %d", status,
-          req.error_status);
+    CHECK(status == HTTP_PARSE_ERROR && req.error_status == 431, "incomplete: %d %d", status, req.error_status);
     memcpy(buf + len, "\r\n\r\n", 4);
     struct http_scan fresh = {0};
     status = http_parse_request(buf, len + 4, &fresh, &req);
-    CHECK(status == HTTP_PARSE_ERROR && req.error_status == 431, "complete: %d %d", status,
-          req.error_status);
+    CHECK(status == HTTP_PARSE_ERROR && req.error_status == 431, "complete: %d %d", status, req.error_status);
 
     /* Exactly at the limit is accepted. */
     const char *prefix = "GET / HTTP/1.1\r\nHost: x\r\nX-Fill: ";
@@ -209,8 +215,8 @@ static void run_oversize_cases(void)
     memcpy(buf + HTTP_MAX_HEAD_BYTES - 4, "\r\n\r\n", 4);
     struct http_scan at_limit = {0};
     status = http_parse_request(buf, HTTP_MAX_HEAD_BYTES, &at_limit, &req);
-    CHECK(status == HTTP_PARSE_COMPLETE && req.head_bytes == HTTP_MAX_HEAD_BYTES,
-          "at the limit: %d %zu", status, req.head_bytes);
+    CHECK(status == HTTP_PARSE_COMPLETE && req.head_bytes == HTTP_MAX_HEAD_BYTES, "at the limit: %d %zu", status,
+          req.head_bytes);
     free(buf);
 }
 
@@ -227,8 +233,7 @@ static void run_many_headers_case(void)
     struct http_scan scan = {0};
     struct http_request req;
     int status = http_parse_request(buf, len, &scan, &req);
-    CHECK(status == HTTP_PARSE_ERROR && req.error_status == 431, "got %d %d", status,
-          req.error_status);
+    CHECK(status == HTTP_PARSE_ERROR && req.error_status == 431, "got %d %d", status, req.error_status);
     free(buf);
 }
 

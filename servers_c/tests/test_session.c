@@ -13,8 +13,7 @@ static struct session_config echo_config = {SESSION_ECHO, &responses, {0, 0}};
 
 /* Feeds `input` in chunks of `chunk` bytes, processing after each, and returns
  * everything the session queued (sent in pieces of `send_step` bytes). */
-static char *run(struct session *s, const char *input, size_t len, size_t chunk, size_t send_step,
-                 size_t *out_len)
+static char *run(struct session *s, const char *input, size_t len, size_t chunk, size_t send_step, size_t *out_len)
 {
     size_t cap = 1 << 20, used = 0;
     char *out = malloc(cap);
@@ -83,11 +82,10 @@ static void test_pipelined_any_chunking(void)
             session_init(&s, &http_config);
             size_t out_len;
             char *out = run(&s, input, len, chunks[i], steps[j], &out_len);
-            EXPECT(out_len == 100 * (sizeof ok_keep - 1), "chunk %zu step %zu: %zu bytes", chunks[i],
-                   steps[j], out_len);
+            EXPECT(out_len == 100 * (sizeof ok_keep - 1), "chunk %zu step %zu: %zu bytes", chunks[i], steps[j],
+                   out_len);
             EXPECT(count(out, out_len, ok_keep) == 100, "chunk %zu: responses not whole", chunks[i]);
-            EXPECT(s.counters.requests_served == 100, "served %llu",
-                   (unsigned long long)s.counters.requests_served);
+            EXPECT(s.counters.requests_served == 100, "served %llu", (unsigned long long)s.counters.requests_served);
             free(out);
             session_destroy(&s);
         }
@@ -233,8 +231,7 @@ static void test_echo_any_chunking(void)
             char *out = run(&s, input, len, chunks[i], steps[j], &out_len);
             EXPECT(out_len == len && memcmp(out, input, len) == 0, "chunk %zu step %zu: %zu of %zu bytes back",
                    chunks[i], steps[j], out_len, len);
-            EXPECT(s.counters.bytes_echoed == len, "bytes_echoed %llu",
-                   (unsigned long long)s.counters.bytes_echoed);
+            EXPECT(s.counters.bytes_echoed == len, "bytes_echoed %llu", (unsigned long long)s.counters.bytes_echoed);
             EXPECT(s.counters.requests_served == 0 && s.counters.bad_requests == 0, "echo serves no requests");
             free(out);
             session_destroy(&s);

@@ -9,6 +9,7 @@ then, so nothing remains legitimately open), and that its resident memory
 stayed within a bound. Each result carries the behaviour that was expected of
 that architecture, in words, for the robustness appendix.
 """
+
 from __future__ import annotations
 
 import selectors
@@ -17,9 +18,9 @@ import struct
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from .server import Server, ServerError, Unsupported
 from .variants import Variant
@@ -29,8 +30,16 @@ REQUEST = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 def ok_response(body: bytes, content_type: str, keep_alive: bool = True) -> bytes:
     connection = b"keep-alive" if keep_alive else b"close"
-    return (b"HTTP/1.1 200 OK\r\nConnection: " + connection + b"\r\nContent-Length: " + str(len(body)).encode() +
-            b"\r\nContent-Type: " + content_type.encode() + b"\r\n\r\n" + body)
+    return (
+        b"HTTP/1.1 200 OK\r\nConnection: "
+        + connection
+        + b"\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\nContent-Type: "
+        + content_type.encode()
+        + b"\r\n\r\n"
+        + body
+    )
 
 
 TEST_RESPONSE = ok_response(b"test", "text/html")
@@ -44,10 +53,10 @@ class Settings:
     idle_timeout_s: int = 3
     slowloris_connections: int = 1000
     rss_growth_bound_kb: int = 32 * 1024  # per case, over the level after the warm-up request
-    fd_settle_s: float = 10.0             # how long closed connections may take to be released
-    served_promptly_s: float = 1.5        # "served at once" on a machine busy with other variants
-    timing_slack_s: float = 1.5           # lateness allowed for a timeout firing
-    early_slack_s: float = 0.3            # earliness allowed (idle deadlines may fire a slack early)
+    fd_settle_s: float = 10.0  # how long closed connections may take to be released
+    served_promptly_s: float = 1.5  # "served at once" on a machine busy with other variants
+    timing_slack_s: float = 1.5  # lateness allowed for a timeout firing
+    early_slack_s: float = 0.3  # earliness allowed (idle deadlines may fire a slack early)
 
 
 class CaseFailure(AssertionError):
@@ -73,6 +82,7 @@ class Context:
 
 
 # ---- socket helpers ------------------------------------------------------------
+
 
 def connect(port: int, timeout: float = IO_TIMEOUT_S) -> socket.socket:
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
@@ -128,7 +138,7 @@ def wait_eof(sock: socket.socket, timeout: float) -> tuple[bytes, float | None]:
             got += chunk
     except ConnectionResetError:
         return got, time.monotonic() - start
-    except socket.timeout:
+    except TimeoutError:
         return got, None
     finally:
         sock.settimeout(IO_TIMEOUT_S)
@@ -147,17 +157,19 @@ def normal_request(port: int, timeout: float = IO_TIMEOUT_S) -> float:
 def send_in_background(sock: socket.socket, payload: bytes, pause_s: float = 0.0, step: int = 0) -> threading.Thread:
     """Sends from a thread (the server may answer and close before it has read
     everything); a reset or broken pipe just ends the sending."""
+
     def run() -> None:
         try:
             if step <= 0:
                 sock.sendall(payload)
                 return
             for i in range(0, len(payload), step):
-                sock.sendall(payload[i:i + step])
+                sock.sendall(payload[i : i + step])
                 if pause_s:
                     time.sleep(pause_s)
         except OSError:
             pass
+
     t = threading.Thread(target=run, daemon=True)
     t.start()
     return t
@@ -167,8 +179,10 @@ def expect_error_response(port: int, payload: bytes, status: bytes) -> str:
     with connect(port) as s:
         sender = send_in_background(s, payload)
         head, _ = read_response(s)
-        expect(head.startswith(b"HTTP/1.1 " + status + b" "), f"expected {status.decode()} for {payload[:40]!r}..., "
-               f"got {head[:60]!r}")
+        expect(
+            head.startswith(b"HTTP/1.1 " + status + b" "),
+            f"expected {status.decode()} for {payload[:40]!r}..., got {head[:60]!r}",
+        )
         expect(b"\r\nConnection: close\r\n" in head, f"an error response must close: {head!r}")
         rest, took = wait_eof(s, IO_TIMEOUT_S)
         expect(took is not None, "the server did not close after the error response")
@@ -178,6 +192,7 @@ def expect_error_response(port: int, payload: bytes, status: bytes) -> str:
 
 
 # ---- the cases -------------------------------------------------------------------
+
 
 def malformed_request_line(ctx: Context) -> str:
     cases = [
@@ -201,8 +216,12 @@ def header_without_colon(ctx: Context) -> str:
 
 
 def nul_bytes(ctx: Context) -> str:
-    payloads = [b"GET /\x00 HTTP/1.1\r\nHost: x\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n",
-                b"GET / HTTP/1.1\r\nHost: x\r\nX-\x00: v\r\n\r\n", b"\x00" * 64]
+    payloads = [
+        b"GET /\x00 HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nX-\x00: v\r\n\r\n",
+        b"\x00" * 64,
+    ]
     for p in payloads:
         expect_error_response(ctx.port, p, b"400")
     return f"{len(payloads)} requests with NUL bytes: 400 and close each"
@@ -214,7 +233,7 @@ def header_100kb(ctx: Context) -> str:
 
 
 def headers_10000(ctx: Context) -> str:
-    payload = (b"GET / HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-H%05d: v\r\n" % i for i in range(10_000)) + b"\r\n")
+    payload = b"GET / HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-H%05d: v\r\n" % i for i in range(10_000)) + b"\r\n"
     return expect_error_response(ctx.port, payload, b"431")
 
 
@@ -222,7 +241,7 @@ def byte_at_a_time(ctx: Context) -> str:
     start = time.monotonic()
     with connect(ctx.port) as s:
         for i in range(len(REQUEST)):
-            s.sendall(REQUEST[i:i + 1])
+            s.sendall(REQUEST[i : i + 1])
             time.sleep(0.015)
         got = read_exactly(s, len(TEST_RESPONSE))
         expect(got == TEST_RESPONSE, f"byte-by-byte request answered {got[:120]!r}")
@@ -241,13 +260,13 @@ def pipelined_64(ctx: Context) -> str:
 
 def half_request_then_close(ctx: Context) -> str:
     with connect(ctx.port) as s:
-        s.sendall(REQUEST[:len(REQUEST) // 2])
+        s.sendall(REQUEST[: len(REQUEST) // 2])
         s.shutdown(socket.SHUT_WR)
         rest, took = wait_eof(s, IO_TIMEOUT_S)
         expect(took is not None, "no close after half a request and the client's FIN")
         expect(rest == b"", f"a response to half a request: {rest[:80]!r}")
     with connect(ctx.port) as s:  # and the rude version: half, then a plain close
-        s.sendall(REQUEST[:len(REQUEST) // 2])
+        s.sendall(REQUEST[: len(REQUEST) // 2])
     return "half a request then FIN: closed without a response; half then close: no effect"
 
 
@@ -279,15 +298,19 @@ def idle_keepalive_timeout(ctx: Context) -> str:
         rest, took = wait_eof(s, st.idle_timeout_s + st.timing_slack_s + 5)
     expect(took is not None, f"an idle keep-alive connection stayed open beyond {st.idle_timeout_s + 6.5} s")
     expect(rest == b"", f"bytes on an idle close: {rest[:80]!r}")
-    expect(st.idle_timeout_s - st.early_slack_s <= took <= st.idle_timeout_s + st.timing_slack_s,
-           f"idle connection closed after {took:.2f} s (idle timeout {st.idle_timeout_s} s)")
+    expect(
+        st.idle_timeout_s - st.early_slack_s <= took <= st.idle_timeout_s + st.timing_slack_s,
+        f"idle connection closed after {took:.2f} s (idle timeout {st.idle_timeout_s} s)",
+    )
     ctx.details["idle_close_s"] = round(took, 3)
     with connect(ctx.port) as s:  # a connection that never sends: the header timeout, silently
         rest, silent = wait_eof(s, st.header_timeout_s + st.timing_slack_s + 5)
     expect(silent is not None, "a connection that sends nothing was never closed")
     expect(rest == b"", f"a connection that sent nothing got {rest[:80]!r}")
-    expect(st.header_timeout_s - st.early_slack_s <= silent <= st.header_timeout_s + st.timing_slack_s,
-           f"silent connection closed after {silent:.2f} s (header timeout {st.header_timeout_s} s)")
+    expect(
+        st.header_timeout_s - st.early_slack_s <= silent <= st.header_timeout_s + st.timing_slack_s,
+        f"silent connection closed after {silent:.2f} s (header timeout {st.header_timeout_s} s)",
+    )
     ctx.details["silent_close_s"] = round(silent, 3)
     return f"idle keep-alive closed after {took:.2f} s, silent new connection after {silent:.2f} s, no bytes"
 
@@ -303,10 +326,14 @@ def trickled_head_timeout(ctx: Context) -> str:
         took = None if took is None else time.monotonic() - start
         sender.join(0)
     expect(took is not None, "a head trickling in was never cut off")
-    expect(got.startswith(b"HTTP/1.1 408 Request Timeout\r\n") and b"Connection: close" in got,
-           f"expected a 408 before the close, got {got[:80]!r}")
-    expect(st.header_timeout_s - st.early_slack_s <= took <= st.header_timeout_s + st.timing_slack_s,
-           f"trickling head cut off after {took:.2f} s (header timeout {st.header_timeout_s} s)")
+    expect(
+        got.startswith(b"HTTP/1.1 408 Request Timeout\r\n") and b"Connection: close" in got,
+        f"expected a 408 before the close, got {got[:80]!r}",
+    )
+    expect(
+        st.header_timeout_s - st.early_slack_s <= took <= st.header_timeout_s + st.timing_slack_s,
+        f"trickling head cut off after {took:.2f} s (header timeout {st.header_timeout_s} s)",
+    )
     ctx.details["trickle_close_s"] = round(took, 3)
     return f"408 and close after {took:.2f} s although a byte arrived every 0.4 s"
 
@@ -381,7 +408,7 @@ def served_within(s: socket.socket, timeout: float) -> float | None:
     s.settimeout(timeout)
     try:
         got = read_exactly(s, len(TEST_RESPONSE))
-    except socket.timeout:
+    except TimeoutError:
         return None
     finally:
         s.settimeout(IO_TIMEOUT_S)
@@ -392,16 +419,22 @@ def served_within(s: socket.socket, timeout: float) -> float | None:
 def slowloris_expectation(v: Variant, st: Settings) -> str:
     n, t = st.slowloris_connections, st.header_timeout_s
     if v.slots is None:
-        return (f"{n} connections holding partial heads do not delay a normal client (served within "
-                f"{st.served_promptly_s} s); each gets 408 and is closed {t} s after it connected")
+        return (
+            f"{n} connections holding partial heads do not delay a normal client (served within "
+            f"{st.served_promptly_s} s); each gets 408 and is closed {t} s after it connected"
+        )
     if v.lifo:
-        return (f"{v.slots} workers own one connection each and the hand-off is a LIFO stack: the normal client, "
-                f"newest, is served as soon as the first {v.slots} slowloris connections time out ({t} s), while "
-                f"the older ones starve")
-    return (f"{v.slots} connection slot(s): {n} slowloris connections ahead of it starve the normal client (not served "
-            f"within 3 s; {v.slots} of them time out every {t} s, so it would wait about "
-            f"{n // v.slots * t} s); served promptly once they go; with {2 * v.slots} ahead of it, served once "
-            f"they have timed out, after 2 x {t} s")
+        return (
+            f"{v.slots} workers own one connection each and the hand-off is a LIFO stack: the normal client, "
+            f"newest, is served as soon as the first {v.slots} slowloris connections time out ({t} s), while "
+            f"the older ones starve"
+        )
+    return (
+        f"{v.slots} connection slot(s): {n} slowloris connections ahead of it starve the normal client (not served "
+        f"within 3 s; {v.slots} of them time out every {t} s, so it would wait about "
+        f"{n // v.slots * t} s); served promptly once they go; with {2 * v.slots} ahead of it, served once "
+        f"they have timed out, after 2 x {t} s"
+    )
 
 
 def slowloris(ctx: Context) -> str:
@@ -415,24 +448,35 @@ def slowloris(ctx: Context) -> str:
         try:
             if v.slots is None:
                 took = served_within(client, 5.0)
-                expect(took is not None and took <= st.served_promptly_s,
-                       f"normal client not served within {st.served_promptly_s} s behind {n} slowloris connections "
-                       f"(took {took})")
+                expect(
+                    took is not None and took <= st.served_promptly_s,
+                    f"normal client not served within {st.served_promptly_s} s behind {n} slowloris connections "
+                    f"(took {took})",
+                )
                 ctx.details["normal_client_s"] = round(took, 3)
                 closed = watch_closures(socks, opened[-1] + t + st.timing_slack_s + 1.5)
                 lifetimes = [closed[i][0] - opened[i] for i in closed]
                 got_408 = sum(1 for i in closed if closed[i][1].startswith(b"HTTP/1.1 408 "))
-                ctx.details.update(slowloris_closed=len(closed), slowloris_408=got_408,
-                                   slowloris_min_s=round(min(lifetimes, default=0), 3),
-                                   slowloris_max_s=round(max(lifetimes, default=0), 3))
+                ctx.details.update(
+                    slowloris_closed=len(closed),
+                    slowloris_408=got_408,
+                    slowloris_min_s=round(min(lifetimes, default=0), 3),
+                    slowloris_max_s=round(max(lifetimes, default=0), 3),
+                )
                 expect(len(closed) == n, f"only {len(closed)} of {n} slowloris connections were closed by the server")
                 expect(got_408 == n, f"{got_408} of {n} slowloris connections got a 408 before the close")
-                expect(min(lifetimes) >= t - st.early_slack_s,
-                       f"a slowloris connection was closed after {min(lifetimes):.2f} s, before the header timeout")
-                expect(max(lifetimes) <= t + st.timing_slack_s + 1.5,
-                       f"a slowloris connection was closed only after {max(lifetimes):.2f} s")
-                return (f"normal client served in {took:.3f} s; all {n} slowloris connections got 408 and were "
-                        f"closed {min(lifetimes):.2f}-{max(lifetimes):.2f} s after connecting")
+                expect(
+                    min(lifetimes) >= t - st.early_slack_s,
+                    f"a slowloris connection was closed after {min(lifetimes):.2f} s, before the header timeout",
+                )
+                expect(
+                    max(lifetimes) <= t + st.timing_slack_s + 1.5,
+                    f"a slowloris connection was closed only after {max(lifetimes):.2f} s",
+                )
+                return (
+                    f"normal client served in {took:.3f} s; all {n} slowloris connections got 408 and were "
+                    f"closed {min(lifetimes):.2f}-{max(lifetimes):.2f} s after connecting"
+                )
             if v.lifo:
                 took = served_within(client, t + st.timing_slack_s + 1.0)
                 expect(took is not None, f"LIFO: normal client not served within {t + 2.5} s")
@@ -440,14 +484,18 @@ def slowloris(ctx: Context) -> str:
                 ctx.details["normal_client_s"] = round(took, 3)
                 return f"normal client (newest, LIFO) served after {took:.2f} s, when the first slots timed out"
             took = served_within(client, 3.0)
-            expect(took is None, f"normal client served after {took} s although {n} connections were ahead of "
-                                 f"it in {v.slots} slot(s)")
+            expect(
+                took is None,
+                f"normal client served after {took} s although {n} connections were ahead of it in {v.slots} slot(s)",
+            )
             closed = watch_closures(socks, client_start + 4.5)
             got_408 = sum(1 for i in closed if closed[i][1].startswith(b"HTTP/1.1 408 "))
             ctx.details.update(slowloris_closed_by_4_5s=len(closed), slowloris_408=got_408)
-            expect(v.slots <= len(closed) <= 3 * v.slots,
-                   f"{len(closed)} slowloris connections timed out within 4.5 s; expected {v.slots}-{3 * v.slots} "
-                   f"({v.slots} slot(s) x one every {t} s)")
+            expect(
+                v.slots <= len(closed) <= 3 * v.slots,
+                f"{len(closed)} slowloris connections timed out within 4.5 s; expected {v.slots}-{3 * v.slots} "
+                f"({v.slots} slot(s) x one every {t} s)",
+            )
             expect(got_408 == len(closed), f"{len(closed) - got_408} timed-out connections got no 408")
             close_all(socks)
             socks = []
@@ -472,27 +520,32 @@ def slowloris(ctx: Context) -> str:
     finally:
         close_all(socks)
     expect(took is not None, f"with {2 * v.slots} slowloris connections ahead, not served within {2 * t + 3.5} s")
-    expect(2 * t - st.early_slack_s <= took <= 2 * t + st.timing_slack_s,
-           f"with {2 * v.slots} slowloris connections ahead, served after {took:.2f} s (expected about {2 * t} s)")
+    expect(
+        2 * t - st.early_slack_s <= took <= 2 * t + st.timing_slack_s,
+        f"with {2 * v.slots} slowloris connections ahead, served after {took:.2f} s (expected about {2 * t} s)",
+    )
     ctx.details["normal_client_behind_2_per_slot_s"] = round(took, 3)
-    return (f"starved behind {n} (not served within 3 s, {ctx.details['slowloris_closed_by_4_5s']} timed out by "
-            f"4.5 s), served {ctx.details['normal_client_after_release_s']:.2f} s after they left; behind "
-            f"{2 * v.slots}: served after {took:.2f} s")
+    return (
+        f"starved behind {n} (not served within 3 s, {ctx.details['slowloris_closed_by_4_5s']} timed out by "
+        f"4.5 s), served {ctx.details['normal_client_after_release_s']:.2f} s after they left; behind "
+        f"{2 * v.slots}: served after {took:.2f} s"
+    )
 
 
 def bind_loopback(ctx: Context) -> str:
     expect(ctx.server.host == "127.0.0.1", f"ready line says {ctx.server.ready_line!r}")
     addresses = ctx.server.listening_addresses()
     expect(addresses, "no listening socket found in /proc/net/tcp")
-    expect(all(addr == "127.0.0.1" and port == ctx.port for addr, port in addresses),
-           f"listening on {addresses}, expected only 127.0.0.1:{ctx.port}")
+    expect(
+        all(addr == "127.0.0.1" and port == ctx.port for addr, port in addresses),
+        f"listening on {addresses}, expected only 127.0.0.1:{ctx.port}",
+    )
     return f"{len(addresses)} listener(s), all on 127.0.0.1:{ctx.port}"
 
 
 # -- cases with a server of their own ------------------------------------------------
 
-PAGE = (b"<!DOCTYPE html>\n<html><head><title>archbench</title></head>\n<body><p>the original bytes</p></body>"
-        b"</html>\n")
+PAGE = b"<!DOCTYPE html>\n<html><head><title>archbench</title></head>\n<body><p>the original bytes</p></body></html>\n"
 
 
 def file_response_fixed(ctx: Context) -> str:
@@ -500,8 +553,7 @@ def file_response_fixed(ctx: Context) -> str:
     with tempfile.TemporaryDirectory(prefix="archbench-abuse-") as tmp:
         path = Path(tmp) / "page.html"
         path.write_bytes(PAGE)
-        server = Server(ctx.build_dir / "bin" / ctx.variant.binary,
-                        [*ctx.variant.args, "--response", f"file:{path}"])
+        server = Server(ctx.build_dir / "bin" / ctx.variant.binary, [*ctx.variant.args, "--response", f"file:{path}"])
         try:
             expected = ok_response(PAGE, "text/html")
             with connect(server.port) as s:
@@ -510,8 +562,19 @@ def file_response_fixed(ctx: Context) -> str:
             path.write_bytes(b"CHANGED " * 50)
             expect(not any(p == str(path) for p in server.open_paths()), "the server keeps the file open")
             path.unlink()
-            targets = ["/", "/../../etc/passwd", "/etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2fetc%2fpasswd",
-                       str(path), "//etc//shadow", "/page.html", "/proc/self/environ", "*", "http://x/../etc/passwd"]
+            targets = [
+                "/",
+                "/../../etc/passwd",
+                "/etc/passwd",
+                "/%2e%2e/%2e%2e/etc/passwd",
+                "/..%2f..%2fetc%2fpasswd",
+                str(path),
+                "//etc//shadow",
+                "/page.html",
+                "/proc/self/environ",
+                "*",
+                "http://x/../etc/passwd",
+            ]
             with connect(server.port) as s:
                 for target in targets:
                     s.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
@@ -522,17 +585,20 @@ def file_response_fixed(ctx: Context) -> str:
         finally:
             server.kill()
             server.close_files()
-    return (f"file changed then deleted; {len(targets)} targets incl. /../../etc/passwd: every response the "
-            f"original {len(PAGE)} bytes, no file descriptor on it")
+    return (
+        f"file changed then deleted; {len(targets)} targets incl. /../../etc/passwd: every response the "
+        f"original {len(PAGE)} bytes, no file descriptor on it"
+    )
 
 
 def echo_idle_timeout(ctx: Context) -> str:
     """--proto echo: the idle timeout applies, the header timeout does not."""
     header_s, idle_s = 1, 2
     st = ctx.settings
-    server = Server(ctx.build_dir / "bin" / ctx.variant.binary,
-                    [*ctx.variant.args, "--proto", "echo", "--header-timeout", str(header_s),
-                     "--idle-timeout", str(idle_s)])
+    server = Server(
+        ctx.build_dir / "bin" / ctx.variant.binary,
+        [*ctx.variant.args, "--proto", "echo", "--header-timeout", str(header_s), "--idle-timeout", str(idle_s)],
+    )
     try:
         with connect(server.port) as s:
             s.sendall(b"GET / HT")  # what would be a partial HTTP head
@@ -543,9 +609,11 @@ def echo_idle_timeout(ctx: Context) -> str:
             rest, took = wait_eof(s, idle_s + st.timing_slack_s + 5)
         expect(took is not None, "an idle echo connection was never closed")
         expect(rest == b"", f"bytes on an idle close: {rest[:60]!r}")
-        expect(idle_s - st.early_slack_s <= took <= idle_s + st.timing_slack_s,
-               f"idle echo connection closed {took:.2f} s after its last bytes (idle timeout {idle_s} s, header "
-               f"timeout {header_s} s must not apply)")
+        expect(
+            idle_s - st.early_slack_s <= took <= idle_s + st.timing_slack_s,
+            f"idle echo connection closed {took:.2f} s after its last bytes (idle timeout {idle_s} s, header "
+            f"timeout {header_s} s must not apply)",
+        )
         stats = server.stop()
         expect(stats.get("timeouts") == 1, f"timeouts {stats.get('timeouts')} in the shutdown line, expected 1")
     finally:
@@ -568,36 +636,63 @@ def _fixed(text: str) -> Callable[[Variant, Settings], str]:
 
 CASES: tuple[Case, ...] = (
     Case("bind_loopback", bind_loopback, _fixed("without --host, every listener is bound to 127.0.0.1 only")),
-    Case("malformed_request_line", malformed_request_line,
-         _fixed("400 (505 for HTTP/3.0) with Connection: close, then close")),
+    Case(
+        "malformed_request_line",
+        malformed_request_line,
+        _fixed("400 (505 for HTTP/3.0) with Connection: close, then close"),
+    ),
     Case("header_without_colon", header_without_colon, _fixed("400, then close")),
     Case("nul_bytes", nul_bytes, _fixed("400, then close")),
     Case("header_100kb", header_100kb, _fixed("431 once the head passes 8 KiB, then close")),
     Case("headers_10000", headers_10000, _fixed("431 once the head passes 8 KiB, then close")),
     Case("byte_at_a_time", byte_at_a_time, _fixed("the request is answered (200) whatever its segmentation")),
     Case("pipelined_64", pipelined_64, _fixed("64 responses, in order, connection kept")),
-    Case("half_request_then_close", half_request_then_close,
-         _fixed("no response to half a request; closed after the client's FIN")),
+    Case(
+        "half_request_then_close",
+        half_request_then_close,
+        _fixed("no response to half a request; closed after the client's FIN"),
+    ),
     Case("reset_mid_response", reset_mid_response, _fixed("a reset mid-response costs only that connection")),
     Case("connection_close", connection_close, _fixed("200 with Connection: close, then close")),
-    Case("idle_keepalive_timeout", idle_keepalive_timeout,
-         lambda v, st: (f"an idle keep-alive connection is closed after --idle-timeout {st.idle_timeout_s} s, a "
-                        f"connection that sends nothing after --header-timeout {st.header_timeout_s} s, without "
-                        f"bytes")),
-    Case("trickled_head_timeout", trickled_head_timeout,
-         lambda v, st: (f"a head trickling in gets 408 and a close at --header-timeout {st.header_timeout_s} s, "
-                        f"counted from the accept, however steadily bytes arrive")),
+    Case(
+        "idle_keepalive_timeout",
+        idle_keepalive_timeout,
+        lambda v, st: (
+            f"an idle keep-alive connection is closed after --idle-timeout {st.idle_timeout_s} s, a "
+            f"connection that sends nothing after --header-timeout {st.header_timeout_s} s, without "
+            f"bytes"
+        ),
+    ),
+    Case(
+        "trickled_head_timeout",
+        trickled_head_timeout,
+        lambda v, st: (
+            f"a head trickling in gets 408 and a close at --header-timeout {st.header_timeout_s} s, "
+            f"counted from the accept, however steadily bytes arrive"
+        ),
+    ),
     Case("slowloris", slowloris, slowloris_expectation),
-    Case("file_response_fixed", file_response_fixed,
-         _fixed("--response file:PATH is read once at start: after the file changes and is deleted, every target "
-                "(/../../etc/passwd included) gets the original bytes"), own_server=True),
-    Case("echo_idle_timeout", echo_idle_timeout,
-         _fixed("--proto echo: the idle timeout closes an idle connection; the header timeout does not apply"),
-         own_server=True),
+    Case(
+        "file_response_fixed",
+        file_response_fixed,
+        _fixed(
+            "--response file:PATH is read once at start: after the file changes and is deleted, every target "
+            "(/../../etc/passwd included) gets the original bytes"
+        ),
+        own_server=True,
+    ),
+    Case(
+        "echo_idle_timeout",
+        echo_idle_timeout,
+        _fixed("--proto echo: the idle timeout closes an idle connection; the header timeout does not apply"),
+        own_server=True,
+    ),
 )
 CASE_NAMES = tuple(c.name for c in CASES) + ("clean_shutdown",)
-SHUTDOWN_EXPECTED = ("SIGTERM: exit status 0, one JSON line whose timeouts count the connections this suite timed "
-                     "out and errors is 0, no sanitizer report on stderr")
+SHUTDOWN_EXPECTED = (
+    "SIGTERM: exit status 0, one JSON line whose timeouts count the connections this suite timed "
+    "out and errors is 0, no sanitizer report on stderr"
+)
 
 
 @dataclass
@@ -621,11 +716,27 @@ def run_variant(build_dir: Path, variant: Variant, selected: set[str], settings:
     results: list[Result] = []
 
     def record(case: str, outcome: str, expected: str, observed: str, start: float, details: dict) -> None:
-        results.append(Result(variant.name, variant.architecture, list(variant.args), case, outcome, expected,
-                              observed, round(time.monotonic() - start, 3), details))
+        results.append(
+            Result(
+                variant.name,
+                variant.architecture,
+                list(variant.args),
+                case,
+                outcome,
+                expected,
+                observed,
+                round(time.monotonic() - start, 3),
+                details,
+            )
+        )
 
-    args = [*variant.args, "--header-timeout", str(settings.header_timeout_s),
-            "--idle-timeout", str(settings.idle_timeout_s)]
+    args = [
+        *variant.args,
+        "--header-timeout",
+        str(settings.header_timeout_s),
+        "--idle-timeout",
+        str(settings.idle_timeout_s),
+    ]
     start = time.monotonic()
     try:
         server = Server(binary, args)
@@ -663,17 +774,26 @@ def run_variant(build_dir: Path, variant: Variant, selected: set[str], settings:
                     timed_out_min += 1
                 elif case.name == "slowloris":
                     # LIFO: one slot freeing up is enough for the client, then the rest are released
-                    timed_out_min += (settings.slowloris_connections if variant.slots is None
-                                      else 1 if variant.lifo else variant.slots)
+                    timed_out_min += (
+                        settings.slowloris_connections
+                        if variant.slots is None
+                        else 1
+                        if variant.lifo
+                        else variant.slots
+                    )
                 took = normal_request(server.port)
                 ctx.details["normal_request_after_s"] = round(took, 3)
                 fds = server.wait_fds_at_most(fd_base, settings.fd_settle_s)
                 rss = server.rss_kb()
                 ctx.details.update(fds_after=fds, rss_after_kb=rss, rss_growth_kb=rss - rss_base)
-                expect(fds <= fd_base, f"descriptor leak: {fds} open {settings.fd_settle_s:.0f} s after the case, "
-                                       f"{fd_base} before")
-                expect(rss - rss_base <= settings.rss_growth_bound_kb,
-                       f"resident memory grew by {rss - rss_base} KiB (bound {settings.rss_growth_bound_kb} KiB)")
+                expect(
+                    fds <= fd_base,
+                    f"descriptor leak: {fds} open {settings.fd_settle_s:.0f} s after the case, {fd_base} before",
+                )
+                expect(
+                    rss - rss_base <= settings.rss_growth_bound_kb,
+                    f"resident memory grew by {rss - rss_base} KiB (bound {settings.rss_growth_bound_kb} KiB)",
+                )
                 record(case.name, "passed", expected, observed, start, ctx.details)
             except (CaseFailure, ServerError, OSError) as e:
                 record(case.name, "failed", expected, f"{type(e).__name__}: {e}", start, ctx.details)
@@ -682,8 +802,10 @@ def run_variant(build_dir: Path, variant: Variant, selected: set[str], settings:
             try:
                 stats = server.stop()
                 expect(stats.get("errors") == 0, f"errors {stats.get('errors')} in the shutdown line")
-                expect(stats.get("timeouts", -1) >= timed_out_min,
-                       f"timeouts {stats.get('timeouts')} in the shutdown line, at least {timed_out_min} expected")
+                expect(
+                    stats.get("timeouts", -1) >= timed_out_min,
+                    f"timeouts {stats.get('timeouts')} in the shutdown line, at least {timed_out_min} expected",
+                )
                 record("clean_shutdown", "passed", SHUTDOWN_EXPECTED, f"exit 0; {stats}", start, {"stats": stats})
             except (CaseFailure, ServerError, OSError) as e:
                 record("clean_shutdown", "failed", SHUTDOWN_EXPECTED, f"{type(e).__name__}: {e}", start, {})

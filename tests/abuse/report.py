@@ -25,6 +25,7 @@ appendix (schema 1):
 }
 Results are sorted by variant (in VARIANTS order), then case (in run order).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -70,8 +71,16 @@ def write_report(path: Path, results: list[Result], settings: Settings, build_di
         # what the appendix names: which machine and which code the verdicts are about
         "provenance": {"hostname": socket.gethostname(), **git_state(REPO_ROOT)},
         "settings": dataclasses.asdict(settings),
-        "variants": [{"variant": v.name, "architecture": v.architecture, "args": list(v.args),
-                      "connection_slots": v.slots, "lifo": v.lifo} for v in VARIANTS],
+        "variants": [
+            {
+                "variant": v.name,
+                "architecture": v.architecture,
+                "args": list(v.args),
+                "connection_slots": v.slots,
+                "lifo": v.lifo,
+            }
+            for v in VARIANTS
+        ],
         "cases": list(CASE_NAMES),
         "results": [r.as_dict() for r in results],
         "summary": summary,

@@ -2,28 +2,28 @@
 its open descriptors and resident memory (summed over the process tree, so
 prefork's workers count), its stderr (for sanitizer reports) and its shutdown
 line."""
+
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-# One recogniser of sanitizer reports for every socket suite: the ctest scripts' (standard library only).
-_SOCKET_SUITES = Path(__file__).resolve().parents[2] / "servers_c" / "tests"
-if str(_SOCKET_SUITES) not in sys.path:
-    sys.path.insert(0, str(_SOCKET_SUITES))
-from sanitizer_check import sanitizer_report as first_sanitizer_report  # noqa: E402
+from archbench.measure.server_protocol import (
+    EXIT_UNSUPPORTED,
+    ShutdownLineError,
+    exact_shutdown_stats,
+    parse_ready_line,
+    read_first_line,
+)
+from archbench.measure.server_protocol import sanitizer_report as first_sanitizer_report
 
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 30.0
-EXIT_UNSUPPORTED = 3
-
 
 
 class Unsupported(Exception):
@@ -47,18 +47,13 @@ class Server:
     def __init__(self, binary: Path, args: list[str]):
         self.argv = [str(binary), "--port", "0", *args]
         self.stderr_file = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=self.stderr_file,
-                                        start_new_session=True, preexec_fn=_pin_to_cpu0)
+        self.process = subprocess.Popen(
+            self.argv, stdout=subprocess.PIPE, stderr=self.stderr_file, start_new_session=True, preexec_fn=_pin_to_cpu0
+        )
         assert self.process.stdout is not None
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        line = b""
-        while time.monotonic() < deadline and not line.endswith(b"\n"):
-            chunk = self.process.stdout.readline()
-            if not chunk:
-                break
-            line += chunk
-        text = line.decode(errors="replace").strip()
-        if not text.startswith("listening on "):
+        text = read_first_line(self.process.stdout, READY_TIMEOUT_S)
+        ready = parse_ready_line(text)
+        if ready is None:
             code = self.process.wait(timeout=10) if self.process.poll() is None else self.process.returncode
             if code is None:
                 self.kill()
@@ -68,8 +63,7 @@ class Server:
                 raise Unsupported(err.strip())
             raise ServerError(f"{' '.join(self.argv)}: no ready line (got {text!r}, exit {code}); stderr: {err}")
         self.ready_line = text
-        self.host, port = text[len("listening on "):].rsplit(":", 1)
-        self.port = int(port)
+        self.host, self.port = ready.host, ready.port
         self.pid = self.process.pid
 
     # ---- readings ---------------------------------------------------------
@@ -147,7 +141,7 @@ class Server:
                     addr = socket.inet_ntop(socket.AF_INET, bytes.fromhex(addr_hex)[::-1])
                 else:
                     raw = bytes.fromhex(addr_hex)
-                    addr = socket.inet_ntop(socket.AF_INET6, b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4)))
+                    addr = socket.inet_ntop(socket.AF_INET6, b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4)))
                 found.append((addr, int(port_hex, 16)))
         return found
 
@@ -176,23 +170,24 @@ class Server:
     def stop(self) -> dict:
         """SIGTERM; the shutdown line, checked: exit 0, one JSON line, no sanitizer report."""
         if self.process.poll() is not None:
-            raise ServerError(f"server had exited on its own with status {self.process.returncode}: "
-                              f"{self.stderr_text()[-2000:]}")
+            raise ServerError(
+                f"server had exited on its own with status {self.process.returncode}: {self.stderr_text()[-2000:]}"
+            )
         self.process.send_signal(signal.SIGTERM)
         try:
             out, _ = self.process.communicate(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             self.kill()
-            raise ServerError(f"server did not stop within {STOP_TIMEOUT_S:.0f} s of SIGTERM")
+            raise ServerError(f"server did not stop within {STOP_TIMEOUT_S:.0f} s of SIGTERM") from None
         report = self.sanitizer_report()
         if report is not None:
             raise ServerError(f"sanitizer report on stderr:\n{report}")
         if self.process.returncode != 0:
             raise ServerError(f"exit status {self.process.returncode} after SIGTERM: {self.stderr_text()[-2000:]}")
-        lines = [line for line in out.decode(errors="replace").splitlines() if line.strip()]
-        if len(lines) != 1:
-            raise ServerError(f"expected one JSON line at shutdown, got {lines!r}")
-        return json.loads(lines[0])
+        try:
+            return exact_shutdown_stats(out)
+        except ShutdownLineError as error:
+            raise ServerError(str(error)) from None
 
     def kill(self) -> None:
         if self.process.poll() is None:

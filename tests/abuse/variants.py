@@ -1,6 +1,7 @@
 """The server variants the abuse suite runs: the same as CTest's conformance
 suites (servers_c/tests/CMakeLists.txt, archbench_conformance NAME ...), which
 tests/test_abuse.py checks."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,11 +29,17 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("thread_per_conn", "thread_per_conn"),
     Variant("thread_per_conn_capped", "thread_per_conn", ("--max-threads", "8"), slots=8),
     Variant("thread_pool_request", "thread_pool", ("--threads", "2", "--dispatch", "request")),
-    Variant("thread_pool_request_stack", "thread_pool",
-            ("--threads", "3", "--dispatch", "request", "--handoff", "stack")),
+    Variant(
+        "thread_pool_request_stack", "thread_pool", ("--threads", "3", "--dispatch", "request", "--handoff", "stack")
+    ),
     Variant("thread_pool_connection", "thread_pool", ("--threads", "4", "--dispatch", "connection"), slots=4),
-    Variant("thread_pool_connection_stack", "thread_pool",
-            ("--threads", "4", "--dispatch", "connection", "--handoff", "stack"), slots=4, lifo=True),
+    Variant(
+        "thread_pool_connection_stack",
+        "thread_pool",
+        ("--threads", "4", "--dispatch", "connection", "--handoff", "stack"),
+        slots=4,
+        lifo=True,
+    ),
     Variant("poll", "poll"),
     Variant("epoll_level", "epoll", ("--trigger", "level")),
     Variant("reactor_level", "reactor", ("--threads", "2", "--trigger", "level")),

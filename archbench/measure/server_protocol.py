@@ -1,0 +1,120 @@
+"""The line protocol every measured server speaks, in one place.
+
+A server prints one ready line, `listening on HOST:PORT`, once it accepts connections, and after
+SIGTERM one JSON object of counters (its shutdown line). A server that exits with status 3 at start-up
+says that this kernel lacks a feature it needs (e.g. io_uring). The sanitizer builds halt on the first
+report, which starts with one of the markers recognised here.
+
+STANDARD LIBRARY ONLY: ctest runs the socket suites (servers_c/tests/*.py) with the system Python, not
+the project's virtual environment, with PYTHONPATH set to the repository root.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import IO, Any
+
+READY_LINE = re.compile(r"listening on (?P<host>\S+):(?P<port>\d+)")
+READY_PREFIX = "listening on "
+# Reserved by the servers for "this kernel lacks a feature I need".
+EXIT_UNSUPPORTED = 3
+
+# The first line of every report kind we build with (ASan, LSan, UBSan, TSan).
+_SANITIZER_MARKERS = re.compile(
+    r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|ThreadSanitizer: |"
+    r"runtime error: |UndefinedBehaviorSanitizer|SUMMARY: (Address|Thread|UndefinedBehavior|Leak)Sanitizer"
+)
+
+
+@dataclass(frozen=True)
+class ReadyLine:
+    host: str
+    port: int
+
+
+def format_ready_line(host: str, port: int) -> str:
+    return f"{READY_PREFIX}{host}:{port}"
+
+
+def parse_ready_line(line: str | bytes) -> ReadyLine | None:
+    """The address a ready line announces, or None if `line` is not one."""
+    text = line.decode(errors="replace") if isinstance(line, bytes) else line
+    match = READY_LINE.fullmatch(text.strip())
+    return None if match is None else ReadyLine(match.group("host"), int(match.group("port")))
+
+
+def read_first_line(stdout: IO[bytes], timeout_s: float) -> str:
+    """The first complete line of a server's stdout (decoded, stripped); "" at EOF."""
+    deadline = time.monotonic() + timeout_s
+    line = b""
+    while time.monotonic() < deadline and not line.endswith(b"\n"):
+        chunk = stdout.readline()
+        if not chunk:
+            break
+        line += chunk
+    return line.decode(errors="replace").strip()
+
+
+def format_shutdown_line(stats: dict[str, Any]) -> str:
+    """The one JSON line a server prints at shutdown, compact like the C servers'."""
+    return json.dumps(stats, separators=(",", ":"))
+
+
+def output_lines(output: str | bytes) -> list[str]:
+    """The non-blank lines of a server's output."""
+    text = output.decode("utf-8", "replace") if isinstance(output, bytes) else output
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def shutdown_stats(output: str | bytes) -> dict[str, Any] | None:
+    """The server's shutdown JSON line: the last output line that is a JSON object (None if none is).
+
+    Lenient on purpose: the runner merges stderr into the output it keeps, so other lines may follow."""
+    for line in reversed(output_lines(output)):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
+
+
+class ShutdownLineError(ValueError):
+    """The output after the ready line is not exactly one JSON object."""
+
+
+def exact_shutdown_stats(output_after_ready: str | bytes) -> dict[str, Any]:
+    """The shutdown line of a server whose stdout after the ready line must be that line alone
+    (what the test suites check); raises ShutdownLineError otherwise."""
+    lines = output_lines(output_after_ready)
+    if len(lines) != 1:
+        raise ShutdownLineError(f"expected one JSON line at shutdown, got {lines!r}")
+    try:
+        value = json.loads(lines[0])
+    except ValueError as error:
+        raise ShutdownLineError(f"the shutdown line is not JSON ({error}): {lines[0]!r}") from None
+    if not isinstance(value, dict):
+        raise ShutdownLineError(f"the shutdown line is not a JSON object: {lines[0]!r}")
+    return value
+
+
+def sanitizer_report(stderr: str | bytes | None, context_lines: int = 12) -> str | None:
+    """The start of the first sanitizer report in stderr, or None if there is none.
+
+    A server that reports and exits is caught by its exit status; this also catches a report from a
+    process whose exit status nobody checks (a server killed at the end of a case, a prefork worker,
+    a client) and says what the report was."""
+    if not stderr:
+        return None
+    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if _SANITIZER_MARKERS.search(line):
+            return "\n".join(lines[max(0, i - 1) : i + context_lines])
+    return None
