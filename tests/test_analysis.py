@@ -5,6 +5,7 @@ The load-generator files are in wrk 4.1's exact report format (as `wrk --latency
 prints it), so the real parser reads them; the numbers are chosen so every
 expected value can be computed by hand (tests/fixtures/campaigns/synthetic.py).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,6 +19,7 @@ import pandas as pd
 import pytest
 
 from archbench.analyze import analysis
+from archbench.analyze import trials as analyze_trials
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "campaigns"))
 import synthetic  # noqa: E402  (tests/fixtures/campaigns/synthetic.py: campaign writer, wrk reports)
@@ -76,10 +78,29 @@ def test_trials_csv_keeps_every_record(processed):
     failed = trials[trials["status"] == "failed"]
     assert list(failed["trial_id"]) == [config_id(POOL) + "-r03"]
     assert failed["failure_reason"].iloc[0] == "server did not print its ready line"
-    for column in ("campaign", "trial_id", "config_id", "architecture", "threads", "connections", "repetition",
-                   "warmup", "status", "flags", "requests_per_sec", "total_requests", "latency_p99_s",
-                   "socket_errors_timeout", "non_2xx", "server_cpu_s", "server_cpu_us_per_request", "load_cpu_s",
-                   "load_cpu_utilisation", "server_cpus", "load_cpus"):
+    for column in (
+        "campaign",
+        "trial_id",
+        "config_id",
+        "architecture",
+        "threads",
+        "connections",
+        "repetition",
+        "warmup",
+        "status",
+        "flags",
+        "requests_per_sec",
+        "total_requests",
+        "latency_p99_s",
+        "socket_errors_timeout",
+        "non_2xx",
+        "server_cpu_s",
+        "server_cpu_us_per_request",
+        "load_cpu_s",
+        "load_cpu_utilisation",
+        "server_cpus",
+        "load_cpus",
+    ):
         assert column in trials.columns, column
 
 
@@ -157,8 +178,21 @@ def test_raw_campaign_is_never_written(campaign_dir, tmp_path):
 
 def test_summary_csv_round_trip(processed):
     summary = pd.read_csv(processed.summary_csv)
-    expected = ["n", "n_flagged", "n_failed", "mean", "sd", "median", "min", "max", "ci95_low", "ci95_high",
-                "server_cpu_us_per_request", "timeouts_mean", "starved_connections_mean"]
+    expected = [
+        "n",
+        "n_flagged",
+        "n_failed",
+        "mean",
+        "sd",
+        "median",
+        "min",
+        "max",
+        "ci95_low",
+        "ci95_high",
+        "server_cpu_us_per_request",
+        "timeouts_mean",
+        "starved_connections_mean",
+    ]
     assert all(column in summary.columns for column in expected)
     # Sorted: blocking before thread_pool.
     assert list(summary["architecture"]) == ["blocking", "thread_pool"]
@@ -250,8 +284,15 @@ def test_nginx_cpu_is_its_own_and_its_unknown_counters_stay_unknown(comparison):
     assert trial["server_cpu_source"] == analysis.CPU_SOURCE_STATS
     assert trial["server_cpu_s"] == pytest.approx(0.5)
     assert trial["server_cpu_us_per_request"] == pytest.approx(0.5e6 / 45_000)
-    for column in ("connections_served", "starved_connections", "bad_requests", "connection_resets",
-                   "connections_accepted", "requests_served", "server_errors"):
+    for column in (
+        "connections_served",
+        "starved_connections",
+        "bad_requests",
+        "connection_resets",
+        "connections_accepted",
+        "requests_served",
+        "server_errors",
+    ):
         assert math.isnan(trial[column]), column  # null: not measured, never 0
     assert trial["response_bytes"] == synthetic.NGINX_RESPONSE_BYTES
     row = row_of(comparison, synthetic.NGINX_D1)
@@ -266,9 +307,16 @@ def test_nginx_cpu_is_its_own_and_its_unknown_counters_stay_unknown(comparison):
 
 @pytest.mark.parametrize(
     ("cpu_source", "expected", "seconds"),
-    [("nginx-alone", "stats", 0.5), ("stats", "stats", 0.5), ("server.stats", "stats", 0.5),
-     ("nginx", "stats", 0.5), ("launcher tree", "tree", 10.0), ("tree", "tree", 10.0),
-     ("launcher tree (nginx master and workers)", "tree", 10.0), (None, "tree", 10.0)],
+    [
+        ("nginx-alone", "stats", 0.5),
+        ("stats", "stats", 0.5),
+        ("server.stats", "stats", 0.5),
+        ("nginx", "stats", 0.5),
+        ("launcher tree", "tree", 10.0),
+        ("tree", "tree", 10.0),
+        ("launcher tree (nginx master and workers)", "tree", 10.0),
+        (None, "tree", 10.0),
+    ],
 )
 def test_cpu_source_selects_the_numbers(cpu_source, expected, seconds):
     server = {"cpu_user_s": 9.0, "cpu_sys_s": 1.0, "stats": {"cpu_user_s": 0.3, "cpu_sys_s": 0.2}}
@@ -276,7 +324,10 @@ def test_cpu_source_selects_the_numbers(cpu_source, expected, seconds):
         server["cpu_source"] = cpu_source
     assert analysis.server_cpu_seconds(server) == (pytest.approx(seconds), expected)
     # Without tree numbers, the server's own are the only ones there are.
-    assert analysis.server_cpu_seconds({"stats": {"cpu_user_s": 0.3, "cpu_sys_s": 0.2}}) == (pytest.approx(0.5), "stats")
+    assert analysis.server_cpu_seconds({"stats": {"cpu_user_s": 0.3, "cpu_sys_s": 0.2}}) == (
+        pytest.approx(0.5),
+        "stats",
+    )
 
 
 def test_unsupported_trials_are_counted_never_failed(comparison):
@@ -291,7 +342,7 @@ def test_unsupported_trials_are_counted_never_failed(comparison):
 
 
 def test_variant_and_family_labels(comparison):
-    labels = dict(zip(comparison.summary["config_id"], comparison.summary["variant"]))
+    labels = dict(zip(comparison.summary["config_id"], comparison.summary["variant"], strict=True))
     assert labels[config_id(synthetic.EPOLL_D1)] == "epoll (edge)"
     assert labels[config_id(synthetic.REACTOR_D16_T2)] == "reactor, 2 threads"
     assert labels[config_id(synthetic.REACTOR_D16_T1)] == "reactor, 1 thread"
@@ -300,11 +351,15 @@ def test_variant_and_family_labels(comparison):
     assert labels[config_id(synthetic.NGINX_D16_T2)] == "nginx, 2 workers"
     assert labels[config_id(synthetic.IO_URING_D1)] == "io_uring, 1 thread"
     assert labels[config_id(synthetic.BLOCKING_D1)] == "blocking"
-    families = dict(zip(comparison.summary["config_id"], comparison.summary["family"]))
+    families = dict(zip(comparison.summary["config_id"], comparison.summary["family"], strict=True))
     assert families[config_id(synthetic.REACTOR_D16_T2)] == "reactor"
     # The trigger of a loop other than epoll is named only when the campaign measured both.
-    frame = pd.DataFrame([{"architecture": "reactor", "trigger": "edge", "threads": 2},
-                          {"architecture": "reactor", "trigger": "level", "threads": 2}])
+    frame = pd.DataFrame(
+        [
+            {"architecture": "reactor", "trigger": "edge", "threads": 2},
+            {"architecture": "reactor", "trigger": "level", "threads": 2},
+        ]
+    )
     assert analysis.Labeller(frame).variant(frame.iloc[1]) == "reactor (level), 2 threads"
     pool = {"architecture": "thread_pool", "dispatch": "request", "handoff": "queue", "threads": 4}
     assert analysis.Labeller(pd.DataFrame([pool])).variant(pool) == "thread pool (request, queue), 4 threads"
@@ -312,11 +367,28 @@ def test_variant_and_family_labels(comparison):
 
 def test_summary_has_the_comparison_columns(comparison):
     summary = pd.read_csv(comparison.summary_csv)
-    for column in ("variant", "family", "pipeline", "latency_p50_s_mean", "latency_p90_s_mean", "latency_p99_s_mean",
-                   "server_cpu_us_per_request", "server_cpu_us_per_request_ci95_low",
-                   "server_cpu_us_per_request_ci95_high", "load_cpu_utilisation_mean", "n_client_bound",
-                   "n_unsupported", "timeouts_mean", "errors_mean", "starved_connections_mean", "ratio_to_nginx",
-                   "nginx_reference", "response_bytes", "bytes_per_response_mean", "n_latency_invalid"):
+    for column in (
+        "variant",
+        "family",
+        "pipeline",
+        "latency_p50_s_mean",
+        "latency_p90_s_mean",
+        "latency_p99_s_mean",
+        "server_cpu_us_per_request",
+        "server_cpu_us_per_request_ci95_low",
+        "server_cpu_us_per_request_ci95_high",
+        "load_cpu_utilisation_mean",
+        "n_client_bound",
+        "n_unsupported",
+        "timeouts_mean",
+        "errors_mean",
+        "starved_connections_mean",
+        "ratio_to_nginx",
+        "nginx_reference",
+        "response_bytes",
+        "bytes_per_response_mean",
+        "n_latency_invalid",
+    ):
         assert column in summary.columns, column
     blocking = row_of(comparison, synthetic.BLOCKING_D1)
     assert blocking["timeouts_mean"] == 50 and blocking["errors_mean"] == 0
@@ -346,7 +418,7 @@ def test_impossible_latency_percentiles_are_not_latencies(comparison):
     row = row_of(comparison, synthetic.EPOLL_D16)
     assert row["n_latency_invalid"] == 1
     assert row["latency_p99_s_mean"] == pytest.approx(300e-6)  # the other trial only
-    valid, invalid = analysis._checked_percentiles({"50": 2e-4, "75": 1e-4, "90": 3e-4}, 1e-3)
+    valid, invalid = analyze_trials._checked_percentiles({"50": 2e-4, "75": 1e-4, "90": 3e-4}, 1e-3)
     assert invalid == ["75"] and set(valid) == {"50", "90"}
 
 
@@ -388,12 +460,24 @@ def test_response_length_is_computed_from_the_servers_format():
 def test_real_campaign_with_every_architecture(tmp_path):
     processed = analysis.process_campaign(FIXTURES / "fixture-architectures", tmp_path / "processed")
     summary = processed.summary
-    assert set(summary["architecture"]) == {"blocking", "thread_per_conn", "thread_pool", "poll", "epoll", "reactor",
-                                            "reuseport", "prefork", "io_uring", "nginx"}
+    assert set(summary["architecture"]) == {
+        "blocking",
+        "thread_per_conn",
+        "thread_pool",
+        "poll",
+        "epoll",
+        "reactor",
+        "reuseport",
+        "prefork",
+        "io_uring",
+        "nginx",
+    }
     assert set(summary["pipeline"]) == {1, 16}
     nginx = summary[summary["architecture"] == "nginx"]
-    recorded = {json.loads(path.read_text())["server"]["stats"]["response_bytes"]
-                for path in (FIXTURES / "fixture-architectures").glob("nginx-*.json")}
+    recorded = {
+        json.loads(path.read_text())["server"]["stats"]["response_bytes"]
+        for path in (FIXTURES / "fixture-architectures").glob("nginx-*.json")
+    }
     assert len(recorded) == 1
     nginx_bytes = recorded.pop()
     assert (nginx["response_bytes"] == nginx_bytes).all() and nginx["starved_connections_mean"].isna().all()

@@ -8,6 +8,7 @@ columns of data/processed/trials.csv plus per-trial provenance): two OSes on two
 warm-ups with an absurd rate, a failed trial, a far-out trial, a configuration measured on
 one OS only.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,7 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
-from archbench.analyze import crossos
-from archbench.analyze import outliers
+from archbench.analyze import crossos, outliers
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TWO_HOSTS = FIXTURES / "crossos" / "trials_two_hosts.csv"
@@ -44,8 +44,12 @@ def two_hosts() -> pd.DataFrame:
 def documented(frame: pd.DataFrame) -> None:
     """Every output column is named in archbench/crossos.py's docstring (the schema the report reads)."""
     doc = crossos.__doc__ or ""
-    missing = [c for c in frame.columns if not re.search(rf"(?<![\w]){re.escape(str(c))}(?![\w])", doc)
-               and not re.search(rf"(?<![\w]){re.escape(str(c)[:-2])}_x(?![\w])", doc)]
+    missing = [
+        c
+        for c in frame.columns
+        if not re.search(rf"(?<![\w]){re.escape(str(c))}(?![\w])", doc)
+        and not re.search(rf"(?<![\w]){re.escape(str(c)[:-2])}_x(?![\w])", doc)
+    ]
     assert not missing, f"columns not documented in archbench.analyze.crossos: {missing}"
 
 
@@ -85,14 +89,19 @@ def test_source000_csv_matches_the_captured_text(source000):
 
 
 def test_parse_source000_tables_reads_headings_setups_and_trial_counts():
-    text = "\n".join([
-        "Results from running five trials on the server devices are shown below.",
-        "Windows:", "Number of threads Sample mean (r/s) Sample standard deviation (r/s)", "4 100 10",
-        "Linux:", "8 300 30",
-        "Next, both the server and wrk were run on the Ubuntu 24.04 machine to assess it.",
-        "The statistics below were calculated from running ten trials with each size:",
-        "2 50 5",
-    ])
+    text = "\n".join(
+        [
+            "Results from running five trials on the server devices are shown below.",
+            "Windows:",
+            "Number of threads Sample mean (r/s) Sample standard deviation (r/s)",
+            "4 100 10",
+            "Linux:",
+            "8 300 30",
+            "Next, both the server and wrk were run on the Ubuntu 24.04 machine to assess it.",
+            "The statistics below were calculated from running ten trials with each size:",
+            "2 50 5",
+        ]
+    )
     parsed = crossos.parse_source000_tables(text)
     assert parsed.to_dict("records") == [
         {"os": "Windows", "setup": "separate-client", "threads": 4, "mean_rps": 100, "sd_rps": 10, "n": 5},
@@ -113,8 +122,9 @@ def test_source000_cross_os_pairs_tests_and_holm(source000):
     for row in result.itertuples():
         a = table.loc[("separate-client", row.a, row.threads)]
         b = table.loc[("separate-client", row.b, row.threads)]
-        expected = scipy_stats.ttest_ind_from_stats(a.mean_rps, a.sd_rps, a.n, b.mean_rps, b.sd_rps, b.n,
-                                                    equal_var=False)
+        expected = scipy_stats.ttest_ind_from_stats(
+            a.mean_rps, a.sd_rps, a.n, b.mean_rps, b.sd_rps, b.n, equal_var=False
+        )
         assert row.statistic == pytest.approx(expected.statistic, rel=1e-12)
         assert row.p_value == pytest.approx(expected.pvalue, rel=1e-9)
         assert row.difference == a.mean_rps - b.mean_rps
@@ -129,7 +139,9 @@ def test_source000_cross_os_pairs_tests_and_holm(source000):
     assert list(result["reject"]) == list(reject)
     assert set(result["correction"]) == {"holm"} and set(result["family_size"]) == {4}
     # Windows vs macOS at 4 threads: 148,726 vs 146,494 r/s, no detectable difference
-    assert not result.iloc[0]["reject"] and result.iloc[0]["difference_ci_low"] < 0 < result.iloc[0]["difference_ci_high"]
+    assert (
+        not result.iloc[0]["reject"] and result.iloc[0]["difference_ci_low"] < 0 < result.iloc[0]["difference_ci_high"]
+    )
     documented(result)
 
 
@@ -153,8 +165,12 @@ def test_source000_cross_os_matched_by_share_of_logical_processors(source000):
     result = crossos.source000_cross_os(source000, match="cpu_share")
     pairs = {(r.a, r.threads_a, r.b, r.threads_b) for r in result.itertuples()}
     assert pairs == {
-        ("Windows", 4, "macOS", 2), ("Windows", 4, "Linux", 4), ("macOS", 2, "Linux", 4),
-        ("Windows", 8, "macOS", 4), ("Windows", 8, "Linux", 8), ("macOS", 4, "Linux", 8),
+        ("Windows", 4, "macOS", 2),
+        ("Windows", 4, "Linux", 4),
+        ("macOS", 2, "Linux", 4),
+        ("Windows", 8, "macOS", 4),
+        ("Windows", 8, "Linux", 8),
+        ("macOS", 4, "Linux", 8),
     }
     assert set(result["threads_per_logical_processor"]) == {0.25, 0.5}
     assert set(result["family_size"]) == {6}
@@ -164,8 +180,10 @@ def test_source000_cross_os_matched_by_share_of_logical_processors(source000):
 
 def test_source000_setups_compares_separate_client_and_loopback(source000):
     result = crossos.source000_setups(source000)
-    assert [(r.threads, r.a, r.b) for r in result.itertuples()] == [(4, "separate-client", "loopback"),
-                                                                     (8, "separate-client", "loopback")]
+    assert [(r.threads, r.a, r.b) for r in result.itertuples()] == [
+        (4, "separate-client", "loopback"),
+        (8, "separate-client", "loopback"),
+    ]
     assert list(result["n_a"]) == [5, 5] and list(result["n_b"]) == [10, 10]
     assert not result["confounded_with_hardware"].any()
     assert all("client:" in text for text in result["confounded_with"])
@@ -209,8 +227,9 @@ def test_measured_comparisons_by_os(two_hosts):
     assert list(result["p_adjusted"]) == pytest.approx(list(adjusted))
     assert list(result["reject"]) == list(reject)
     assert result["confounded_with_hardware"].all()
-    assert all("cpu_model: Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz vs AMD EPYC 7B13" in t
-               for t in result["confounded_with"])
+    assert all(
+        "cpu_model: Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz vs AMD EPYC 7B13" in t for t in result["confounded_with"]
+    )
     documented(result)
 
 

@@ -6,6 +6,7 @@ package effsize's documented example for Cliff's delta, scipy.stats (ttest_ind,
 ttest_ind_from_stats, mannwhitneyu, shapiro, bootstrap, hmean) and
 statsmodels.stats.multitest.multipletests for Holm and Benjamini-Hochberg.
 """
+
 import itertools
 import math
 from fractions import Fraction
@@ -197,8 +198,9 @@ def _scipy_method(method: str) -> str:
 def test_bootstrap_median_matches_scipy_for_the_same_seed(method):
     sample = np.random.default_rng(7).lognormal(11.0, 0.2, size=12)
     ours = stats.bootstrap_median_ci(sample, resamples=2000, seed=42, method=method)
-    theirs = scipy_stats.bootstrap((sample,), np.median, n_resamples=2000, method=_scipy_method(method),
-                                   rng=np.random.default_rng(42))
+    theirs = scipy_stats.bootstrap(
+        (sample,), np.median, n_resamples=2000, method=_scipy_method(method), rng=np.random.default_rng(42)
+    )
     assert (ours.ci.low, ours.ci.high) == pytest.approx(tuple(theirs.confidence_interval), rel=1e-12)
     assert ours.standard_error == pytest.approx(theirs.standard_error, rel=1e-12)
     assert ours.estimate == float(np.median(sample))
@@ -214,8 +216,9 @@ def test_bootstrap_ratio_of_means_matches_scipy_two_sample(method):
     def ratio_of_means(x, y, axis=-1):
         return np.mean(x, axis=axis) / np.mean(y, axis=axis)
 
-    theirs = scipy_stats.bootstrap((a, b), ratio_of_means, n_resamples=3000, method=_scipy_method(method),
-                                   rng=np.random.default_rng(5))
+    theirs = scipy_stats.bootstrap(
+        (a, b), ratio_of_means, n_resamples=3000, method=_scipy_method(method), rng=np.random.default_rng(5)
+    )
     assert (ours.ci.low, ours.ci.high) == pytest.approx(tuple(theirs.confidence_interval), rel=1e-12)
     assert ours.estimate == pytest.approx(a.mean() / b.mean(), rel=1e-15)
     assert ours.ci.low < ours.estimate < ours.ci.high
@@ -229,7 +232,10 @@ def test_bootstrap_is_reproducible_and_depends_on_the_seed():
     again = stats.bootstrap_median_ci(sample, resamples=500, seed=1)
     other = stats.bootstrap_median_ci(sample, resamples=500, seed=2)
     assert first == again
-    assert (first.ci.low, first.ci.high) != (other.ci.low, other.ci.high) or first.standard_error != other.standard_error
+    assert (first.ci.low, first.ci.high) != (
+        other.ci.low,
+        other.ci.high,
+    ) or first.standard_error != other.standard_error
 
 
 def test_bootstrap_difference_of_medians_and_degenerate_cases():
@@ -251,6 +257,29 @@ def test_bootstrap_difference_of_medians_and_degenerate_cases():
         stats.bootstrap_median_ci([1.0, 2.0], method="basic")
     with pytest.raises(ValueError, match="center"):
         stats.bootstrap_ratio_ci([1.0, 2.0], [1.0, 2.0], center="mode")
+
+
+def test_bootstrap_bca_when_no_single_observation_moves_the_statistic():
+    # Leaving out any one of 1, 5, 5, 5, 9 leaves the median at 5: the jackknife has no spread, scipy's
+    # acceleration is 0/0 (a NaN interval), ours is 0, and BCa is then the bias-corrected percentile interval.
+    sample = np.array([1.0, 5.0, 5.0, 5.0, 9.0])
+    with np.errstate(invalid="ignore"), pytest.warns(scipy_stats.DegenerateDataWarning):
+        scipy_bca = scipy_stats.bootstrap(
+            (sample,), np.median, n_resamples=2000, method="BCa", rng=np.random.default_rng(4)
+        )
+    assert math.isnan(scipy_bca.confidence_interval.low)
+    ours = stats.bootstrap_median_ci(sample, resamples=2000, seed=4, method="bca")
+    assert ours.acceleration == 0.0 and ours.ci.is_defined and ours.note == ""
+    theta = scipy_stats.bootstrap(
+        (sample,), np.median, n_resamples=2000, method="percentile", rng=np.random.default_rng(4)
+    ).bootstrap_distribution
+    z0 = scipy_stats.norm.ppf(((theta < 5.0).sum() + (theta <= 5.0).sum()) / (2.0 * theta.size))
+    assert ours.bias_correction == pytest.approx(z0, rel=1e-12)
+    z = scipy_stats.norm.ppf(0.975)
+    expected = np.percentile(
+        theta, [100.0 * scipy_stats.norm.cdf(2 * z0 - z), 100.0 * scipy_stats.norm.cdf(2 * z0 + z)]
+    )
+    assert (ours.ci.low, ours.ci.high) == pytest.approx(tuple(expected), rel=1e-12)
 
 
 # =========================================================================== normality

@@ -1,2 +1,1 @@
-"""Analyse: stored campaigns into tidy trials and per-configuration summaries, outliers and cross-OS/host comparisons.
-"""
+"""Analyse: stored campaigns into tidy trials and per-configuration summaries, outliers and cross-OS/host comparisons."""

@@ -66,6 +66,7 @@ Columns of (b) and (c), `measured_comparisons` / `compare_with_reference`:
 The statistics use the measured (non-warm-up) trials with status ok, flagged ones included
 (as summary.csv does; `n_flagged_x` counts them).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -86,9 +87,28 @@ SOURCE000_CSV = EXTERNAL_DIR / "source000_throughput.csv"
 
 # Columns of data/external/source000_throughput.csv (data/external/README.md describes them).
 SOURCE000_COLUMNS: tuple[str, ...] = (
-    "source", "table", "os", "os_version", "setup", "threads", "thread_pool_size", "mean_rps", "sd_rps", "n",
-    "machine", "cpu", "logical_processors", "clock_ghz", "memory", "memory_gb", "ethernet", "compiler",
-    "client", "load_command", "title", "url",
+    "source",
+    "table",
+    "os",
+    "os_version",
+    "setup",
+    "threads",
+    "thread_pool_size",
+    "mean_rps",
+    "sd_rps",
+    "n",
+    "machine",
+    "cpu",
+    "logical_processors",
+    "clock_ghz",
+    "memory",
+    "memory_gb",
+    "ethernet",
+    "compiler",
+    "client",
+    "load_command",
+    "title",
+    "url",
 )
 # Server hardware: a difference in any of these confounds the compared factor with the machine.
 SOURCE000_HARDWARE: tuple[str, ...] = ("machine", "cpu", "logical_processors", "clock_ghz", "memory", "ethernet")
@@ -97,7 +117,14 @@ SOURCE000_OTHER_FACTORS: tuple[str, ...] = ("os_version", "compiler", "client", 
 
 # Per-trial provenance (docs/contracts.md section 2, `provenance`) used for the confounding check.
 PROVENANCE_FIELDS: tuple[str, ...] = (
-    "os", "os_family", "hostname", "cpu_model", "cpu_count", "memory_bytes", "kernel", "compiler",
+    "os",
+    "os_family",
+    "hostname",
+    "cpu_model",
+    "cpu_count",
+    "memory_bytes",
+    "kernel",
+    "compiler",
 )
 MEASURED_HARDWARE: tuple[str, ...] = ("cpu_model", "cpu_count", "memory_bytes")
 MEASURED_OTHER_FACTORS: tuple[str, ...] = ("os", "kernel", "compiler", "hostname")
@@ -105,8 +132,13 @@ MEASURED_OTHER_FACTORS: tuple[str, ...] = ("os", "kernel", "compiler", "hostname
 GROUP_CANDIDATES: tuple[str, ...] = ("os", "hostname", "campaign")
 # Configuration columns copied into each row, when the trials have them (renamed on the right).
 CONFIG_DESCRIPTION: dict[str, str] = {
-    "variant": "variant", "family": "family_label", "architecture": "architecture", "threads": "threads",
-    "connections": "connections", "pipeline": "pipeline", "proto": "proto",
+    "variant": "variant",
+    "family": "family_label",
+    "architecture": "architecture",
+    "threads": "threads",
+    "connections": "connections",
+    "pipeline": "pipeline",
+    "proto": "proto",
 }
 SEPARATOR = ";"  # between trial ids, as in trials.csv's flags
 FACTOR_SEPARATOR = " | "  # between differing factors (source 000's memory field contains ";")
@@ -117,16 +149,33 @@ FACTOR_SEPARATOR = " | "  # between differing factors (source 000's memory field
 
 def load_source000(path: Path | str = SOURCE000_CSV) -> pd.DataFrame:
     """data/external/source000_throughput.csv as a DataFrame (source kept as the text "000")."""
-    table = pd.read_csv(path, dtype={"source": str, "load_command": str}, keep_default_na=False,
-                        na_values={"mean_rps": [""], "sd_rps": [""], "n": [""]})
+    table = pd.read_csv(
+        path,
+        dtype={"source": str, "load_command": str},
+        keep_default_na=False,
+        na_values={"mean_rps": [""], "sd_rps": [""], "n": [""]},
+    )
     missing = [c for c in SOURCE000_COLUMNS if c not in table]
     if missing:
         raise ValueError(f"{path}: missing columns {missing}")
     return table
 
 
-_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-                 "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20}
+_NUMBER_WORDS = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+}
 
 
 def parse_source000_tables(text: str) -> pd.DataFrame:
@@ -181,19 +230,43 @@ def summary_comparisons(
     for key, rows in table.groupby(match, sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         if rows[group].duplicated().any():
-            raise ValueError(f"several rows for one {group} at {dict(zip(match, key))}")
+            raise ValueError(f"several rows for one {group} at {dict(zip(match, key, strict=True))}")
         if len(rows) < 2:
             continue
         for (_, a), (_, b) in itertools.combinations(rows.iterrows(), 2):
-            out.append(_summary_pair(a, b, group, dict(zip(match, key)), family, level, alpha, hardware,
-                                     other_factors, mean, sd, n))
+            out.append(
+                _summary_pair(
+                    a,
+                    b,
+                    group,
+                    dict(zip(match, key, strict=True)),
+                    family,
+                    level,
+                    alpha,
+                    hardware,
+                    other_factors,
+                    mean,
+                    sd,
+                    n,
+                )
+            )
     frame = pd.DataFrame(out)
     return _with_correction(frame, correction, alpha)
 
 
 def _summary_pair(
-    a: pd.Series, b: pd.Series, group: str, key: dict[str, Any], family: str, level: float, alpha: float,
-    hardware: Sequence[str], other_factors: Sequence[str], mean: str, sd: str, n: str,
+    a: pd.Series,
+    b: pd.Series,
+    group: str,
+    key: dict[str, Any],
+    family: str,
+    level: float,
+    alpha: float,
+    hardware: Sequence[str],
+    other_factors: Sequence[str],
+    mean: str,
+    sd: str,
+    n: str,
 ) -> dict[str, Any]:
     values = [(float(r[mean]), float(r[sd]), int(r[n])) for r in (a, b)]
     (mean_a, sd_a, n_a), (mean_b, sd_b, n_b) = values
@@ -214,11 +287,20 @@ def _summary_pair(
         "b": b[group],
         "threads_a": a.get("threads"),
         "threads_b": b.get("threads"),
-        "n_a": n_a, "mean_a": mean_a, "sd_a": sd_a, "mean_ci_low_a": ci_a.low, "mean_ci_high_a": ci_a.high,
-        "n_b": n_b, "mean_b": mean_b, "sd_b": sd_b, "mean_ci_low_b": ci_b.low, "mean_ci_high_b": ci_b.high,
+        "n_a": n_a,
+        "mean_a": mean_a,
+        "sd_a": sd_a,
+        "mean_ci_low_a": ci_a.low,
+        "mean_ci_high_a": ci_a.high,
+        "n_b": n_b,
+        "mean_b": mean_b,
+        "sd_b": sd_b,
+        "mean_ci_low_b": ci_b.low,
+        "mean_ci_high_b": ci_b.high,
         "test": "welch_t",
-        "test_reason": ("published mean, sd and n only: normality cannot be checked without the trials, "
-                        "Welch's t assumes it"),
+        "test_reason": (
+            "published mean, sd and n only: normality cannot be checked without the trials, Welch's t assumes it"
+        ),
         "statistic": welch.statistic,
         "df": welch.df,
         "p_value": welch.p_value,
@@ -248,14 +330,17 @@ def _summary_pair(
     return row
 
 
-def _summary_note(a: pd.Series, b: pd.Series, group: str, hardware_diffs: list[str], other_diffs: list[str],
-                  extra: str) -> str:
+def _summary_note(
+    a: pd.Series, b: pd.Series, group: str, hardware_diffs: list[str], other_diffs: list[str], extra: str
+) -> str:
     parts = []
     if hardware_diffs:
         also = f"; also {FACTOR_SEPARATOR.join(other_diffs)}" if other_diffs else ""
-        parts.append(f"the server hardware differs between {a[group]} and {b[group]} "
-                     f"({FACTOR_SEPARATOR.join(hardware_diffs)}{also}): the difference mixes the {group} with these "
-                     f"factors and is not an effect of the {group} alone")
+        parts.append(
+            f"the server hardware differs between {a[group]} and {b[group]} "
+            f"({FACTOR_SEPARATOR.join(hardware_diffs)}{also}): the difference mixes the {group} with these "
+            f"factors and is not an effect of the {group} alone"
+        )
     elif other_diffs:
         parts.append(f"same server hardware; also differing: {FACTOR_SEPARATOR.join(other_diffs)}")
     else:
@@ -291,8 +376,9 @@ def source000_cross_os(
         keys = ["setup", "threads_per_logical_processor"]
     else:
         raise ValueError(f"match must be 'threads' or 'cpu_share', got {match!r}")
-    return summary_comparisons(table, "os", keys, family=f"source 000 cross-OS ({match})", level=level, alpha=alpha,
-                               correction=correction)
+    return summary_comparisons(
+        table, "os", keys, family=f"source 000 cross-OS ({match})", level=level, alpha=alpha, correction=correction
+    )
 
 
 def source000_setups(
@@ -305,8 +391,15 @@ def source000_setups(
     """Separate-client vs loopback on source 000's Linux machine at the thread counts both
     tables have (4 and 8), as the source itself discusses (n = 5 vs n = 10)."""
     table = load_source000() if table is None else table
-    return summary_comparisons(table, "setup", ["os", "threads"], family="source 000 separate-client vs loopback",
-                               level=level, alpha=alpha, correction=correction)
+    return summary_comparisons(
+        table,
+        "setup",
+        ["os", "threads"],
+        family="source 000 separate-client vs loopback",
+        level=level,
+        alpha=alpha,
+        correction=correction,
+    )
 
 
 # =========================================================================== measured campaigns
@@ -322,8 +415,11 @@ def load_campaign_trials(campaign_dir: Path | str, parse: Any = None) -> pd.Data
     by_id = {record.get("trial_id"): dict(record.get("provenance") or fallback) for record in campaign.trials}
     for name in PROVENANCE_FIELDS:
         if name not in trials:
-            trials[name] = [by_id.get(trial_id, fallback).get(name) for trial_id in trials["trial_id"]] \
-                if "trial_id" in trials else None
+            trials[name] = (
+                [by_id.get(trial_id, fallback).get(name) for trial_id in trials["trial_id"]]
+                if "trial_id" in trials
+                else None
+            )
     return trials
 
 
@@ -398,13 +494,20 @@ def measured_comparisons(
             record.update(_group_columns(rows_b, value, level, "b"))
             record["hardware_a"] = _profile_text(profiles[a])
             record["hardware_b"] = _profile_text(profiles[b])
-            result = stats.compare(pd.to_numeric(rows_a[value], errors="coerce"),
-                                   pd.to_numeric(rows_b[value], errors="coerce"), alpha, seed=seed, level=level,
-                                   normality_alpha=normality_alpha, resamples=resamples)
+            result = stats.compare(
+                pd.to_numeric(rows_a[value], errors="coerce"),
+                pd.to_numeric(rows_b[value], errors="coerce"),
+                alpha,
+                seed=seed,
+                level=level,
+                normality_alpha=normality_alpha,
+                resamples=resamples,
+            )
             record.update(result.as_dict())
             confounded, differences, note = _confounding(profiles[a], profiles[b], group)
-            record.update(confounded_with_hardware=confounded, confounded_with=FACTOR_SEPARATOR.join(differences),
-                          note=note)
+            record.update(
+                confounded_with_hardware=confounded, confounded_with=FACTOR_SEPARATOR.join(differences), note=note
+            )
             out.append(record)
     return _with_correction(pd.DataFrame(out), correction, alpha)
 
@@ -455,8 +558,10 @@ def group_summaries(
         columns = _group_columns(group_rows, value, level, "")
         record.update({name.rstrip("_"): v for name, v in columns.items()})
         if "total_requests" in group_rows and "measured_duration_s" in group_rows:
-            record["total_rate"] = stats.total_rate(pd.to_numeric(group_rows["total_requests"], errors="coerce"),
-                                                    pd.to_numeric(group_rows["measured_duration_s"], errors="coerce"))
+            record["total_rate"] = stats.total_rate(
+                pd.to_numeric(group_rows["total_requests"], errors="coerce"),
+                pd.to_numeric(group_rows["measured_duration_s"], errors="coerce"),
+            )
         check = stats.shapiro_wilk(pd.to_numeric(group_rows[value], errors="coerce"))
         record.update(shapiro_w=check.statistic, shapiro_p=check.p_value, normal=check.passes)
         out.append(record)
@@ -534,11 +639,16 @@ def _provenance(rows: pd.DataFrame, override: Mapping[str, Any] | None) -> dict[
 
 
 def _profile_text(profile: Mapping[str, set[str]]) -> str:
-    return SEPARATOR.join(f"{name}={'|'.join(sorted(values))}" for name, values in profile.items()
-                          if name in MEASURED_HARDWARE or name in MEASURED_OTHER_FACTORS)
+    return SEPARATOR.join(
+        f"{name}={'|'.join(sorted(values))}"
+        for name, values in profile.items()
+        if name in MEASURED_HARDWARE or name in MEASURED_OTHER_FACTORS
+    )
 
 
-def _confounding(a: Mapping[str, set[str]], b: Mapping[str, set[str]], group: str) -> tuple[bool | None, list[str], str]:
+def _confounding(
+    a: Mapping[str, set[str]], b: Mapping[str, set[str]], group: str
+) -> tuple[bool | None, list[str], str]:
     hardware_diffs, other_diffs, unknown = [], [], []
     for name in MEASURED_HARDWARE:
         if name in a and name in b:
@@ -549,14 +659,22 @@ def _confounding(a: Mapping[str, set[str]], b: Mapping[str, set[str]], group: st
     for name in MEASURED_OTHER_FACTORS:
         if name != group and name in a and name in b and a[name] != b[name]:
             other_diffs.append(f"{name}: {'|'.join(sorted(a[name]))} vs {'|'.join(sorted(b[name]))}")
-    pooled = sorted({name for profile in (a, b) for name, values in profile.items()
-                     if name in MEASURED_HARDWARE and len(values) > 1})
+    pooled = sorted(
+        {
+            name
+            for profile in (a, b)
+            for name, values in profile.items()
+            if name in MEASURED_HARDWARE and len(values) > 1
+        }
+    )
     confounded: bool | None
     notes = []
     if hardware_diffs:
         confounded = True
-        notes.append(f"different hardware ({FACTOR_SEPARATOR.join(hardware_diffs)}): the difference mixes the "
-                     f"{group} with the machine and is not an effect of the {group} alone")
+        notes.append(
+            f"different hardware ({FACTOR_SEPARATOR.join(hardware_diffs)}): the difference mixes the "
+            f"{group} with the machine and is not an effect of the {group} alone"
+        )
     elif unknown:
         confounded = None
         notes.append(f"hardware unknown ({', '.join(unknown)} not recorded for both groups): confounding not checked")

@@ -20,6 +20,7 @@ Columns of `outlier_rows` (one row per trial outside the k fences):
     <by columns>, <id column>, value, kind ("outlier" or "far out"), lower_fence, upper_fence,
     far_lower_fence, far_upper_fence
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -53,8 +54,10 @@ def _groups(trials: pd.DataFrame, by: Sequence[str]) -> list[tuple[tuple[Any, ..
     keys = [c for c in by if c in trials]
     if not keys:
         return [((), trials)]
-    return [((key,) if not isinstance(key, tuple) else key, rows)
-            for key, rows in trials.groupby(keys, sort=False, dropna=False)]
+    return [
+        ((key,) if not isinstance(key, tuple) else key, rows)
+        for key, rows in trials.groupby(keys, sort=False, dropna=False)
+    ]
 
 
 @dataclass(frozen=True)
@@ -101,18 +104,37 @@ def outlier_summary(
     out = []
     for group in groups:
         report, ids = group.report, group.ids
-        record: dict[str, Any] = dict(zip(keys, group.key))
+        record: dict[str, Any] = dict(zip(keys, group.key, strict=True))
         record.update(
-            n=report.n, q1=report.q1, q3=report.q3, iqr=report.iqr,
-            lower_fence=report.lower_fence, upper_fence=report.upper_fence,
-            far_lower_fence=report.far_lower_fence, far_upper_fence=report.far_upper_fence,
-            n_outliers=report.count, n_far_out=report.far_count,
+            n=report.n,
+            q1=report.q1,
+            q3=report.q3,
+            iqr=report.iqr,
+            lower_fence=report.lower_fence,
+            upper_fence=report.upper_fence,
+            far_lower_fence=report.far_lower_fence,
+            far_upper_fence=report.far_upper_fence,
+            n_outliers=report.count,
+            n_far_out=report.far_count,
             outlier_trials=SEPARATOR.join(str(ids[i]) for i in report.indices),
             far_out_trials=SEPARATOR.join(str(ids[i]) for i in report.far_indices),
         )
         out.append(record)
-    columns = [*keys, "n", "q1", "q3", "iqr", "lower_fence", "upper_fence", "far_lower_fence", "far_upper_fence",
-               "n_outliers", "n_far_out", "outlier_trials", "far_out_trials"]
+    columns = [
+        *keys,
+        "n",
+        "q1",
+        "q3",
+        "iqr",
+        "lower_fence",
+        "upper_fence",
+        "far_lower_fence",
+        "far_upper_fence",
+        "n_outliers",
+        "n_far_out",
+        "outlier_trials",
+        "far_out_trials",
+    ]
     return pd.DataFrame(out, columns=columns)
 
 
@@ -131,13 +153,19 @@ def outlier_rows(
     for group in groups:
         report, ids = group.report, group.ids
         far = set(report.far_indices)
-        for position, observed in zip(report.indices, report.values):
-            record: dict[str, Any] = dict(zip(keys, group.key))
-            record.update({
-                id_column: ids[position], "value": observed, "kind": "far out" if position in far else "outlier",
-                "lower_fence": report.lower_fence, "upper_fence": report.upper_fence,
-                "far_lower_fence": report.far_lower_fence, "far_upper_fence": report.far_upper_fence,
-            })
+        for position, observed in zip(report.indices, report.values, strict=True):
+            record: dict[str, Any] = dict(zip(keys, group.key, strict=True))
+            record.update(
+                {
+                    id_column: ids[position],
+                    "value": observed,
+                    "kind": "far out" if position in far else "outlier",
+                    "lower_fence": report.lower_fence,
+                    "upper_fence": report.upper_fence,
+                    "far_lower_fence": report.far_lower_fence,
+                    "far_upper_fence": report.far_upper_fence,
+                }
+            )
             out.append(record)
     columns = [*keys, id_column, "value", "kind", "lower_fence", "upper_fence", "far_lower_fence", "far_upper_fence"]
     return pd.DataFrame(out, columns=columns)

@@ -1,0 +1,292 @@
+"""trials.csv: one row per trial record, warm-ups and failed or unsupported trials included, so nothing that was
+run disappears between the raw record and the report.
+
+Records of later schema revisions are read as follows:
+
+* `config.pipeline` (wrk pipeline depth D) missing means 1.
+* Load-generator CPU utilisation is `load.cpu_utilisation` when the record has
+  it, else (user + sys) / wall / number of CPUs in `load.cpus` (taskset list).
+  A trial at or above CLIENT_BOUND_THRESHOLD is *client-bound*: wrk's own cores
+  were saturated, so the client, not the server, set the rate.
+* Server CPU seconds are `server.cpu_user_s + server.cpu_sys_s` (wait4 rusage of
+  the launched process tree) unless `server.cpu_source` names the server's own
+  numbers in `server.stats`. The runner writes "stats" (nginx: nginx's master
+  and workers without the launcher) or "tree"; other spellings are read
+  leniently ("nginx-alone", "server.stats" -> stats; "launcher tree" -> tree).
+  `server_cpu_source` in trials.csv says which numbers were used.
+* Counters a server does not report are null in its record (nginx:
+  connections_served, bad_requests, connection_resets): not measured, so NaN,
+  never 0 and never "all starved".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from archbench import parse as parsers
+from archbench import stats
+from archbench.analyze.fields import (
+    CLIENT_BOUND_THRESHOLD,
+    CONFIG_FIELDS,
+    CPU_SOURCE_STATS,
+    CPU_SOURCE_TREE,
+    DEFAULT_PIPELINE,
+    FLAG_SEPARATOR,
+    FLAG_UNPARSED,
+    LATENCY_PERCENTILES,
+    PROVENANCE_COLUMNS,
+    SOCKET_ERROR_KINDS,
+)
+from archbench.analyze.labels import Labeller
+from archbench.analyze.values import key_text, number, sum_or_nan
+from archbench.data import storage
+
+ParsedRecord = dict[str, Any]
+Parser = Callable[[Path], ParsedRecord]
+# Checked in this order: explicit "own numbers" words, then "tree" words, then a bare server name.
+_CPU_SOURCE_STATS_WORDS = ("stats", "alone", "own", "self", "only")
+_CPU_SOURCE_TREE_WORDS = ("tree", "launcher", "children", "wait4", "rusage", "runner")
+_CPU_SOURCE_SERVER_WORDS = ("nginx",)
+# Our servers' response (servers_c/core/responses.c, format_response): status line and headers in
+# this order, then the body. tests/test_analysis.py checks the C format string against this one.
+OK_RESPONSE_FORMAT = (
+    "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: {length}\r\nContent-Type: {content_type}\r\n\r\n"
+)
+RESPONSE_BODIES: dict[str, tuple[str, bytes]] = {
+    "test": ("text/html", b"test"),
+    "hello": ("text/plain", b"Hello World!"),
+}
+
+
+def default_parser() -> Parser:
+    return parsers.parse_file
+
+
+def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> dict[str, Any]:
+    """Flatten one trial record plus its parsed load output into a trials.csv row."""
+    config = dict(record.get("config") or {})
+    server = dict(record.get("server") or {})
+    load = dict(record.get("load") or {})
+    server_stats = server.get("stats") or {}
+    status = record.get("status", "failed")
+
+    parsed, parse_error = _parse_load_output(load, record, campaign_dir, parse)
+    flags = output_flags(parsed, status)
+
+    row: dict[str, Any] = {
+        "campaign": record.get("campaign"),
+        "trial_id": record.get("trial_id"),
+        "config_id": record.get("config_id"),
+    }
+    for name in CONFIG_FIELDS:
+        row[name] = config.get(name)
+    for name in sorted(set(config) - set(CONFIG_FIELDS)):
+        row[name] = config[name]
+    if row["pipeline"] is None:
+        row["pipeline"] = DEFAULT_PIPELINE
+    row.update(
+        repetition=record.get("repetition"),
+        warmup=bool(record.get("warmup", False)),
+        order_index=record.get("order_index"),
+        status=status,
+        failure_reason=record.get("failure_reason"),
+        flags=FLAG_SEPARATOR.join(flags),
+        flagged=bool(flags),
+        parse_error=parse_error,
+    )
+
+    parsed = parsed or {}
+    latency = parsed.get("latency_s") or {}
+    percentiles = latency.get("percentiles") or {}
+    socket_errors = parsed.get("socket_errors") or {}
+    total_requests = number(parsed.get("total_requests"))
+    row.update(
+        requests_per_sec=number(parsed.get("requests_per_sec")),
+        total_requests=total_requests,
+        # The configured duration is the config field duration_s; this is what wrk measured.
+        measured_duration_s=number(parsed.get("duration_s")),
+        bytes_read=number(parsed.get("bytes_read")),
+        latency_avg_s=number(latency.get("avg")),
+        latency_stdev_s=number(latency.get("stdev")),
+        latency_max_s=number(latency.get("max")),
+    )
+    valid, invalid = _checked_percentiles(percentiles, number(latency.get("max")))
+    for p in LATENCY_PERCENTILES:
+        row[f"latency_p{p}_s"] = valid.get(p, math.nan)
+    # wrk sometimes prints 0.00us for percentiles it did not fill (wg/wrk#354, and under pipelining #236):
+    # such a value is not a latency, so it is left out of every statistic and counted here.
+    row["latency_invalid_percentiles"] = FLAG_SEPARATOR.join(invalid)
+    for kind in SOCKET_ERROR_KINDS:
+        row[f"socket_errors_{kind}"] = number(socket_errors.get(kind))
+    row["non_2xx"] = number(parsed.get("non_2xx"))
+
+    server_cpu_s, cpu_source = server_cpu_seconds(server)
+    load_cpu_s = sum_or_nan(load.get("cpu_user_s"), load.get("cpu_sys_s"))
+    load_cpu_count = len(parse_cpu_list(load.get("cpus") or ""))
+    utilisation = load_cpu_utilisation(load)
+    connections = number(config.get("connections"))
+    connections_served = number(server_stats.get("connections_served"))
+    bytes_read = number(parsed.get("bytes_read"))
+    row.update(
+        server_cpu_s=server_cpu_s,
+        server_cpu_source=cpu_source,
+        server_cpu_us_per_request=stats.ratio(server_cpu_s * 1e6, total_requests),
+        load_cpu_s=load_cpu_s,
+        load_cpu_count=load_cpu_count or math.nan,
+        # Fraction of the CPUs wrk was pinned to: near 1.0 the client, not the server, was the bottleneck.
+        load_cpu_utilisation=utilisation,
+        client_bound=bool(not math.isnan(utilisation) and utilisation >= CLIENT_BOUND_THRESHOLD),
+        # What the server says its response is (nginx), and what wrk read per completed request.
+        response_bytes=number(server_stats.get("response_bytes")),
+        bytes_per_response=stats.ratio(bytes_read, total_requests),
+        connections_accepted=number(server_stats.get("connections_accepted")),
+        connections_served=connections_served,
+        # wrk never reports a connection that is never answered (contracts.md section 1).
+        # Reconnections after errors can make served exceed configured; starved is never negative.
+        starved_connections=max(0.0, connections - connections_served)
+        if not (math.isnan(connections) or math.isnan(connections_served))
+        else math.nan,
+        requests_served=number(server_stats.get("requests_served")),
+        bad_requests=number(server_stats.get("bad_requests")),
+        connection_resets=number(server_stats.get("connection_resets")),
+        server_errors=number(server_stats.get("errors")),
+        server_exit_code=server.get("exit_code"),
+        load_exit_code=load.get("exit_code"),
+        server_cpus=server.get("cpus"),
+        load_cpus=load.get("cpus"),
+        started_at=record.get("started_at"),
+    )
+    return row
+
+
+def _checked_percentiles(percentiles: Mapping[str, Any], latency_max: float) -> tuple[dict[str, float], list[str]]:
+    """(plausible percentiles, names of impossible ones): a percentile is impossible when it is zero while
+    some request took time, or below a lower percentile of the same distribution."""
+    valid: dict[str, float] = {}
+    invalid: list[str] = []
+    floor = 0.0
+    for p in sorted(percentiles, key=lambda k: float(k)):
+        value = number(percentiles.get(p))
+        if math.isnan(value):
+            continue
+        if (value <= 0 and not (latency_max <= 0)) or value < floor:
+            invalid.append(str(p))
+            continue
+        valid[str(p)] = value
+        floor = value
+    return valid, invalid
+
+
+def server_cpu_seconds(server: Mapping[str, Any]) -> tuple[float, str]:
+    """(user + sys CPU seconds of the server, which numbers they are: "tree" or "stats").
+
+    The runner's numbers (`server.cpu_user_s/cpu_sys_s`, wait4 rusage of the launched
+    process tree) are the default. A record whose `server.cpu_source` names the server's
+    own numbers (nginx alone, in `server.stats`) uses those, because the tree would also
+    hold whatever launched nginx.
+    """
+    server_stats = server.get("stats") or {}
+    tree = sum_or_nan(server.get("cpu_user_s"), server.get("cpu_sys_s"))
+    own = sum_or_nan(server_stats.get("cpu_user_s"), server_stats.get("cpu_sys_s"))
+    source = str(server.get("cpu_source") or "").lower()
+    if source and not math.isnan(own):
+        if any(word in source for word in _CPU_SOURCE_STATS_WORDS):
+            return own, CPU_SOURCE_STATS
+        if any(word in source for word in _CPU_SOURCE_TREE_WORDS):
+            return tree, CPU_SOURCE_TREE
+        if any(word in source for word in _CPU_SOURCE_SERVER_WORDS):
+            return own, CPU_SOURCE_STATS
+    if math.isnan(tree) and not math.isnan(own):
+        return own, CPU_SOURCE_STATS
+    return tree, CPU_SOURCE_TREE
+
+
+def load_cpu_utilisation(load: Mapping[str, Any]) -> float:
+    """Busy fraction of the CPUs the load generator was pinned to, from its record.
+
+    `load.cpu_utilisation` when the record has it; else (user + sys) / wall / CPUs in `load.cpus`.
+    """
+    recorded = number(load.get("cpu_utilisation"))
+    if not math.isnan(recorded):
+        return recorded
+    cpus = len(parse_cpu_list(load.get("cpus") or "")) or 1
+    cpu_s = sum_or_nan(load.get("cpu_user_s"), load.get("cpu_sys_s"))
+    return stats.ratio(cpu_s, number(load.get("wall_s")) * cpus)
+
+
+def parse_cpu_list(text: Any) -> set[int]:
+    """taskset's CPU list syntax ("0", "0-3", "0,2") as a set; unparseable parts are ignored."""
+    cpus: set[int] = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        if re.fullmatch(r"\d+", part):
+            cpus.add(int(part))
+        elif re.fullmatch(r"\d+-\d+", part):
+            low, high = (int(x) for x in part.split("-"))
+            cpus.update(range(low, high + 1))
+    return cpus
+
+
+def our_response_bytes(response: Any = "test") -> int | None:
+    """Length of our servers' 200 response for a `--response` value (None if it cannot be known here)."""
+    response = key_text(response) or "test"
+    if response in RESPONSE_BODIES:
+        content_type, body = RESPONSE_BODIES[response]
+    else:
+        return None
+    head = OK_RESPONSE_FORMAT.format(length=len(body), content_type=content_type)
+    return len(head.encode("ascii")) + len(body)
+
+
+def output_flags(parsed: ParsedRecord | None, status: Any) -> list[str]:
+    """The parser's flags of a trial's load output, plus FLAG_UNPARSED when the trial says ok but its
+    output could not be parsed (its numbers are unusable, so it must never pass for a clean trial)."""
+    flags = list(parsed.get("flags") or []) if parsed else []
+    if status == "ok" and parsed is None:
+        flags.append(FLAG_UNPARSED)
+    return flags
+
+
+def _parse_load_output(
+    load: Mapping[str, Any], record: Mapping[str, Any], campaign_dir: Path, parse: Parser
+) -> tuple[ParsedRecord | None, str | None]:
+    output_file = load.get("output_file")
+    if not output_file:
+        tool = load.get("tool") or (record.get("config") or {}).get("load_generator") or "wrk"
+        output_file = f"{record.get('trial_id')}.{tool}.txt"
+    path = campaign_dir / output_file
+    if not path.is_file():
+        return None, f"missing {output_file}"
+    try:
+        return parse(path), None
+    except Exception as error:  # noqa: BLE001 - any parse failure must become a visible row, not a crash
+        return None, f"{type(error).__name__}: {error}"
+
+
+def trials_frame(campaign: storage.Campaign, parse: Parser | None = None) -> pd.DataFrame:
+    parse = parse or default_parser()
+    rows = [trial_row(record, campaign.path, parse) for record in campaign.trials]
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        frame = pd.DataFrame(columns=["campaign", "trial_id", "config_id", *CONFIG_FIELDS, "warmup", "status"])
+    else:
+        labels = Labeller(frame)
+        frame.insert(
+            frame.columns.get_loc("config_id") + 1, "variant", [labels.variant(r) for _, r in frame.iterrows()]
+        )
+        frame.insert(frame.columns.get_loc("variant") + 1, "family", [labels.family(r) for _, r in frame.iterrows()])
+    # Where each trial ran (contracts.md section 4): its record's provenance, else campaign.json's, so
+    # campaigns from several machines can be grouped and compared (archbench.analyze.crossos, report_stats).
+    fallback = campaign.meta.get("provenance") or {}
+    for name in PROVENANCE_COLUMNS:
+        frame[name] = [(record.get("provenance") or fallback).get(name) for record in campaign.trials]
+    # Which columns are configuration fields, for summary_frame; extras (e.g. a new option) follow the fixed ones.
+    extras = sorted({key for record in campaign.trials for key in (record.get("config") or {})} - set(CONFIG_FIELDS))
+    frame.attrs["config_columns"] = [*CONFIG_FIELDS, *extras]
+    return frame
