@@ -1,4 +1,5 @@
 """Parameter validation: every failure is a ParameterError naming the parameter."""
+
 from __future__ import annotations
 
 import os
@@ -31,23 +32,38 @@ def rejects(parameter: str, match: str, **overrides) -> ParameterError:
 
 
 def test_unknown_server_lists_valid_ones() -> None:
-    rejects("servers[1]", "unknown architecture 'lighttpd'; valid: blocking, thread_per_conn, thread_pool, poll, "
-            "epoll, reactor, reuseport, prefork, io_uring, nginx", servers=["blocking", "lighttpd"])
+    rejects(
+        "servers[1]",
+        "unknown architecture 'lighttpd'; valid: blocking, thread_per_conn, thread_pool, poll, "
+        "epoll, reactor, reuseport, prefork, io_uring, nginx",
+        servers=["blocking", "lighttpd"],
+    )
 
 
 def test_option_not_taken_by_the_architecture() -> None:
-    rejects("servers[0]", r"blocking does not take 'threads' \(it takes: connections, pipeline\)",
-            servers=[{"architecture": "blocking", "threads": [2]}])
-    rejects("servers[0]", r"epoll does not take 'threads' \(it takes: trigger, connections, pipeline\)",
-            servers=["epoll:threads=2"])
+    rejects(
+        "servers[0]",
+        r"blocking does not take 'threads' \(it takes: connections, pipeline\)",
+        servers=[{"architecture": "blocking", "threads": [2]}],
+    )
+    rejects(
+        "servers[0]",
+        r"epoll does not take 'threads' \(it takes: trigger, connections, pipeline\)",
+        servers=["epoll:threads=2"],
+    )
     rejects("servers[0]", "poll does not take 'trigger'", servers=["poll:trigger=edge"])
     rejects("servers[0]", "thread_per_conn does not take 'dispatch'", servers=["thread_per_conn:dispatch=request"])
 
 
 def test_bad_option_value_names_the_option() -> None:
-    rejects("servers[0].dispatch", "'accept' is not one of connection, request", servers=["thread_pool:dispatch=accept"])
-    rejects("servers[0].max_threads", "-1 is below the minimum 0",
-            servers=[{"architecture": "thread_per_conn", "max_threads": -1}])
+    rejects(
+        "servers[0].dispatch", "'accept' is not one of connection, request", servers=["thread_pool:dispatch=accept"]
+    )
+    rejects(
+        "servers[0].max_threads",
+        "-1 is below the minimum 0",
+        servers=[{"architecture": "thread_per_conn", "max_threads": -1}],
+    )
     rejects("servers[0].threads", "0 is not a positive integer", servers=["thread_pool:threads=0"])
 
 
@@ -74,8 +90,12 @@ def test_trials_and_counts_must_be_positive() -> None:
 
 def test_connections_at_least_load_threads() -> None:
     rejects("load_threads", r"4 load threads exceed 2 connections", connection_counts=[2], load_threads=[4])
-    rejects("load_threads", r"not a multiple of 4 load threads \(wrk would open only 8\)",
-            connection_counts=[10], load_threads=[4])
+    rejects(
+        "load_threads",
+        r"not a multiple of 4 load threads \(wrk would open only 8\)",
+        connection_counts=[10],
+        load_threads=[4],
+    )
     # Per-entry connection counts are checked too.
     rejects("load_threads", "exceed 1 connections", servers=["blocking:connections=1"], load_threads=[2])
 
@@ -134,19 +154,35 @@ def test_none_means_not_given() -> None:
 
 
 def test_text_forms_as_papermill_passes_them() -> None:
-    p = resolve(servers='["blocking", "thread_pool:dispatch=connection"]', thread_counts="[2, 4]",
-                connection_counts="8,16", warmup="false")
+    p = resolve(
+        servers='["blocking", "thread_pool:dispatch=connection"]',
+        thread_counts="[2, 4]",
+        connection_counts="8,16",
+        warmup="false",
+    )
     assert p.servers == (ServerEntry("blocking"), ServerEntry("thread_pool", (("dispatch", ("connection",)),)))
     assert (p.thread_counts, p.connection_counts, p.warmup) == ((2, 4), (8, 16), False)
 
 
 def test_server_entry_forms_are_equivalent() -> None:
     text = resolve(servers=["thread_pool:handoff=stack,dispatch=connection/request,threads=2/8"])
-    mapping = resolve(servers=[{"architecture": "thread_pool", "dispatch": ["connection", "request"],
-                                "handoff": "stack", "threads": [2, 8]}])
+    mapping = resolve(
+        servers=[
+            {
+                "architecture": "thread_pool",
+                "dispatch": ["connection", "request"],
+                "handoff": "stack",
+                "threads": [2, 8],
+            }
+        ]
+    )
     assert text == mapping
-    assert text.servers[0].to_dict() == {"architecture": "thread_pool", "dispatch": ["connection", "request"],
-                                         "handoff": ["stack"], "threads": [2, 8]}
+    assert text.servers[0].to_dict() == {
+        "architecture": "thread_pool",
+        "dispatch": ["connection", "request"],
+        "handoff": ["stack"],
+        "threads": [2, 8],
+    }
 
 
 def test_round_trip_through_campaign_json() -> None:
@@ -194,8 +230,12 @@ def test_entry_pipeline_sweep_and_its_campaign_wide_override() -> None:
 
 
 def test_thread_counts_needed_names_the_architectures() -> None:
-    rejects("thread_counts", "needed by nginx, prefork entries without their own threads",
-            servers=["prefork", "nginx", "blocking"], thread_counts=[])
+    rejects(
+        "thread_counts",
+        "needed by nginx, prefork entries without their own threads",
+        servers=["prefork", "nginx", "blocking"],
+        thread_counts=[],
+    )
 
 
 def test_connections_beyond_the_open_file_limit_are_rejected_naming_it() -> None:
@@ -206,14 +246,23 @@ def test_connections_beyond_the_open_file_limit_are_rejected_naming_it() -> None
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard == resource.RLIM_INFINITY:
         pytest.skip("no open-file hard limit here")
-    with pytest.raises(ParameterError, match=f"the open-file hard limit is {hard}: at most {hard - FD_HEADROOM}") as caught:
-        resolve_parameters("smoke", connection_counts=[hard], server_cpus=min(os.sched_getaffinity(0)),
-                           load_cpus=max(os.sched_getaffinity(0)) if len(os.sched_getaffinity(0)) > 1 else "0")
+    with pytest.raises(
+        ParameterError, match=f"the open-file hard limit is {hard}: at most {hard - FD_HEADROOM}"
+    ) as caught:
+        resolve_parameters(
+            "smoke",
+            connection_counts=[hard],
+            server_cpus=min(os.sched_getaffinity(0)),
+            load_cpus=max(os.sched_getaffinity(0)) if len(os.sched_getaffinity(0)) > 1 else "0",
+        )
     assert caught.value.parameter == "connection_counts"
     with pytest.raises(ParameterError, match="open-file hard limit") as caught:
-        resolve_parameters("smoke", servers=["blocking", f"epoll:connections={hard}"],
-                           server_cpus=min(os.sched_getaffinity(0)),
-                           load_cpus=max(os.sched_getaffinity(0)) if len(os.sched_getaffinity(0)) > 1 else "0")
+        resolve_parameters(
+            "smoke",
+            servers=["blocking", f"epoll:connections={hard}"],
+            server_cpus=min(os.sched_getaffinity(0)),
+            load_cpus=max(os.sched_getaffinity(0)) if len(os.sched_getaffinity(0)) > 1 else "0",
+        )
     assert caught.value.parameter == "servers[1].connections"
     # Planning for another machine (no host checks) does not look at this one's limit.
     assert resolve(connection_counts=[hard]).connection_counts == (hard,)
@@ -225,4 +274,6 @@ def test_campaign_json_from_before_pipelining_still_resumes() -> None:
     assert differing_parameters(stored, resolve(seed=9)) == []
     assert parameters_from_dict(stored) == resolve(seed=9)
     assert [d.split(" ")[0] for d in differing_parameters(stored, resolve(seed=9, pipeline_depths=[16]))] == [
-        "pipeline_depths", "servers"]
+        "pipeline_depths",
+        "servers",
+    ]

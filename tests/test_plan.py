@@ -1,4 +1,5 @@
 """Configuration grid, config and trial ids, randomised interleaved order, profile durations."""
+
 from __future__ import annotations
 
 import re
@@ -7,8 +8,14 @@ from collections import Counter
 import pytest
 
 from archbench.config.params import resolve_parameters
-from archbench.config.plan import TrialConfig, build_plan, expand_grid, plan_campaign, response_id_part
-from archbench.config.plan import expected_duration_s
+from archbench.config.plan import (
+    TrialConfig,
+    build_plan,
+    expand_grid,
+    expected_duration_s,
+    plan_campaign,
+    response_id_part,
+)
 from archbench.config.profiles import PROFILE_NAMES, TRIAL_OVERHEAD_S, profile_values
 
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")  # no dots: file names split a trial id at the first dot
@@ -19,12 +26,27 @@ def params(**overrides):
 
 
 def test_config_id_example_of_the_contract() -> None:
-    config = TrialConfig("thread_pool", connections=100, load_threads=1, duration_s=5, threads=4,
-                         options=(("dispatch", "request"), ("handoff", "queue")))
+    config = TrialConfig(
+        "thread_pool",
+        connections=100,
+        load_threads=1,
+        duration_s=5,
+        threads=4,
+        options=(("dispatch", "request"), ("handoff", "queue")),
+    )
     assert config.config_id == "thread_pool-request-queue-t4-c100-lt1-d5s"
     assert config.as_dict() == {
-        "architecture": "thread_pool", "threads": 4, "max_threads": None, "dispatch": "request", "handoff": "queue",
-        "trigger": None, "response": "test", "connections": 100, "load_threads": 1, "duration_s": 5, "load_generator": "wrk",
+        "architecture": "thread_pool",
+        "threads": 4,
+        "max_threads": None,
+        "dispatch": "request",
+        "handoff": "queue",
+        "trigger": None,
+        "response": "test",
+        "connections": 100,
+        "load_threads": 1,
+        "duration_s": 5,
+        "load_generator": "wrk",
         "pipeline": 1,
     }
 
@@ -47,21 +69,31 @@ def test_file_responses_get_distinct_safe_ids() -> None:
 
 
 def test_threads_do_not_multiply_architectures_without_threads() -> None:
-    grid = expand_grid(params(servers=["blocking", "thread_per_conn", "thread_pool"], thread_counts=[1, 2, 4],
-                              connection_counts=[10, 100]))
+    grid = expand_grid(
+        params(
+            servers=["blocking", "thread_per_conn", "thread_pool"], thread_counts=[1, 2, 4], connection_counts=[10, 100]
+        )
+    )
     ids = [c.config_id for c in grid]
     assert ids == [
-        "blocking-c10-lt1-d1s", "blocking-c100-lt1-d1s",
-        "thread_per_conn-c10-lt1-d1s", "thread_per_conn-c100-lt1-d1s",
-        "thread_pool-request-queue-t1-c10-lt1-d1s", "thread_pool-request-queue-t1-c100-lt1-d1s",
-        "thread_pool-request-queue-t2-c10-lt1-d1s", "thread_pool-request-queue-t2-c100-lt1-d1s",
-        "thread_pool-request-queue-t4-c10-lt1-d1s", "thread_pool-request-queue-t4-c100-lt1-d1s",
+        "blocking-c10-lt1-d1s",
+        "blocking-c100-lt1-d1s",
+        "thread_per_conn-c10-lt1-d1s",
+        "thread_per_conn-c100-lt1-d1s",
+        "thread_pool-request-queue-t1-c10-lt1-d1s",
+        "thread_pool-request-queue-t1-c100-lt1-d1s",
+        "thread_pool-request-queue-t2-c10-lt1-d1s",
+        "thread_pool-request-queue-t2-c100-lt1-d1s",
+        "thread_pool-request-queue-t4-c10-lt1-d1s",
+        "thread_pool-request-queue-t4-c100-lt1-d1s",
     ]
     assert all(c.threads is None for c in grid if c.architecture != "thread_pool")
 
 
 def test_variants_and_per_entry_sweeps() -> None:
-    grid = expand_grid(params(servers=["thread_pool:dispatch=connection/request,handoff=stack,threads=8,connections=64"]))
+    grid = expand_grid(
+        params(servers=["thread_pool:dispatch=connection/request,handoff=stack,threads=8,connections=64"])
+    )
     assert [c.config_id for c in grid] == [
         "thread_pool-connection-stack-t8-c64-lt1-d1s",
         "thread_pool-request-stack-t8-c64-lt1-d1s",
@@ -98,12 +130,12 @@ def test_plan_interleaves_rounds_warmups_first() -> None:
     assert len(plan) == n * 6
     assert [t.order_index for t in plan] == list(range(len(plan)))
     for round_number in range(6):
-        block = plan[round_number * n:(round_number + 1) * n]
+        block = plan[round_number * n : (round_number + 1) * n]
         assert sorted(t.config_id for t in block) == sorted(c.config_id for c in configs)
         assert {t.repetition for t in block} == {round_number}
         assert all(t.warmup == (round_number == 0) for t in block)
     # Each round is shuffled on its own, not the same permutation repeated.
-    orders = {tuple(t.config_id for t in plan[k * n:(k + 1) * n]) for k in range(6)}
+    orders = {tuple(t.config_id for t in plan[k * n : (k + 1) * n]) for k in range(6)}
     assert len(orders) > 1
 
 
@@ -114,7 +146,9 @@ def test_trial_ids_unique_safe_and_per_contract() -> None:
     assert all(SAFE_ID.fullmatch(i) for i in ids)
     counts = Counter(t.config_id for t in plan)
     assert set(counts.values()) == {9}
-    sample = next(t for t in plan if t.config_id == "thread_pool-connection-queue-t16-c400-lt1-d5s" and t.repetition == 3)
+    sample = next(
+        t for t in plan if t.config_id == "thread_pool-connection-queue-t16-c400-lt1-d5s" and t.repetition == 3
+    )
     assert sample.trial_id == "thread_pool-connection-queue-t16-c400-lt1-d5s-r03"
     warmup = next(t for t in plan if t.config_id == sample.config_id and t.warmup)
     assert warmup.trial_id == "thread_pool-connection-queue-t16-c400-lt1-d5s-warmup"
@@ -173,9 +207,11 @@ def test_explicit_sweep_overrides_the_profile_entries() -> None:
 
 def test_config_ids_of_event_loop_architectures_and_pipelining() -> None:
     assert TrialConfig("epoll", 100, 1, 5, options=(("trigger", "edge"),), pipeline=16).config_id == (
-        "epoll-edge-c100-lt1-d5s-p16")
+        "epoll-edge-c100-lt1-d5s-p16"
+    )
     assert TrialConfig("prefork", 100, 1, 5, threads=2, options=(("trigger", "level"),)).config_id == (
-        "prefork-level-t2-c100-lt1-d5s")
+        "prefork-level-t2-c100-lt1-d5s"
+    )
     assert TrialConfig("nginx", 100, 1, 5, threads=1, pipeline=16).config_id == "nginx-t1-c100-lt1-d5s-p16"
     assert TrialConfig("poll", 100, 1, 5).as_dict()["trigger"] is None
 
@@ -183,7 +219,10 @@ def test_config_ids_of_event_loop_architectures_and_pipelining() -> None:
 def test_grid_multiplies_by_each_entrys_pipeline_depths() -> None:
     grid = expand_grid(params(servers=["epoll:trigger=level/edge,pipeline=1/16", "poll"], pipeline_depths=None))
     assert [c.config_id for c in grid] == [
-        "epoll-level-c16-lt1-d1s", "epoll-level-c16-lt1-d1s-p16", "epoll-edge-c16-lt1-d1s", "epoll-edge-c16-lt1-d1s-p16",
+        "epoll-level-c16-lt1-d1s",
+        "epoll-level-c16-lt1-d1s-p16",
+        "epoll-edge-c16-lt1-d1s",
+        "epoll-edge-c16-lt1-d1s-p16",
         "poll-c16-lt1-d1s",
     ]
     assert [c.pipeline for c in grid] == [1, 16, 1, 16, 1]
@@ -191,8 +230,12 @@ def test_grid_multiplies_by_each_entrys_pipeline_depths() -> None:
 
 def test_smoke_has_epoll_edge_and_nginx_with_and_without_pipelining() -> None:
     ids = [c.config_id for c in expand_grid(params(profile="smoke"))]
-    assert ids[-4:] == ["epoll-edge-c16-lt1-d1s", "epoll-edge-c16-lt1-d1s-p16", "nginx-t1-c16-lt1-d1s",
-                        "nginx-t1-c16-lt1-d1s-p16"]
+    assert ids[-4:] == [
+        "epoll-edge-c16-lt1-d1s",
+        "epoll-edge-c16-lt1-d1s-p16",
+        "nginx-t1-c16-lt1-d1s",
+        "nginx-t1-c16-lt1-d1s-p16",
+    ]
 
 
 def test_full_sweeps_connections_at_one_thread_and_threads_at_100_connections() -> None:
@@ -200,16 +243,32 @@ def test_full_sweeps_connections_at_one_thread_and_threads_at_100_connections() 
     reactor = [(c.threads, c.connections, c.pipeline) for c in grid if c.architecture == "reactor"]
     assert sorted(reactor) == sorted(
         [(1, c, d) for c in (32, 64, 100, 400, 2000, 10000) for d in (1, 16)]
-        + [(t, 100, d) for t in (2, 4, 8, 16) for d in (1, 16)])
+        + [(t, 100, d) for t in (2, 4, 8, 16) for d in (1, 16)]
+    )
     # Single-loop architectures are never multiplied by threads; blocking keeps source 000's 1000 too.
     assert {c.threads for c in grid if c.architecture in ("blocking", "thread_per_conn", "poll", "epoll")} == {None}
-    assert sorted({c.connections for c in grid if c.architecture == "blocking"}) == [32, 64, 100, 400, 1000, 2000,
-                                                                                      10000]
+    assert sorted({c.connections for c in grid if c.architecture == "blocking"}) == [
+        32,
+        64,
+        100,
+        400,
+        1000,
+        2000,
+        10000,
+    ]
     assert {(c.architecture, dict(c.options).get("trigger")) for c in grid if c.architecture == "epoll"} == {
-        ("epoll", "level"), ("epoll", "edge")}
+        ("epoll", "level"),
+        ("epoll", "edge"),
+    }
     # Source 000's pool-size sweep is kept whole.
-    assert sorted(c.threads for c in grid if c.architecture == "thread_pool" and c.connections == 400
-                  and dict(c.options)["dispatch"] == "connection" and c.pipeline == 1) == [1, 2, 4, 6, 8, 10, 12, 16]
+    assert sorted(
+        c.threads
+        for c in grid
+        if c.architecture == "thread_pool"
+        and c.connections == 400
+        and dict(c.options)["dispatch"] == "connection"
+        and c.pipeline == 1
+    ) == [1, 2, 4, 6, 8, 10, 12, 16]
 
 
 def test_bench_profile_runs_every_architecture_once_per_depth() -> None:
@@ -217,6 +276,17 @@ def test_bench_profile_runs_every_architecture_once_per_depth() -> None:
     assert {(c.connections, c.load_threads, c.duration_s) for c in grid} == {(100, 1, 5)}
     assert {c.threads for c in grid} == {1, None}
     labels = sorted({c.config_id.rsplit("-c100", 1)[0] for c in grid})
-    assert labels == ["blocking", "epoll-edge", "epoll-level", "io_uring-t1", "nginx-t1", "poll", "prefork-level-t1",
-                      "reactor-edge-t1", "reuseport-edge-t1", "thread_per_conn", "thread_pool-request-queue-t1"]
+    assert labels == [
+        "blocking",
+        "epoll-edge",
+        "epoll-level",
+        "io_uring-t1",
+        "nginx-t1",
+        "poll",
+        "prefork-level-t1",
+        "reactor-edge-t1",
+        "reuseport-edge-t1",
+        "thread_per_conn",
+        "thread_pool-request-queue-t1",
+    ]
     assert sorted(Counter(c.pipeline for c in grid).items()) == [(1, 11), (16, 11)]

@@ -1,4 +1,5 @@
 """Write-once raw data, commit order, refusal to overwrite, and resuming a campaign."""
+
 from __future__ import annotations
 
 import io
@@ -9,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from archbench.measure import runner
-from archbench.data import storage
 from archbench.config.params import resolve_parameters
 from archbench.config.plan import PlannedTrial
-from archbench.measure.runner import CampaignInterrupted, TrialOutcome, run_campaign
+from archbench.data import storage
 from archbench.data.storage import (
     CampaignMismatchError,
     CampaignStore,
@@ -22,6 +21,8 @@ from archbench.data.storage import (
     load_campaign,
     write_new_file,
 )
+from archbench.measure import runner
+from archbench.measure.runner import CampaignInterrupted, TrialOutcome, run_campaign
 
 
 def test_write_new_file_writes_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -149,10 +150,18 @@ class FakeTrials:
         if self.interrupt_at is not None and len(self.ran) == self.interrupt_at:
             raise KeyboardInterrupt
         self.ran.append(planned.trial_id)
-        record = {"schema": 1, "trial_id": planned.trial_id, "config_id": planned.config_id,
-                  "order_index": planned.order_index, "warmup": planned.warmup, "status": "ok",
-                  "failure_reason": None}
-        return TrialOutcome(record=record, outputs={f"{planned.trial_id}.wrk.txt": b"", f"{planned.trial_id}.server.txt": b""})
+        record = {
+            "schema": 1,
+            "trial_id": planned.trial_id,
+            "config_id": planned.config_id,
+            "order_index": planned.order_index,
+            "warmup": planned.warmup,
+            "status": "ok",
+            "failure_reason": None,
+        }
+        return TrialOutcome(
+            record=record, outputs={f"{planned.trial_id}.wrk.txt": b"", f"{planned.trial_id}.server.txt": b""}
+        )
 
 
 @pytest.fixture
@@ -191,17 +200,22 @@ def test_resume_runs_each_trial_exactly_once(tmp_path: Path, monkeypatch: pytest
     assert third.ran == []
 
 
-def test_rerun_with_other_parameters_fails_naming_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       no_processes) -> None:
+def test_rerun_with_other_parameters_fails_naming_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_processes
+) -> None:
     monkeypatch.setattr(runner, "run_trial", FakeTrials())
     run_campaign(_params(tmp_path), stream=io.StringIO())
-    with pytest.raises(CampaignMismatchError, match=r"different parameters: duration_s \(campaign has 1, now 2\); "
-                                                    r"trials \(campaign has 2, now 3\)"):
+    with pytest.raises(
+        CampaignMismatchError,
+        match=r"different parameters: duration_s \(campaign has 1, now 2\); "
+        r"trials \(campaign has 2, now 3\)",
+    ):
         run_campaign(_params(tmp_path, duration_s=2, trials=3), stream=io.StringIO())
 
 
-def test_rerun_without_seed_uses_the_recorded_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                  no_processes) -> None:
+def test_rerun_without_seed_uses_the_recorded_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_processes
+) -> None:
     monkeypatch.setattr(runner, "run_trial", FakeTrials())
     run_campaign(_params(tmp_path, seed=None), stream=io.StringIO())
     meta = json.loads((tmp_path / "resume" / "campaign.json").read_text())
@@ -209,8 +223,9 @@ def test_rerun_without_seed_uses_the_recorded_one(tmp_path: Path, monkeypatch: p
     assert run_campaign(_params(tmp_path, seed=None), stream=io.StringIO()).ran == 0
 
 
-def test_campaign_refuses_to_start_over_orphan_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       no_processes) -> None:
+def test_campaign_refuses_to_start_over_orphan_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_processes
+) -> None:
     monkeypatch.setattr(runner, "run_trial", FakeTrials(interrupt_at=1))
     with pytest.raises(CampaignInterrupted):
         run_campaign(_params(tmp_path), stream=io.StringIO())
@@ -227,8 +242,17 @@ def test_campaign_json_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     params = _params(tmp_path)
     run_campaign(params, stream=io.StringIO())
     meta = json.loads((tmp_path / "resume" / "campaign.json").read_text())
-    assert set(meta) == {"schema", "campaign", "created_at", "profile", "parameters", "seed", "plan", "configs",
-                         "provenance"}
+    assert set(meta) == {
+        "schema",
+        "campaign",
+        "created_at",
+        "profile",
+        "parameters",
+        "seed",
+        "plan",
+        "configs",
+        "provenance",
+    }
     assert (meta["schema"], meta["campaign"], meta["profile"], meta["seed"]) == (1, "resume", "smoke", 11)
     assert meta["parameters"] == params.to_dict()
     assert meta["plan"][:3] == [t for t in meta["plan"] if t.endswith("-warmup")]

@@ -19,6 +19,7 @@ the environment variable `WRK2`, else `wrk2` on PATH; echo_client in the build
 directory. `missing_reason()` says, for preflight, what is absent and how to
 get it.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,12 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
 from archbench.config.paths import REPO_ROOT
 
 # Beyond duration + timeout, how long a load generator may take to connect, finish and print.
 LOAD_SLACK_S = 15.0
 # echo_client: its default connect timeout, the 2 s it waits for echoes in flight after the
-# window, and the 1 s --max-conns lets connects in flight settle (servers_c/echo_client.c).
+# window, and the 1 s --max-conns lets connects in flight settle (servers_c/clients/echo_worker.c).
 ECHO_CONNECT_TIMEOUT_S = 5.0
 ECHO_DRAIN_S = 2.0
 ECHO_SETTLE_S = 1.0
@@ -70,8 +72,15 @@ class LoadGenerator:
             return f"{self.executable} is not on PATH"
         return None
 
-    def command(self, config: Mapping[str, Any], url: str, timeout_s: int, *, build_dir: Path = Path("build"),
-                server_pid: int | None = None) -> list[str]:
+    def command(
+        self,
+        config: Mapping[str, Any],
+        url: str,
+        timeout_s: int,
+        *,
+        build_dir: Path = Path("build"),
+        server_pid: int | None = None,
+    ) -> list[str]:
         raise NotImplementedError
 
     def time_limit_s(self, config: Mapping[str, Any], timeout_s: int) -> float:
@@ -97,8 +106,15 @@ class Wrk(LoadGenerator):
     name: str = "wrk"
     executable: str = "wrk"
 
-    def command(self, config: Mapping[str, Any], url: str, timeout_s: int, *, build_dir: Path = Path("build"),
-                server_pid: int | None = None) -> list[str]:
+    def command(
+        self,
+        config: Mapping[str, Any],
+        url: str,
+        timeout_s: int,
+        *,
+        build_dir: Path = Path("build"),
+        server_pid: int | None = None,
+    ) -> list[str]:
         """wrk's argv; a pipeline depth D > 1 adds `-s pipeline.lua URL -- D` (D requests per write)."""
         depth = int(config.get("pipeline") or 1)
         script = ["-s", str(pipeline_script())] if depth > 1 else []
@@ -135,8 +151,15 @@ class Wrk2(LoadGenerator):
             return None if shutil.which(named) else f"WRK2={named} is not an executable"
         return None if shutil.which("wrk2") else f"wrk2 is not on PATH and WRK2 is not set ({WRK2_HINT})"
 
-    def command(self, config: Mapping[str, Any], url: str, timeout_s: int, *, build_dir: Path = Path("build"),
-                server_pid: int | None = None) -> list[str]:
+    def command(
+        self,
+        config: Mapping[str, Any],
+        url: str,
+        timeout_s: int,
+        *,
+        build_dir: Path = Path("build"),
+        server_pid: int | None = None,
+    ) -> list[str]:
         return [
             self.program(build_dir),
             f"-t{config['load_threads']}",
@@ -172,20 +195,32 @@ class Oha(LoadGenerator):
             return None
         return f"oha is not installed (neither {project_tools_bin() / 'oha'} nor on PATH): {OHA_INSTALL_HINT}"
 
-    def command(self, config: Mapping[str, Any], url: str, timeout_s: int, *, build_dir: Path = Path("build"),
-                server_pid: int | None = None) -> list[str]:
+    def command(
+        self,
+        config: Mapping[str, Any],
+        url: str,
+        timeout_s: int,
+        *,
+        build_dir: Path = Path("build"),
+        server_pid: int | None = None,
+    ) -> list[str]:
         return [
             self.program(build_dir),
-            "-z", f"{config['duration_s']}s",
-            "-c", str(config["connections"]),
-            "-q", str(config["offered_rate"]),
+            "-z",
+            f"{config['duration_s']}s",
+            "-c",
+            str(config["connections"]),
+            "-q",
+            str(config["offered_rate"]),
             "--latency-correction",
             # Requests still in flight at the deadline are answered and counted, not dropped:
             # under overload those are exactly the slow ones.
             "--wait-ongoing-requests-after-deadline",
-            "-t", f"{timeout_s}s",
+            "-t",
+            f"{timeout_s}s",
             "--no-tui",
-            "--output-format", "json",
+            "--output-format",
+            "json",
             url,
         ]
 
@@ -203,8 +238,15 @@ class EchoClient(LoadGenerator):
         path = Path(self.program(build_dir))
         return None if path.is_file() else f"{path} is missing (make servers builds it)"
 
-    def command(self, config: Mapping[str, Any], url: str, timeout_s: int, *, build_dir: Path = Path("build"),
-                server_pid: int | None = None) -> list[str]:
+    def command(
+        self,
+        config: Mapping[str, Any],
+        url: str,
+        timeout_s: int,
+        *,
+        build_dir: Path = Path("build"),
+        server_pid: int | None = None,
+    ) -> list[str]:
         """`echo_client --port P --connections N --threads T --duration D --size S --depth K --sources K --json
         [--connect-rate R] [--max-conns CAP --server-pid PID]` (the server on 127.0.0.1 unless the URL says else)."""
         target = urlsplit(url)
@@ -212,13 +254,20 @@ class EchoClient(LoadGenerator):
         if target.hostname and target.hostname != "127.0.0.1":
             argv += ["--host", target.hostname]
         argv += [
-            "--port", str(target.port),
-            "--connections", str(config["connections"]),
-            "--threads", str(config["load_threads"]),
-            "--duration", str(config["duration_s"]),
-            "--size", str(config["message_size"]),
-            "--depth", str(config.get("pipeline") or 1),
-            "--sources", str(config.get("sources") or 0),
+            "--port",
+            str(target.port),
+            "--connections",
+            str(config["connections"]),
+            "--threads",
+            str(config["load_threads"]),
+            "--duration",
+            str(config["duration_s"]),
+            "--size",
+            str(config["message_size"]),
+            "--depth",
+            str(config.get("pipeline") or 1),
+            "--sources",
+            str(config.get("sources") or 0),
             "--json",
         ]
         if config.get("connect_rate"):
@@ -232,8 +281,7 @@ class EchoClient(LoadGenerator):
     def time_limit_s(self, config: Mapping[str, Any], timeout_s: int) -> float:
         # The ramp (max_conns) or window, then connects or first echoes that may take the connect
         # timeout, the drain, the --max-conns settle and final echo round.
-        return (float(config["duration_s"]) + ECHO_CONNECT_TIMEOUT_S + ECHO_DRAIN_S + 2 * ECHO_SETTLE_S
-                + LOAD_SLACK_S)
+        return float(config["duration_s"]) + ECHO_CONNECT_TIMEOUT_S + ECHO_DRAIN_S + 2 * ECHO_SETTLE_S + LOAD_SLACK_S
 
     def measured(self, exit_code: int) -> bool:
         # 1: the run completed and found verification errors or failures, which its JSON

@@ -2,6 +2,7 @@
 
 The launcher itself (configuration, start, counters, shutdown line) is `archbench.measure.nginx`.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,6 @@ from archbench.config.server_spec import CPU_SOURCE_STATS, ServerSpec
 
 INSTALL_HINT = "apt-get install nginx-light"
 SBIN_DIRECTORIES = "/usr/sbin:/usr/local/sbin:/sbin"
-
 
 
 def find_nginx() -> str | None:
@@ -68,7 +68,17 @@ class NginxSpec(ServerSpec):
 
     def command(self, config: Mapping[str, Any], build_dir: Path, host: str = "127.0.0.1") -> list[str]:
         return [
-            sys.executable, "-m", "archbench.measure.nginx", "--nginx", find_nginx() or "nginx",
-            "--host", host, "--port", "0", "--worker-processes", str(config["threads"]),
-            "--response", str(config.get("response", "test")),
+            sys.executable,
+            "-m",
+            "archbench.measure.nginx",
+            "--nginx",
+            find_nginx() or "nginx",
+            "--host",
+            host,
+            "--port",
+            "0",
+            "--worker-processes",
+            str(config["threads"]),
+            "--response",
+            str(config.get("response", "test")),
         ]

@@ -2,7 +2,10 @@
 
 Every validation failure is a `ParameterError` (a ValueError) whose message
 starts with the parameter's name, so a notebook or the command line fails
-before any server starts and says which value to fix.
+before any server starts and says which value to fix. `validate` runs one
+small validator per group of parameters in a fixed order (the value coercions
+they share are in `archbench.config.values`); the shapes of a profile file and
+of campaign.json's "parameters" are `archbench.config.parameter_model`.
 
 `servers` entries are architecture names or, for per-architecture variants
 and sweeps, mappings (or the command-line form `ARCH:key=v1/v2,key=v`):
@@ -16,6 +19,7 @@ campaign-wide `thread_counts` / `connection_counts` / `pipeline_depths` for that
 entry only. `threads` is the architecture's parallelism, worker threads or
 worker processes (see `archbench.config.servers.ServerSpec.threads_flag`).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,83 +28,36 @@ import os
 import re
 import resource
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from archbench.config.loadgen import load_generators, open_loop_generators
+from archbench.config.parameter_model import LATER_PARAMETER_DEFAULTS
 from archbench.config.profiles import PROFILE_NAMES, profile_values
 from archbench.config.servers import PROTOCOLS, ServerSpec, check_response, server_specs
+from archbench.config.values import (
+    ParameterError,
+    as_tuple,
+    boolean,
+    format_cpu_list,
+    non_negative_int,
+    parse_cpu_list,
+    positive_float,
+    positive_floats,
+    positive_int,
+    positive_ints,
+)
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 ENTRY_SWEEP_KEYS = ("threads", "connections", "pipeline")
 # Parameters that do not change what a campaign measures, so a re-run may differ in them.
 NOT_IDENTITY = ("campaign", "raw_root")
-# Parameters added after campaigns were first recorded, with the value a campaign.json
-# without them meant, so that such a campaign still resumes.
-LATER_PARAMETER_DEFAULTS: dict[str, Any] = {
-    "pipeline_depths": [1], "proto": "http", "message_size": 64, "sources": 0, "connect_rate": 0,
-    "max_conns_cap": None, "max_conns_duration_s": 60, "rate_fractions": [], "offered_rates": [],
-    "saturation_rates": {}, "rate_reference": None, "saturation_source": None, "ci_target": None, "max_trials": None,
-}
 # Open files each trial needs beyond one per connection, in the server and in wrk alike
 # (listening socket, epoll and event descriptors, pipes, libraries, nginx's logs).
 FD_HEADROOM = 256
 # echo_client --sources K binds to 127.0.0.(1 + i mod K): K at most 254 stays inside 127.0.0.1-254.
 MAX_SOURCES = 254
-
-
-class ParameterError(ValueError):
-    """A parameter value is invalid; `parameter` names it and the message starts with it."""
-
-    def __init__(self, parameter: str, message: str) -> None:
-        self.parameter = parameter
-        super().__init__(f"{parameter}: {message}")
-
-
-# --------------------------------------------------------------------------- CPU lists
-
-
-def parse_cpu_list(text: str | int | Iterable[int], parameter: str) -> tuple[int, ...]:
-    """taskset-style "0", "0,2", "1-3" (or an int / list of ints) -> sorted CPU numbers."""
-    if isinstance(text, bool):
-        raise ParameterError(parameter, f"{text!r} is not a CPU list")
-    if isinstance(text, int):
-        cpus = {text}
-    elif isinstance(text, str):
-        cpus = set()
-        for part in text.replace(" ", "").split(","):
-            match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
-            if not match:
-                raise ParameterError(parameter, f"{text!r} is not a CPU list like 0 or 0,2 or 1-3")
-            low, high = int(match.group(1)), int(match.group(2) or match.group(1))
-            if high < low:
-                raise ParameterError(parameter, f"{text!r}: range {part} is reversed")
-            cpus.update(range(low, high + 1))
-    else:
-        cpus = set()
-        for item in text:
-            if isinstance(item, bool) or not isinstance(item, int):
-                raise ParameterError(parameter, f"{item!r} is not a CPU number")
-            cpus.add(item)
-    if not cpus or min(cpus) < 0:
-        raise ParameterError(parameter, f"{text!r} names no CPU")
-    return tuple(sorted(cpus))
-
-
-def format_cpu_list(cpus: Iterable[int]) -> str:
-    """(0, 1, 2, 5) -> "0-2,5", the form taskset -c takes."""
-    ordered = sorted(set(cpus))
-    parts: list[str] = []
-    start = previous = ordered[0]
-    for cpu in ordered[1:] + [None]:  # type: ignore[list-item]
-        if cpu is not None and cpu == previous + 1:
-            previous = cpu
-            continue
-        parts.append(str(start) if start == previous else f"{start}-{previous}")
-        if cpu is not None:
-            start = previous = cpu
-    return ",".join(parts)
 
 
 # --------------------------------------------------------------------------- server entries
@@ -147,7 +104,7 @@ def _scalar(text: str) -> Any:
 
 
 def _entry_mapping_from_text(text: str, parameter: str) -> dict[str, Any]:
-    """"thread_pool:dispatch=connection/request,threads=2/8" -> mapping form."""
+    """ "thread_pool:dispatch=connection/request,threads=2/8" -> mapping form."""
     architecture, _, rest = text.partition(":")
     mapping: dict[str, Any] = {"architecture": architecture.strip()}
     for item in filter(None, (part.strip() for part in rest.split(","))):
@@ -156,23 +113,6 @@ def _entry_mapping_from_text(text: str, parameter: str) -> dict[str, Any]:
             raise ParameterError(parameter, f"{item!r} in {text!r} is not key=value (values separated by /)")
         mapping[key.strip()] = [_scalar(v.strip()) for v in value.split("/")]
     return mapping
-
-
-def _as_tuple(value: Any, parameter: str) -> tuple[Any, ...]:
-    """A list parameter from a list, a single value, or text as papermill's -p passes it:
-    JSON ("[1, 2]") or comma-separated ("1,2")."""
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            try:
-                value = json.loads(text)
-            except ValueError:
-                raise ParameterError(parameter, f"{value!r} is not a JSON list") from None
-        elif "," in text and not text.startswith("{"):
-            value = [part.strip() for part in text.split(",") if part.strip()]
-    if isinstance(value, (list, tuple)):
-        return tuple(value)
-    return (value,)
 
 
 def parse_server_entry(spec: str | Mapping[str, Any] | ServerEntry, parameter: str) -> ServerEntry:
@@ -203,11 +143,11 @@ def parse_server_entry(spec: str | Mapping[str, Any] | ServerEntry, parameter: s
             raise ParameterError(
                 parameter, f"{architecture} does not take {key!r} (it takes: {', '.join(valid_keys[1:])})"
             )
-        values = _as_tuple(raw, f"{parameter}.{key}")
+        values = as_tuple(raw, f"{parameter}.{key}")
         if not values:
             raise ParameterError(parameter, f"{key} of {architecture} is empty")
         if key in ENTRY_SWEEP_KEYS:
-            sweeps[key] = _positive_ints(values, f"{parameter}.{key}")
+            sweeps[key] = positive_ints(values, f"{parameter}.{key}")
             continue
         option = server.option(key)
         assert option is not None
@@ -221,50 +161,6 @@ def parse_server_entry(spec: str | Mapping[str, Any] | ServerEntry, parameter: s
     return ServerEntry(
         architecture, tuple(options), sweeps.get("threads"), sweeps.get("connections"), sweeps.get("pipeline")
     )
-
-
-# --------------------------------------------------------------------------- scalar checks
-
-
-def _positive_ints(values: Any, parameter: str) -> tuple[int, ...]:
-    values = _as_tuple(values, parameter)
-    if not values:
-        raise ParameterError(parameter, "must not be empty")
-    out = []
-    for value in values:
-        if isinstance(value, str) and re.fullmatch(r"\d+", value.strip()):
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ParameterError(parameter, f"{value!r} is not a positive integer")
-        out.append(value)
-    return tuple(dict.fromkeys(out))  # de-duplicated, order kept
-
-
-def _positive_int(value: Any, parameter: str) -> int:
-    (number,) = _positive_ints((value,), parameter)
-    return number
-
-
-def _positive_float(value: Any, parameter: str) -> float:
-    if isinstance(value, bool):
-        raise ParameterError(parameter, f"{value!r} is not a positive number")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(parameter, f"{value!r} is not a positive number") from None
-    if not number > 0 or number == float("inf"):
-        raise ParameterError(parameter, f"{value!r} is not a positive number")
-    return number
-
-
-def _boolean(value: Any, parameter: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
-        return value.lower() in ("true", "yes", "on", "1")
-    if value in (0, 1):
-        return bool(value)
-    raise ParameterError(parameter, f"{value!r} is not true or false")
 
 
 def default_campaign_name(profile: str) -> str:
@@ -321,8 +217,14 @@ class Parameters:
         """JSON-able form, as stored in campaign.json."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["servers"] = [entry.to_dict() for entry in self.servers]
-        for name in ("thread_counts", "connection_counts", "load_threads", "pipeline_depths", "rate_fractions",
-                     "offered_rates"):
+        for name in (
+            "thread_counts",
+            "connection_counts",
+            "load_threads",
+            "pipeline_depths",
+            "rate_fractions",
+            "offered_rates",
+        ):
             out[name] = list(out[name])
         out["saturation_rates"] = dict(self.saturation_rates)
         return out
@@ -356,7 +258,8 @@ def resolve_parameters(profile: str = "default", *, check_host: bool = True, **o
         # An explicit campaign-wide sweep replaces the per-entry sweeps of the profile's servers.
         values["servers"] = [
             parse_server_entry(s, f"servers[{i}]").without_sweeps(
-                threads="thread_counts" in given, connections="connection_counts" in given,
+                threads="thread_counts" in given,
+                connections="connection_counts" in given,
                 pipeline="pipeline_depths" in given,
             )
             for i, s in enumerate(values["servers"])
@@ -367,12 +270,67 @@ def resolve_parameters(profile: str = "default", *, check_host: bool = True, **o
 
 
 def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameters:
-    """Coerce and check raw values into Parameters, failing on the first bad one."""
+    """Coerce and check raw values into Parameters, failing on the first bad one.
+
+    The groups run in a fixed order, so when several values are wrong the same one is reported every time.
+    """
     v = dict(values)
+    profile = _profile(v)
+    servers = _servers(v)
+    sweeps = _sweeps(v, servers)
+    _check_load_threads(sweeps["connection_counts"], sweeps["load_threads"], servers)
+    if check_host:
+        _check_open_file_limit(sweeps["connection_counts"], servers)
+    duration_s = positive_int(v.get("duration_s", 3), "duration_s")
+    warmup = boolean(v.get("warmup", True), "warmup")
+    cpus = _cpu_sets(v, check_host)
+    seed = _seed(v.get("seed"))
+    response = _response(v)
+    load = _load_values(v, servers)
+    echo = _echo_values(v, load["proto"])
+    open_loop = _open_loop_values(v, load_generators()[load["load_generator"]].open_loop, load["load_generator"])
+    if open_loop["rate_fractions"] or open_loop["offered_rates"]:
+        _check_closed_loop_depths(sweeps["pipeline_depths"], servers, load["load_generator"])
+    if check_host and echo["max_conns_cap"] is not None:
+        _check_open_file_limit((echo["max_conns_cap"],), (), parameter="max_conns_cap")
+    trials = positive_int(v.get("trials", 5), "trials")
+    adaptive = _adaptive_values(v, trials)
+    campaign = _campaign(v, profile)
+    return Parameters(
+        profile=profile,
+        campaign=campaign,
+        servers=servers,
+        **sweeps,
+        duration_s=duration_s,
+        trials=trials,
+        warmup=warmup,
+        **cpus,
+        seed=seed,
+        wrk_timeout_s=positive_int(v.get("wrk_timeout_s", 2), "wrk_timeout_s"),
+        ready_timeout_s=positive_float(v.get("ready_timeout_s", 5.0), "ready_timeout_s"),
+        stop_grace_s=positive_float(v.get("stop_grace_s", 5.0), "stop_grace_s"),
+        response=response,
+        raw_root=str(v.get("raw_root") or "data/raw"),
+        build_dir=str(v.get("build_dir") or "build"),
+        **load,
+        **echo,
+        **open_loop,
+        **adaptive,
+    )
+
+
+# --------------------------------------------------------------------------- validators, one per group
+
+
+def _profile(v: Mapping[str, Any]) -> str:
     profile = v.get("profile", "default")
     if profile not in PROFILE_NAMES:
         raise ParameterError("profile", f"{profile!r} is not one of {', '.join(PROFILE_NAMES)}")
+    return profile
 
+
+def _servers(v: Mapping[str, Any]) -> tuple[ServerEntry, ...]:
+    """servers: one entry, a list, or a JSON list; duplicates kept once, order kept."""
     raw_servers = v.get("servers") or ()
     if isinstance(raw_servers, str) and raw_servers.strip().startswith("["):
         try:
@@ -384,23 +342,37 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
     servers = tuple(parse_server_entry(s, f"servers[{i}]") for i, s in enumerate(raw_servers))
     if not servers:
         raise ParameterError("servers", f"no server given; valid: {', '.join(server_specs())}")
-    servers = tuple(dict.fromkeys(servers))
+    return tuple(dict.fromkeys(servers))
 
+
+def _sweeps(v: Mapping[str, Any], servers: tuple[ServerEntry, ...]) -> dict[str, tuple[int, ...]]:
+    """thread_counts and connection_counts (needed only by entries without their own sweep),
+    load_threads and pipeline_depths."""
     specs = server_specs()
     needs_threads = any(specs[s.architecture].takes_threads and s.threads is None for s in servers)
-    thread_counts = _positive_ints(v["thread_counts"], "thread_counts") if v.get("thread_counts") else ()
+    thread_counts = positive_ints(v["thread_counts"], "thread_counts") if v.get("thread_counts") else ()
     if needs_threads and not thread_counts:
         without = sorted({s.architecture for s in servers if specs[s.architecture].takes_threads and s.threads is None})
         raise ParameterError("thread_counts", f"needed by {', '.join(without)} entries without their own threads")
     needs_connections = any(s.connections is None for s in servers)
-    connection_counts = _positive_ints(v["connection_counts"], "connection_counts") if v.get(
-        "connection_counts") else ()
+    connection_counts = positive_ints(v["connection_counts"], "connection_counts") if v.get("connection_counts") else ()
     if needs_connections and not connection_counts:
         raise ParameterError("connection_counts", "must not be empty")
-    load_threads = _positive_ints(v.get("load_threads", (1,)), "load_threads")
+    load_threads = positive_ints(v.get("load_threads", (1,)), "load_threads")
     raw_depths = v.get("pipeline_depths")
-    pipeline_depths = (1,) if raw_depths is None else _positive_ints(raw_depths, "pipeline_depths")
+    pipeline_depths = (1,) if raw_depths is None else positive_ints(raw_depths, "pipeline_depths")
+    return {
+        "thread_counts": thread_counts,
+        "connection_counts": connection_counts,
+        "load_threads": load_threads,
+        "pipeline_depths": pipeline_depths,
+    }
 
+
+def _check_load_threads(
+    connection_counts: tuple[int, ...], load_threads: tuple[int, ...], servers: tuple[ServerEntry, ...]
+) -> None:
+    """wrk splits the connections evenly over its threads: every connection count must allow that."""
     all_connections = set(connection_counts)
     for entry in servers:
         all_connections.update(entry.connections or ())
@@ -417,12 +389,9 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
                     f"(wrk would open only {connections // threads * threads})",
                 )
 
-    if check_host:
-        _check_open_file_limit(connection_counts, servers)
 
-    duration_s = _positive_int(v.get("duration_s", 3), "duration_s")
-    warmup = _boolean(v.get("warmup", True), "warmup")
-
+def _cpu_sets(v: Mapping[str, Any], check_host: bool) -> dict[str, str]:
+    """server_cpus and load_cpus: valid lists, on this machine (check_host), disjoint."""
     server_cpus = parse_cpu_list(v.get("server_cpus", "0"), "server_cpus")
     load_cpus = parse_cpu_list(v.get("load_cpus", "1"), "load_cpus")
     if check_host:
@@ -438,19 +407,29 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
         raise ParameterError(
             "load_cpus", f"overlaps server_cpus on CPU {format_cpu_list(overlap)}; the two sets must be disjoint"
         )
+    return {"server_cpus": format_cpu_list(server_cpus), "load_cpus": format_cpu_list(load_cpus)}
 
-    seed = v.get("seed")
-    if seed is not None:
-        if isinstance(seed, str) and re.fullmatch(r"\d+", seed):
-            seed = int(seed)
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ParameterError("seed", f"{seed!r} is not a non-negative integer")
 
+def _seed(seed: Any) -> int | None:
+    if seed is None:
+        return None
+    if isinstance(seed, str) and re.fullmatch(r"\d+", seed):
+        seed = int(seed)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ParameterError("seed", f"{seed!r} is not a non-negative integer")
+    return seed
+
+
+def _response(v: Mapping[str, Any]) -> str:
     response = str(v.get("response", "test"))
     problem = check_response(response)
     if problem:
         raise ParameterError("response", problem)
+    return response
 
+
+def _load_values(v: Mapping[str, Any], servers: tuple[ServerEntry, ...]) -> dict[str, str]:
+    """proto and load_generator (echo_client for echo, else wrk), which must speak it, as every server must."""
     proto = v.get("proto") or "http"
     if proto not in PROTOCOLS:
         raise ParameterError("proto", f"{proto!r} is not one of {', '.join(PROTOCOLS)}")
@@ -460,77 +439,53 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
         raise ParameterError("load_generator", f"{load_generator!r}; valid: {', '.join(generators)}")
     if generators[load_generator].protocol != proto:
         speaking = [name for name, g in generators.items() if g.protocol == proto]
-        raise ParameterError("load_generator", f"{load_generator} does not speak {proto}; for proto {proto} use "
-                                               f"{' or '.join(speaking)}")
+        raise ParameterError(
+            "load_generator", f"{load_generator} does not speak {proto}; for proto {proto} use {' or '.join(speaking)}"
+        )
+    specs = server_specs()
     for index, entry in enumerate(servers):
         if not specs[entry.architecture].serves(proto):
             raise ParameterError(f"servers[{index}]", f"{entry.architecture} does not serve proto {proto}")
-    echo = _echo_values(v, proto)
-    open_loop = _open_loop_values(v, generators[load_generator].open_loop, load_generator)
-    if open_loop["rate_fractions"] or open_loop["offered_rates"]:
-        deep = [d for d in pipeline_depths if d != 1] + [d for e in servers for d in (e.pipeline or ()) if d != 1]
-        if deep:
-            raise ParameterError("pipeline_depths", f"{load_generator} sends one request at a time per connection; "
-                                                    f"pipeline depth {deep[0]} is wrk's (with pipeline.lua)")
-    if check_host and echo["max_conns_cap"] is not None:
-        _check_open_file_limit((echo["max_conns_cap"],), (), parameter="max_conns_cap")
-    trials = _positive_int(v.get("trials", 5), "trials")
-    adaptive = _adaptive_values(v, trials)
+    return {"proto": proto, "load_generator": load_generator}
 
+
+def _check_closed_loop_depths(
+    pipeline_depths: tuple[int, ...], servers: tuple[ServerEntry, ...], load_generator: str
+) -> None:
+    """Offered rates come from oha or wrk2, which cannot pipeline."""
+    deep = [d for d in pipeline_depths if d != 1] + [d for e in servers for d in (e.pipeline or ()) if d != 1]
+    if deep:
+        raise ParameterError(
+            "pipeline_depths",
+            f"{load_generator} sends one request at a time per connection; "
+            f"pipeline depth {deep[0]} is wrk's (with pipeline.lua)",
+        )
+
+
+def _campaign(v: Mapping[str, Any], profile: str) -> str:
     campaign = v.get("campaign") or default_campaign_name(profile)
     if not isinstance(campaign, str) or not SAFE_NAME.fullmatch(campaign):
-        raise ParameterError("campaign", f"{campaign!r} is not a file-system-safe name ([A-Za-z0-9._-], no leading dot)")
-
-    return Parameters(
-        profile=profile,
-        campaign=campaign,
-        servers=servers,
-        thread_counts=thread_counts,
-        connection_counts=connection_counts,
-        load_threads=load_threads,
-        pipeline_depths=pipeline_depths,
-        duration_s=duration_s,
-        trials=trials,
-        warmup=warmup,
-        server_cpus=format_cpu_list(server_cpus),
-        load_cpus=format_cpu_list(load_cpus),
-        seed=seed,
-        wrk_timeout_s=_positive_int(v.get("wrk_timeout_s", 2), "wrk_timeout_s"),
-        ready_timeout_s=_positive_float(v.get("ready_timeout_s", 5.0), "ready_timeout_s"),
-        stop_grace_s=_positive_float(v.get("stop_grace_s", 5.0), "stop_grace_s"),
-        response=response,
-        load_generator=load_generator,
-        raw_root=str(v.get("raw_root") or "data/raw"),
-        build_dir=str(v.get("build_dir") or "build"),
-        proto=proto,
-        **echo,
-        **open_loop,
-        **adaptive,
-    )
-
-
-def _non_negative_int(value: Any, parameter: str) -> int:
-    if isinstance(value, str) and re.fullmatch(r"\d+", value.strip()):
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ParameterError(parameter, f"{value!r} is not a non-negative integer")
-    return value
+        raise ParameterError(
+            "campaign", f"{campaign!r} is not a file-system-safe name ([A-Za-z0-9._-], no leading dot)"
+        )
+    return campaign
 
 
 def _echo_values(v: Mapping[str, Any], proto: str) -> dict[str, Any]:
     """message_size, sources, connect_rate, max_conns_cap, max_conns_duration_s (echo only)."""
-    sources = _non_negative_int(v.get("sources", 0) or 0, "sources")
+    sources = non_negative_int(v.get("sources", 0) or 0, "sources")
     if sources > MAX_SOURCES:
-        raise ParameterError("sources", f"{sources} source addresses exceed 127.0.0.1-{MAX_SOURCES} (at most "
-                                        f"{MAX_SOURCES})")
+        raise ParameterError(
+            "sources", f"{sources} source addresses exceed 127.0.0.1-{MAX_SOURCES} (at most {MAX_SOURCES})"
+        )
     cap = v.get("max_conns_cap")
     values = {
-        "message_size": _positive_int(v.get("message_size", 64), "message_size"),
+        "message_size": positive_int(v.get("message_size", 64), "message_size"),
         "sources": sources,
-        "connect_rate": _non_negative_int(v.get("connect_rate", 0) or 0, "connect_rate"),
+        "connect_rate": non_negative_int(v.get("connect_rate", 0) or 0, "connect_rate"),
         # 0 turns the --max-conns trials off (None would mean "not given": the profile's value).
-        "max_conns_cap": None if cap is None or cap == 0 else _positive_int(cap, "max_conns_cap"),
-        "max_conns_duration_s": _positive_int(v.get("max_conns_duration_s", 60), "max_conns_duration_s"),
+        "max_conns_cap": None if cap is None or cap == 0 else positive_int(cap, "max_conns_cap"),
+        "max_conns_duration_s": positive_int(v.get("max_conns_duration_s", 60), "max_conns_duration_s"),
     }
     if proto != "echo":
         for name, default in (("max_conns_cap", None), ("sources", 0), ("connect_rate", 0)):
@@ -539,14 +494,10 @@ def _echo_values(v: Mapping[str, Any], proto: str) -> dict[str, Any]:
     return values
 
 
-def _positive_floats(values: Any, parameter: str) -> tuple[float, ...]:
-    return tuple(dict.fromkeys(_positive_float(value, parameter) for value in _as_tuple(values, parameter)))
-
-
 def _open_loop_values(v: Mapping[str, Any], open_loop: bool, load_generator: str) -> dict[str, Any]:
     """rate_fractions, offered_rates, saturation_rates, rate_reference, saturation_source."""
-    fractions = _positive_floats(v["rate_fractions"], "rate_fractions") if v.get("rate_fractions") else ()
-    rates = _positive_ints(v["offered_rates"], "offered_rates") if v.get("offered_rates") else ()
+    fractions = positive_floats(v["rate_fractions"], "rate_fractions") if v.get("rate_fractions") else ()
+    rates = positive_ints(v["offered_rates"], "offered_rates") if v.get("offered_rates") else ()
     raw = v.get("saturation_rates") or {}
     if isinstance(raw, str):
         try:
@@ -557,21 +508,33 @@ def _open_loop_values(v: Mapping[str, Any], open_loop: bool, load_generator: str
         raw = dict(raw)
     if not isinstance(raw, Mapping):
         raise ParameterError("saturation_rates", f"{raw!r} is not a mapping of saturation key to requests/s")
-    saturation = tuple((str(key), _positive_float(rate, f"saturation_rates[{key!r}]")) for key, rate in raw.items())
+    saturation = tuple((str(key), positive_float(rate, f"saturation_rates[{key!r}]")) for key, rate in raw.items())
     reference = v.get("rate_reference")
     if reference is not None and reference not in dict(saturation):
-        raise ParameterError("rate_reference", f"{reference!r} is not a key of saturation_rates "
-                                               f"({', '.join(k for k, _ in saturation) or 'none'})")
+        raise ParameterError(
+            "rate_reference",
+            f"{reference!r} is not a key of saturation_rates ({', '.join(k for k, _ in saturation) or 'none'})",
+        )
     if open_loop and not (fractions or rates):
-        raise ParameterError("rate_fractions", f"{load_generator} offers a fixed rate: give rate_fractions (with "
-                                               f"saturation_rates) or offered_rates")
+        raise ParameterError(
+            "rate_fractions",
+            f"{load_generator} offers a fixed rate: give rate_fractions (with saturation_rates) or offered_rates",
+        )
     if not open_loop and (fractions or rates):
         name = "rate_fractions" if fractions else "offered_rates"
-        raise ParameterError(name, f"{load_generator} is a closed loop; offered rates need load_generator "
-                                   f"{' or '.join(open_loop_generators())}")
+        raise ParameterError(
+            name,
+            f"{load_generator} is a closed loop; offered rates need load_generator "
+            f"{' or '.join(open_loop_generators())}",
+        )
     source = v.get("saturation_source")
-    return {"rate_fractions": fractions, "offered_rates": rates, "saturation_rates": saturation,
-            "rate_reference": reference, "saturation_source": None if source is None else str(source)}
+    return {
+        "rate_fractions": fractions,
+        "offered_rates": rates,
+        "saturation_rates": saturation,
+        "rate_reference": reference,
+        "saturation_source": None if source is None else str(source),
+    }
 
 
 def _adaptive_values(v: Mapping[str, Any], trials: int) -> dict[str, Any]:
@@ -581,17 +544,18 @@ def _adaptive_values(v: Mapping[str, Any], trials: int) -> dict[str, Any]:
         if most is not None:
             raise ParameterError("max_trials", "applies only with ci_target (adaptive repetition)")
         return {"ci_target": None, "max_trials": None}
-    ci_target = _positive_float(target, "ci_target")
+    ci_target = positive_float(target, "ci_target")
     if ci_target >= 100:
         raise ParameterError("ci_target", f"{target!r}: a half-width of 100% of the mean or more is no target")
-    max_trials = 3 * trials if most is None else _positive_int(most, "max_trials")
+    max_trials = 3 * trials if most is None else positive_int(most, "max_trials")
     if max_trials < trials:
         raise ParameterError("max_trials", f"{max_trials} is below trials ({trials})")
     return {"ci_target": ci_target, "max_trials": max_trials}
 
 
-def _check_open_file_limit(connection_counts: tuple[int, ...], servers: tuple[ServerEntry, ...],
-                           parameter: str = "connection_counts") -> None:
+def _check_open_file_limit(
+    connection_counts: tuple[int, ...], servers: tuple[ServerEntry, ...], parameter: str = "connection_counts"
+) -> None:
     """Every trial needs connections + FD_HEADROOM descriptors in the server and in wrk; the
     runner raises the soft limit as far as that, but not beyond the hard limit."""
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -1,4 +1,5 @@
 """Where the repository's directories are: the defaults every stage starts from (each is also a parameter)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -16,6 +16,7 @@ configuration, round k is repetition k of every configuration, and each round
 is shuffled with a `random.Random(seed)`; the seed is recorded in
 campaign.json and every trial record, so the order can be regenerated.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -121,8 +122,14 @@ class EchoWorkload:
     cap: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"proto": "echo", "mode": self.mode, "cap": self.cap, "message_size": self.message_size,
-                "sources": self.sources, "connect_rate": self.connect_rate}
+        return {
+            "proto": "echo",
+            "mode": self.mode,
+            "cap": self.cap,
+            "message_size": self.message_size,
+            "sources": self.sources,
+            "connect_rate": self.connect_rate,
+        }
 
     def id_parts(self) -> list[str]:
         parts = ["echo", f"s{self.message_size}"]
@@ -151,9 +158,13 @@ class OfferedLoad:
     saturation_source: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"offered_rate": self.offered_rate, "rate_fraction": self.rate_fraction,
-                "saturation_rate": self.saturation_rate, "saturation_of": self.saturation_of,
-                "saturation_source": self.saturation_source}
+        return {
+            "offered_rate": self.offered_rate,
+            "rate_fraction": self.rate_fraction,
+            "saturation_rate": self.saturation_rate,
+            "saturation_of": self.saturation_of,
+            "saturation_source": self.saturation_source,
+        }
 
 
 def saturation_key(config: Mapping[str, Any]) -> str:
@@ -175,7 +186,7 @@ def saturation_key(config: Mapping[str, Any]) -> str:
 def response_id_part(response: str) -> str:
     if not response.startswith("file:"):
         return _UNSAFE.sub("_", response)
-    path = response[len("file:"):]
+    path = response[len("file:") :]
     # The stem says which file; the hash keeps two files of the same name apart.
     digest = hashlib.sha1(path.encode()).hexdigest()[:6]
     return f"file_{_UNSAFE.sub('_', Path(path).stem)}_{digest}"
@@ -207,14 +218,12 @@ def expand_grid(params: Parameters) -> list[TrialConfig]:
         spec = server_spec(entry.architecture)
         option_names = [name for name, _ in entry.option_values(spec)]
         option_choices = [values for _, values in entry.option_values(spec)]
-        thread_counts: Sequence[int | None] = (
-            (entry.threads or params.thread_counts) if spec.takes_threads else (None,)
-        )
+        thread_counts: Sequence[int | None] = (entry.threads or params.thread_counts) if spec.takes_threads else (None,)
         connection_counts = entry.connections or params.connection_counts
         pipeline_depths = entry.pipeline or params.pipeline_depths
         echo = _echo_workload(params)
         for option_values, threads in itertools.product(itertools.product(*option_choices), thread_counts):
-            options = tuple(zip(option_names, option_values))
+            options = tuple(zip(option_names, option_values, strict=True))
             for connections, load_threads, pipeline in itertools.product(
                 connection_counts, params.load_threads, pipeline_depths
             ):
@@ -275,16 +284,28 @@ def offered_loads(config: TrialConfig, params: Parameters) -> Iterator[TrialConf
         )
     for fraction in params.rate_fractions:
         rate = max(1, round(fraction * saturations[basis]))
-        yield dataclasses.replace(config, offered=OfferedLoad(
-            offered_rate=rate, rate_fraction=fraction, saturation_rate=saturations[basis], saturation_of=basis,
-            saturation_source=params.saturation_source,
-        ))
+        yield dataclasses.replace(
+            config,
+            offered=OfferedLoad(
+                offered_rate=rate,
+                rate_fraction=fraction,
+                saturation_rate=saturations[basis],
+                saturation_of=basis,
+                saturation_source=params.saturation_source,
+            ),
+        )
     known = saturations.get(basis)
     for rate in params.offered_rates:
-        yield dataclasses.replace(config, offered=OfferedLoad(
-            offered_rate=rate, rate_fraction=round(rate / known, 6) if known else None, saturation_rate=known,
-            saturation_of=basis if known else None, saturation_source=params.saturation_source if known else None,
-        ))
+        yield dataclasses.replace(
+            config,
+            offered=OfferedLoad(
+                offered_rate=rate,
+                rate_fraction=round(rate / known, 6) if known else None,
+                saturation_rate=known,
+                saturation_of=basis if known else None,
+                saturation_source=params.saturation_source if known else None,
+            ),
+        )
 
 
 def repetition_width(trials: int) -> int:

@@ -4,6 +4,7 @@ Each architecture is one `ServerSpec` (contracts.md section 1). The registry of 
 `archbench.config.servers`; nginx, which is not a build/bin executable, subclasses `ServerSpec` in
 `archbench.config.nginx_spec`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -137,7 +138,7 @@ def check_response(response: str) -> str | None:
     if response in RESPONSES_BUILT_IN:
         return None
     if response.startswith("file:") and len(response) > len("file:"):
-        path = Path(response[len("file:"):])
+        path = Path(response[len("file:") :])
         if not path.is_file():
             return f"{response!r}: no such file {path}"
         return None

@@ -8,6 +8,7 @@ worker threads (`--threads`), worker processes (prefork `--workers`) or nginx's
 (nginx, see `archbench.measure.nginx`) subclasses `ServerSpec` and overrides
 `command()` and the preflight checks.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -26,8 +27,18 @@ from archbench.config.server_spec import (  # re-exported: the registry is where
 )
 
 __all__ = [
-    "CPU_SOURCE_STATS", "CPU_SOURCE_TREE", "PROTOCOLS", "RESPONSES_BUILT_IN", "ServerOption", "ServerSpec",
-    "all_option_names", "check_response", "server_spec", "server_specs", "trigger_option", "variant_label",
+    "CPU_SOURCE_STATS",
+    "CPU_SOURCE_TREE",
+    "PROTOCOLS",
+    "RESPONSES_BUILT_IN",
+    "ServerOption",
+    "ServerSpec",
+    "all_option_names",
+    "check_response",
+    "server_spec",
+    "server_specs",
+    "trigger_option",
+    "variant_label",
 ]
 
 

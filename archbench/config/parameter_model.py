@@ -1,0 +1,166 @@
+"""The shapes of campaign parameters as data: a profile file and campaign.json's "parameters".
+
+These pydantic models check structure (which keys, which JSON types) and generate the JSON Schemas in
+docs/schemas/. What a value means and whether it fits the machine and the other values (a known
+architecture, CPU sets that do not overlap, c >= load threads, ...) is `archbench.config.params.validate`,
+which stays the one place that turns values into `Parameters`; the models never coerce, so a value they
+accept reaches `validate` exactly as written.
+
+Server entries are open in the registry's sense only: their option keys are the options of the
+architectures in `archbench.config.servers` (`OPTION_NAMES`, kept equal to `all_option_names()` by
+tests/test_records.py), so the models forbid any other key.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Parameters added after campaigns were first recorded, with the value a campaign.json without them
+# meant, so that such a campaign still resumes (`archbench.config.params.differing_parameters`).
+LATER_PARAMETER_DEFAULTS: dict[str, Any] = {
+    "pipeline_depths": [1],
+    "proto": "http",
+    "message_size": 64,
+    "sources": 0,
+    "connect_rate": 0,
+    "max_conns_cap": None,
+    "max_conns_duration_s": 60,
+    "rate_fractions": [],
+    "offered_rates": [],
+    "saturation_rates": {},
+    "rate_reference": None,
+    "saturation_source": None,
+    "ci_target": None,
+    "max_trials": None,
+}
+
+# Every option of every architecture, as a trial record's config carries them.
+OPTION_NAMES = ("max_threads", "dispatch", "handoff", "trigger")
+
+PositiveInts = list[int]
+
+
+class _Closed(BaseModel):
+    """A closed format: unknown keys are errors, and values must already have their JSON type."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class StoredServerEntry(_Closed):
+    """A server entry as campaign.json stores it (`ServerEntry.to_dict`): every value a list."""
+
+    architecture: str
+    max_threads: list[int] | None = None
+    dispatch: list[str] | None = None
+    handoff: list[str] | None = None
+    trigger: list[str] | None = None
+    threads: PositiveInts | None = Field(None, description="Own thread sweep; replaces thread_counts for this entry")
+    connections: PositiveInts | None = Field(None, description="Own connection sweep; replaces connection_counts")
+    pipeline: PositiveInts | None = Field(None, description="Own pipeline-depth sweep; replaces pipeline_depths")
+
+
+class StoredParameters(_Closed):
+    """campaign.json's "parameters": `Parameters.to_dict()`. Closed (extra="forbid").
+
+    Fields with a default were added after the first campaigns; a campaign.json without one means
+    that default (LATER_PARAMETER_DEFAULTS).
+    """
+
+    profile: str
+    campaign: str
+    servers: list[StoredServerEntry]
+    thread_counts: list[int]
+    connection_counts: list[int]
+    load_threads: list[int]
+    pipeline_depths: list[int] = Field(default_factory=lambda: [1])
+    duration_s: int
+    trials: int
+    warmup: bool
+    server_cpus: str = Field(description='taskset -c form, e.g. "0" or "0-2,5"')
+    load_cpus: str
+    seed: int | None = Field(description="null only before the campaign is created; campaign.json has it")
+    wrk_timeout_s: int
+    ready_timeout_s: float
+    stop_grace_s: float
+    response: str
+    load_generator: str
+    raw_root: str
+    build_dir: str
+    proto: Literal["http", "echo"] = "http"
+    message_size: int = 64
+    sources: int = 0
+    connect_rate: int = 0
+    max_conns_cap: int | None = None
+    max_conns_duration_s: int = 60
+    rate_fractions: list[float] = Field(default_factory=list)
+    offered_rates: list[int] = Field(default_factory=list)
+    saturation_rates: dict[str, float] = Field(default_factory=dict, description="saturation key -> req/s")
+    rate_reference: str | None = None
+    saturation_source: str | None = None
+    ci_target: float | None = Field(None, description="95% CI half-width target, percent of the mean")
+    max_trials: int | None = None
+
+
+class LegacyParameters(_Closed):
+    """The first campaigns' "parameters" (before profiles and server entries; tests/fixtures only).
+    Closed (extra="forbid")."""
+
+    duration_s: int
+    repetitions: int
+    load_threads: int
+    server_cpus: str
+    load_cpus: str
+
+
+class ProfileServerEntry(_Closed):
+    """A server entry in a profile: an option or sweep is one value or a list of values to run."""
+
+    architecture: str
+    max_threads: int | list[int] | None = None
+    dispatch: str | list[str] | None = None
+    handoff: str | list[str] | None = None
+    trigger: str | list[str] | None = None
+    threads: PositiveInts | None = None
+    connections: PositiveInts | None = None
+    pipeline: PositiveInts | None = None
+
+
+class ProfileValues(_Closed):
+    """A profile file (archbench/config/profiles.d/<name>.toml): default values of any parameter but
+    `profile` itself. Closed (extra="forbid"): a misspelt parameter is an error, not silently ignored.
+    A server entry is an architecture name or a mapping."""
+
+    servers: list[str | ProfileServerEntry] | None = None
+    campaign: str | None = None
+    thread_counts: PositiveInts | None = None
+    connection_counts: PositiveInts | None = None
+    load_threads: PositiveInts | None = None
+    pipeline_depths: PositiveInts | None = None
+    duration_s: int | None = None
+    trials: int | None = None
+    warmup: bool | None = None
+    server_cpus: str | None = None
+    load_cpus: str | None = None
+    seed: int | None = None
+    wrk_timeout_s: int | None = None
+    ready_timeout_s: float | None = None
+    stop_grace_s: float | None = None
+    response: str | None = None
+    load_generator: str | None = None
+    raw_root: str | None = None
+    build_dir: str | None = None
+    proto: Literal["http", "echo"] | None = None
+    message_size: int | None = None
+    sources: int | None = None
+    connect_rate: int | None = None
+    max_conns_cap: int | None = None
+    max_conns_duration_s: int | None = None
+    rate_fractions: list[float] | None = None
+    offered_rates: list[int] | None = None
+    saturation_rates: dict[str, float] | None = None
+    rate_reference: str | None = None
+    saturation_source: str | None = None
+    ci_target: float | None = None
+    max_trials: int | None = None

@@ -1,0 +1,229 @@
+"""Models of the raw data's JSON files: the trial record (`<trial-id>.json`) and campaign.json.
+
+docs/contracts.md section 2 explains what the fields mean; these pydantic models say which keys and JSON
+types a file may have, and `main()` writes them as JSON Schemas to docs/schemas/:
+
+    python -m archbench.data.records --write docs/schemas
+
+Records are immutable, so the models must accept every record ever written (tests/test_records.py
+validates all of data/raw/ and tests/fixtures/campaigns/). A field added after the first records is
+optional here (`None` default), and its description says what its absence means. Values are never coerced
+(strict): the code reads the files as plain dicts, so a model must not accept what that code would misread.
+
+Closed formats (extra="forbid": an unknown key is an error) are everything the runner writes itself: the
+record, `config`, `server`, `load`, `open_files` and campaign.json. Open ones (extra="allow") are the
+parts that describe the outside world and grow with it: `provenance` (and its `tools` and
+`python_packages`), the server's own shutdown `stats` and echo_client's `max_conns` object, both printed
+by another program.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from archbench.config.parameter_model import LegacyParameters, ProfileValues, StoredParameters
+
+SCHEMA_VERSION = 1
+MISSING_IN_OLDER = "missing in older records"
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class TrialConfigRecord(_Closed):
+    """A trial's `config` (`archbench.config.plan.TrialConfig.as_dict`). Closed.
+
+    Every option of every architecture is present, null where it does not apply; records written before
+    an option existed lack it (`trigger` missing means the architecture's default). The echo fields appear
+    only in echo trials, the offered-load fields only in open-loop ones.
+    """
+
+    architecture: str
+    threads: int | None = Field(description="worker threads or processes; null without a parallelism to set")
+    max_threads: int | None = Field(None, description=f"thread_per_conn's cap (0: none); {MISSING_IN_OLDER}")
+    dispatch: str | None = Field(None, description=f"thread_pool's dispatch; {MISSING_IN_OLDER}")
+    handoff: str | None = Field(None, description=f"thread_pool's handoff; {MISSING_IN_OLDER}")
+    trigger: Literal["level", "edge"] | None = Field(
+        None, description="epoll notification; missing (older records) means the architecture's default")
+    response: str
+    connections: int
+    load_threads: int
+    duration_s: int
+    load_generator: str
+    pipeline: int = Field(1, description="requests (echo: messages) in flight per connection; missing means 1")
+    proto: Literal["http", "echo"] | None = Field(None, description="echo trials only; missing means http")
+    mode: Literal["throughput", "max_conns"] | None = Field(None, description="echo trials only")
+    cap: int | None = Field(None, description="echo: the --max-conns cap, null in throughput mode")
+    message_size: int | None = Field(None, description="echo trials only: --size")
+    sources: int | None = Field(None, description="echo trials only: --sources")
+    connect_rate: int | None = Field(None, description="echo trials only: --connect-rate, 0 = all at once")
+    offered_rate: int | None = Field(None, description="open loop only: req/s over all connections; "
+                                                       "missing means a closed loop")
+    rate_fraction: float | None = Field(None, description="open loop only")
+    saturation_rate: float | None = Field(None, description="open loop only: req/s")
+    saturation_of: str | None = Field(None, description="open loop only: a saturation key")
+    saturation_source: str | None = Field(None, description="open loop only: which campaign and statistic")
+
+
+class ServerRun(_Closed):
+    """The record's `server`: how the server ran. Closed; its `stats` (the server's shutdown JSON) is open."""
+
+    argv: list[str]
+    cpus: str
+    pid: int | None = Field(None, description=f"the server's pid (taskset execs it); {MISSING_IN_OLDER}")
+    ready_line: str | None
+    ready_after_s: float | None
+    exit_code: int | None
+    signal_sent: str | None
+    stats: dict[str, Any] | None = Field(description="the server's shutdown JSON line, as printed")
+    cpu_user_s: float | None
+    cpu_sys_s: float | None
+    cpu_source: Literal["tree", "stats"] | None = Field(None, description="missing (older records) means tree")
+    cpus_busy: float | None = Field(None, description=f"busy fraction of server.cpus; {MISSING_IN_OLDER}")
+    output_file: str
+
+
+class LoadRun(_Closed):
+    """The record's `load`: how the load generator ran. Closed; `max_conns` (echo_client's) is open."""
+
+    tool: str
+    argv: list[str] | None
+    cpus: str
+    exit_code: int | None
+    wall_s: float | None
+    cpu_user_s: float | None
+    cpu_sys_s: float | None
+    cpu_utilisation: float | None = Field(None, description=f"{MISSING_IN_OLDER}: compute it from the CPU times")
+    cpus_busy: float | None = Field(None, description=f"busy fraction of load.cpus; {MISSING_IN_OLDER}")
+    output_file: str | None
+    stderr: str | None
+    flags: list[str] | None = Field(None, description=f"the parsed output's flags; null if unparsed; "
+                                                      f"{MISSING_IN_OLDER}")
+    max_conns: dict[str, Any] | None = Field(None, description="echo_client's max_conns object, max_conns mode only")
+
+
+class OpenFiles(_Closed):
+    """RLIMIT_NOFILE the server and load generator inherited, and the descriptors a trial needs."""
+
+    soft: int
+    hard: int
+    needed: int
+
+
+class Provenance(_Open):
+    """Where and with what a trial or campaign ran (`archbench.measure.provenance`). Open (extra="allow"):
+    new facts about a machine may be added; the known ones are typed."""
+
+    git_commit: str | None
+    git_dirty: bool | None
+    compiler: str | None
+    c_flags: str | None
+    build_type: str | None
+    build_architectures: list[str] | None = Field(None, description=MISSING_IN_OLDER)
+    kernel: str
+    os: str | None
+    os_family: str
+    hostname: str
+    cpu_model: str | None
+    cpu_count: int | None
+    cpu_affinity: list[int] | None = Field(None, description=MISSING_IN_OLDER)
+    memory_bytes: int | None
+    open_files_limit: list[int]
+    somaxconn: int | None = Field(None, description=MISSING_IN_OLDER)
+    python: str
+    python_packages: dict[str, str | None] | None = Field(None, description=f"null if not installed; "
+                                                                            f"{MISSING_IN_OLDER}")
+    tools: dict[str, str | None]
+
+
+class TrialRecord(_Closed):
+    """`<trial-id>.json`: one trial, ok, failed or unsupported (contracts.md section 2). Closed."""
+
+    schema_: Literal[1] = Field(alias="schema")
+    trial_id: str
+    campaign: str
+    config_id: str
+    config: TrialConfigRecord
+    repetition: int
+    warmup: bool
+    order_index: int
+    adaptive: bool | None = Field(None, description="true on trials added by adaptive repetition; "
+                                                    "missing means false")
+    seed: int
+    status: Literal["ok", "failed", "unsupported"]
+    failure_reason: str | None = Field(description="text when status is not ok")
+    started_at: str = Field(description="ISO 8601 UTC time")
+    finished_at: str
+    server: ServerRun
+    load: LoadRun
+    open_files: OpenFiles | None = Field(None, description=MISSING_IN_OLDER)
+    provenance: Provenance
+
+
+class CampaignMeta(_Closed):
+    """campaign.json: parameters, seed, planned trial ids, written once. Closed.
+
+    `parameters` is `Parameters.to_dict()` (parameters.schema.json); the first campaigns (only in
+    tests/fixtures) have the older `LegacyParameters`.
+    """
+
+    schema_: Literal[1] = Field(alias="schema")
+    campaign: str
+    created_at: str
+    profile: str
+    parameters: StoredParameters | LegacyParameters
+    seed: int
+    plan: list[str] = Field(description="trial ids in execution order (adaptive trials are not in it)")
+    configs: dict[str, TrialConfigRecord] | None = Field(None, description=f"config id -> config; "
+                                                                           f"{MISSING_IN_OLDER}")
+    provenance: Provenance
+
+
+# The schemas written to docs/schemas/, file name -> model.
+SCHEMA_MODELS: dict[str, type[BaseModel]] = {
+    "trial-record.schema.json": TrialRecord,
+    "campaign.schema.json": CampaignMeta,
+    "parameters.schema.json": StoredParameters,
+    "profile.schema.json": ProfileValues,
+}
+
+
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON Schema (by alias: the keys as the files have them)."""
+    return model.model_json_schema(by_alias=True)
+
+
+def schema_text(model: type[BaseModel]) -> str:
+    return json.dumps(json_schema(model), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schemas(directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, model in SCHEMA_MODELS.items():
+        path = directory / name
+        path.write_text(schema_text(model), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write the JSON Schemas of the raw data and parameters.")
+    parser.add_argument("--write", type=Path, metavar="DIR", required=True, help="e.g. docs/schemas")
+    args = parser.parse_args(argv)
+    for path in write_schemas(args.write):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
