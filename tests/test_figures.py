@@ -1,4 +1,5 @@
 """Figures from the fixture campaigns: created, deterministic, labelled, absent without data."""
+
 from __future__ import annotations
 
 import sys
@@ -14,8 +15,14 @@ FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 sys.path.insert(0, str(FIXTURES))
 import synthetic  # noqa: E402  (tests/fixtures/campaigns/synthetic.py)
 
-FIGURE_KEYS = {"pool_size", "connections", "architectures_throughput", "architectures_connections",
-               "architectures_threads", "architectures_cpu"}
+FIGURE_KEYS = {
+    "pool_size",
+    "connections",
+    "architectures_throughput",
+    "architectures_connections",
+    "architectures_threads",
+    "architectures_cpu",
+}
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +115,13 @@ def test_every_architecture_figure_from_the_real_campaign(architectures, tmp_pat
     assert "poll" in made["architectures_connections"].series_labels
     # Only the multi-loop designs in the thread-count figure (each swept over 1 and 2).
     assert set(made["architectures_threads"].series_labels) == {
-        "thread pool (request, queue)", "reactor", "reuseport", "prefork", "io_uring", "nginx"}
+        "thread pool (request, queue)",
+        "reactor",
+        "reuseport",
+        "prefork",
+        "io_uring",
+        "nginx",
+    }
     # The starvation figure keeps to source 000's designs.
     assert made["connections"].series_labels == ("blocking (pipeline 1)", "blocking (pipeline 16)")
 
@@ -116,11 +129,19 @@ def test_every_architecture_figure_from_the_real_campaign(architectures, tmp_pat
 def test_throughput_bars_one_panel_per_depth_with_client_bound_hatched(comparison):
     figure = figures.architectures_throughput_figure(comparison.summary)
     panels = figure.axes
-    assert [axes.get_title() for axes in panels] == ["pipeline depth 1 (100 connections)",
-                                                     "pipeline depth 16 (100 connections)"]
+    assert [axes.get_title() for axes in panels] == [
+        "pipeline depth 1 (100 connections)",
+        "pipeline depth 16 (100 connections)",
+    ]
     assert all(axes.get_xlabel() == "Throughput (requests/s)" for axes in panels)
-    assert [t.get_text() for t in panels[0].get_yticklabels()] == ["blocking", "epoll (edge)", "reactor", "io_uring",
-                                                                    "prefork", "nginx"]
+    assert [t.get_text() for t in panels[0].get_yticklabels()] == [
+        "blocking",
+        "epoll (edge)",
+        "reactor",
+        "io_uring",
+        "prefork",
+        "nginx",
+    ]
     hatched = [bar for bar in panels[0].patches if bar.get_hatch()]
     assert len(hatched) == 1 and hatched[0].get_width() == pytest.approx(51_000)  # epoll (edge), client-bound
     texts = [t.get_text().strip() for t in panels[0].texts]

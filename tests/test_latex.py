@@ -1,4 +1,5 @@
 """Generated LaTeX: escaping, macro names, tables, the macros report.tex needs, and the PDF build."""
+
 from __future__ import annotations
 
 import json
@@ -10,11 +11,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from archbench.report import latex
+from archbench.analyze import analysis
 from archbench.report import build as report
+from archbench.report import findings, latex, main_tables
+from archbench.report.prose import Prose
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
+NOTES = latex.mark_notes(Prose())  # the standard explanations of the table marks
 sys.path.insert(0, str(FIXTURES))
 import synthetic  # noqa: E402  (tests/fixtures/campaigns/synthetic.py)
 
@@ -37,8 +41,11 @@ def raw_root_of(campaign: str, synthetic_root: Path) -> Path:
 def build(campaign: str, synthetic_root: Path, tmp: Path) -> tuple[report.ReportOutputs, Path]:
     paper = tmp / "paper"
     outputs = report.build_report(
-        campaign, raw_root=raw_root_of(campaign, synthetic_root), processed_dir=tmp / "processed",
-        generated_dir=paper / "generated", figures_dir=paper / "figures",
+        campaign,
+        raw_root=raw_root_of(campaign, synthetic_root),
+        processed_dir=tmp / "processed",
+        generated_dir=paper / "generated",
+        figures_dir=paper / "figures",
     )
     return outputs, paper
 
@@ -94,35 +101,47 @@ def test_number_formats():
 
 
 def test_cpu_list_parsing():
-    assert latex.parse_cpu_list("0") == {0}
-    assert latex.parse_cpu_list("0-2,5") == {0, 1, 2, 5}
+    assert analysis.parse_cpu_list("0") == {0}
+    assert analysis.parse_cpu_list("0-2,5") == {0, 1, 2, 5}
 
 
 def summary_rows(**overrides) -> pd.DataFrame:
-    row = {"architecture": "thread_pool", "dispatch": "request", "handoff": "queue", "threads": 2,
-           "connections": 100, "n": 5, "n_flagged": 0, "n_failed": 0, "mean": 107345.2, "sd": 3326.0,
-           "ci95_low": 103215.4, "ci95_high": 111475.0}
+    row = {
+        "architecture": "thread_pool",
+        "dispatch": "request",
+        "handoff": "queue",
+        "threads": 2,
+        "connections": 100,
+        "n": 5,
+        "n_flagged": 0,
+        "n_failed": 0,
+        "mean": 107345.2,
+        "sd": 3326.0,
+        "ci95_low": 103215.4,
+        "ci95_high": 111475.0,
+    }
     row.update(overrides)
     return pd.DataFrame([row])
 
 
 def test_pool_size_table_in_source_000_form():
-    tex = latex.pool_size_table(summary_rows(), "tab:x", "caption")
+    tex = main_tables.pool_size_table(summary_rows(), "tab:x", "caption", NOTES)
     assert r"\toprule" in tex and r"\bottomrule" in tex
     assert "Number of" in tex and "Sample mean" in tex and "Sample standard" in tex and "CI of" in tex
     assert "2 & 5 & 107,345 & 3,326 & 103,215--111,475" in tex
-    assert latex.FLAGGED_NOTE not in tex and latex.FAILED_NOTE not in tex
+    assert NOTES.flagged not in tex and NOTES.failed not in tex
 
 
 def test_flagged_and_failed_configurations_are_marked_and_explained():
-    tex = latex.pool_size_table(summary_rows(n_flagged=2, n_failed=1), "tab:x", "caption")
+    tex = main_tables.pool_size_table(summary_rows(n_flagged=2, n_failed=1), "tab:x", "caption", NOTES)
     assert "2" + latex.FLAGGED_MARK + latex.FAILED_MARK + " & 5 &" in tex
-    assert latex.FLAGGED_NOTE in tex and latex.FAILED_NOTE in tex
+    assert NOTES.flagged in tex and NOTES.failed in tex
 
 
 def test_undefined_statistics_print_as_dashes():
-    tex = latex.pool_size_table(summary_rows(n=1, sd=float("nan"), ci95_low=float("nan"), ci95_high=float("nan")),
-                                "tab:x", "caption")
+    tex = main_tables.pool_size_table(
+        summary_rows(n=1, sd=float("nan"), ci95_low=float("nan"), ci95_high=float("nan")), "tab:x", "caption", NOTES
+    )
     assert f"107,345 & {latex.MISSING} & {latex.MISSING}" in tex
     assert "nan" not in tex.lower()
 
@@ -134,8 +153,11 @@ def test_undefined_statistics_print_as_dashes():
 def full_report(tmp_path_factory) -> tuple[report.ReportOutputs, Path]:
     paper = tmp_path_factory.mktemp("paper-full") / "paper"
     outputs = report.build_report(
-        "fixture-full", raw_root=FIXTURES, processed_dir=paper.parent / "processed",
-        generated_dir=paper / "generated", figures_dir=paper / "figures",
+        "fixture-full",
+        raw_root=FIXTURES,
+        processed_dir=paper.parent / "processed",
+        generated_dir=paper / "generated",
+        figures_dir=paper / "figures",
     )
     return outputs, paper
 
@@ -182,8 +204,9 @@ def test_macro_values_come_from_the_data(full_report):
     assert definitions[r"\abWarmupTrialCount"] == "12"
     assert definitions[r"\abServerCpus"] == "0" and definitions[r"\abLoadCpus"] == "1"
     assert definitions[r"\abLoadCommand"].startswith(r"\texttt{taskset -c 1 wrk -t1 -c20 -d1s -{}-latency")
-    main = summary[(summary["architecture"] == "thread_pool") & (summary["dispatch"] == "request")
-                   & (summary["connections"] == 20)]
+    main = summary[
+        (summary["architecture"] == "thread_pool") & (summary["dispatch"] == "request") & (summary["connections"] == 20)
+    ]
     best = main.loc[main["mean"].idxmax()]
     assert definitions[r"\abPoolBestThreads"] == str(int(best["threads"]))
     assert definitions[r"\abPoolBestThreadsPlusOne"] == str(int(best["threads"]) + 1)
@@ -198,7 +221,7 @@ def test_tables_mark_the_flagged_and_failed_fixture_trials(full_report):
     assert "\\label{tab:threads-thread-pool-request-queue}" in tables
     assert "2" + latex.FLAGGED_MARK + " &" in tables  # N = 2 at 20 connections had a flagged trial
     assert "4" + latex.FAILED_MARK + " & 1 &" in tables  # N = 4 lost one of two trials
-    assert latex.FLAGGED_NOTE in tables and latex.FAILED_NOTE in tables
+    assert NOTES.flagged in tables and NOTES.failed in tables
     configurations = (paper / "generated" / report.CONFIGURATIONS_TABLE_FILE).read_text()
     assert "longtable" in configurations and "Starved" in configurations
     for generated in (paper / "generated").glob("*.tex"):
@@ -214,8 +237,13 @@ def test_unknown_campaign_fails_naming_the_parameter():
 
 def test_minimal_campaign_degrades_to_sentences(tmp_path):
     paper = tmp_path / "paper"
-    report.build_report("fixture-minimal", raw_root=FIXTURES, processed_dir=tmp_path / "processed",
-                        generated_dir=paper / "generated", figures_dir=paper / "figures")
+    report.build_report(
+        "fixture-minimal",
+        raw_root=FIXTURES,
+        processed_dir=tmp_path / "processed",
+        generated_dir=paper / "generated",
+        figures_dir=paper / "figures",
+    )
     assert "there is no pool-size figure" in (paper / "generated" / report.POOL_FIGURE_FILE).read_text()
     assert "includegraphics" not in (paper / "generated" / report.CONNECTIONS_FIGURE_FILE).read_text()
     macros = (paper / "generated" / report.MACROS_FILE).read_text()
@@ -234,8 +262,13 @@ def test_report_pdf_builds_from_a_fixture_campaign(campaign, synthetic_root, tmp
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
     shutil.copytree(PAPER / "sections", paper / "sections", dirs_exist_ok=True)  # report.tex inputs sections/
-    report.build_report(campaign, raw_root=raw_root_of(campaign, synthetic_root), processed_dir=tmp_path / "processed",
-                        generated_dir=paper / "generated", figures_dir=paper / "figures")
+    report.build_report(
+        campaign,
+        raw_root=raw_root_of(campaign, synthetic_root),
+        processed_dir=tmp_path / "processed",
+        generated_dir=paper / "generated",
+        figures_dir=paper / "figures",
+    )
     pdf = report.build_pdf(paper)
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF")
     log = (paper / "report.log").read_text(errors="replace")
@@ -285,8 +318,13 @@ def test_one_comparison_table_per_depth_with_nginx_below_a_rule(comparison_repor
     assert lines[reference - 1] == r"\midrule"  # visually separated, last
     assert lines[reference].split(" & ")[4] == "1.00"  # ratio to itself
     rows = {cells[0]: cells for cells in table_rows(depth_one)}
-    assert list(rows) == ["blocking", "epoll (edge)", "reactor, 2 threads", "io\\_uring, 1 thread",
-                          "nginx, 1 worker (reference)"]
+    assert list(rows) == [
+        "blocking",
+        "epoll (edge)",
+        "reactor, 2 threads",
+        "io\\_uring, 1 thread",
+        "nginx, 1 worker (reference)",
+    ]
     epoll = rows["epoll (edge)"]
     assert epoll[2] == "51,000" + latex.CLIENT_BOUND_MARK  # client-bound mark on the mean
     assert epoll[4] == "1.13"  # 51,000 / 45,250
@@ -295,11 +333,11 @@ def test_one_comparison_table_per_depth_with_nginx_below_a_rule(comparison_repor
     assert io_uring[1] == "0" and io_uring[2] == "unsupported" + latex.UNSUPPORTED_MARK
     assert rows["blocking"][8] == "0/50/99"  # errors / timeouts / starved
     assert rows["nginx, 1 worker (reference)"][8] == "0/0/" + latex.NOT_MEASURED
-    for note in (latex.CLIENT_BOUND_NOTE, latex.UNSUPPORTED_NOTE, latex.NOT_MEASURED_NOTE):
+    for note in (NOTES.client_bound, NOTES.unsupported, NOTES.not_measured):
         assert note in depth_one
     depth_sixteen = tables.split(r"\label{tab:architectures-p16}")[1]
     assert "epoll (edge) & 2 & 505,000 &" in depth_sixteen
-    assert latex.LATENCY_MARK in depth_sixteen and latex.LATENCY_NOTE in depth_sixteen
+    assert latex.LATENCY_MARK in depth_sixteen and NOTES.latency in depth_sixteen
     assert "prefork, 2 workers & 2 & 545,000" + latex.CLIENT_BOUND_MARK in depth_sixteen
 
 
@@ -350,7 +388,7 @@ def test_configurations_table_marks_the_new_cases(comparison_report):
     _, paper, _ = comparison_report
     tex = (paper / "generated" / report.CONFIGURATIONS_TABLE_FILE).read_text()
     assert "$D$" in tex and "failed/unsup." in tex
-    assert latex.CLIENT_BOUND_MARK in tex and latex.CLIENT_BOUND_NOTE in tex
+    assert latex.CLIENT_BOUND_MARK in tex and NOTES.client_bound in tex
     assert "& " + latex.NOT_MEASURED + " &" in tex
 
 
@@ -359,8 +397,12 @@ def test_minimal_campaign_has_sentences_instead_of_the_comparison(tmp_path, synt
     generated = paper / "generated"
     tables = (generated / report.ARCHITECTURE_TABLES_FILE).read_text()
     assert r"\begin{table}" not in tables and "only one server" in tables
-    for name in (report.ARCHITECTURE_THROUGHPUT_FIGURE_FILE, report.ARCHITECTURE_CONNECTIONS_FIGURE_FILE,
-                 report.ARCHITECTURE_THREADS_FIGURE_FILE, report.ARCHITECTURE_CPU_FIGURE_FILE):
+    for name in (
+        report.ARCHITECTURE_THROUGHPUT_FIGURE_FILE,
+        report.ARCHITECTURE_CONNECTIONS_FIGURE_FILE,
+        report.ARCHITECTURE_THREADS_FIGURE_FILE,
+        report.ARCHITECTURE_CPU_FIGURE_FILE,
+    ):
         assert "includegraphics" not in (generated / name).read_text(), name
     macros = defined_macros((generated / report.MACROS_FILE).read_text())
     assert "no upper bound" in macros[r"\abUpperBoundFinding"]
@@ -370,17 +412,34 @@ def test_minimal_campaign_has_sentences_instead_of_the_comparison(tmp_path, synt
 
 def test_pool_tables_are_split_by_depth_and_keep_their_labels(comparison_report, full_report):
     _, paper = full_report
-    assert r"\label{tab:threads-thread-pool-request-queue}" in (paper / "generated" / report.POOL_TABLES_FILE).read_text()
-    summary = pd.DataFrame([
-        {"architecture": "thread_pool", "dispatch": "request", "handoff": "queue", "threads": t, "connections": 50,
-         "pipeline": d, "n": 2, "n_flagged": 0, "n_failed": 0, "mean": 1000.0 * t * d, "sd": 1.0,
-         "ci95_low": 1.0, "ci95_high": 2.0}
-        for d in (1, 16) for t in (1, 2)
-    ])
-    labels = [label for label, _ in latex.pool_size_table_blocks(summary)]
+    assert (
+        r"\label{tab:threads-thread-pool-request-queue}" in (paper / "generated" / report.POOL_TABLES_FILE).read_text()
+    )
+    summary = pd.DataFrame(
+        [
+            {
+                "architecture": "thread_pool",
+                "dispatch": "request",
+                "handoff": "queue",
+                "threads": t,
+                "connections": 50,
+                "pipeline": d,
+                "n": 2,
+                "n_flagged": 0,
+                "n_failed": 0,
+                "mean": 1000.0 * t * d,
+                "sd": 1.0,
+                "ci95_low": 1.0,
+                "ci95_high": 2.0,
+            }
+            for d in (1, 16)
+            for t in (1, 2)
+        ]
+    )
+    labels = [label for label, _ in main_tables.pool_size_table_blocks(summary)]
     assert labels == ["tab:threads-thread-pool-request-queue", "tab:threads-thread-pool-request-queue-p16"]
     # The event-driven architectures are not in source 000's tables.
-    assert latex.pool_size_table_blocks(summary.assign(architecture="reactor")) == []
+    assert main_tables.pool_size_table_blocks(summary.assign(architecture="reactor")) == []
 
 
 @pytest.fixture(scope="module")
@@ -397,8 +456,13 @@ def test_report_builds_from_degenerate_campaigns(campaign, degenerate_root, tmp_
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
     shutil.copytree(PAPER / "sections", paper / "sections", dirs_exist_ok=True)  # report.tex inputs sections/
-    report.build_report(campaign, raw_root=degenerate_root, processed_dir=tmp_path / "processed",
-                        generated_dir=paper / "generated", figures_dir=paper / "figures")
+    report.build_report(
+        campaign,
+        raw_root=degenerate_root,
+        processed_dir=tmp_path / "processed",
+        generated_dir=paper / "generated",
+        figures_dir=paper / "figures",
+    )
     definitions = defined_macros((paper / "generated" / report.MACROS_FILE).read_text())
     assert latex.macros_used((PAPER / "report.tex").read_text()) - set(definitions) == set()
     if campaign == "only-unsupported":
@@ -412,13 +476,23 @@ def test_report_builds_from_degenerate_campaigns(campaign, degenerate_root, tmp_
 
 
 def test_dispatch_pairs_never_mix_pipeline_depths():
-    from archbench.report import findings
-
     rows = [
-        {"architecture": "thread_pool", "dispatch": dispatch, "handoff": "queue", "threads": 2, "connections": 50,
-         "pipeline": depth, "mean": mean, "starved_connections_mean": starved}
-        for dispatch, depth, mean, starved in (("request", 1, 300.0, 0.0), ("connection", 1, 100.0, 48.0),
-                                               ("request", 16, 4000.0, 0.0), ("connection", 16, 1000.0, 48.0))
+        {
+            "architecture": "thread_pool",
+            "dispatch": dispatch,
+            "handoff": "queue",
+            "threads": 2,
+            "connections": 50,
+            "pipeline": depth,
+            "mean": mean,
+            "starved_connections_mean": starved,
+        }
+        for dispatch, depth, mean, starved in (
+            ("request", 1, 300.0, 0.0),
+            ("connection", 1, 100.0, 48.0),
+            ("request", 16, 4000.0, 0.0),
+            ("connection", 16, 1000.0, 48.0),
+        )
     ]
-    sentence = findings.dispatch_comparison(pd.DataFrame(rows))
+    sentence = findings.dispatch_comparison(pd.DataFrame(rows), Prose())
     assert "(2 pairs)" in sentence and "from 3.00 to 4.00" in sentence

@@ -1,5 +1,6 @@
 """The echo section (issue 4, source 004): analysis of real and synthetic echo campaigns, macros, tables,
 figures, and the PDF with the echo and latency sections."""
+
 from __future__ import annotations
 
 import json
@@ -12,10 +13,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from archbench.report import latex
+from archbench.parse import parse_file
 from archbench.report import build as report
 from archbench.report import echo as report_echo
-from archbench.parse import parse_file
+from archbench.report import latex
+from archbench.report.prose import Prose
+from archbench.report.studies import echo_data, echo_figures, echo_tables
+from archbench.report.studies.common import sorted_rows
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
@@ -68,7 +72,7 @@ def plain(text: str) -> str:
 
 def outputs_for(study: report_echo.EchoStudy, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
     macros = latex.MacroSet()
-    files = report_echo.echo_outputs(macros, study, tmp_path / "paper", tmp_path / "paper" / "figures")
+    files = study.outputs(macros, tmp_path / "paper", tmp_path / "paper" / "figures")
     return files, {name: m.value for name, m in macros.macros.items()}
 
 
@@ -83,14 +87,17 @@ def test_real_campaign_throughput_matches_the_raw_outputs(real):
     # Warm-ups are in trials.csv, never in the statistics.
     assert real.trials["warmup"].sum() == 12
     # bytes/s of one trial = the window's received bytes (its per-second series) / window_s, from the raw JSON.
-    trial = real.trials[(real.trials["config_id"] == "epoll-edge-c1000-lt1-d3s-echo-s64-src4")
-                        & (real.trials["repetition"] == 1)].iloc[0]
+    trial = real.trials[
+        (real.trials["config_id"] == "epoll-edge-c1000-lt1-d3s-echo-s64-src4") & (real.trials["repetition"] == 1)
+    ].iloc[0]
     parsed = parse_file(FIXTURES / "fixture-echo" / f"{trial['trial_id']}.echo_client.txt")
     expected = sum(s["bytes_received"] for s in parsed["series"]) / parsed["window_s"]
     assert trial["bytes_received_per_sec"] == pytest.approx(expected)
     assert trial["rtt_p99_s"] == parsed["rtt_s"]["percentiles"]["99"]
     row = row_of(summary, "epoll", 1000)
-    rates = real.trials[(real.trials["config_id"] == row["config_id"]) & ~real.trials["warmup"]]["bytes_received_per_sec"]
+    rates = real.trials[(real.trials["config_id"] == row["config_id"]) & ~real.trials["warmup"]][
+        "bytes_received_per_sec"
+    ]
     assert row["bytes_received_per_sec_mean"] == pytest.approx(rates.mean())
 
 
@@ -104,10 +111,10 @@ def test_real_campaign_max_conns_names_reason_memory_and_limit(real):
 
 
 def test_real_time_series_has_a_time_axis_from_the_first_connect(real):
-    picks = report_echo.representative_trials(real.trials, real.summary)
+    picks = echo_data.representative_trials(real.trials, real.summary)
     assert set(picks["connections"]) == {1000} and len(picks) == 4
-    figure, chosen = report_echo.time_series_figure(real)
-    assert figure is not None and list(chosen["trial_id"]) == list(report_echo.sorted_rows(picks)["trial_id"])
+    figure, chosen = echo_figures.time_series_figure(real)
+    assert figure is not None and list(chosen["trial_id"]) == list(sorted_rows(picks)["trial_id"])
     first_axes = figure.axes[0]
     line = first_axes.get_lines()[0]
     x = list(line.get_xdata())
@@ -115,9 +122,6 @@ def test_real_time_series_has_a_time_axis_from_the_first_connect(real):
     assert x[0] == 0.0 and x[1:] == list(samples["second"])  # seconds since start, one step per sample
     assert first_axes.get_xlim()[0] == 0.0
     assert max(x) <= samples["second"].max() + 1e-9 < 4.0  # a 3-s window, not a wrapped or absolute clock
-    import matplotlib.pyplot as plt
-
-    plt.close(figure)
 
 
 def test_real_macros(real, tmp_path):
@@ -152,33 +156,37 @@ def test_flagged_trials_are_counted_marked_and_never_averaged(synthetic):
 
 
 def test_echo_table_shows_errors_and_marks(synthetic):
-    table = report_echo.throughput_table(synthetic)
+    table = echo_tables.throughput_table(synthetic, Prose())
     lines = {line.split(" & ")[0] + "@" + line.split(" & ")[1]: line for line in table.splitlines() if " & " in line}
     poll = lines["poll@1,000"]
     assert latex.FLAGGED_MARK in poll and poll.endswith("1/0 & 7 & 0 \\\\")
     tpc = lines["thread-per-connection@1,000"]
     assert " & 0 & --" + latex.FLAGGED_MARK + " & -- &" in tpc and tpc.endswith("2/0 & 0 & 8 \\\\")
     assert latex.FAILED_MARK in lines["reactor (2 threads)@100"]
-    assert report_echo.ECHO_FLAGGED_NOTE in table and latex.FAILED_NOTE in table
+    assert echo_tables.flagged_note(Prose()) in table and latex.mark_notes(Prose()).failed in table
     assert "nan" not in re.findall(r"[a-z]+", table.lower())
 
 
 def test_max_conns_reasons_memory_and_failures(synthetic):
     table = synthetic.max_conns
-    assert dict(zip(table["architecture"], table["stop_reasons"])) == {
-        "thread_per_conn": "client_EMFILE:1", "poll": "echo_timeout:1", "epoll": "cap_reached:1", "reactor": ""}
+    assert dict(zip(table["architecture"], table["stop_reasons"], strict=True)) == {
+        "thread_per_conn": "client_EMFILE:1",
+        "poll": "echo_timeout:1",
+        "epoll": "cap_reached:1",
+        "reactor": "",
+    }
     assert row_of(table, "poll", 19500)["rss_per_conn_bytes_median"] == 8000.0
     assert math.isnan(row_of(table, "thread_per_conn", 19500)["rss_per_conn_bytes_median"])
     assert row_of(table, "reactor", 19500)["n_failed"] == 1
-    tex = report_echo.max_conns_table(synthetic)
+    tex = echo_tables.max_conns_table(synthetic, Prose())
     assert r"\texttt{client\_EMFILE}" in tex and r"\texttt{echo\_timeout}" in tex
     assert "thread-per-connection & 19,500 & 1 & 17,000 & 17,000 & \\texttt{client\\_EMFILE} & -- &" in tex
     assert "7.81" in tex  # 8000 B = 7.81 KiB
 
 
 def test_representative_trial_is_the_lower_median(synthetic):
-    picks = report_echo.representative_trials(synthetic.trials, synthetic.summary)
-    by_arch = dict(zip(picks["architecture"], picks["trial_id"]))
+    picks = echo_data.representative_trials(synthetic.trials, synthetic.summary)
+    by_arch = dict(zip(picks["architecture"], picks["trial_id"], strict=True))
     assert by_arch["epoll"].endswith("-r01")  # 2.0e6 and 2.2e6 B/s: the lower of the two middles
     assert by_arch["poll"].endswith("-r01")  # the unflagged trial, not the one with verification errors
     series = synthetic.series[synthetic.series["trial_id"] == by_arch["epoll"].replace("-r01", "-r02")]
@@ -200,15 +208,21 @@ def test_synthetic_macros_say_what_went_wrong(synthetic, tmp_path):
     assert "reactor (2 threads) failed" in finding
     assert "4.88\\,KiB" in macros[r"\abEchoMemoryFinding"] and "7.81\\,KiB" in macros[r"\abEchoMemoryFinding"]
     assert "Poll against epoll" in macros[r"\abEchoPollEpollFinding"]
-    assert "synth-host" in plain(macros[r"\abEchoCampaignSentence"]) and "2026-11-22" in macros[r"\abEchoCampaignSentence"]
+    assert (
+        "synth-host" in plain(macros[r"\abEchoCampaignSentence"]) and "2026-11-22" in macros[r"\abEchoCampaignSentence"]
+    )
 
 
 @pytest.mark.parametrize("case", ["synthetic", "real", "empty", "http-only", "none", "not-found"])
 def test_every_macro_of_the_echo_section_is_defined(case, synthetic_root, tmp_path):
-    name, root = {"synthetic": (ss.ECHO, synthetic_root), "real": ("fixture-echo", FIXTURES),
-                  "http-only": ("fixture-minimal", FIXTURES),
-                  "empty": ("synthetic-echo-empty", synthetic_root), "none": (None, synthetic_root),
-                  "not-found": ("no-such-echo", synthetic_root)}[case]
+    name, root = {
+        "synthetic": (ss.ECHO, synthetic_root),
+        "real": ("fixture-echo", FIXTURES),
+        "http-only": ("fixture-minimal", FIXTURES),
+        "empty": ("synthetic-echo-empty", synthetic_root),
+        "none": (None, synthetic_root),
+        "not-found": ("no-such-echo", synthetic_root),
+    }[case]
     with pytest.warns(UserWarning) if case == "not-found" else _no_warning():
         study = report_echo.process_echo_campaign(name, root, tmp_path / "processed")
     files, macros = outputs_for(study, tmp_path)
@@ -242,7 +256,8 @@ def test_processed_csvs_are_written_and_raw_is_untouched(synthetic_root, tmp_pat
     before = {p: p.read_bytes() for p in (synthetic_root / ss.ECHO).iterdir()}
     study = report_echo.process_echo_campaign(ss.ECHO, synthetic_root, tmp_path / "processed")
     assert sorted(p.name for p in study.csv_files.values()) == sorted(
-        [report_echo.TRIALS_CSV, report_echo.SUMMARY_CSV, report_echo.MAX_CONNS_CSV, report_echo.SERIES_CSV])
+        [report_echo.TRIALS_CSV, report_echo.SUMMARY_CSV, report_echo.MAX_CONNS_CSV, report_echo.SERIES_CSV]
+    )
     trials = pd.read_csv(study.csv_files[report_echo.TRIALS_CSV])
     assert len(trials) == 16 and trials["flagged"].sum() == 3  # every record, warm-up and failed ones included
     assert {p: p.read_bytes() for p in (synthetic_root / ss.ECHO).iterdir()} == before
@@ -264,8 +279,14 @@ def copy_paper(tmp_path: Path) -> Path:
 
 def build_and_check(campaign: str, raw_root: Path, tmp_path: Path, **studies) -> tuple[report.ReportOutputs, Path]:
     paper = copy_paper(tmp_path)
-    outputs = report.build_report(campaign, raw_root=raw_root, processed_dir=tmp_path / "processed",
-                                  generated_dir=paper / "generated", figures_dir=paper / "figures", **studies)
+    outputs = report.build_report(
+        campaign,
+        raw_root=raw_root,
+        processed_dir=tmp_path / "processed",
+        generated_dir=paper / "generated",
+        figures_dir=paper / "figures",
+        **studies,
+    )
     definitions = defined_macros(paper / "generated" / report.MACROS_FILE)
     used = latex.macros_used((PAPER / "report.tex").read_text())
     for tex in [*(PAPER / "sections").glob("*.tex"), *(paper / "generated").glob("*.tex")]:
@@ -280,7 +301,9 @@ def build_and_check(campaign: str, raw_root: Path, tmp_path: Path, **studies) ->
     assert pdf.read_bytes().startswith(b"%PDF")
     log = (paper / "report.log").read_text(errors="replace")
     assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]
-    overfull = [line for section, line in lines_by_section(log) if section in ("echo", "latency") and "Overfull" in line]
+    overfull = [
+        line for section, line in lines_by_section(log) if section in ("echo", "latency") and "Overfull" in line
+    ]
     assert not overfull, overfull  # the other sections are checked by their own tests (tests/test_latex.py: all)
     return outputs, paper
 
@@ -296,18 +319,20 @@ def lines_by_section(log: str):
 
 
 def test_pdf_builds_with_synthetic_echo_and_latency_sections(synthetic_root, tmp_path):
-    outputs, paper = build_and_check("fixture-minimal", synthetic_root, tmp_path, echo_campaign=ss.ECHO,
-                                     latency_campaign=ss.LATENCY)
+    outputs, paper = build_and_check(
+        "fixture-minimal", synthetic_root, tmp_path, echo_campaign=ss.ECHO, latency_campaign=ss.LATENCY
+    )
     assert outputs.echo.available and outputs.latency.available
     assert len(outputs.latency.campaigns) == 2  # synthetic-latency-001 found beside it
-    for name in (report_echo.SCALING_FIGURE, report_echo.TIME_SERIES_FIGURE):
+    for name in (echo_figures.SCALING_FIGURE, echo_figures.TIME_SERIES_FIGURE):
         assert (paper / "figures" / name).is_file()
     assert (tmp_path / "processed" / report_echo.SUMMARY_CSV).is_file()
 
 
 def test_pdf_builds_with_the_real_fixture_campaigns(tmp_path):
-    outputs, paper = build_and_check("fixture-minimal", FIXTURES, tmp_path, echo_campaign="fixture-echo",
-                                     latency_campaign="fixture-latency")
+    outputs, paper = build_and_check(
+        "fixture-minimal", FIXTURES, tmp_path, echo_campaign="fixture-echo", latency_campaign="fixture-latency"
+    )
     macros = defined_macros(paper / "generated" / report.MACROS_FILE)
     assert "fixture-echo" in plain(macros[r"\abEchoCampaignSentence"])
     assert "fixture-latency-001" in plain(macros[r"\abLatencyCampaignSentence"])
@@ -318,20 +343,62 @@ def test_pdf_builds_without_echo_and_latency_campaigns(synthetic_root, tmp_path)
     stale.parent.mkdir(parents=True)
     stale.write_text("stale\n")
     with pytest.warns(UserWarning):
-        outputs, paper = build_and_check("fixture-minimal", synthetic_root, tmp_path, echo_campaign="reference-echo",
-                                         latency_campaign="reference-latency")
+        outputs, paper = build_and_check(
+            "fixture-minimal",
+            synthetic_root,
+            tmp_path,
+            echo_campaign="reference-echo",
+            latency_campaign="reference-latency",
+        )
     macros = defined_macros(paper / "generated" / report.MACROS_FILE)
     assert "reference-echo is not in the raw data" in macros[r"\abEchoCampaignSentence"]
     assert "reference-latency is not in the raw data" in macros[r"\abLatencyCampaignSentence"]
     assert not outputs.echo.available and not outputs.latency.available
-    assert not (paper / "figures" / report_echo.SCALING_FIGURE).exists()
+    assert not (paper / "figures" / echo_figures.SCALING_FIGURE).exists()
     assert not stale.exists()
 
 
 def test_pdf_builds_with_campaigns_that_hold_no_measurement_of_their_own(synthetic_root, tmp_path):
     """An echo campaign without records and a latency sweep without source 001's campaign: sentences, no error."""
-    outputs, paper = build_and_check("fixture-minimal", synthetic_root, tmp_path, echo_campaign="synthetic-echo-empty",
-                                     latency_campaign=ss.LATENCY_SLOW)
+    outputs, paper = build_and_check(
+        "fixture-minimal",
+        synthetic_root,
+        tmp_path,
+        echo_campaign="synthetic-echo-empty",
+        latency_campaign=ss.LATENCY_SLOW,
+    )
     assert outputs.echo.available and outputs.echo.summary.empty
     assert [c.path.name for c in outputs.latency.campaigns] == [ss.LATENCY_SLOW]
     assert "no echo table" in (paper / "generated" / report_echo.TABLE_FILE).read_text()
+
+
+# --------------------------------------------------------------------------- structure: figures and prose
+
+
+def test_study_figures_leave_pyplot_untouched(real, synthetic_root, tmp_path):
+    """The study figures are built with matplotlib's object API: a notebook's pyplot state (its current
+    figures, its backend) is not touched by building them."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from archbench.report import latency as report_latency
+
+    backend = matplotlib.get_backend()
+    before = plt.get_fignums()
+    figure, _ = echo_figures.time_series_figure(real)
+    assert figure is not None and echo_figures.scaling_figure(real) is not None
+    latency = report_latency.process_latency_campaigns(ss.LATENCY, synthetic_root, None)
+    made = latency.outputs(latex.MacroSet(), tmp_path / "paper", tmp_path / "paper" / "figures")
+    assert "includegraphics" in made[report_latency.PERCENTILES_FIGURE_FILE]
+    assert plt.get_fignums() == before and matplotlib.get_backend() == backend
+
+
+def test_sentences_come_from_the_templates(real, tmp_path):
+    """A template directory of one's own changes the words and nothing else: the prose is not in Python."""
+    shutil.copytree(PAPER / "templates", tmp_path / "templates")
+    tables = tmp_path / "templates" / "echo" / "tables.tex.j2"
+    tables.write_text(tables.read_text().replace("Echo throughput and round-trip time", "ECHO CAPTION"))
+    macros = latex.MacroSet()
+    files = real.outputs(macros, tmp_path / "paper", tmp_path / "paper" / "figures", Prose(tmp_path / "templates"))
+    assert r"\caption{ECHO CAPTION by server" in files[report_echo.TABLE_FILE]
+    assert macros.macros[r"\abEchoClientCounts"].value == "100 and 1,000"

@@ -1,5 +1,6 @@
 """The latency section (issue 6, source 001): knees with client-bound exclusion and the no-knee case, the load
 generator's floor, source 001's set-up, macros for full and empty campaigns, the real fixture campaigns."""
+
 from __future__ import annotations
 
 import math
@@ -10,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from archbench.report import latex
+from archbench.parse import parse_file
 from archbench.report import build as report
 from archbench.report import latency as report_latency
-from archbench.parse import parse_file
+from archbench.report import latex
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
@@ -43,7 +44,7 @@ def real(tmp_path_factory) -> report_latency.LatencyStudy:
 
 def macros_of(study: report_latency.LatencyStudy, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
     macros = latex.MacroSet()
-    files = report_latency.latency_outputs(macros, study, tmp_path / "paper", tmp_path / "paper" / "figures")
+    files = study.outputs(macros, tmp_path / "paper", tmp_path / "paper" / "figures")
     return files, {name: m.value for name, m in macros.macros.items()}
 
 
@@ -54,8 +55,11 @@ def knee_row(study: report_latency.LatencyStudy, architecture: str) -> pd.Series
 
 
 def rate_row(study: report_latency.LatencyStudy, architecture: str, offered: float, setup: str = "sweep") -> pd.Series:
-    rows = study.summary[(study.summary["architecture"] == architecture) & (study.summary["offered_rate"] == offered)
-                         & (study.summary["setup"] == setup)]
+    rows = study.summary[
+        (study.summary["architecture"] == architecture)
+        & (study.summary["offered_rate"] == offered)
+        & (study.summary["setup"] == setup)
+    ]
     assert len(rows) == 1
     return rows.iloc[0]
 
@@ -74,9 +78,11 @@ def test_client_bound_trials_are_marked_and_excluded_from_the_knee(synthetic):
     trials = synthetic.trials
     bound = trials[trials["client_bound"]]
     # cpus_busy 0.97 and 0.96, and one by cpu_utilisation 0.95 alone.
-    assert sorted(bound["trial_id"]) == ["epoll-level-c100-lt1-d2s-oha-rate50000-r02",
-                                         "epoll-level-c100-lt1-d2s-oha-rate90000-r01",
-                                         "epoll-level-c100-lt1-d2s-oha-rate90000-r02"]
+    assert sorted(bound["trial_id"]) == [
+        "epoll-level-c100-lt1-d2s-oha-rate50000-r02",
+        "epoll-level-c100-lt1-d2s-oha-rate90000-r01",
+        "epoll-level-c100-lt1-d2s-oha-rate90000-r02",
+    ]
     assert rate_row(synthetic, "epoll", 50_000)["qualifies_1ms"] == "yes"  # its eligible trial meets 1 ms
     assert rate_row(synthetic, "epoll", 90_000)["qualifies_1ms"] == "excluded"  # p99 0.9 ms, but only client-bound
     epoll = knee_row(synthetic, "epoll")
@@ -128,8 +134,14 @@ def test_thresholds_are_parameters(synthetic_root, tmp_path):
     assert macros[r"\abLatencyKneeThreshold"] == "0.6" and macros[r"\abLatencyKneeAltThreshold"] == "2.5"
     for bad in (0, -1.0, "1"):
         with pytest.raises(report.ParameterError, match="latency_knee_p99_ms"):
-            report.build_report("fixture-minimal", raw_root=FIXTURES, processed_dir=tmp_path / "p",
-                                generated_dir=tmp_path / "g", figures_dir=tmp_path / "f", latency_knee_p99_ms=bad)
+            report.build_report(
+                "fixture-minimal",
+                raw_root=FIXTURES,
+                processed_dir=tmp_path / "p",
+                generated_dir=tmp_path / "g",
+                figures_dir=tmp_path / "f",
+                latency_knee_p99_ms=bad,
+            )
 
 
 def test_source_001_table_and_comparison(synthetic, tmp_path):
@@ -203,10 +215,14 @@ def test_real_campaign_knees_follow_the_definition(real):
 
 @pytest.mark.parametrize("case", ["synthetic", "real", "slow", "closed-loop-only", "none", "not-found"])
 def test_every_macro_of_the_latency_section_is_defined(case, synthetic_root, tmp_path):
-    name, root = {"synthetic": (ss.LATENCY, synthetic_root), "real": ("fixture-latency", FIXTURES),
-                  "closed-loop-only": ("fixture-latency-closed", FIXTURES),
-                  "slow": (ss.LATENCY_SLOW, synthetic_root), "none": (None, synthetic_root),
-                  "not-found": ("no-such-latency", synthetic_root)}[case]
+    name, root = {
+        "synthetic": (ss.LATENCY, synthetic_root),
+        "real": ("fixture-latency", FIXTURES),
+        "closed-loop-only": ("fixture-latency-closed", FIXTURES),
+        "slow": (ss.LATENCY_SLOW, synthetic_root),
+        "none": (None, synthetic_root),
+        "not-found": ("no-such-latency", synthetic_root),
+    }[case]
     if case == "not-found":
         with pytest.warns(UserWarning):
             study = report_latency.process_latency_campaigns(name, root, tmp_path / "processed")
@@ -232,7 +248,8 @@ def test_every_macro_of_the_latency_section_is_defined(case, synthetic_root, tmp
 def test_processed_csvs(synthetic_root, tmp_path):
     study = report_latency.process_latency_campaigns(ss.LATENCY, synthetic_root, tmp_path / "processed")
     assert sorted(p.name for p in study.csv_files.values()) == sorted(
-        [report_latency.TRIALS_CSV, report_latency.SUMMARY_CSV, report_latency.KNEES_CSV])
+        [report_latency.TRIALS_CSV, report_latency.SUMMARY_CSV, report_latency.KNEES_CSV]
+    )
     knees = pd.read_csv(study.csv_files[report_latency.KNEES_CSV])
     assert list(knees["architecture"]) == ["blocking", "epoll", "reactor"]
     trials = pd.read_csv(study.csv_files[report_latency.TRIALS_CSV])

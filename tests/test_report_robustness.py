@@ -1,5 +1,6 @@
 """The robustness appendix (issue 7): the abuse suite's result as a matrix, from the shipped reference result,
 synthetic results (a failed, a skipped and a not-run cell; unreadable and missing files), the macros and the PDF."""
+
 from __future__ import annotations
 
 import copy
@@ -10,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from archbench.report import latex
 from archbench.report import build as report
+from archbench.report import latex
 from archbench.report import robustness as rr
+from archbench.report import robustness_result as rres
+from archbench.report import robustness_text as rtext
+from archbench.report.prose import Prose
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "paper"
@@ -34,7 +38,7 @@ def load(path: Path) -> rr.RobustnessResult:
 
 
 def write_result(tmp_path: Path, doc: dict, name: str = "result") -> Path:
-    path = tmp_path / name / rr.RESULT_FILE
+    path = tmp_path / name / rres.RESULT_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc))
     return path
@@ -59,7 +63,7 @@ def reference_doc() -> dict:
 def test_reference_result_is_shipped_with_its_provenance():
     assert REFERENCE.is_file(), "data/raw/reference-robustness/robustness.json must be shipped"
     readme = (REFERENCE.parent / "README.md").read_text()
-    provenance = json.loads((REFERENCE.parent / rr.PROVENANCE_FILE).read_text())
+    provenance = json.loads((REFERENCE.parent / rres.PROVENANCE_FILE).read_text())
     assert provenance["git_commit"] in readme and provenance["hostname"] in readme
     assert re.fullmatch(r"[0-9a-f]{40}", provenance["git_commit"])
 
@@ -71,8 +75,11 @@ def test_reference_result_parses_into_the_whole_matrix(reference_doc):
     assert list(result.cases) == reference_doc["cases"]
     counts = result.counts()
     summary = reference_doc["summary"]
-    assert (counts["passed"], counts["failed"], counts["skipped"]) == (summary["passed"], summary["failed"],
-                                                                       summary["skipped"])
+    assert (counts["passed"], counts["failed"], counts["skipped"]) == (
+        summary["passed"],
+        summary["failed"],
+        summary["skipped"],
+    )
     assert counts["not run"] == len(result.variants) * len(result.cases) - len(reference_doc["results"])
     for architecture, rows in result.architectures():
         by_arch = result.counts(rows)
@@ -97,29 +104,29 @@ def test_reference_macros_and_matrix(reference_doc):
     assert result.provenance["git_commit"][:12] in macros[r"\abRobustnessCommit"]
     assert macros[r"\abRobustnessBuildType"] == reference_doc["build"]["build_type"]
     assert "reference" in macros[r"\abRobustnessSourceSentence"]
-    table = files[rr.TABLE_FILE]
+    table = files[rres.TABLE_FILE]
     # One row per variant, one mark per case.
     for variant in reference_doc["variants"]:
-        row = next(line for line in table.splitlines() if line.startswith(rr.tt(variant["variant"]) + " &"))
+        row = next(line for line in table.splitlines() if line.startswith(rres.tt(variant["variant"]) + " &"))
         assert row.count(" & ") == len(reference_doc["cases"]) + 2
-    marks = sum(table.count(rr.MARKS[o]) for o in ("passed", "failed")) - 2  # the caption names each mark once
+    marks = sum(table.count(rres.MARKS[o]) for o in ("passed", "failed")) - 2  # the caption names each mark once
     assert marks == len(reference_doc["results"]) - summary["skipped"]
     # Expectations that differ between architectures (slowloris: event loops against slots) are listed by group.
-    notes = files[rr.NOTES_FILE]
+    notes = files[rres.NOTES_FILE]
     slowloris = {r["expected"] for r in reference_doc["results"] if r["case"] == "slowloris" and r["expected"]}
     assert len(slowloris) > 1
     for text in slowloris:
-        assert rr.plain(text) in notes
+        assert rres.plain(text) in notes
 
 
 def test_sanitizer_and_fuzz_facts_come_from_the_files():
-    facts = rr.tooling(REPO)
-    harnesses = sorted(p.stem[len("fuzz_"):] for p in (REPO / "servers_c" / "fuzz").glob("fuzz_*.c"))
+    facts = rtext.tooling(REPO)
+    harnesses = sorted(p.stem[len("fuzz_") :] for p in (REPO / "servers_c" / "fuzz").glob("fuzz_*.c"))
     assert [h.name for h in facts.harnesses] == harnesses
     corpus = [p for p in (REPO / "servers_c" / "fuzz" / "corpus").glob("*/*") if p.is_file()]
     assert sum(h.corpus or 0 for h in facts.harnesses) == len(corpus)
     macros = latex.MacroSet()
-    rr.tooling_macros(macros, facts)
+    rtext.tooling_macros(macros, facts, Prose())
     values = {name: m.value for name, m in macros.macros.items()}
     assert values[r"\abRobustnessFuzzCorpusCount"] == f"{len(corpus):,}"
     assert values[r"\abRobustnessFuzzHarnessCount"] == str(len(harnesses))
@@ -132,7 +139,7 @@ def test_sanitizer_and_fuzz_facts_come_from_the_files():
 
 def test_tooling_without_the_files_is_a_sentence(tmp_path):
     macros = latex.MacroSet()
-    rr.tooling_macros(macros, rr.tooling(tmp_path))
+    rtext.tooling_macros(macros, rtext.tooling(tmp_path), Prose())
     values = {name: m.value for name, m in macros.macros.items()}
     assert values[r"\abRobustnessFuzzSentence"] == "The repository has no fuzzing harness."
     assert "no sanitizer target" in values[r"\abRobustnessSanitizerSentence"]
@@ -155,10 +162,10 @@ def test_failed_skipped_and_not_run_cells_are_marked_and_explained():
     assert macros[r"\abRobustnessNotRunCount"] == "1"
     # blocking and thread_pool passed everything; epoll failed one; io_uring was skipped.
     assert macros[r"\abRobustnessArchitecturesAllPassed"] == "2"
-    table, notes = files[rr.TABLE_FILE], files[rr.NOTES_FILE]
-    edge = next(line for line in table.splitlines() if line.startswith(rr.tt("epoll_edge") + " &"))
+    table, notes = files[rres.TABLE_FILE], files[rres.NOTES_FILE]
+    edge = next(line for line in table.splitlines() if line.startswith(rres.tt("epoll_edge") + " &"))
     assert r"\ding{55}\textsuperscript{1}" in edge and r"$\cdot$" in edge
-    io = next(line for line in table.splitlines() if line.startswith(rr.tt("io_uring_t1") + " &"))
+    io = next(line for line in table.splitlines() if line.startswith(rres.tt("io_uring_t1") + " &"))
     assert io.count(" & -- ") + io.count(" & --") >= len(doc["cases"])
     assert io.rstrip(" \\").endswith("0/4 & 0/4")
     # The failure is explained, escaped, on one line, ASCII only, cut when long.
@@ -185,8 +192,8 @@ def test_a_single_failed_case_in_the_reference_is_never_hidden(tmp_path, referen
     assert result.outcome("reactor_edge", "slowloris") == "failed"
     assert macros[r"\abRobustnessFailedCount"] == "1"
     assert macros[r"\abRobustnessArchitecturesAllPassed"] == str(len(result.architectures()) - 1)
-    assert "normal client not served within 1.5 s" in files[rr.NOTES_FILE]
-    row = next(line for line in files[rr.TABLE_FILE].splitlines() if line.startswith(rr.tt("reactor_edge") + " &"))
+    assert "normal client not served within 1.5 s" in files[rres.NOTES_FILE]
+    row = next(line for line in files[rres.TABLE_FILE].splitlines() if line.startswith(rres.tt("reactor_edge") + " &"))
     assert r"\ding{55}\textsuperscript{1}" in row and "16/17" in row
 
 
@@ -206,15 +213,24 @@ def test_a_skipped_variant(tmp_path, reference_doc):
     result = load(write_result(tmp_path, doc))
     macros, files = render(result)
     assert macros[r"\abRobustnessSkippedCount"] == str(len(doc["cases"]))
-    assert r"\texttt{io\_\allowbreak{}uring\_\allowbreak{}t2}, every case: unsupported here: no io\_uring." in (
-        files[rr.NOTES_FILE])
+    assert (
+        r"\texttt{io\_\allowbreak{}uring\_\allowbreak{}t2}, every case: unsupported here: no io\_uring."
+        in (files[rres.NOTES_FILE])
+    )
     assert "were skipped" in macros[r"\abRobustnessSummarySentence"]
 
 
-@pytest.mark.parametrize("content", ["{not json", json.dumps({"schema": 2, "results": []}), json.dumps([1, 2]),
-                                     json.dumps({"schema": 1, "results": []})])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "{not json",
+        json.dumps({"schema": 2, "results": []}),
+        json.dumps([1, 2]),
+        json.dumps({"schema": 1, "results": []}),
+    ],
+)
 def test_an_unreadable_result_is_a_sentence(tmp_path, content):
-    path = tmp_path / rr.RESULT_FILE
+    path = tmp_path / rres.RESULT_FILE
     path.write_text(content)
     result = load(path)
     assert not result.available
@@ -235,18 +251,19 @@ def test_a_missing_result_is_a_sentence(tmp_path):
     assert all(text.startswith("%") for text in files.values())
     # A path that was asked for but does not exist says so too.
     asked = rr.load_robustness(tmp_path / "nope.json", tmp_path / "processed", tmp_path / "raw")
-    assert not asked.available and "does not exist" in asked.reason
+    assert not asked.available and asked.problem.kind == "missing"
+    assert "does not exist" in render(asked)[0][r"\abRobustnessSourceSentence"]
 
 
 def test_this_machines_result_comes_before_the_reference(tmp_path):
     processed, raw = tmp_path / "processed", tmp_path / "raw"
-    (raw / rr.REFERENCE_DIR).mkdir(parents=True)
-    shutil.copy(MIXED, raw / rr.REFERENCE_DIR / rr.RESULT_FILE)
+    (raw / rres.REFERENCE_DIR).mkdir(parents=True)
+    shutil.copy(MIXED, raw / rres.REFERENCE_DIR / rres.RESULT_FILE)
     assert rr.load_robustness(None, processed, raw).source.origin == "reference"
     processed.mkdir()
-    shutil.copy(MIXED, processed / rr.RESULT_FILE)
+    shutil.copy(MIXED, processed / rres.RESULT_FILE)
     chosen = rr.load_robustness(None, processed, raw)
-    assert chosen.source.origin == "processed" and chosen.source.path == processed / rr.RESULT_FILE
+    assert chosen.source.origin == "processed" and chosen.source.path == processed / rres.RESULT_FILE
     macros, _ = render(chosen)
     assert "this machine's" in macros[r"\abRobustnessSourceSentence"]
     given = rr.load_robustness(str(MIXED), processed, raw)
@@ -257,11 +274,16 @@ def test_this_machines_result_comes_before_the_reference(tmp_path):
 
 
 def test_build_report_writes_the_appendix(tmp_path):
-    outputs = report.build_report("fixture-minimal", raw_root=CAMPAIGNS, processed_dir=tmp_path / "processed",
-                                  generated_dir=tmp_path / "paper" / "generated", figures_dir=tmp_path / "paper" / "figures",
-                                  robustness=str(MIXED))
+    outputs = report.build_report(
+        "fixture-minimal",
+        raw_root=CAMPAIGNS,
+        processed_dir=tmp_path / "processed",
+        generated_dir=tmp_path / "paper" / "generated",
+        figures_dir=tmp_path / "paper" / "figures",
+        robustness=str(MIXED),
+    )
     assert outputs.robustness is not None and outputs.robustness.available
-    assert rr.TABLE_FILE in outputs.generated and rr.NOTES_FILE in outputs.generated
+    assert rres.TABLE_FILE in outputs.generated and rres.NOTES_FILE in outputs.generated
     assert r"\abRobustnessSourceSentence" in outputs.macro_names
     assert r"\input{sections/robustness}" in (PAPER / "report.tex").read_text()
 
@@ -284,12 +306,23 @@ def test_report_pdf_builds_with_the_appendix(which, tmp_path):
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
     shutil.copytree(PAPER / "sections", paper / "sections", dirs_exist_ok=True)
-    robustness = {"mixed": str(MIXED), "reference": str(REFERENCE), "missing": str(tmp_path / "none.json"),
-                  "default": None, "pathological": None}[which]  # default: neither tmp processed/ nor the fixture raw root has one
+    robustness = {
+        "mixed": str(MIXED),
+        "reference": str(REFERENCE),
+        "missing": str(tmp_path / "none.json"),
+        "default": None,
+        "pathological": None,
+    }[which]  # default: neither tmp processed/ nor the fixture raw root has one
     if which == "pathological":
         robustness = str(pathological(tmp_path))
-    report.build_report("fixture-minimal", raw_root=CAMPAIGNS, processed_dir=tmp_path / "processed",
-                        generated_dir=paper / "generated", figures_dir=paper / "figures", robustness=robustness)
+    report.build_report(
+        "fixture-minimal",
+        raw_root=CAMPAIGNS,
+        processed_dir=tmp_path / "processed",
+        generated_dir=paper / "generated",
+        figures_dir=paper / "figures",
+        robustness=robustness,
+    )
     pdf = report.build_pdf(paper)
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF")
     log = (paper / "report.log").read_text(errors="replace")

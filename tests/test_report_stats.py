@@ -7,6 +7,7 @@ far-out trial, adaptive repetition on, a pool-size sweep, both dispatch modes an
 brought in by `make import`, so it has an import/ directory). Expected values come from scipy and
 statsmodels where a statistic is checked, not from archbench.stats.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,13 +22,19 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from archbench.analyze import analysis
-from archbench.analyze import crossos
-from archbench.report import latex
+from archbench import stats
+from archbench.analyze import analysis, crossos
 from archbench.measure import provenance
 from archbench.report import build as report
+from archbench.report import latex
 from archbench.report import statistics as report_stats
-from archbench import stats
+from archbench.report.prose import Prose
+from archbench.report.statistics import adaptive_state, crossos_data, crossos_tables
+from archbench.report.statistics import comparisons as stats_comparisons
+from archbench.report.statistics import diagnostics as stats_diagnostics
+from archbench.report.statistics import environment as stats_environment
+from archbench.report.statistics import format as stats_format
+from archbench.report.statistics import qq as stats_qq
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
@@ -36,15 +43,19 @@ sys.path.insert(0, str(FIXTURES))
 import synthetic  # noqa: E402  (tests/fixtures/campaigns/synthetic.py)
 
 HERE = "stats-here"
+PROSE = Prose()  # the repository's templates (paper/templates/)
 IMPORTED = "imported-ubuntu"
 POOL = [synthetic.config("thread_pool", t, 100, dispatch="request") for t in (1, 2, 4)]
 POOL_CONNECTION = synthetic.config("thread_pool", 2, 100, dispatch="connection")
 EPOLL = synthetic.config("epoll", None, 100, trigger="level")
 NGINX = synthetic.config("nginx", 1, 100)
 MEANS = {  # requests/s around which each configuration's trials scatter (sd 1 %)
-    synthetic.config_id(POOL[0]): 10_000.0, synthetic.config_id(POOL[1]): 18_000.0,
-    synthetic.config_id(POOL[2]): 18_200.0, synthetic.config_id(POOL_CONNECTION): 6_000.0,
-    synthetic.config_id(EPOLL): 30_000.0, synthetic.config_id(NGINX): 29_000.0,
+    synthetic.config_id(POOL[0]): 10_000.0,
+    synthetic.config_id(POOL[1]): 18_000.0,
+    synthetic.config_id(POOL[2]): 18_200.0,
+    synthetic.config_id(POOL_CONNECTION): 6_000.0,
+    synthetic.config_id(EPOLL): 30_000.0,
+    synthetic.config_id(NGINX): 29_000.0,
 }
 OUTLIER_TRIAL = f"{synthetic.config_id(EPOLL)}-r06"
 
@@ -55,16 +66,40 @@ def without_break_hints(latex: str) -> str:
 
 
 def host_provenance(host: str, os_name: str, cpu: str) -> dict:
-    return {"git_commit": "0123456789abcdef0123456789abcdef01234567", "git_dirty": False, "compiler": "gcc 12.2.0",
-            "c_flags": "-O2 -Wall", "build_type": "Release", "kernel": "6.1.0", "os": os_name, "os_family": "Linux",
-            "hostname": host, "cpu_model": cpu, "cpu_count": 4, "cpu_affinity": [0, 1, 2, 3],
-            "memory_bytes": 8 * 2**30, "open_files_limit": [20000, 20000], "somaxconn": 4096, "python": "3.11.7",
-            "python_packages": {"numpy": "2.2.6", "scipy": "1.15.3"},
-            "tools": {"wrk": "wrk 4.1.0 [epoll]", "nginx": "nginx version: nginx/1.22.1", "taskset": "taskset 2.38"}}
+    return {
+        "git_commit": "0123456789abcdef0123456789abcdef01234567",
+        "git_dirty": False,
+        "compiler": "gcc 12.2.0",
+        "c_flags": "-O2 -Wall",
+        "build_type": "Release",
+        "kernel": "6.1.0",
+        "os": os_name,
+        "os_family": "Linux",
+        "hostname": host,
+        "cpu_model": cpu,
+        "cpu_count": 4,
+        "cpu_affinity": [0, 1, 2, 3],
+        "memory_bytes": 8 * 2**30,
+        "open_files_limit": [20000, 20000],
+        "somaxconn": 4096,
+        "python": "3.11.7",
+        "python_packages": {"numpy": "2.2.6", "scipy": "1.15.3"},
+        "tools": {"wrk": "wrk 4.1.0 [epoll]", "nginx": "nginx version: nginx/1.22.1", "taskset": "taskset 2.38"},
+    }
 
 
-def write_stats_campaign(root: Path, name: str, prov: dict, *, scale: float = 1.0, trials: int = 6, seed: int = 1,
-                         outlier: bool = False, ci_target: float | None = 5.0, configs=None) -> Path:
+def write_stats_campaign(
+    root: Path,
+    name: str,
+    prov: dict,
+    *,
+    scale: float = 1.0,
+    trials: int = 6,
+    seed: int = 1,
+    outlier: bool = False,
+    ci_target: float | None = 5.0,
+    configs=None,
+) -> Path:
     from scipy import stats as scipy_stats
 
     rng = np.random.default_rng(seed)
@@ -79,8 +114,15 @@ def write_stats_campaign(root: Path, name: str, prov: dict, *, scale: float = 1.
                 rate = round(mean * 1.5, 2)  # far out: the fences are ~1 % wide
             served = None if cfg["architecture"] == "nginx" else cfg["connections"]
             stats_ = synthetic.nginx_stats(1) if cfg["architecture"] == "nginx" else None
-            writer.trial(cfg, rep, wrk=synthetic.wrk_report(rate, int(rate), cfg["connections"]), served=served,
-                         server_stats=stats_, cpu_source="stats" if stats_ else None, load_utilisation=0.5)
+            writer.trial(
+                cfg,
+                rep,
+                wrk=synthetic.wrk_report(rate, int(rate), cfg["connections"]),
+                served=served,
+                server_stats=stats_,
+                cpu_source="stats" if stats_ else None,
+                load_utilisation=0.5,
+            )
     path = writer.finish()
     for record_path in path.glob("*.json"):
         if record_path.name == "campaign.json":
@@ -92,11 +134,21 @@ def write_stats_campaign(root: Path, name: str, prov: dict, *, scale: float = 1.
     meta = json.loads((path / "campaign.json").read_text())
     meta["provenance"] = prov
     meta["profile"] = "test"
-    meta["parameters"] = {"duration_s": 1, "trials": trials, "warmup": False, "server_cpus": "0", "load_cpus": "1",
-                          "servers": [{"architecture": "thread_pool", "threads": [1, 2, 4]},
-                                      {"architecture": "thread_pool", "dispatch": ["connection"], "threads": [2]},
-                                      "epoll", "nginx"],
-                          "ci_target": ci_target, "max_trials": 8 if ci_target else None}
+    meta["parameters"] = {
+        "duration_s": 1,
+        "trials": trials,
+        "warmup": False,
+        "server_cpus": "0",
+        "load_cpus": "1",
+        "servers": [
+            {"architecture": "thread_pool", "threads": [1, 2, 4]},
+            {"architecture": "thread_pool", "dispatch": ["connection"], "threads": [2]},
+            "epoll",
+            "nginx",
+        ],
+        "ci_target": ci_target,
+        "max_trials": 8 if ci_target else None,
+    }
     (path / "campaign.json").write_text(json.dumps(meta))
     return path
 
@@ -104,21 +156,39 @@ def write_stats_campaign(root: Path, name: str, prov: dict, *, scale: float = 1.
 @pytest.fixture(scope="module")
 def stats_root(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("stats-raw")
-    write_stats_campaign(root, HERE, host_provenance("host-a", "Debian GNU/Linux 12 (bookworm)", "CPU A"),
-                         outlier=True)
-    write_stats_campaign(root, report_stats.REFERENCE_CAMPAIGN,
-                         host_provenance("host-b", "Debian GNU/Linux 12 (bookworm)", "CPU B"), scale=1.1, trials=5,
-                         seed=2, ci_target=None)
-    imported = write_stats_campaign(root, IMPORTED, host_provenance("host-c", "Ubuntu 24.04 LTS", "CPU C"),
-                                    scale=0.9, trials=5, seed=3, ci_target=None, configs=[POOL[0], EPOLL])
+    write_stats_campaign(root, HERE, host_provenance("host-a", "Debian GNU/Linux 12 (bookworm)", "CPU A"), outlier=True)
+    write_stats_campaign(
+        root,
+        report_stats.REFERENCE_CAMPAIGN,
+        host_provenance("host-b", "Debian GNU/Linux 12 (bookworm)", "CPU B"),
+        scale=1.1,
+        trials=5,
+        seed=2,
+        ci_target=None,
+    )
+    imported = write_stats_campaign(
+        root,
+        IMPORTED,
+        host_provenance("host-c", "Ubuntu 24.04 LTS", "CPU C"),
+        scale=0.9,
+        trials=5,
+        seed=3,
+        ci_target=None,
+        configs=[POOL[0], EPOLL],
+    )
     (imported / report_stats.IMPORT_DIR).mkdir()
     return root
 
 
 def build(campaign: str, raw_root: Path, tmp: Path, resamples: int | None = None) -> tuple[report.ReportOutputs, Path]:
     paper = tmp / "paper"
-    outputs = report.build_report(campaign, raw_root=raw_root, processed_dir=tmp / "processed",
-                                  generated_dir=paper / "generated", figures_dir=paper / "figures")
+    outputs = report.build_report(
+        campaign,
+        raw_root=raw_root,
+        processed_dir=tmp / "processed",
+        generated_dir=paper / "generated",
+        figures_dir=paper / "figures",
+    )
     return outputs, paper
 
 
@@ -160,59 +230,93 @@ def minimal(tmp_path_factory) -> tuple[report.ReportOutputs, Path, dict[str, str
 
 
 def test_number_and_interval_formats():
-    assert report_stats.fmt_rate(-1234.4) == "$-$1,234"
-    assert report_stats.fmt_bracket(1000, 2500.6) == "[1,000; 2,501]"
-    assert report_stats.fmt_bracket(-5, 3) == "[$-$5; 3]"
-    assert report_stats.fmt_bracket(float("nan"), 3) == latex.MISSING
-    assert report_stats.fmt_bracket(1.0, math.inf) == latex.MISSING
-    assert report_stats.fmt_p(0.0004) == "$<$0.001" and report_stats.fmt_p(0.0123) == "0.012"
-    assert report_stats.fmt_p(0.5) == "0.50" and report_stats.fmt_p(float("nan")) == latex.MISSING
-    assert report_stats.p_equation(0.0004) == r"$p_{\mathrm{Holm}}<0.001$"
-    assert report_stats.p_equation(0.25) == r"$p_{\mathrm{Holm}}=0.25$"
-    assert report_stats.p_cell(0.01, True) == r"\textbf{0.010}" and report_stats.p_cell(0.01, False) == "0.010"
-    assert report_stats.pair_text("pool (request, queue), D=16: N=2") == r"pool (request, queue), $D=16$: $N=2$"
+    assert stats_format.fmt_rate(-1234.4) == "$-$1,234"
+    assert stats_format.fmt_bracket(1000, 2500.6) == "[1,000; 2,501]"
+    assert stats_format.fmt_bracket(-5, 3) == "[$-$5; 3]"
+    assert stats_format.fmt_bracket(float("nan"), 3) == latex.MISSING
+    assert stats_format.fmt_bracket(1.0, math.inf) == latex.MISSING
+    assert stats_format.fmt_p(0.0004) == "$<$0.001" and stats_format.fmt_p(0.0123) == "0.012"
+    assert stats_format.fmt_p(0.5) == "0.50" and stats_format.fmt_p(float("nan")) == latex.MISSING
+    assert stats_comparisons.p_equation(0.0004) == r"$p_{\mathrm{Holm}}<0.001$"
+    assert stats_comparisons.p_equation(0.25) == r"$p_{\mathrm{Holm}}=0.25$"
+    assert (
+        stats_comparisons.p_cell(0.01, True) == r"\textbf{0.010}" and stats_comparisons.p_cell(0.01, False) == "0.010"
+    )
+    assert stats_comparisons.pair_text("pool (request, queue), D=16: N=2") == r"pool (request, queue), $D=16$: $N=2$"
     # An interval on the second line must not be read as \\'s optional skip.
-    assert report_stats.two_lines("1", "[2; 3]") == r"\begin{tabular}[t]{@{}r@{}}1\\{}[2; 3]\end{tabular}"
-    assert report_stats.two_lines("1", latex.MISSING) == "1"
+    assert stats_format.two_lines("1", "[2; 3]") == r"\begin{tabular}[t]{@{}r@{}}1\\{}[2; 3]\end{tabular}"
+    assert stats_format.two_lines("1", latex.MISSING) == "1"
 
 
-def test_first_column_takes_what_the_others_leave():
-    columns = [("Name", "l"), ("Mean", "r"), ("Interval", "r")]
-    narrow = report_stats.first_column_cm(columns, [["x", "1", "[1; 2]"]], r"\footnotesize", 3.0, maximum_cm=20)
-    wide = report_stats.first_column_cm(columns, [["x", "1,234,567", "[1,234,567; 2,345,678]"]], r"\footnotesize", 3.0,
-                                        maximum_cm=20)
-    assert wide < narrow < 16.2  # the first column shrinks as the numbers grow
-    assert report_stats.first_column_cm(columns, [["x", "1", "2"]], r"\footnotesize", 3.0) == 5.5  # capped
-    assert report_stats.first_column_cm(columns, [["x", "1" * 200, "2"]], r"\footnotesize", 3.0) == 2.6  # floor
+def test_long_tables_let_latex_size_their_first_column(here):
+    """Each long table is an xltabular of the text width whose first column takes what the others leave, at a
+    font size fixed per table: no width is estimated in Python, so no column is given in centimetres."""
+    _, paper, _ = here
+    generated = paper / "generated"
+    sizes = {
+        report_stats.DIAGNOSTICS_TABLE_FILE: r"\scriptsize",
+        report_stats.COMPARISONS_TABLE_FILE: r"\footnotesize",
+        report_stats.CROSSOS_MEASURED_TABLE_FILE: r"\tiny",
+        report_stats.CROSSOS_REFERENCE_TABLE_FILE: r"\tiny",
+    }
+    for name, size in sizes.items():
+        text = (generated / name).read_text()
+        assert text.startswith("{" + size + r"\setlength{\tabcolsep}"), name
+        assert r"\begin{xltabular}{\linewidth}{" + latex.FILL_COLUMN in text, name
+        assert text.count(r"\end{xltabular}") == 1 and not re.search(r"p\{[0-9.]+cm\}", text), name
+    for name in (report_stats.PROVENANCE_TABLE_FILE, report_stats.FACTORS_TABLE_FILE, report_stats.RULES_TABLE_FILE):
+        text = (generated / name).read_text()
+        # The name (and rule) columns keep their width; the value column fills the rest of the line.
+        assert r"\begin{xltabular}{\linewidth}{" in text and latex.FILL_COLUMN + "}" in text, name
 
 
-def test_a_table_too_wide_at_its_size_takes_the_next_smaller():
-    """Million-scale rates with intervals in eight columns (pipelined trials of two hosts) do not fit at
-    \\scriptsize with a readable first column; the same table fits at \\tiny, and narrow tables keep their size."""
-    interval = report_stats.two_lines("1,554,102", "[1,391,607; 1,716,598]")
-    difference = report_stats.two_lines("$-$24,399", "[$-$206,880; 158,083]")
-    effect = report_stats.two_lines("$g$$\\,=\\,$$-$0.20", "[$-$1.40; 1.02]")
-    columns = [("Configuration", "l"), ("$n_a/n_b$", "r"), ("Mean a", "r"), ("Mean b", "r"), ("Test", "l"),
-               ("$p$", "r"), ("Difference", "r"), ("Effect size", "r"), ("Hardware", "c")]
-    wide = [["epoll", "4/4", interval, interval, "Welch", "1.00", difference, effect, "same"]]
-    narrow = [["epoll", "4/4", "14,110", "14,537", "Welch", "1.00", "$-$427", "0.5", "same"]]
-    sizes = (r"\scriptsize", r"\tiny")
-    assert report_stats.fitting_size(columns, wide, sizes, 2.5) == r"\tiny"
-    assert report_stats.fitting_size(columns, narrow, sizes, 2.5) == r"\scriptsize"
-    assert report_stats.first_column_cm(columns, wide, r"\tiny", 2.5) > 2.6
-    # A digit is half an em and a minus sign wider than a hyphen: the estimate follows the glyphs.
-    assert report_stats.natural_width_pt("10", r"\scriptsize") == pytest.approx(8.5 * report_stats.ESTIMATE_MARGIN)
-    assert report_stats.natural_width_pt("$-$1", r"\small") > report_stats.natural_width_pt("-1", r"\small")
+def test_a_wide_table_keeps_its_numbers_and_notes_under_the_last_rule():
+    """Million-scale rates with intervals in nine columns (pipelined trials of two hosts): the table is rendered at
+    its fixed \\tiny size with every cell as given, and its notes follow the table in the same size group."""
+    row = {
+        "variant": "epoll",
+        "connections": 100,
+        "pipeline": 16,
+        "a": "host-a",
+        "b": "host-b",
+        "n_a": 4,
+        "n_b": 4,
+        "mean_a": 1_554_102.0,
+        "mean_ci_low_a": 1_391_607.0,
+        "mean_ci_high_a": 1_716_598.0,
+        "mean_b": 1_578_501.0,
+        "mean_ci_low_b": 1_400_000.0,
+        "mean_ci_high_b": 1_700_000.0,
+        "test": "welch_t",
+        "p_adjusted": 1.0,
+        "reject": False,
+        "difference": -24_399.0,
+        "difference_ci_low": -206_880.0,
+        "difference_ci_high": 158_083.0,
+        "effect_size_name": "hedges_g",
+        "effect_size": -0.2,
+        "effect_size_ci_low": -1.4,
+        "effect_size_ci_high": 1.02,
+        "confounded_with_hardware": False,
+        "config_id": "epoll-c100-p16",
+    }
+    text = crossos_tables.measured_table(pd.DataFrame([row]), "tab:wide", "A caption.", "unused", PROSE)
+    assert text.startswith(r"{\tiny\setlength{\tabcolsep}{2.5pt}")
+    assert r"\begin{xltabular}{\linewidth}{" + latex.FILL_COLUMN + "rrrlrrrc}" in text
+    assert stats_format.two_lines("1,554,102", "[1,391,607; 1,716,598]") in text
+    assert r"$-$24,399" in text and r"[$-$206,880; 158,083]" in text
+    assert r"epoll, 100 conn., $D=16$ & 4/4" in text
+    assert text.index(r"\end{xltabular}") < text.index(r"{\raggedright Test: Welch's") < text.rindex("}")
 
 
 def test_median_coverage_sentence_states_exact_coverage():
     summary = pd.DataFrame({"n": [2, 5, 10, 1]})
-    text = report_stats.median_coverage_sentence(summary)
+    text = stats_diagnostics.median_coverage_sentence(summary, PROSE)
     assert "with $n=2$, $[\\min,\\max]$ covers the median with probability 50.0" in text
     assert "with $n=5$, $[\\min,\\max]$ covers the median with probability 93.8\\,\\%, short of 95" in text
     assert "with $n=10$, $[x_{(2)}, x_{(9)}]$ covers the median with probability 97.9" in text
     assert "n=1$" not in text
-    assert "no interval of a median" in report_stats.median_coverage_sentence(pd.DataFrame({"n": [1]}))
+    assert "no interval of a median" in stats_diagnostics.median_coverage_sentence(pd.DataFrame({"n": [1]}), PROSE)
 
 
 # =========================================================================== summary.csv and trials.csv additions
@@ -260,17 +364,21 @@ def test_python_package_versions_are_recorded():
 
 def test_comparison_families_and_pairs(here):
     outputs, _, _ = here
-    pairs = report_stats.comparison_pairs(outputs.summary)
+    pairs = stats_comparisons.comparison_pairs(outputs.summary)
     by_family = {}
     for pair in pairs:
         by_family.setdefault(pair.family, []).append(pair)
     assert [(p.a_name, p.b_name) for p in by_family["pool"]] == [("N=2", "N=1"), ("N=4", "N=2")]
-    assert [(p.a, p.b) for p in by_family["dispatch"]] == [(synthetic.config_id(POOL[1]),
-                                                             synthetic.config_id(POOL_CONNECTION))]
+    assert [(p.a, p.b) for p in by_family["dispatch"]] == [
+        (synthetic.config_id(POOL[1]), synthetic.config_id(POOL_CONNECTION))
+    ]
     nginx = by_family["nginx"]
     assert all(p.b == synthetic.config_id(NGINX) for p in nginx)
-    assert {p.a for p in nginx} == {synthetic.config_id(POOL[2]), synthetic.config_id(POOL_CONNECTION),
-                                    synthetic.config_id(EPOLL)}
+    assert {p.a for p in nginx} == {
+        synthetic.config_id(POOL[2]),
+        synthetic.config_id(POOL_CONNECTION),
+        synthetic.config_id(EPOLL),
+    }
 
 
 def test_comparisons_are_holm_corrected_within_each_family(here):
@@ -290,7 +398,7 @@ def test_comparisons_are_holm_corrected_within_each_family(here):
     # N = 1 -> 2 (10,000 -> 18,000 r/s) is significant; N = 2 -> 4 (18,000 -> 18,200, 1 % noise) need not be.
     assert bool(pool["reject_holm"]) and pool["ratio"] == pytest.approx(1.8, rel=0.02)
     tex = (paper / "generated" / report_stats.COMPARISONS_TABLE_FILE).read_text()
-    assert r"\label{tab:comparisons}" in tex and "longtable" in tex
+    assert r"\label{tab:comparisons}" in tex and "xltabular" in tex  # a long table breaks across pages
     assert r"pool (request, queue), 100 conn.: $N=2$ vs $N=1$" in tex
     assert "Welch" in tex and "M--W" in tex and r"\textbf{" in tex
     assert "Table~\\ref{tab:comparisons} holds 6 comparisons in 3 families" in macros[r"\abComparisonSentence"]
@@ -303,7 +411,7 @@ def test_speedup_is_against_the_base_case_with_its_absolute_rate(here):
     base = outputs.summary[outputs.summary["config_id"] == synthetic.config_id(POOL[0])].iloc[0]
     assert f"whose absolute rate is {base['mean']:,.0f}\\,r/s" in text
     assert "bootstrap interval of the ratio of means [1." in text
-    assert "no thread-pool sweep" in report_stats.speedup_sentence(pd.DataFrame(), pd.DataFrame(), 1, 99)
+    assert "no thread-pool sweep" in stats_comparisons.speedup_sentence(pd.DataFrame(), pd.DataFrame(), 1, 99, PROSE)
 
 
 def test_comparisons_with_two_trials_say_no_rank_test_can_be_significant(full):
@@ -319,7 +427,7 @@ def test_comparisons_with_two_trials_say_no_rank_test_can_be_significant(full):
 def test_diagnostics_table_and_sentences(here):
     outputs, paper, macros = here
     tex = (paper / "generated" / report_stats.DIAGNOSTICS_TABLE_FILE).read_text()
-    assert r"\label{tab:diagnostics}" in tex and "longtable" in tex
+    assert r"\label{tab:diagnostics}" in tex and "xltabular" in tex  # a long table breaks across pages
     assert tex.count(r" \\") >= len(outputs.summary)
     assert "Target" in tex and " & met " in tex  # adaptive repetition was on
     assert "1 trial in 1 configuration lies beyond the fences (1 far out)" in macros[r"\abOutlierSentence"]
@@ -342,13 +450,14 @@ def test_qq_figure_of_the_main_configurations(here, tmp_path):
     assert r"\label{fig:qq}" in tex and "figures/" + report_stats.QQ_FIGURE in tex
     pdf = paper / "figures" / report_stats.QQ_FIGURE
     assert pdf.read_bytes().startswith(b"%PDF")
-    chosen = report_stats.qq_configurations(outputs.summary)
+    chosen = stats_qq.qq_configurations(outputs.summary)
     assert len(chosen) == len(outputs.summary)  # six configurations, all with n >= 3
     # The comparison table's rows come first.
-    comparison_ids = [str(r["config_id"]) for one in analysis.comparisons(outputs.summary)
-                      for _, r in one.all_rows.iterrows()]
-    assert [str(r["config_id"]) for r in chosen[:len(comparison_ids)]] == comparison_ids
-    figure = report_stats.qq_figure(outputs.summary, outputs.trials)
+    comparison_ids = [
+        str(r["config_id"]) for one in analysis.comparisons(outputs.summary) for _, r in one.all_rows.iterrows()
+    ]
+    assert [str(r["config_id"]) for r in chosen[: len(comparison_ids)]] == comparison_ids
+    figure = stats_qq.qq_figure(outputs.summary, outputs.trials)
     assert sum(ax.get_visible() for ax in figure.axes) == len(chosen)
     again = tmp_path / "again.pdf"
     from archbench.report import figures
@@ -367,30 +476,50 @@ def test_no_qq_figure_without_three_trials(full):
 
 def test_adaptive_outcome_recorded_or_derived(here, stats_root, tmp_path):
     outputs, _, macros = here
-    derived = report_stats.adaptive_outcome(stats_root / HERE, outputs.campaign_meta if hasattr(outputs, "campaign_meta")
-                                            else outputs.processed.campaign.meta, outputs.trials)
+    derived = adaptive_state.adaptive_outcome(
+        stats_root / HERE,
+        outputs.campaign_meta if hasattr(outputs, "campaign_meta") else outputs.processed.campaign.meta,
+        outputs.trials,
+    )
     assert derived.enabled and derived.source == "derived" and derived.target_pct == 5.0
-    assert all(state["met"] for state in derived.configs.values() if state["n"] >= 6
-               and state["half_width_pct"] <= 5.0)
+    assert all(state["met"] for state in derived.configs.values() if state["n"] >= 6 and state["half_width_pct"] <= 5.0)
     assert "Adaptive repetition was on" in macros[r"\abAdaptiveSentence"]
     assert "as derived from the trial records" in macros[r"\abAdaptiveSentence"]
     # A recorded summary wins.
     copy = tmp_path / HERE
     shutil.copytree(stats_root / HERE, copy)
     (copy / "adaptive").mkdir()
-    recorded = {"schema": 1, "campaign": HERE, "ci_target_pct": 5.0, "max_trials": 8, "level": 0.95,
-                "method": "student-t", "configs": {synthetic.config_id(EPOLL): {
-                    "trials": 8, "n": 8, "mean": 1.0, "half_width_pct": 9.0, "met": False, "stopped_by": "max_trials"}},
-                "written_at": "2026-11-21T10:00:00+00:00"}
+    recorded = {
+        "schema": 1,
+        "campaign": HERE,
+        "ci_target_pct": 5.0,
+        "max_trials": 8,
+        "level": 0.95,
+        "method": "student-t",
+        "configs": {
+            synthetic.config_id(EPOLL): {
+                "trials": 8,
+                "n": 8,
+                "mean": 1.0,
+                "half_width_pct": 9.0,
+                "met": False,
+                "stopped_by": "max_trials",
+            }
+        },
+        "written_at": "2026-11-21T10:00:00+00:00",
+    }
     (copy / "adaptive" / "adaptive-20261121T100000000000Z.json").write_text(json.dumps(recorded))
-    state = report_stats.adaptive_outcome(copy, outputs.processed.campaign.meta, outputs.trials)
+    state = adaptive_state.adaptive_outcome(copy, outputs.processed.campaign.meta, outputs.trials)
     assert state.source == "recorded" and list(state.configs) == [synthetic.config_id(EPOLL)]
-    sentence = report_stats.adaptive_sentence(state, analysis.Labeller(outputs.summary), outputs.summary, False)
+    sentence = stats_diagnostics.adaptive_sentence(
+        state, analysis.Labeller(outputs.summary), outputs.summary, False, PROSE
+    )
     assert "1 stopped at the maximum without meeting it (epoll (level), 100 conn.)" in sentence
-    off = report_stats.adaptive_outcome(None, {"parameters": {}}, outputs.trials)
+    off = adaptive_state.adaptive_outcome(None, {"parameters": {}}, outputs.trials)
     assert not off.enabled
-    assert "Adaptive repetition was off" in report_stats.adaptive_sentence(off, analysis.Labeller(outputs.summary),
-                                                                           outputs.summary, False)
+    assert "Adaptive repetition was off" in stats_diagnostics.adaptive_sentence(
+        off, analysis.Labeller(outputs.summary), outputs.summary, False, PROSE
+    )
 
 
 # =========================================================================== cross-OS, hosts, reference
@@ -416,15 +545,15 @@ def test_source000_cross_os_table_in_a_fixture_build(minimal):
 
 
 def test_missing_source000_data_degrades_to_a_sentence(tmp_path):
-    state = report_stats.CrossOs()
-    report_stats.source000_frames(state, tmp_path / "absent.csv")
-    assert state.source_error and "could not be read" in report_stats.source000_table(state)
-    assert "could not be read" in report_stats.source000_sentences(state)["source"]
+    state = crossos_data.CrossOs()
+    crossos_data.source000_frames(state, tmp_path / "absent.csv")
+    assert state.source_error and "could not be read" in crossos_tables.source000_table(state, PROSE)
+    assert "could not be read" in crossos_tables.source000_sentences(state, PROSE)["source"]
 
 
 def test_cross_host_and_reference_comparisons(here):
     outputs, paper, macros = here
-    assert report_stats.analysed_campaigns(outputs.processed.campaign.path.parent, HERE) == [IMPORTED, "reference"]
+    assert crossos_data.analysed_campaigns(outputs.processed.campaign.path.parent, HERE) == [IMPORTED, "reference"]
     measured = (paper / "generated" / report_stats.CROSSOS_MEASURED_TABLE_FILE).read_text()
     assert r"\label{tab:crossos-measured}" in measured
     assert "a = Debian GNU/Linux 12 (bookworm), b = Ubuntu 24.04 LTS" in measured  # one pair: a header row
@@ -454,12 +583,14 @@ def test_reference_campaign_itself_and_a_lone_campaign(stats_root, full, tmp_pat
 
 
 def test_provenance_values_count_what_changed():
-    records = [{"provenance": {"kernel": "6.1", "tools": {"wrk": "wrk 4.1"}}},
-               {"provenance": {"kernel": "6.2", "tools": {"wrk": "wrk 4.1"}}}]
-    values = report_stats.provenance_values({}, records)
+    records = [
+        {"provenance": {"kernel": "6.1", "tools": {"wrk": "wrk 4.1"}}},
+        {"provenance": {"kernel": "6.2", "tools": {"wrk": "wrk 4.1"}}},
+    ]
+    values = stats_environment.provenance_values({}, records)
     assert values["kernel"] == {'"6.1"': 1, '"6.2"': 1} and values["tools.wrk"] == {'"wrk 4.1"': 2}
-    assert report_stats._counted(values["kernel"]) == "6.1 (1 trial); 6.2 (1 trial)"
-    assert report_stats.provenance_values({"provenance": {"os": "x"}}, []) == {"os": {'"x"': 1}}
+    assert stats_environment._counted(values["kernel"]) == "6.1 (1 trial); 6.2 (1 trial)"
+    assert stats_environment.provenance_values({"provenance": {"os": "x"}}, []) == {"os": {'"x"': 1}}
 
 
 def test_environment_tables(here, full):
@@ -472,8 +603,15 @@ def test_environment_tables(here, full):
     assert r"\texttt{ci\_target} & 5.0" in factors and r"thread\_pool:threads=1/2/4" in without_break_hints(factors)
     assert "measured trials per configuration & 6" in factors
     prov = (paper / "generated" / report_stats.PROVENANCE_TABLE_FILE).read_text()
-    for expected in ("CPU A", "8.0\\,GiB", "nginx version: nginx/1.22.1", "numpy & 2.2.6", "4096",
-                     "at most 356 (connections + 256)", "0123456789abcdef0123456789abcdef01234567"):
+    for expected in (
+        "CPU A",
+        "8.0\\,GiB",
+        "nginx version: nginx/1.22.1",
+        "numpy & 2.2.6",
+        "4096",
+        "at most 356 (connections + 256)",
+        "0123456789abcdef0123456789abcdef01234567",
+    ):
         assert expected in prov, expected
     assert "factors: architecture, thread-pool dispatch" in macros[r"\abEnvironmentSentence"]
     full_prov = (full[1] / "generated" / report_stats.PROVENANCE_TABLE_FILE).read_text()
@@ -511,11 +649,12 @@ def test_rules_cite_only_labels_that_exist(here, full, minimal):
     static = set(re.findall(r"\\label\{([^}]+)\}", (PAPER / "report.tex").read_text()))
     for path in SECTIONS.glob("*.tex"):
         static |= set(re.findall(r"\\label\{([^}]+)\}", path.read_text()))
-    for _, paper, macros in (here, full, minimal):
+    for _, paper, _macros in (here, full, minimal):
         generated = "\n".join(p.read_text() for p in (paper / "generated").glob("*.tex"))
         labels = static | set(re.findall(r"\\label\{([^}]+)\}", generated))
-        sections = "\n".join((SECTIONS / f"{n}.tex").read_text() for n in ("statistics", "crossos", "rules",
-                                                                           "environment"))
+        sections = "\n".join(
+            (SECTIONS / f"{n}.tex").read_text() for n in ("statistics", "crossos", "rules", "environment")
+        )
         refs = set(re.findall(r"\\ref\{([^}]+)\}", generated + sections))
         assert refs - labels == set(), paper
 
@@ -547,14 +686,27 @@ def test_pdf_with_the_sections_builds(campaign, stats_root, tmp_path):
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
     shutil.copytree(SECTIONS, paper / "sections")
-    report.build_report(campaign, raw_root=raw, processed_dir=tmp_path / "processed",
-                        generated_dir=paper / "generated", figures_dir=paper / "figures")
+    report.build_report(
+        campaign,
+        raw_root=raw,
+        processed_dir=tmp_path / "processed",
+        generated_dir=paper / "generated",
+        figures_dir=paper / "figures",
+    )
     pdf = report.build_pdf(paper)
     assert pdf.read_bytes().startswith(b"%PDF")
     log = (paper / "report.log").read_text(errors="replace")
     assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]
     assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]
     aux = (paper / "report.aux").read_text(errors="replace")
-    for label in ("sec:statistics", "sec:crossos", "sec:rules", "app:environment", "tab:rules",
-                  "tab:crossos-source000", "tab:provenance", "tab:factors"):
+    for label in (
+        "sec:statistics",
+        "sec:crossos",
+        "sec:rules",
+        "app:environment",
+        "tab:rules",
+        "tab:crossos-source000",
+        "tab:provenance",
+        "tab:factors",
+    ):
         assert f"{{{label}}}" in aux, label

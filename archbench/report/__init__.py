@@ -1,2 +1,1 @@
-"""Report: facts, tables and figures for paper/report.tex, its prose rendered from paper/templates/.
-"""
+"""Report: facts, tables and figures for paper/report.tex, its prose rendered from paper/templates/."""

@@ -1,4 +1,5 @@
 """`python -m archbench.report CAMPAIGN`: build the report's generated inputs (archbench.report.build)."""
+
 import sys
 
 from archbench.report.build import main

@@ -21,15 +21,14 @@ from pathlib import Path
 import pandas as pd
 
 from archbench.analyze import analysis
-from archbench.report import figures
-from archbench.report import findings
-from archbench.report import latex
-from archbench.report import statistics as report_stats
-from archbench.report import echo as report_echo
-from archbench.report import latency as report_latency  # the echo (issue 4) and latency (issue 6) sections
-from archbench.report import robustness as report_robustness  # the robustness appendix (issue 7): the abuse suite's result
+from archbench.config.params import ParameterError
 from archbench.config.paths import FIGURES_DIR, GENERATED_DIR, PAPER_DIR, PROCESSED_DIR, RAW_ROOT, REPO_ROOT
-
+from archbench.report import echo as report_echo
+from archbench.report import environment, figures, findings, latex, main_tables
+from archbench.report import latency as report_latency
+from archbench.report import robustness as report_robustness
+from archbench.report import statistics as report_stats
+from archbench.report.prose import Prose
 
 # The files report.tex inputs; each is always written, so a stale one from an
 # earlier campaign can never be picked up.
@@ -44,10 +43,19 @@ ARCHITECTURE_THROUGHPUT_FIGURE_FILE = "figure-architectures-throughput.tex"
 ARCHITECTURE_CONNECTIONS_FIGURE_FILE = "figure-architectures-connections.tex"
 ARCHITECTURE_THREADS_FIGURE_FILE = "figure-architectures-threads.tex"
 ARCHITECTURE_CPU_FIGURE_FILE = "figure-architectures-cpu.tex"
+# (label, key in make_figures' result, macro of paper/templates/main/figures.tex.j2) per figure file; the
+# template holds the caption (<macro>_caption) and the sentence standing in for a missing figure (<macro>_missing).
+MAIN_FIGURES = {
+    POOL_FIGURE_FILE: ("fig:pool-size", "pool_size"),
+    CONNECTIONS_FIGURE_FILE: ("fig:connections", "connections"),
+    ARCHITECTURE_THROUGHPUT_FIGURE_FILE: ("fig:architectures-throughput", "architectures_throughput"),
+    ARCHITECTURE_CONNECTIONS_FIGURE_FILE: ("fig:architectures-connections", "architectures_connections"),
+    ARCHITECTURE_THREADS_FIGURE_FILE: ("fig:architectures-threads", "architectures_threads"),
+    ARCHITECTURE_CPU_FIGURE_FILE: ("fig:architectures-cpu", "architectures_cpu"),
+}
+FIGURES_TEMPLATE = "main/figures"
 
-
-class ParameterError(ValueError):
-    """A bad notebook/CLI parameter; the message names the parameter."""
+__all__ = ["ParameterError", "ReportOutputs", "build_pdf", "build_report", "main", "write_generated_tex"]
 
 
 @dataclass(frozen=True)
@@ -83,11 +91,11 @@ def resolve_campaign(campaign: str, raw_root: Path) -> Path:
     """The campaign directory, or a ParameterError that lists what exists."""
     raw_root = Path(raw_root)
     if not raw_root.is_dir():
-        raise ParameterError(f"raw_root: {raw_root} is not a directory")
+        raise ParameterError("raw_root", f"{raw_root} is not a directory")
     available = analysis.list_campaigns(raw_root)
     if not campaign or campaign not in available:
         listing = ", ".join(available) if available else "none"
-        raise ParameterError(f"campaign: no campaign {campaign!r} under {raw_root}; available campaigns: {listing}")
+        raise ParameterError("campaign", f"no campaign {campaign!r} under {raw_root}; available campaigns: {listing}")
     return raw_root / campaign
 
 
@@ -117,7 +125,7 @@ def build_report(
     campaign_dir = resolve_campaign(campaign, Path(raw_root))
     for name, value in (("latency_knee_p99_ms", latency_knee_p99_ms), ("latency_knee_p99_alt_ms", latency_knee_p99_alt_ms)):
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
-            raise ParameterError(f"{name}: a latency threshold in milliseconds > 0, got {value!r}")
+            raise ParameterError(name, f"a latency threshold in milliseconds > 0, got {value!r}")
     processed = analysis.process_campaign(campaign_dir, Path(processed_dir))
     echo = report_echo.process_echo_campaign(echo_campaign, Path(raw_root), Path(processed_dir))
     latency = report_latency.process_latency_campaigns(
@@ -145,16 +153,17 @@ def write_generated_tex(
     studies: tuple = (),
 ) -> dict[str, Path]:
     summary, trials, campaign = processed.summary, processed.trials, processed.campaign
+    prose = Prose()
     macros = latex.MacroSet()
-    latex.environment_macros(macros, campaign.meta, campaign.trials, trials, summary)
-    findings.finding_macros(macros, summary)
-    table_blocks = latex.pool_size_table_blocks(summary)
+    environment.environment_macros(macros, campaign.meta, campaign.trials, trials, summary, prose)
+    findings.finding_macros(macros, summary, prose)
+    table_blocks = main_tables.pool_size_table_blocks(summary, prose)
     present = {k: v is not None for k, v in made_figures.items()}
-    latex.reference_macros(
-        macros, [label for label, _ in table_blocks], present, has_configurations=not summary.empty
+    main_tables.reference_macros(
+        macros, [label for label, _ in table_blocks], present, prose, has_configurations=not summary.empty
     )
-    latex.architecture_reference_macros(
-        macros, [label for label, _ in latex.comparison_table_blocks(summary)], present
+    main_tables.architecture_reference_macros(
+        macros, [label for label, _ in main_tables.comparison_table_blocks(summary, prose)], present, prose
     )
     # Statistics, cross-OS, rules and environment sections (paper/sections/): their macros join the set
     # before it is rendered; their tables and the Q-Q figure are written below with the others.
@@ -162,7 +171,7 @@ def write_generated_tex(
     # The echo and latency studies (sections/echo.tex, sections/latency.tex): macros, tables, figures.
     study_files = {}
     for study in studies:
-        study_files.update(study.outputs(macros, generated_dir.parent, figures_dir))
+        study_files.update(study.outputs(macros, generated_dir.parent, figures_dir, prose))
     header = (
         f"Generated by archbench.report from campaign {campaign.name}; do not edit.\n"
         "Every number the report quotes is defined here, computed from data/raw."
@@ -178,69 +187,18 @@ def write_generated_tex(
 
     contents = {
         MACROS_FILE: macros.render(header),
-        ENVIRONMENT_FILE: latex.environment_table(),
-        POOL_TABLES_FILE: latex.pool_size_tables(summary),
-        CONFIGURATIONS_TABLE_FILE: latex.configurations_table(summary),
-        POOL_FIGURE_FILE: latex.figure_block(
-            include_path("pool_size"),
-            "fig:pool-size",
-            r"Throughput against the number of worker threads $N$ of the thread pool: mean of the measured "
-            r"trials with Student-$t$ 95\,\% confidence intervals (error bars; none where $n<2$) and the "
-            r"individual trials (faint points). " + latex.THREADS_NOTE,
-            "The campaign has no thread-pool configuration measured at two or more pool sizes, so there is no "
-            "pool-size figure.",
-        ),
-        CONNECTIONS_FIGURE_FILE: latex.figure_block(
-            include_path("connections"),
-            "fig:connections",
-            r"Throughput (top; mean with 95\,\% CI and individual trials) and starved connections (bottom; "
-            r"configured connections the server never answered, mean per trial) against the number of wrk "
-            r"connections, logarithmic axis.",
-            "The campaign has no blocking, thread-per-connection or thread-pool server measured at two or more "
-            "connection counts, so there is no connection-count figure for them.",
-        ),
-        ARCHITECTURE_TABLES_FILE: latex.comparison_tables(summary),
-        ARCHITECTURE_THROUGHPUT_FIGURE_FILE: latex.figure_block(
-            include_path("architectures_throughput"),
-            "fig:architectures-throughput",
-            r"Throughput per architecture at each pipeline depth (one panel per depth, each with its own linear "
-            r"axis): mean of the measured trials with its Student-$t$ 95\,\% confidence interval, for the rows of "
-            r"the comparison tables ($N$: the thread or worker count shown). nginx, the reference, is below the "
-            r"grey rule and its mean is the dotted line; hatched bars are client-bound; an interval wider than "
-            r"the axis is cut at its edge ($\triangleright$).",
-            "The campaign has no pipeline depth at which two or more servers were measured, so there is no "
-            "throughput figure per architecture.",
-        ),
-        ARCHITECTURE_CONNECTIONS_FIGURE_FILE: latex.figure_block(
-            include_path("architectures_connections"),
-            "fig:architectures-connections",
-            r"Throughput against the number of wrk connections (logarithmic axis) for each architecture measured "
-            r"at two or more connection counts, at the thread or worker count of the comparison table: mean with "
-            r"95\,\% confidence interval (cut at the top of the axis where marked $\triangle$); nginx dashed.",
-            "The campaign measured no architecture at two or more connection counts, so there is no "
-            "throughput-against-connections figure.",
-        ),
-        ARCHITECTURE_THREADS_FIGURE_FILE: latex.figure_block(
-            include_path("architectures_threads"),
-            "fig:architectures-threads",
-            r"Throughput against the number of event-loop threads (reactor, reuseport, io\_uring), pool threads "
-            r"(thread pool) or worker processes (prefork, nginx) $N$ at the comparison tables' connection count: "
-            r"mean with 95\,\% confidence interval (cut at the top of the axis where marked $\triangle$); "
-            r"nginx dashed.",
-            "The campaign swept no multi-loop architecture over two or more thread or worker counts, so there is "
-            "no throughput-against-threads figure.",
-        ),
-        ARCHITECTURE_CPU_FIGURE_FILE: latex.figure_block(
-            include_path("architectures_cpu"),
-            "fig:architectures-cpu",
-            r"Server CPU time (user + system) per completed request for the rows of the comparison tables, one "
-            r"panel per pipeline depth: mean over the measured trials with its 95\,\% confidence interval. "
-            r"nginx, the reference, is below the grey rule and its mean is the dotted line; an interval wider than "
-            r"the axis is cut at its edge ($\triangleright$).",
-            "The campaign has no pipeline depth at which two or more servers have a server CPU measurement, so "
-            "there is no CPU-per-request figure.",
-        ),
+        ENVIRONMENT_FILE: environment.environment_table(prose),
+        POOL_TABLES_FILE: main_tables.pool_size_tables(summary, prose),
+        CONFIGURATIONS_TABLE_FILE: main_tables.configurations_table(summary, prose),
+        ARCHITECTURE_TABLES_FILE: main_tables.comparison_tables(summary, prose),
     }
+    for name, (label, key) in MAIN_FIGURES.items():
+        contents[name] = latex.figure_block(
+            include_path(key),
+            label,
+            prose.sentence(FIGURES_TEMPLATE, f"{key}_caption"),
+            prose.sentence(FIGURES_TEMPLATE, f"{key}_missing"),
+        )
     contents.update(statistics_files)
     contents.update(study_files)
     written = {}

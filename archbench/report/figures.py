@@ -1,27 +1,29 @@
 """PDF figures from the processed tables.
 
-Deterministic output: the Agg backend, no creation date in the PDF metadata,
-fixed sizes and fonts, so a figure regenerated from the same data is the same
-file byte for byte (the report build can then be checked for drift).
+Deterministic output: no creation date in the PDF metadata, fixed sizes and
+fonts, so a figure regenerated from the same data is the same file byte for
+byte (the report build can then be checked for drift).
+
+Figures are built with matplotlib's object API (a Figure saved by its own
+canvas), never through pyplot's global state: importing this module selects no
+backend, so a notebook's inline backend is left as it is.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
-matplotlib.use("Agg")  # before pyplot: no display on build machines or CI
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, NullLocator  # noqa: E402
-
-from archbench.analyze import analysis  # noqa: E402
-from archbench.analyze.analysis import (  # noqa: E402
+from archbench.analyze import analysis
+from archbench.analyze.analysis import (
     CLIENT_BOUND_THRESHOLD,
     MULTI_LOOP_ARCHITECTURES,
     ORIGINAL_ARCHITECTURES,
@@ -67,7 +69,6 @@ def save_figure(figure: Figure, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, format="pdf", metadata=PDF_METADATA, bbox_inches="tight")
-    plt.close(figure)
     return path
 
 
@@ -140,8 +141,9 @@ def pool_size_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | No
     series = pool_size_series(summary)
     if not series:
         return None
-    with plt.rc_context(STYLE):
-        figure, axes = plt.subplots(figsize=(5.6, 3.4))
+    with matplotlib.rc_context(STYLE):
+        figure = Figure(figsize=(5.6, 3.4))
+        axes = figure.subplots()
         for index, one in enumerate(series):
             _plot_means_and_trials(axes, one, trials, "threads", MARKERS[index % len(MARKERS)])
         axes.set_xlabel("Worker threads N (the accepting/polling thread is one more)")
@@ -171,10 +173,9 @@ def connections_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | 
     series = starvation_series(summary)
     if not series:
         return None
-    with plt.rc_context(STYLE):
-        figure, (top, bottom) = plt.subplots(
-            2, 1, figsize=(5.6, 5.0), sharex=True, gridspec_kw={"height_ratios": [3, 2]}
-        )
+    with matplotlib.rc_context(STYLE):
+        figure = Figure(figsize=(5.6, 5.0))
+        top, bottom = figure.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
         for index, one in enumerate(series):
             marker = MARKERS[index % len(MARKERS)]
             colour = _plot_means_and_trials(top, one, trials, "connections", marker)
@@ -223,7 +224,7 @@ def family_colours(comparisons: list[Comparison]) -> dict[str, object]:
         for _, row in one.rows.iterrows():
             if row["family"] not in families:
                 families.append(row["family"])
-    palette = plt.get_cmap("tab10" if len(families) <= 10 else "tab20")
+    palette = matplotlib.colormaps["tab10" if len(families) <= 10 else "tab20"]
     colours: dict[str, object] = {name: palette(index % palette.N) for index, name in enumerate(families)}
     colours["nginx"] = REFERENCE_COLOUR
     return colours
@@ -290,8 +291,7 @@ def _bar_panels(
     comparisons = [
         c
         for c in comparisons
-        if len(c.all_rows) >= 2
-        and (not c.all_rows[column].isna().all() or (c.all_rows["n_unsupported"] > 0).any())
+        if len(c.all_rows) >= 2 and (not c.all_rows[column].isna().all() or (c.all_rows["n_unsupported"] > 0).any())
     ]
     if not comparisons:
         return None
@@ -299,15 +299,18 @@ def _bar_panels(
     colours = family_colours(comparisons)
     positions = {name: index for index, name in enumerate(categories)}
     any_client_bound = False
-    with plt.rc_context(STYLE):
+    with matplotlib.rc_context(STYLE):
         height = 0.9 + 0.26 * len(categories)
-        figure, panels = plt.subplots(
-            1, len(comparisons), figsize=(6.3, height), sharey=True, squeeze=False, layout="constrained"
-        )
-        for axes, one in zip(panels[0], comparisons):
+        figure = Figure(figsize=(6.3, height), layout="constrained")
+        panels = figure.subplots(1, len(comparisons), sharey=True, squeeze=False)
+        for axes, one in zip(panels[0], comparisons, strict=True):
             rows = one.all_rows
-            limit = _axis_limit([_value(r, column) for _, r in rows.iterrows()],
-                                [_value(r, high) for _, r in rows.iterrows()]) * 1.12  # room for the N= notes
+            limit = (
+                _axis_limit(
+                    [_value(r, column) for _, r in rows.iterrows()], [_value(r, high) for _, r in rows.iterrows()]
+                )
+                * 1.12
+            )  # room for the N= notes
             present = set(one.all_rows["family"])
             for name in categories:
                 if name not in present:
@@ -320,13 +323,22 @@ def _bar_panels(
                         axes.text(0, y, " unsupported", va="center", ha="left", fontsize=7, color="0.35")
                     continue
                 lo, hi = _value(row, low), _value(row, high)
-                error = [[max(0.0, value - lo) if not np.isnan(lo) else 0.0], [max(0.0, hi - value) if not np.isnan(hi) else 0.0]]
+                error = [
+                    [max(0.0, value - lo) if not np.isnan(lo) else 0.0],
+                    [max(0.0, hi - value) if not np.isnan(hi) else 0.0],
+                ]
                 client_bound = mark_client_bound and (row.get("n_client_bound") or 0) > 0
                 any_client_bound |= client_bound
                 axes.barh(
-                    y, value, xerr=error, color=_colour(colours, row), height=0.7, capsize=2,
+                    y,
+                    value,
+                    xerr=error,
+                    color=_colour(colours, row),
+                    height=0.7,
+                    capsize=2,
                     error_kw={"elinewidth": 0.8, "ecolor": "0.2"},
-                    hatch=CLIENT_BOUND_HATCH if client_bound else None, edgecolor="white" if client_bound else None,
+                    hatch=CLIENT_BOUND_HATCH if client_bound else None,
+                    edgecolor="white" if client_bound else None,
                     linewidth=0,
                 )
                 end = value + error[1][0]
@@ -350,12 +362,17 @@ def _bar_panels(
         first.set_yticks(range(len(categories)), categories)
         first.set_ylim(len(categories) - 0.5, -0.5)
         if any_client_bound:
-            from matplotlib.patches import Patch
-
             figure.legend(
-                handles=[Patch(facecolor="0.7", hatch=CLIENT_BOUND_HATCH, edgecolor="white",
-                               label=f"client-bound (wrk CPU ≥ {CLIENT_BOUND_THRESHOLD * 100:.0f} %)")],
-                loc="outside lower center", frameon=False,
+                handles=[
+                    Patch(
+                        facecolor="0.7",
+                        hatch=CLIENT_BOUND_HATCH,
+                        edgecolor="white",
+                        label=f"client-bound (wrk CPU ≥ {CLIENT_BOUND_THRESHOLD * 100:.0f} %)",
+                    )
+                ],
+                loc="outside lower center",
+                frameon=False,
             )
     return figure
 
@@ -363,7 +380,12 @@ def _bar_panels(
 def architectures_throughput_figure(summary: pd.DataFrame) -> Figure | None:
     """Mean throughput with 95 % CI per architecture, one panel per pipeline depth; None without data."""
     return _bar_panels(
-        analysis.comparisons(summary), "mean", "ci95_low", "ci95_high", "Throughput (requests/s)", mark_client_bound=True
+        analysis.comparisons(summary),
+        "mean",
+        "ci95_low",
+        "ci95_high",
+        "Throughput (requests/s)",
+        mark_client_bound=True,
     )
 
 
@@ -390,12 +412,11 @@ def _sweep_panels(summary: pd.DataFrame, swept: str, architectures: tuple[str, .
     if not panels_data:
         return None
     colours = family_colours(comparisons)
-    with plt.rc_context(STYLE):
-        figure, panels = plt.subplots(
-            1, len(panels_data), figsize=(6.3, 3.6), squeeze=False, layout="constrained"
-        )
+    with matplotlib.rc_context(STYLE):
+        figure = Figure(figsize=(6.3, 3.6), layout="constrained")
+        panels = figure.subplots(1, len(panels_data), squeeze=False)
         handles: dict[str, object] = {}
-        for axes, (one, sweeps) in zip(panels[0], panels_data):
+        for axes, (one, sweeps) in zip(panels[0], panels_data, strict=True):
             for index, (label, rows) in enumerate(sweeps):
                 first = rows.iloc[0]
                 # Lines share x values; a small offset per line keeps their error bars apart.
@@ -403,25 +424,39 @@ def _sweep_panels(summary: pd.DataFrame, swept: str, architectures: tuple[str, .
                 x = rows[swept].astype(float)
                 x = x * 10**offset if swept == "connections" else x + offset
                 line = axes.errorbar(
-                    x, rows["mean"].astype(float), yerr=_error_bars(rows),
-                    marker=MARKERS[index % len(MARKERS)], markersize=3.5, capsize=2.5, linewidth=1.1,
-                    color=_colour(colours, first), label=label,
+                    x,
+                    rows["mean"].astype(float),
+                    yerr=_error_bars(rows),
+                    marker=MARKERS[index % len(MARKERS)],
+                    markersize=3.5,
+                    capsize=2.5,
+                    linewidth=1.1,
+                    color=_colour(colours, first),
+                    label=label,
                     linestyle="--" if first["architecture"] == REFERENCE_ARCHITECTURE else "-",
                 )
                 handles.setdefault(label, line)
-            axes.set_title(f"pipeline depth {one.pipeline}" + (f" ({one.connections} connections)" if swept == "threads" else ""))
+            axes.set_title(
+                f"pipeline depth {one.pipeline}" + (f" ({one.connections} connections)" if swept == "threads" else "")
+            )
             axes.yaxis.set_major_formatter(FuncFormatter(_kilo))
             all_rows = pd.concat([rows for _, rows in sweeps])
             limit = _axis_limit(list(all_rows["mean"].astype(float)), list(all_rows["ci95_high"].astype(float)))
             axes.set_ylim(0, limit)
-            for index, (label, rows) in enumerate(sweeps):
+            for index, (_label, rows) in enumerate(sweeps):
                 offset = (index - (len(sweeps) - 1) / 2) * (0.012 if swept == "connections" else 0.03)
                 for _, row in rows.iterrows():
                     if analysis.is_nan(row["ci95_high"]) or float(row["ci95_high"]) <= limit:
                         continue
                     x = float(row[swept]) * 10**offset if swept == "connections" else float(row[swept]) + offset
-                    axes.plot([x], [limit], marker=CLIPPED_MARKER["y"], color=_colour(colours, row), markersize=4,
-                              clip_on=False)
+                    axes.plot(
+                        [x],
+                        [limit],
+                        marker=CLIPPED_MARKER["y"],
+                        color=_colour(colours, row),
+                        markersize=4,
+                        clip_on=False,
+                    )
             measured = sorted({float(v) for _, rows in sweeps for v in rows[swept]})
             if swept == "connections":
                 axes.set_xscale("log")
@@ -439,7 +474,10 @@ def _sweep_panels(summary: pd.DataFrame, swept: str, architectures: tuple[str, .
             axes.grid(axis="x", visible=False)
         panels[0][0].set_ylabel("Throughput (requests/s)")
         figure.legend(
-            list(handles.values()), list(handles.keys()), loc="outside lower center", frameon=False,
+            list(handles.values()),
+            list(handles.keys()),
+            loc="outside lower center",
+            frameon=False,
             ncol=2 if len(handles) > 3 else 1,
         )
     return figure

@@ -14,6 +14,7 @@ A template may wrap its text over several lines: `sentence()` joins every run of
 space, the way TeX reads a paragraph. `block()` keeps the lines as written (tables, figure environments).
 A reference to a fact that was not given is an error (StrictUndefined), never an empty string in the PDF.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -1,0 +1,264 @@
+"""The campaign's environment: machine, build, method parameters and executed order as macros, and the
+environment table (paper/generated/environment.tex) that quotes them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from archbench.analyze import analysis
+from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD, Labeller, key_text, main_pool_series, parse_cpu_list
+from archbench.report.latex import (
+    MacroSet,
+    campaign_provenance,
+    escape,
+    escape_command,
+    format_count,
+    format_decimal,
+    format_list,
+    is_missing,
+    provenance_differences,
+)
+from archbench.report.prose import Prose
+
+TEMPLATE = "environment/campaign"
+
+
+def _first_line(value: Any) -> str:
+    text = "" if is_missing(value) else str(value)
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _or_missing(text: str) -> str:
+    return text if text else "unknown"
+
+
+def _load_command(record: dict[str, Any]) -> str:
+    """The exact load command of one trial, with the ephemeral port replaced by PORT."""
+    argv = [str(a) for a in (record.get("load") or {}).get("argv") or []]
+    argv = [re.sub(r"(://[^/:]+):\d+", r"\1:PORT", a) for a in argv]
+    return " ".join(argv)
+
+
+def _server_command(record: dict[str, Any]) -> str:
+    return " ".join(str(a) for a in (record.get("server") or {}).get("argv") or [])
+
+
+def _representative_record(trial_records: Sequence[dict[str, Any]], summary: pd.DataFrame) -> dict[str, Any] | None:
+    """A measured ok trial of the main pool-size series (or any ok trial) to quote commands from."""
+    main = main_pool_series(summary)
+    preferred = set(main.rows["config_id"]) if main else set()
+    candidates = [r for r in trial_records if r.get("status") == "ok" and not r.get("warmup")]
+    for record in candidates:
+        if record.get("config_id") in preferred:
+            return record
+    return candidates[0] if candidates else (trial_records[0] if trial_records else None)
+
+
+def _pipeline_of(record: dict[str, Any] | None) -> int:
+    value = ((record or {}).get("config") or {}).get("pipeline")
+    try:
+        return int(value) if value is not None else analysis.DEFAULT_PIPELINE
+    except (TypeError, ValueError):
+        return analysis.DEFAULT_PIPELINE
+
+
+def _first_record(trial_records: Sequence[dict[str, Any]], wanted) -> dict[str, Any] | None:
+    """The first measured ok trial matching `wanted` (any matching trial if none is ok)."""
+    matching = [r for r in trial_records if wanted(r)]
+    ok = [r for r in matching if r.get("status") == "ok" and not r.get("warmup")]
+    return (ok or matching or [None])[0]
+
+
+def _interleaving(trials: pd.DataFrame) -> tuple[int, int]:
+    """(configuration changes between consecutive measured trials, possible changes)."""
+    measured = trials[~trials["warmup"].astype(bool)].sort_values("order_index", kind="stable")
+    ids = list(measured["config_id"])
+    return sum(1 for a, b in zip(ids, ids[1:], strict=False) if a != b), max(0, len(ids) - 1)
+
+
+def environment_macros(
+    macros: MacroSet,
+    meta: dict[str, Any],
+    trial_records: Sequence[dict[str, Any]],
+    trials: pd.DataFrame,
+    summary: pd.DataFrame,
+    prose: Prose,
+) -> None:
+    """Campaign, machine, build and method parameters as macros (all escaped); sentences from `prose`."""
+    provenance = campaign_provenance(meta, trial_records)
+    tools = provenance.get("tools") or {}
+    parameters = meta.get("parameters") or {}
+    measured = trials[~trials["warmup"].astype(bool)] if not trials.empty else trials
+    warmups = trials[trials["warmup"].astype(bool)] if not trials.empty else trials
+
+    macros.add("campaign", escape(meta.get("campaign", "")), "campaign name")
+    macros.add("profile", escape(_or_missing(str(meta.get("profile") or ""))), "campaign profile")
+    macros.add("seed", escape(meta.get("seed", "unknown")), "seed of the randomised trial order")
+    macros.add("created date", escape(str(meta.get("created_at") or "unknown")[:10]), "campaign creation date (UTC)")
+    commit = str(provenance.get("git_commit") or "")
+    macros.add("git commit", r"\texttt{" + escape(commit[:12] or "unknown") + "}", "git commit of the measured code")
+    dirty = provenance.get("git_dirty")
+    macros.add(
+        "git state",
+        "unknown" if dirty is None else ("with uncommitted changes" if dirty else "clean"),
+        "working tree state at measurement time",
+    )
+    macros.add("cpu model", escape(_or_missing(_first_line(provenance.get("cpu_model")))), "CPU model")
+    macros.add("cpu count", escape(provenance.get("cpu_count", "unknown")), "logical CPUs")
+    memory = provenance.get("memory_bytes")
+    macros.add("memory", format_decimal(memory / 2**30, 1) + r"\,GiB" if memory else "unknown", "main memory")
+    macros.add("kernel", escape(_or_missing(str(provenance.get("kernel") or ""))), "kernel release")
+    macros.add("os", escape(_or_missing(str(provenance.get("os") or ""))), "operating system")
+    macros.add("hostname", escape(_or_missing(str(provenance.get("hostname") or ""))), "host name")
+    macros.add("compiler", escape(_or_missing(str(provenance.get("compiler") or ""))), "C compiler")
+    macros.add("c flags", r"\texttt{" + escape(_or_missing(str(provenance.get("c_flags") or ""))) + "}", "C flags")
+    macros.add("build type", escape(_or_missing(str(provenance.get("build_type") or ""))), "CMake build type")
+    macros.add("wrk version", escape(_or_missing(_first_line(tools.get("wrk")))), "wrk -v, first line")
+    macros.add("python version", escape(_or_missing(str(provenance.get("python") or ""))), "Python")
+
+    def unique_text(column: str) -> list[str]:
+        if trials.empty or column not in trials:
+            return []
+        return sorted({key_text(v) for v in trials[column] if not is_missing(v) and key_text(v)})
+
+    macros.add(
+        "server cpus", escape(" / ".join(unique_text("server_cpus")) or "unknown"), "taskset CPU list of the server"
+    )
+    macros.add("load cpus", escape(" / ".join(unique_text("load_cpus")) or "unknown"), "taskset CPU list of wrk")
+
+    def unique_numbers(frame: pd.DataFrame, column: str) -> list[float]:
+        if frame.empty or column not in frame:
+            return []
+        return sorted({float(v) for v in frame[column] if not is_missing(v)})
+
+    macros.add("durations", format_list(unique_numbers(trials, "duration_s")), "configured wrk durations, s")
+    macros.add("load threads", format_list(unique_numbers(trials, "load_threads")), "wrk -t values")
+    macros.add("connection counts", format_list(unique_numbers(trials, "connections")), "wrk -c values")
+    pool = summary[summary["architecture"] == "thread_pool"] if not summary.empty else summary
+    macros.add("pool sizes", format_list(unique_numbers(pool, "threads")), "worker threads N of the thread pool")
+    labels = Labeller(summary) if not summary.empty else None
+    families = [] if summary.empty else list(dict.fromkeys(labels.family(r) for _, r in summary.iterrows()))
+    macros.add("architectures", format_list(families), "architecture variants measured")
+    macros.add(
+        "architecture count",
+        format_count(0 if summary.empty else summary["architecture"].nunique()),
+        "architectures measured (nginx included)",
+    )
+    macros.add(
+        "pipeline depths", format_list(analysis.pipeline_depths(summary)), "wrk pipeline depths D (requests per write)"
+    )
+    repetitions = parameters.get("repetitions")
+    if repetitions is None and not measured.empty:
+        repetitions = int(pd.to_numeric(measured["repetition"], errors="coerce").max())
+    macros.add(
+        "repetitions",
+        escape(repetitions if repetitions is not None else "unknown"),
+        "measured trials per configuration",
+    )
+    per_config_warmups = warmups.groupby("config_id").size() if not warmups.empty else pd.Series(dtype=int)
+    macros.add(
+        "warmups per configuration",
+        format_list(sorted(set(per_config_warmups))) if len(per_config_warmups) else "0",
+        "warm-up trials per configuration",
+    )
+
+    plan = list(meta.get("plan") or [])
+    status = measured["status"] if not measured.empty else pd.Series(dtype=str)
+    counts = {
+        "configuration count": (len(summary), "configurations"),
+        "planned trial count": (len(plan), "trials in the plan, warm-ups included"),
+        "trial count": (len(trials), "trial records, warm-ups included"),
+        "measured trial count": (len(measured), "measured (non-warm-up) trial records"),
+        "warmup trial count": (len(warmups), "warm-up trial records"),
+        "ok trial count": (int((status == "ok").sum()), "measured trials with status ok"),
+        "failed trial count": (int((status == "failed").sum()), "measured trials that failed"),
+        "unsupported trial count": (int((status == "unsupported").sum()), "measured trials unsupported"),
+        "flagged trial count": (
+            int((measured["flagged"].astype(bool) & (status == "ok")).sum()) if not measured.empty else 0,
+            "measured ok trials flagged by wrk output",
+        ),
+        "missing trial count": (
+            max(0, len(plan) - len(trials)) if plan else 0,
+            "planned trials without a record",
+        ),
+    }
+    for words, (value, comment) in counts.items():
+        macros.add(words, format_count(value), comment)
+
+    changes, possible = _interleaving(trials) if not trials.empty else (0, 0)
+    macros.add(
+        "order interleaving",
+        prose.sentence(TEMPLATE, "order_interleaving", changes=format_count(changes), possible=format_count(possible)),
+        "how interleaved the executed order was",
+    )
+    record = _representative_record(trial_records, summary)
+    load_command = _load_command(record) if record else ""
+    server_command = _server_command(record) if record else ""
+    macros.add("load command", escape_command(load_command or "unknown"), "exact load command of one trial")
+    macros.add("server command", escape_command(server_command or "unknown"), "exact server command of one trial")
+    pipelined = _first_record(trial_records, lambda r: _pipeline_of(r) > 1)
+    macros.add(
+        "pipeline command sentence",
+        prose.sentence(
+            TEMPLATE,
+            "pipeline_command",
+            command=escape_command(_load_command(pipelined)) if pipelined else None,
+            depth=_pipeline_of(pipelined),
+        ),
+        "exact wrk command of one trial with pipeline depth > 1",
+    )
+    nginx = _first_record(trial_records, lambda r: (r.get("config") or {}).get("architecture") == "nginx")
+    macros.add(
+        "nginx command sentence",
+        prose.sentence(TEMPLATE, "nginx_command", command=escape_command(_server_command(nginx)) if nginx else None),
+        "exact nginx command of one trial",
+    )
+    started = sorted(str(r.get("started_at")) for r in trial_records if r.get("started_at"))
+    finished = sorted(str(r.get("finished_at")) for r in trial_records if r.get("finished_at"))
+    macros.add("first trial at", escape(started[0][:19].replace("T", " ") if started else "unknown"), "UTC")
+    macros.add("last trial at", escape(finished[-1][:19].replace("T", " ") if finished else "unknown"), "UTC")
+    differences = provenance_differences(trial_records)
+    macros.add(
+        "provenance consistency",
+        prose.sentence(
+            TEMPLATE,
+            "provenance_consistency",
+            differences=format_list(r"\texttt{" + escape(d) + "}" for d in differences) if differences else "",
+        ),
+        "whether the environment changed during the campaign",
+    )
+    macros.add("pinning finding", pinning_finding(trials, prose), "whether server and wrk shared CPUs")
+    macros.add("confidence level", "95", "level of every confidence interval")
+    macros.add(
+        "client bound threshold",
+        f"{CLIENT_BOUND_THRESHOLD * 100:.0f}",
+        "wrk CPU busy fraction (percent) from which a trial counts as client-bound",
+    )
+
+
+def pinning_finding(trials: pd.DataFrame, prose: Prose) -> str:
+    """Whether server and wrk were on disjoint CPUs, and how many CPUs the server's threads shared."""
+    pairs: set[tuple[str, str]] = set()
+    if not trials.empty and "server_cpus" in trials and "load_cpus" in trials:
+        pairs = {(key_text(a), key_text(b)) for a, b in zip(trials["server_cpus"], trials["load_cpus"], strict=True)}
+        pairs = {p for p in pairs if p[0] and p[1]}
+    server_sizes = sorted({len(parse_cpu_list(a)) for a, _ in pairs})
+    return prose.sentence(
+        TEMPLATE,
+        "pinning",
+        {
+            "recorded": bool(pairs),
+            "disjoint": all(not (parse_cpu_list(a) & parse_cpu_list(b)) for a, b in pairs),
+            "server_cpus": format_list(server_sizes),
+            "plural": server_sizes != [1],
+        },
+    )
+
+
+def environment_table(prose: Prose) -> str:
+    """Hardware and software table; it holds only macros, so it always matches macros.tex."""
+    return prose.block(TEMPLATE, "table")

@@ -1,0 +1,414 @@
+"""The main tables' files and the sentences that cite them (paper/generated/tables-*.tex, table-configurations.tex).
+
+A table the campaign cannot produce becomes a sentence saying why; the sentences
+citing tables and figures are macros, empty (or a plain statement) when the
+thing they would cite does not exist, so report.tex never \\ref's a missing label.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import pandas as pd
+
+from archbench.analyze import analysis
+from archbench.analyze.analysis import ORIGINAL_ARCHITECTURES, Comparison, Labeller, architecture_label, key_text
+from archbench.report.latex import (
+    LATENCY_MARK,
+    NOT_MEASURED,
+    Column,
+    MacroSet,
+    MarkNotes,
+    adjusted_table,
+    any_positive,
+    count_or_zero,
+    escape,
+    format_compact,
+    format_count,
+    format_decimal,
+    format_interval,
+    format_ms,
+    format_percent,
+    is_missing,
+    mark_notes,
+    render_longtable,
+    render_tabular,
+    row_marks,
+    stacked,
+    table_notes,
+)
+from archbench.report.prose import Prose
+
+TABLES_TEMPLATE = "main/tables"  # captions and "no table" sentences
+CITATIONS_TEMPLATE = "main/citations"  # the macros citing tables and figures
+
+
+def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str, notes: MarkNotes) -> str:
+    """Source 000's table (N, sample mean, sample sd) plus n and the 95% CI of the mean.
+
+    Rows are sorted by connections, then N. A Connections column appears when
+    the table mixes connection counts; the N column only for the thread pool,
+    whose pool size is the swept parameter (the other architectures have none).
+    """
+    rows = series_rows.sort_values(["connections", "threads"], kind="stable")
+    show_connections = rows["connections"].nunique() > 1 or not _is_pool(rows)
+    show_threads = _is_pool(rows)
+    columns = []
+    if show_connections:
+        columns.append(Column(stacked("Connections", "(wrk \\texttt{-c})"), "r"))
+    if show_threads:
+        columns.append(Column(stacked("Number of", "threads $N$"), "r"))
+    columns += [
+        Column("$n$", "r"),
+        Column(stacked("Sample mean", "(r/s)"), "r"),
+        Column(stacked("Sample standard", "deviation (r/s)"), "r"),
+        Column(stacked(r"95\,\% CI of", "the mean (r/s)"), "r"),
+    ]
+    body = []
+    breaks = []
+    previous_connections = None
+    for index, (_, row) in enumerate(rows.iterrows()):
+        marks = row_marks(row, client_bound=True)
+        cells = []
+        if show_connections:
+            if show_threads and row["connections"] != previous_connections:
+                breaks.append(index)
+            cells.append(format_count(row["connections"]) + ("" if show_threads else marks))
+            previous_connections = row["connections"]
+        if show_threads:
+            cells.append(format_count(row["threads"]) + marks)
+        cells += [
+            format_count(row["n"]),
+            format_count(row["mean"]),
+            format_count(row["sd"]),
+            format_interval(row["ci95_low"], row["ci95_high"]),
+        ]
+        body.append(cells)
+    return "\n".join(
+        [
+            r"\begin{table}[htbp]",
+            r"\centering",
+            r"\small",
+            f"\\caption{{{caption}}}",
+            f"\\label{{{label}}}",
+            render_tabular(columns, body, breaks),
+            table_notes(rows, notes, client_bound=True),
+            r"\end{table}",
+        ]
+    )
+
+
+def _is_pool(rows: pd.DataFrame) -> bool:
+    return bool((rows["architecture"] == "thread_pool").all())
+
+
+def pool_size_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) -> list[tuple[str, str]]:
+    """(label, table) per architecture, dispatch mode and pipeline depth, in source 000's form.
+
+    Only the designs of source 000's comparison (blocking, thread per connection, thread pool);
+    the event-driven architectures and nginx are in the architecture comparison. Without `prose`, the
+    repository's templates.
+    """
+    prose = prose or Prose()
+    if summary.empty:
+        return []
+    notes = mark_notes(prose)
+    summary = summary[summary["architecture"].isin(ORIGINAL_ARCHITECTURES)]
+    if summary.empty:
+        return []
+    blocks = []
+    group_fields = [f for f in ("architecture", "dispatch", "handoff", "pipeline") if f in summary]
+    several_depths = "pipeline" in summary and summary["pipeline"].map(key_text).nunique() > 1
+    keyed = summary.assign(_key=[tuple(key_text(r[f]) for f in group_fields) for _, r in summary.iterrows()])
+    for key, rows in keyed.groupby("_key", sort=False):
+        rows = rows.drop(columns="_key")
+        first = rows.iloc[0]
+        depth = key_text(first.get("pipeline")) or "1"
+        name = architecture_label(first["architecture"], first.get("dispatch"), first.get("handoff"))
+        connections = sorted(rows["connections"].dropna().unique())
+        caption = prose.sentence(
+            TABLES_TEMPLATE,
+            "pool_size_caption",
+            {
+                "name": escape(name),
+                "depth": depth if several_depths else None,
+                "pool": _is_pool(rows),
+                "connections": format_count(connections[0]) if len(connections) == 1 else None,
+                "architecture": str(first["architecture"]),
+            },
+        )
+        # Depth 1 keeps the label it had before pipelining existed.
+        parts = [k for k in key[:-1] if k] if "pipeline" in group_fields else [k for k in key if k]
+        label = "tab:threads-" + "-".join(parts).replace("_", "-") + ("" if depth == "1" else f"-p{depth}")
+        blocks.append((label, pool_size_table(rows, label, caption, notes)))
+    return blocks
+
+
+def short_family(row: pd.Series, labels: Labeller) -> str:
+    """The family name short enough for a narrow table column."""
+    architecture = key_text(row.get("architecture"))
+    if architecture in ("thread_pool", "thread_per_conn") and not count_or_zero(row.get("max_threads")):
+        return architecture_label(architecture, row.get("dispatch"), row.get("handoff"), short=True)
+    return labels.family(row)
+
+
+def starved_cell(row: pd.Series) -> str:
+    """Mean starved connections; n/m where the server does not report what it answered (nginx)."""
+    value = row.get("starved_connections_mean")
+    if is_missing(value) and count_or_zero(row.get("n")) > 0:
+        return NOT_MEASURED
+    return format_compact(value)
+
+
+# --------------------------------------------------------------------------- architecture comparison
+
+
+def comparison_label(one: Comparison) -> str:
+    return f"tab:architectures-p{one.pipeline}"
+
+
+def point_text(one: Comparison) -> str:
+    """ "50 wrk connections, one wrk thread, 1-s trials" for a caption."""
+    point = one.point
+    parts = [f"{format_count(point.get('connections'))} wrk connections"]
+    if "load_threads" in point:
+        threads = int(float(point["load_threads"]))
+        parts.append(f"{threads} wrk thread{'s' if threads != 1 else ''}")
+    if "duration_s" in point:
+        parts.append(f"{format_compact(point['duration_s'])}-s trials")
+    if key_text(point.get("response")) not in ("", "test"):
+        parts.append(f"response {escape(key_text(point['response']))}")
+    return ", ".join(parts)
+
+
+def comparison_row_cells(row: pd.Series, labels: Labeller, reference: bool = False) -> list[str]:
+    name = escape(labels.variant(row)) + (" (reference)" if reference else "")
+    unsupported_only = count_or_zero(row.get("n")) == 0 and count_or_zero(row.get("n_unsupported")) > 0
+    mean = "unsupported" if unsupported_only else format_count(row["mean"])
+    errors = "/".join(
+        [format_compact(row.get("errors_mean")), format_compact(row.get("timeouts_mean")), starved_cell(row)]
+    )
+    latency_mark = LATENCY_MARK if count_or_zero(row.get("n_latency_invalid")) > 0 else ""
+    return [
+        name,
+        format_count(row["n"]),
+        mean + row_marks(row, client_bound=True),
+        format_interval(row["ci95_low"], row["ci95_high"]),
+        format_decimal(row.get("ratio_to_nginx"), 2),
+        format_ms(row.get("latency_p50_s_mean")) + latency_mark,
+        format_ms(row.get("latency_p99_s_mean")) + latency_mark,
+        format_decimal(row.get("server_cpu_us_per_request"), 2),
+        errors,
+        format_percent(row.get("load_cpu_utilisation_mean")),
+    ]
+
+
+def comparison_table(one: Comparison, labels: Labeller, prose: Prose) -> str:
+    """Every architecture at one pipeline depth and point, nginx below a rule as the reference."""
+    columns = [
+        Column("Server", r">{\raggedright\arraybackslash}p{3.1cm}"),
+        Column("$n$", "r"),
+        Column(stacked("Mean", "(r/s)"), "r"),
+        Column(stacked(r"95\,\% CI of", "the mean (r/s)"), "r"),
+        Column(stacked("Ratio to", "nginx"), "r"),
+        Column(stacked("p50", "(ms)"), "r"),
+        Column(stacked("p99", "(ms)"), "r"),
+        Column(stacked("Server CPU", r"(\textmu s/req.)"), "r"),
+        Column(stacked("Errors/time-", "outs/starved"), "r"),
+        Column(stacked("wrk", "CPU"), "r"),
+    ]
+    body = [comparison_row_cells(row, labels) for _, row in one.rows.iterrows()]
+    breaks = []
+    if one.reference is not None:
+        breaks.append(len(body))
+        body.append(comparison_row_cells(one.reference, labels, reference=True))
+    caption = prose.sentence(
+        TABLES_TEMPLATE,
+        "comparison_caption",
+        {
+            "pipeline": one.pipeline,
+            "point": point_text(one),
+            "has_reference": one.reference is not None,
+        },
+    )
+    all_rows = one.all_rows
+    notes = mark_notes(prose)
+    extra = [notes.not_measured] if any(starved_cell(r) == NOT_MEASURED for _, r in all_rows.iterrows()) else []
+    if any_positive(all_rows, "n_latency_invalid"):
+        extra.append(notes.latency)
+    return adjusted_table(
+        caption,
+        comparison_label(one),
+        render_tabular(columns, body, breaks),
+        table_notes(all_rows, notes, extra, client_bound=True),
+    )
+
+
+def comparison_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) -> list[tuple[str, str]]:
+    """(label, table) per pipeline depth at which two or more servers can be compared (captions from `prose`,
+    by default the repository's templates)."""
+    prose = prose or Prose()
+    labels = Labeller(summary) if not summary.empty else None
+    blocks = []
+    for one in analysis.comparisons(summary):
+        if len(one.all_rows) >= 2:
+            blocks.append((comparison_label(one), comparison_table(one, labels, prose)))
+    return blocks
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def pool_size_tables(summary: pd.DataFrame, prose: Prose) -> str:
+    """The source-000 tables (tables-threads.tex), or the sentence saying the campaign has none."""
+    blocks = pool_size_table_blocks(summary, prose)
+    if not blocks:
+        return prose.sentence(TABLES_TEMPLATE, "no_pool_size_table") + "\n"
+    return "\n\n".join(tex for _, tex in blocks) + "\n"
+
+
+def reference_macros(
+    macros: MacroSet,
+    table_labels: Sequence[str],
+    figures_present: dict[str, bool],
+    prose: Prose,
+    has_configurations: bool = True,
+) -> None:
+    """Sentences that cite tables and figures, so the text never \\ref's one the campaign could not produce.
+
+    A missing figure's own file already says why it is missing, so its sentence here is empty.
+    """
+    facts = {
+        "labels": list(table_labels),
+        "split_by_depth": any(re.search(r"-p\d+$", label) for label in table_labels),
+        "has_configurations": has_configurations,
+        "pool_figure": bool(figures_present.get("pool_size")),
+        "connections_figure": bool(figures_present.get("connections")),
+    }
+    for words, macro, comment in (
+        ("thread tables sentence", "thread_tables", "cites the per-architecture tables"),
+        (
+            "configurations table sentence",
+            "configurations_table",
+            "cites the table of all configurations (empty without one)",
+        ),
+        ("pool figure sentence", "pool_figure", "cites the pool-size figure (empty without one)"),
+        ("connections figure sentence", "connections_figure", "cites the connection-count figure (empty without one)"),
+    ):
+        macros.add(words, prose.sentence(CITATIONS_TEMPLATE, macro, facts), comment)
+
+
+def architecture_reference_macros(
+    macros: MacroSet, table_labels: Sequence[str], figures_present: dict[str, bool], prose: Prose
+) -> None:
+    """Sentences citing the comparison tables and figures that exist (empty or a plain statement otherwise);
+    without a table, tables-architectures.tex itself says, per depth, why there is none."""
+    facts = {
+        "labels": list(table_labels),
+        "throughput_figure": bool(figures_present.get("architectures_throughput")),
+        "connections_figure": bool(figures_present.get("architectures_connections")),
+        "threads_figure": bool(figures_present.get("architectures_threads")),
+        "cpu_figure": bool(figures_present.get("architectures_cpu")),
+    }
+    for words, macro, comment in (
+        ("architecture tables sentence", "architecture_tables", "cites the comparison tables (empty without one)"),
+        ("architecture figures sentence", "architecture_figures", "cites the comparison figures (may be empty)"),
+        (
+            "architecture cpu figure sentence",
+            "architecture_cpu_figure",
+            "cites the CPU-per-request figure (may be empty)",
+        ),
+    ):
+        macros.add(words, prose.sentence(CITATIONS_TEMPLATE, macro, facts), comment)
+
+
+def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
+    """Every configuration with the starvation evidence next to its throughput.
+
+    A longtable: a full campaign has dozens of configurations and must be able to break across pages.
+    """
+    if summary.empty:
+        return prose.sentence(TABLES_TEMPLATE, "no_configurations") + "\n"
+    labels = Labeller(summary)
+    several_depths = "pipeline" in summary and summary["pipeline"].map(key_text).nunique() > 1
+    any_unsupported = any_positive(summary, "n_unsupported")
+    columns = [Column("Architecture", "l")]
+    if several_depths:
+        columns.append(Column("$D$", "r"))
+    columns += [
+        Column("$N$", "r"),
+        Column(stacked("Conn-", "ections"), "r"),
+        Column("$n$", "r"),
+        Column(stacked("Mean", "(r/s)"), "r"),
+        Column(stacked("SD", "(r/s)"), "r"),
+        Column(stacked("wrk", "timeouts"), "r"),
+        Column(stacked("Starved", "conn."), "r"),
+        Column(stacked("Server CPU", r"(\textmu s/req.)"), "r"),
+        Column(stacked("wrk", "CPU"), "r"),
+        Column(stacked("Flagged/", "failed/unsup." if any_unsupported else "failed"), "r"),
+    ]
+    body = []
+    breaks = []
+    previous = None
+    for index, (_, row) in enumerate(summary.iterrows()):
+        name = short_family(row, labels)
+        if name != previous:
+            breaks.append(index)
+            previous = name
+        counts = f"{format_count(row['n_flagged'])}/{format_count(row['n_failed'])}"
+        if any_unsupported:
+            counts += f"/{format_count(row.get('n_unsupported'))}"
+        cells = [escape(name)]
+        if several_depths:
+            cells.append(escape(key_text(row.get("pipeline")) or "1"))
+        cells += [
+            format_count(row["threads"]),
+            format_count(row["connections"]),
+            format_count(row["n"]),
+            format_count(row["mean"]) + row_marks(row, client_bound=True),
+            format_count(row["sd"]),
+            format_compact(row["timeouts_mean"]),
+            starved_cell(row),
+            format_decimal(row["server_cpu_us_per_request"], 1),
+            format_percent(row.get("load_cpu_utilisation_mean")),
+            counts,
+        ]
+        body.append(cells)
+    caption = prose.sentence(
+        TABLES_TEMPLATE, "configurations_caption", several_depths=several_depths, any_unsupported=any_unsupported
+    )
+    notes = mark_notes(prose)
+    extra = [notes.not_measured] if any(starved_cell(r) == NOT_MEASURED for _, r in summary.iterrows()) else []
+    return render_longtable(
+        columns,
+        body,
+        caption,
+        "tab:configurations",
+        breaks,
+        tabcolsep="2.5pt",
+        notes=table_notes(summary, notes, extra, client_bound=True),
+    )
+
+
+def comparison_tables(summary: pd.DataFrame, prose: Prose) -> str:
+    """The comparison tables, or a sentence per depth saying why there is none."""
+    labels = Labeller(summary) if not summary.empty else None
+    parts = []
+    for one in analysis.comparisons(summary):
+        if len(one.all_rows) >= 2:
+            parts.append(comparison_table(one, labels, prose))
+        else:
+            only = one.all_rows.iloc[0]
+            parts.append(
+                prose.sentence(
+                    TABLES_TEMPLATE,
+                    "single_server_comparison",
+                    pipeline=one.pipeline,
+                    server=escape(labels.variant(only)),
+                )
+                + "\n"
+            )
+    if not parts:
+        return prose.sentence(TABLES_TEMPLATE, "no_comparison") + "\n"
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,152 @@
+"""Number, interval and list formats of the statistics tables and sentences, and each configuration's values."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from archbench import stats
+from archbench.analyze import analysis, outliers
+from archbench.analyze.analysis import Labeller, key_text
+from archbench.report import latex
+from archbench.report.latex import (
+    MISSING,
+    escape,
+    format_count,
+    format_decimal,
+    is_missing,
+)
+
+QQ_MAX_PANELS = 12
+QQ_COLUMNS = 4
+# Each long table's font size, chosen once: the smallest the old width estimate picked for the reference
+# campaign (the cross-host tables' for million-scale rates of two hosts), so the other columns fit.
+DIAGNOSTICS_SIZE = r"\scriptsize"
+COMPARISONS_SIZE = r"\footnotesize"
+MEASURED_SIZE = r"\tiny"
+MAX_NAMED = 6  # items named in one generated sentence before "and N more"
+ALPHA = stats.DEFAULT_ALPHA
+LEVEL = stats.DEFAULT_CONFIDENCE
+
+TEST_NAMES = {"welch_t": "Welch", "mann_whitney_u": "M--W", "none": MISSING}
+EFFECT_SYMBOLS = {"hedges_g": "$g$", "cliffs_delta": r"$\delta$"}
+
+
+# =========================================================================== formatting
+
+
+def minus(text: str) -> str:
+    """A leading hyphen as a typeset minus sign."""
+    return "$-$" + text[1:] if text.startswith("-") else text
+
+
+def fmt_rate(value: Any) -> str:
+    return minus(format_count(value))
+
+
+def fmt_number(value: Any, digits: int = 2) -> str:
+    return minus(format_decimal(value, digits))
+
+
+def fmt_bracket(low: Any, high: Any, formatter: Callable[[Any], str] = fmt_rate) -> str:
+    """'[12,345; 14,000]': a semicolon, since commas separate thousands; '--' when undefined."""
+    if is_missing(low) or is_missing(high) or not (math.isfinite(float(low)) and math.isfinite(float(high))):
+        return MISSING
+    return f"[{formatter(low)}; {formatter(high)}]"
+
+
+def fmt_p(value: Any) -> str:
+    if is_missing(value):
+        return MISSING
+    p = float(value)
+    if p < 0.001:
+        return "$<$0.001"
+    return f"{p:.2f}" if p >= 0.1 else f"{p:.3f}"
+
+
+def fmt_pct(value: Any, digits: int = 1) -> str:
+    return MISSING if is_missing(value) else minus(format_decimal(value, digits)) + r"\,\%"
+
+
+def two_lines(top: str, bottom: str) -> str:
+    """A right-aligned cell of two lines (an estimate over its interval)."""
+    if bottom in ("", MISSING):
+        return top
+    # "{}" keeps a bottom line that starts with "[" from being read as \\'s optional skip.
+    return r"\begin{tabular}[t]{@{}r@{}}" + top + r"\\{}" + bottom + r"\end{tabular}"
+
+
+def truthy(value: Any) -> bool:
+    return str(value).strip().lower() in ("true", "1", "1.0", "yes")
+
+
+def count_of(value: Any) -> int:
+    return 0 if is_missing(value) else int(float(value))
+
+
+def first_named(items: Sequence[str]) -> tuple[list[str], int]:
+    """The items a sentence names (at most MAX_NAMED) and how many more it only counts."""
+    items = list(items)
+    return items[:MAX_NAMED] if len(items) > MAX_NAMED else items, max(0, len(items) - MAX_NAMED)
+
+
+def format_list_text(items: Sequence[str]) -> str:
+    items = list(items)
+    if not items:
+        return ""
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def config_text(row: Mapping[str, Any], labels: Labeller, several_depths: bool) -> str:
+    """'epoll (edge), 50 conn., $D=16$' (escaped) for a summary row."""
+    text = f"{escape(labels.variant(row))}, {format_count(row.get('connections'))} conn."
+    if several_depths:
+        text += f", $D={key_text(row.get('pipeline')) or '1'}$"
+    return text
+
+
+def several_depths(summary: pd.DataFrame) -> bool:
+    return len(analysis.pipeline_depths(summary)) > 1
+
+
+def family_row(columns: int, text: str) -> str:
+    return r"\multicolumn{" + str(columns) + r"}{@{}l}{\textit{" + text + r"}} \\"
+
+
+# =========================================================================== values per configuration
+
+
+def measured_values(trials: pd.DataFrame, value: str = "requests_per_sec") -> dict[str, np.ndarray]:
+    """config_id -> the measured ok trials' values (flagged ones included, as in summary.csv)."""
+    rows = outliers.measured_ok(trials) if not trials.empty else trials
+    if rows.empty or value not in rows:
+        return {}
+    return {
+        str(cid): stats.as_sample(pd.to_numeric(group[value], errors="coerce"))
+        for cid, group in rows.groupby("config_id", sort=False)
+    }
+
+
+def fill_first(columns: Sequence[tuple[str, str]]) -> list[latex.Column]:
+    """The columns with the first one taking the width the others leave (LaTeX sizes it, not Python)."""
+    return [
+        latex.Column(header, latex.FILL_COLUMN if index == 0 else align)
+        for index, (header, align) in enumerate(columns)
+    ]
+
+
+def notes_after(notes: str) -> str:
+    """A long table's notes as one ragged paragraph just under its last rule; empty without notes."""
+    if not notes:
+        return ""
+    return r"\vspace{-0.5\baselineskip}" + "\n" + r"{\raggedright " + notes + r"\par}"

@@ -1,0 +1,249 @@
+"""What the echo and latency studies share: which campaign a section reads, trial-record outcomes, labels,
+CSV writing, row order and the sentences every study section opens with (provenance, no campaign)."""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from archbench import stats
+from archbench.analyze import analysis
+from archbench.analyze.analysis import Labeller, key_text, number
+from archbench.data import storage
+from archbench.parse import parse_file
+from archbench.report.latex import MISSING, MacroSet, campaign_provenance, escape
+from archbench.report.prose import Prose
+
+COMMON_TEMPLATE = "studies/common"
+# Why a study section has no campaign (the sentence itself is the template's).
+NOT_GIVEN = "not_given"
+NOT_FOUND = "not_found"
+
+
+@dataclass(frozen=True)
+class StudySource:
+    """Which campaign a section's numbers come from, or why there is none."""
+
+    requested: str | None  # the parameter as given (None: not given)
+    campaign: storage.Campaign | None
+    missing: str | None  # NOT_GIVEN or NOT_FOUND when there is no campaign, None when there is one
+
+    @property
+    def name(self) -> str:
+        return (
+            self.campaign.meta.get("campaign") or self.campaign.path.name if self.campaign else (self.requested or "")
+        )
+
+
+def load_campaign_or_reason(requested: str | None, raw_root: Path, what: str) -> StudySource:
+    """The named campaign under raw_root, or why there is none (never raises: a missing study campaign makes
+    its section a sentence, not a failed report)."""
+    if not requested:
+        return StudySource(None, None, NOT_GIVEN)
+    path = Path(raw_root) / requested
+    if not (path / storage.CAMPAIGN_FILE).is_file():
+        warnings.warn(f"{what} campaign {requested!r} not found under {raw_root}; its section says so", stacklevel=2)
+        return StudySource(requested, None, NOT_FOUND)
+    return StudySource(requested, storage.load_campaign(path), None)
+
+
+def tt(text: Any) -> str:
+    """A data-derived name (campaign, host, trial id) in typewriter type that may break after its hyphens,
+    underscores and dots, so a long name never runs into the margin."""
+    escaped = escape(text)
+    return r"\texttt{" + escaped.replace("-", r"-\allowbreak{}").replace(r"\_", r"\_\allowbreak{}") + "}"
+
+
+def and_list(prose: Prose, items: Sequence[str]) -> str:
+    """ "a, b and c" of LaTeX-ready items (latex.format_list escapes its items; these are escaped already)."""
+    return prose.sentence(COMMON_TEMPLATE, "and_list", entries=[str(i) for i in items], missing=MISSING)
+
+
+def provenance_facts(campaign: storage.Campaign) -> dict[str, str]:
+    """Host, CPU, kernel, commit and the first and last trial times (UTC) of a campaign, escaped."""
+    provenance = campaign_provenance(campaign.meta, campaign.trials)
+    started = sorted(str(r["started_at"]) for r in campaign.trials if r.get("started_at"))
+    finished = sorted(str(r["finished_at"]) for r in campaign.trials if r.get("finished_at"))
+    created = str(campaign.meta.get("created_at") or "")
+    return {
+        "campaign": escape(campaign.meta.get("campaign") or campaign.path.name),
+        "campaign_tt": tt(campaign.meta.get("campaign") or campaign.path.name),
+        "host": escape(provenance.get("hostname") or "an unrecorded host"),
+        "host_tt": tt(provenance.get("hostname") or "unrecorded"),
+        "cpu": escape(str(provenance.get("cpu_model") or "unknown CPU").strip().splitlines()[0]),
+        "cpus": escape(provenance.get("cpu_count") if provenance.get("cpu_count") is not None else "?"),
+        "kernel": escape(provenance.get("kernel") or "unknown"),
+        "commit": escape(str(provenance.get("git_commit") or "unknown")[:12]),
+        "first": escape(started[0][:16].replace("T", " ") if started else created[:16].replace("T", " ") or "unknown"),
+        "last": escape(finished[-1][:16].replace("T", " ") if finished else "unknown"),
+        "date": escape((started[0] if started else created)[:10] or "unknown"),
+    }
+
+
+def provenance_sentence(prose: Prose, campaigns: Sequence[storage.Campaign], section: str) -> str:
+    """ "The numbers of this section come from campaign X, measured on host H (...) from T1 to T2 UTC." """
+    return prose.sentence(
+        COMMON_TEMPLATE, "provenance", section=section, campaigns=[provenance_facts(c) for c in campaigns]
+    )
+
+
+def no_campaign_macros(
+    macros: MacroSet,
+    prose: Prose,
+    what: str,
+    source: StudySource | None,
+    make_target: str,
+    missing: Sequence[str],
+    empty: Sequence[str],
+) -> None:
+    """The macros of a study section without a campaign: the campaign sentence says why, the `missing`
+    values are MISSING and the `empty` sentences empty (the section tests \\ab...HasData before using them)."""
+    requested = source.requested if source else None
+    macros.add(f"{what} campaign", escape(requested or "none"), f"{what} campaign (none)")
+    macros.add(
+        f"{what} campaign sentence",
+        prose.sentence(
+            COMMON_TEMPLATE,
+            "no_campaign",
+            what=what,
+            make_target=make_target,
+            requested=escape(requested) if requested else None,
+            not_found=bool(source and source.missing == NOT_FOUND),
+        ),
+        f"where the {what} numbers come from",
+    )
+    for words in missing:
+        macros.add(words, MISSING, f"no {what} campaign")
+    for words in empty:
+        macros.add(words, "", f"no {what} campaign")
+
+
+def absent_files(prose: Prose, what: str, names: Sequence[str]) -> dict[str, str]:
+    """Every generated file of a section without a campaign: a comment pointing at the section's sentence."""
+    comment = prose.sentence(COMMON_TEMPLATE, "absent_file", what=what) + "\n"
+    return {name: comment for name in names}
+
+
+def total_count(mapping: Any) -> float:
+    """Sum of a {kind: count} object (echo_client's connect_errors, closed_early); NaN if absent."""
+    if not isinstance(mapping, Mapping):
+        return math.nan
+    return float(sum(number(v) for v in mapping.values() if not math.isnan(number(v))))
+
+
+def load_busy(load: Mapping[str, Any]) -> float:
+    return number(load.get("cpus_busy"))
+
+
+def load_command(record: Mapping[str, Any] | None) -> str:
+    """A trial's exact load command with the ephemeral port and the server pid replaced by PORT and PID."""
+    if not record:
+        return ""
+    argv = [str(a) for a in (record.get("load") or {}).get("argv") or []]
+    out = []
+    for index, arg in enumerate(argv):
+        previous = argv[index - 1] if index else ""
+        if previous == "--port":
+            arg = "PORT"
+        elif previous == "--server-pid":
+            arg = "PID"
+        arg = re.sub(r"(://[^/:]+):\d+", r"\1:PORT", arg)
+        # The repository's binaries by their relative name; an absolute checkout path says nothing.
+        arg = re.sub(r"^/.*/(build/bin/echo_client|\.tools/bin/oha)$", r"\1", arg)
+        out.append(arg)
+    return " ".join(out)
+
+
+def study_trial_outcome(
+    record: Mapping[str, Any], campaign_dir: Path, tool: Any
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """(the trial's parsed load output or None, its outcome columns: repetition, warm-up and adaptive marks,
+    order, status, why it failed or has no usable output, and its flags)."""
+    status = record.get("status", "failed")
+    parsed, parse_error = _parse_study_output(record.get("load") or {}, Path(campaign_dir), tool, status)
+    flags = analysis.output_flags(parsed, status)
+    return parsed, {
+        "repetition": record.get("repetition"),
+        "warmup": bool(record.get("warmup", False)),
+        "adaptive": bool(record.get("adaptive", False)),
+        "order_index": record.get("order_index"),
+        "status": status,
+        "failure_reason": record.get("failure_reason"),
+        "parse_error": parse_error,
+        "flags": analysis.FLAG_SEPARATOR.join(flags),
+        "flagged": bool(flags),
+    }
+
+
+def _parse_study_output(
+    load: Mapping[str, Any], campaign_dir: Path, tool: Any, status: Any
+) -> tuple[dict[str, Any] | None, str | None]:
+    """(parsed load output, why there is none). Study records always name their output file (unlike the
+    main campaign's early ones, archbench.analyze.trials._parse_load_output), so a missing name is only an error for an ok trial."""
+    output = load.get("output_file")
+    if not output:
+        return None, "no load output file" if status == "ok" else None
+    try:
+        return parse_file(campaign_dir / output, tool), None
+    except Exception as error:  # noqa: BLE001 - an unreadable output is a visible row, not a crash
+        return None, f"{type(error).__name__}: {error}"
+
+
+def study_label(row: Mapping[str, Any], labels: Labeller) -> str:
+    """The server's name for sentences: "reactor (2 threads)", "prefork (level, 2 workers)", "epoll (edge)"."""
+    family = labels.family(row)
+    units = analysis.THREAD_UNITS.get(key_text(row.get("architecture")))
+    threads = number(row.get("threads"))
+    if units is None or math.isnan(threads):
+        return family
+    count = f"{threads:.0f} {units[0] if threads == 1 else units[1]}"
+    return family[:-1] + f", {count})" if family.endswith(")") else f"{family} ({count})"
+
+
+def insert_study_labels(trials: pd.DataFrame) -> None:
+    """Insert the sentence-ready `variant` (study_label) and `family` columns after the three id columns."""
+    labels = Labeller(trials)
+    trials.insert(3, "variant", [study_label(r, labels) for _, r in trials.iterrows()])
+    trials.insert(4, "family", [labels.family(r) for _, r in trials.iterrows()])
+
+
+def remove_stale_files(directory: Path, names: Sequence[str]) -> None:
+    """Delete these outputs of an earlier run, so none of them can pass for this run's."""
+    for name in names:
+        (Path(directory) / name).unlink(missing_ok=True)
+
+
+def write_study_csvs(
+    processed_dir: Path, campaigns: Sequence[storage.Campaign], frames: Mapping[str, pd.DataFrame]
+) -> dict[str, Path]:
+    """Write a study's CSVs into processed_dir, which must not be inside any of its (immutable) raw campaigns."""
+    for campaign in campaigns:
+        analysis.refuse_inside_raw(Path(processed_dir), campaign.path)
+    return analysis.write_csvs(Path(processed_dir), frames)
+
+
+def distinct_values(frame: pd.DataFrame, column: str) -> list[float]:
+    """The distinct numbers of a column, ascending; none for an empty frame or a column it lacks."""
+    if frame.empty or column not in frame:
+        return []
+    return sorted(set(stats.as_sample(frame[column]).tolist()))
+
+
+def sorted_rows(frame: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
+    """Canonical architecture order (analysis.ARCHITECTURE_ORDER), then the variant fields, then `extra`."""
+    if frame.empty:
+        return frame
+    ranked = frame.assign(
+        _rank=[analysis.architecture_rank(a) for a in frame["architecture"]],
+        _name=[key_text(a) for a in frame["architecture"]],
+        _variant=frame["variant"].astype(str) if "variant" in frame else "",
+    )
+    keys = ["_rank", "_name", "_variant", *[c for c in extra if c in frame]]
+    return ranked.sort_values(keys, kind="stable").drop(columns=["_rank", "_name", "_variant"])
