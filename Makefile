@@ -54,7 +54,7 @@ LATEX_AUX := aux bbl bcf blg fdb_latexmk fls log out run.xml toc synctex.gz
 STARTED := $(shell date +%s)
 
 .PHONY: all setup venv servers trials analysis paper test bench clean distclean help
-.PHONY: test-sanitize fuzz
+.PHONY: test-sanitize fuzz lint test-unit FORCE
 
 all: setup servers trials analysis paper
 	@echo "==> all: done in $$(( $$(date +%s) - $(STARTED) )) s: paper/report.pdf from campaign $(REPORT_CAMPAIGN) (profile $(PROFILE))"
@@ -84,8 +84,23 @@ trials: servers $(VENV_STAMP)
 	$(PY) -m archbench manifest --update
 
 # Reads data/raw only: its executed copy goes to data/processed/executed/ (regenerable),
-# so that `make paper` leaves the reference campaign in git untouched.
-analysis: $(VENV_STAMP)
+# so that `make paper` leaves the reference campaign in git untouched. The analysis is redone only
+# when one of its inputs changed: the campaigns' raw files, the package, the templates, the notebook,
+# or which campaigns the report uses (ANALYSIS_ARGS holds them and changes only when they do).
+ANALYSIS_STAMP := data/processed/.analysis.stamp
+ANALYSIS_ARGS := data/processed/.analysis-args
+ANALYSIS_SOURCES := $(shell find archbench paper/templates -type f \( -name '*.py' -o -name '*.j2' -o -name '*.toml' -o -name '*.lua' \) 2>/dev/null) notebooks/analyze.ipynb
+ANALYSIS_RAW = $(shell find 'data/raw/$(REPORT_CAMPAIGN)' 'data/raw/$(ECHO_CAMPAIGN)' data/raw/'$(LATENCY_CAMPAIGN)' \
+  data/raw/'$(LATENCY_CAMPAIGN)'-001 -type f 2>/dev/null) $(wildcard $(ROBUSTNESS))
+ANALYSIS_ARGS_TEXT = campaign=$(REPORT_CAMPAIGN) echo=$(ECHO_CAMPAIGN) latency=$(LATENCY_CAMPAIGN) robustness=$(ROBUSTNESS)
+
+analysis: $(ANALYSIS_STAMP)
+
+$(ANALYSIS_ARGS): FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(ANALYSIS_ARGS_TEXT)' | cmp -s - $@ || printf '%s\n' '$(ANALYSIS_ARGS_TEXT)' >$@
+
+$(ANALYSIS_STAMP): $(ANALYSIS_ARGS) $(ANALYSIS_SOURCES) $(ANALYSIS_RAW) $(VENV_STAMP)
 	@echo "==> analysis: notebooks/analyze.ipynb on campaign $(REPORT_CAMPAIGN) -> data/processed/, paper/generated/, paper/figures/"
 	@test -f 'data/raw/$(REPORT_CAMPAIGN)/campaign.json' || \
 	  { echo "no campaign data/raw/$(REPORT_CAMPAIGN)/campaign.json (run make trials, or set REPORT_CAMPAIGN)" >&2; exit 1; }
@@ -94,13 +109,33 @@ analysis: $(VENV_STAMP)
 	$(PY) -m archbench notebook analyze --campaign $(REPORT_CAMPAIGN) -p campaign $(REPORT_CAMPAIGN) \
 	  -p echo_campaign '$(ECHO_CAMPAIGN)' -p latency_campaign '$(LATENCY_CAMPAIGN)' -p robustness '$(ROBUSTNESS)' \
 	  --output-dir data/processed/executed
+	@touch $@
 
-paper: analysis
+# latexmk is itself incremental; make runs it only when the generated inputs or the TeX sources changed.
+PAPER_SOURCES := paper/report.tex paper/references.bib $(wildcard paper/sections/*.tex)
+paper: paper/report.pdf
+paper/report.pdf: $(ANALYSIS_STAMP) $(PAPER_SOURCES)
 	@echo "==> paper: latexmk in paper/ -> paper/report.pdf"
 	cd paper && latexmk -pdf -interaction=nonstopmode -halt-on-error report.tex
+	@touch $@
 	@echo "    wrote paper/report.pdf (campaign $(REPORT_CAMPAIGN))"
 
-test: setup servers
+# Style and structure: ruff (lint and format), the stages' import contract (pyproject.toml) and the C
+# sources' format (.clang-format). Part of `make test`.
+C_SOURCES := $(shell find servers_c -name '*.[ch]' -not -path '*/corpus/*' 2>/dev/null)
+lint: $(VENV_STAMP)
+	@echo "==> lint: ruff check, ruff format --check, lint-imports (stage layers), clang-format"
+	$(VENV)/bin/ruff check archbench tests servers_c scripts
+	$(VENV)/bin/ruff format --check archbench tests servers_c scripts
+	$(VENV)/bin/lint-imports
+	clang-format --dry-run --Werror $(C_SOURCES)
+
+# The tests that need no build, no wrk and no nginx (pytest marker `integration` marks the others).
+test-unit: $(VENV_STAMP)
+	@echo "==> test-unit: pytest -m 'not integration' tests/"
+	$(VENV)/bin/pytest -q -m 'not integration' tests/
+
+test: setup servers lint
 	@echo "==> test: ctest (unit tests and conformance of every architecture)"
 	cd $(BUILD_DIR) && ctest --output-on-failure
 	@echo "==> test: pytest tests/"
@@ -213,7 +248,9 @@ help:
 	@echo "  trials     notebooks/run_trials.ipynb for CAMPAIGN=$(CAMPAIGN) (resumes if interrupted)"
 	@echo "  analysis   notebooks/analyze.ipynb for REPORT_CAMPAIGN=$(REPORT_CAMPAIGN)"
 	@echo "  paper      analysis, then latexmk -> paper/report.pdf"
-	@echo "  test       C build (-Werror), ctest --output-on-failure, pytest -q tests/"
+	@echo "  test       lint, C build (-Werror), ctest --output-on-failure, pytest -q tests/"
+	@echo "  test-unit  pytest -m 'not integration': the tests that need no build, wrk or nginx (< 1 min)"
+	@echo "  lint       ruff check + format --check, lint-imports (the stages' layers), clang-format"
 	@echo "  test-sanitize  ctest under ASan+UBSan (build-asan) and TSan (build-tsan, threaded architectures)"
 	@echo "  fuzz       libFuzzer harnesses for the parser and the session, FUZZ_SECONDS=$(FUZZ_SECONDS) each (clang)"
 	@echo "  bench      every architecture and nginx at depth 1 and 16; medians, ratios to nginx, targets"

@@ -1,4 +1,5 @@
 """`python -m archbench`: the command line (archbench.cli.main)."""
+
 import sys
 
 from archbench.cli.main import main

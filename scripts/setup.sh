@@ -127,6 +127,8 @@ check_system() {
     have taskset || need taskset util-linux
     have hostname || need hostname hostname
     have git || need git git
+    # make lint checks the C sources' format (.clang-format)
+    have clang-format || need clang-format clang-format
     if ! python_ok; then
         if have "$PYTHON" && ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
             die "$PYTHON is $("$PYTHON" -V 2>&1); archbench needs Python >= 3.10 (set PYTHON=...)"

@@ -1,4 +1,5 @@
 """Shared fixtures of the measurement-side tests: paths, skips with reasons, fake servers."""
+
 from __future__ import annotations
 
 import os
@@ -10,9 +11,6 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-# Tests import the checkout's archbench even when it is not pip-installed.
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
 WRK_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "wrk"
 REAL_BUILD_DIR = REPO_ROOT / "build"
 BUILD_HINT = "cmake -S servers_c -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2"
@@ -76,3 +74,61 @@ def repo_env() -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+# Two kinds of test (`make test-unit` runs the first, `make test` both): unit tests need no build, no wrk,
+# no nginx, no notebook kernel and no LaTeX, and take under a minute together; integration tests run real
+# servers, load generators, notebooks or latexmk. A test is integration when it uses a fixture that needs
+# the build or the load tools, lives in a module that is about running things, or is listed here by name.
+INTEGRATION_FIXTURES = frozenset({"real_build_dir", "load_tools", "built_servers", "needs_build"})
+INTEGRATION_MODULES = frozenset(
+    {
+        "test_abuse",
+        "test_servers_under_wrk",
+        "test_pipeline_smoke",
+        "test_nginx",
+        "test_harness_faults",
+        "test_echo_trials",
+        "test_latency_trials",
+    }
+)
+INTEGRATION_TESTS: dict[str, frozenset[str]] = {
+    "test_cli": frozenset(
+        {
+            "test_notebook_with_bad_parameter_fails_naming_it",
+            "test_notebook_runs_a_campaign_and_keeps_each_executed_copy",
+            "test_study_notebooks_fail_naming_a_bad_parameter",
+        }
+    ),
+    "test_latex": frozenset(
+        {"test_report_pdf_builds_from_a_fixture_campaign", "test_report_builds_from_degenerate_campaigns"}
+    ),
+    "test_report_echo": frozenset(
+        {
+            "test_pdf_builds_with_synthetic_echo_and_latency_sections",
+            "test_pdf_builds_with_the_real_fixture_campaigns",
+            "test_pdf_builds_without_echo_and_latency_campaigns",
+            "test_pdf_builds_with_campaigns_that_hold_no_measurement_of_their_own",
+        }
+    ),
+    "test_report_robustness": frozenset({"test_report_pdf_builds_with_the_appendix"}),
+    "test_report_stats": frozenset({"test_pdf_with_the_sections_builds"}),
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "integration: runs servers, load generators, notebooks or LaTeX (deselect with -m 'not integration')"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        name = item.originalname if isinstance(item, pytest.Function) else item.name
+        if (
+            module in INTEGRATION_MODULES
+            or INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+            or name in INTEGRATION_TESTS.get(module, frozenset())
+        ):
+            item.add_marker(pytest.mark.integration)

@@ -1,4 +1,5 @@
 """Adaptive repetition (issue 5): extra trials until the CI is narrow enough, interleaved, resume-safe."""
+
 from __future__ import annotations
 
 import io
@@ -7,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from archbench.measure import adaptive
-from archbench.measure import runner
-from archbench.measure.adaptive import ConfigState, next_round, short_of_target
 from archbench.config.params import ParameterError, resolve_parameters
 from archbench.config.plan import TrialConfig
+from archbench.measure import adaptive, runner
+from archbench.measure.adaptive import ConfigState, next_round, short_of_target
 from archbench.measure.runner import CampaignInterrupted, run_campaign
 
 
@@ -67,9 +67,21 @@ def test_adaptive_campaign_runs_interleaved_extra_trials_and_resumes(
     server_cpus, load_cpus = cpu_pair
     # An unreachable target (0.0001 %): every configuration runs up to max_trials.
     params = resolve_parameters(
-        "smoke", servers=["thread_pool"], thread_counts=[1, 2], connection_counts=[16], duration_s=1, trials=2,
-        warmup=False, server_cpus=server_cpus, load_cpus=load_cpus, build_dir=str(real_build_dir),
-        raw_root=str(tmp_path), campaign="adapt", seed=11, ci_target=0.0001, max_trials=4,
+        "smoke",
+        servers=["thread_pool"],
+        thread_counts=[1, 2],
+        connection_counts=[16],
+        duration_s=1,
+        trials=2,
+        warmup=False,
+        server_cpus=server_cpus,
+        load_cpus=load_cpus,
+        build_dir=str(real_build_dir),
+        raw_root=str(tmp_path),
+        campaign="adapt",
+        seed=11,
+        ci_target=0.0001,
+        max_trials=4,
     )
     real_run_trial = runner.run_trial
     adaptive_runs: list[str] = []
@@ -91,8 +103,9 @@ def test_adaptive_campaign_runs_interleaved_extra_trials_and_resumes(
     stream = io.StringIO()
     result = run_campaign(params, stream=stream)
     assert result.skipped == 4 and result.ran == 3  # 4 extra trials in all, one of them before the interrupt
-    records = {r["trial_id"]: r for r in (json.loads(p.read_text()) for p in campaign.glob("*.json"))
-               if r.get("trial_id")}
+    records = {
+        r["trial_id"]: r for r in (json.loads(p.read_text()) for p in campaign.glob("*.json")) if r.get("trial_id")
+    }
     configs = ["thread_pool-request-queue-t1-c16-lt1-d1s", "thread_pool-request-queue-t2-c16-lt1-d1s"]
     assert sorted(records) == sorted(f"{c}-r{k:02d}" for c in configs for k in range(1, 5))
     extras = sorted((r for r in records.values() if r.get("adaptive")), key=lambda r: r["order_index"])
@@ -100,14 +113,16 @@ def test_adaptive_campaign_runs_interleaved_extra_trials_and_resumes(
     assert [r["order_index"] for r in extras] == [4, 5, 6, 7]
     assert all(r["status"] == "ok" and not r["warmup"] for r in extras)
     assert json.loads((campaign / "campaign.json").read_text())["plan"] == sorted(
-        [f"{c}-r{k:02d}" for c in configs for k in (1, 2)], key=lambda t: json.loads(
-            (campaign / f"{t}.json").read_text())["order_index"])
+        [f"{c}-r{k:02d}" for c in configs for k in (1, 2)],
+        key=lambda t: json.loads((campaign / f"{t}.json").read_text())["order_index"],
+    )
 
     (summary_file,) = (campaign / "adaptive").iterdir()
     summary = json.loads(summary_file.read_text())
     assert (summary["ci_target_pct"], summary["max_trials"], summary["level"]) == (0.0001, 4, 0.95)
-    assert {cid: (row["trials"], row["n"], row["met"], row["stopped_by"]) for cid, row in summary["configs"].items()} \
-        == {c: (4, 4, False, "max_trials") for c in configs}
+    assert {
+        cid: (row["trials"], row["n"], row["met"], row["stopped_by"]) for cid, row in summary["configs"].items()
+    } == {c: (4, 4, False, "max_trials") for c in configs}
     assert "0 of 2 configurations met the target" in stream.getvalue()
 
     # Once more: nothing to run, no duplicate, and the same outcome is not written twice.

@@ -1,4 +1,5 @@
 """`python -m archbench parse|run|notebook`: output, exit statuses, error messages, executed copies."""
+
 from __future__ import annotations
 
 import json
@@ -8,18 +9,23 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from conftest import REPO_ROOT, WRK_FIXTURES
 
 from archbench.cli.main import main
 from archbench.cli.notebooks import parse_parameter_value, save_executed_copy
 from archbench.parse import parse_file
 
-from conftest import REPO_ROOT, WRK_FIXTURES
-
 
 def test_parse_prints_the_parsed_record_as_json(repo_env: dict[str, str]) -> None:
     fixture = WRK_FIXTURES / "socket_errors.wrk.txt"
-    done = subprocess.run([sys.executable, "-m", "archbench", "parse", str(fixture)], cwd=REPO_ROOT, env=repo_env,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "archbench", "parse", str(fixture)],
+        cwd=REPO_ROOT,
+        env=repo_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == parse_file(fixture)
     assert json.loads(done.stdout)["flags"] == ["socket_errors"]
@@ -42,8 +48,11 @@ def test_parse_needs_a_known_tool(tmp_path: Path, capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--servers", "lighttpd"], "servers[0]: unknown architecture 'lighttpd'; valid: blocking, thread_per_conn, "
-                                    "thread_pool, poll, epoll, reactor, reuseport, prefork, io_uring, nginx"),
+        (
+            ["--servers", "lighttpd"],
+            "servers[0]: unknown architecture 'lighttpd'; valid: blocking, thread_per_conn, "
+            "thread_pool, poll, epoll, reactor, reuseport, prefork, io_uring, nginx",
+        ),
         (["--pipeline-depths", "0"], "pipeline_depths: 0 is not a positive integer"),
         (["--server-cpus", "0", "--load-cpus", "0"], "load_cpus: overlaps server_cpus on CPU 0"),
         (["--duration-s", "0"], "duration_s: 0 is not a positive integer"),
@@ -51,8 +60,9 @@ def test_parse_needs_a_known_tool(tmp_path: Path, capsys: pytest.CaptureFixture[
         (["--campaign", "a/b"], "campaign: 'a/b' is not a file-system-safe name"),
     ],
 )
-def test_run_rejects_bad_parameters_by_name(arguments: list[str], message: str, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_rejects_bad_parameters_by_name(
+    arguments: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["run", "--profile", "smoke", "--raw-root", str(tmp_path), *arguments]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: invalid parameter {message}") and err.count("\n") == 1
@@ -70,18 +80,39 @@ def test_run_dry_run_lists_configurations(tmp_path: Path, capsys: pytest.Capture
     assert main(["run", "--profile", "smoke", "--dry-run", "--campaign", "dry", "--raw-root", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:-1] == [
-        "blocking-c16-lt1-d1s", "thread_per_conn-c16-lt1-d1s",
-        "thread_pool-request-queue-t1-c16-lt1-d1s", "thread_pool-request-queue-t2-c16-lt1-d1s",
-        "thread_pool-connection-queue-t1-c16-lt1-d1s", "thread_pool-connection-queue-t2-c16-lt1-d1s",
-        "epoll-edge-c16-lt1-d1s", "epoll-edge-c16-lt1-d1s-p16", "nginx-t1-c16-lt1-d1s", "nginx-t1-c16-lt1-d1s-p16",
+        "blocking-c16-lt1-d1s",
+        "thread_per_conn-c16-lt1-d1s",
+        "thread_pool-request-queue-t1-c16-lt1-d1s",
+        "thread_pool-request-queue-t2-c16-lt1-d1s",
+        "thread_pool-connection-queue-t1-c16-lt1-d1s",
+        "thread_pool-connection-queue-t2-c16-lt1-d1s",
+        "epoll-edge-c16-lt1-d1s",
+        "epoll-edge-c16-lt1-d1s-p16",
+        "nginx-t1-c16-lt1-d1s",
+        "nginx-t1-c16-lt1-d1s-p16",
     ]
     assert lines[-1].startswith("10 configurations x 3 runs = 30 trials, about ")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_run_reports_missing_binaries(tmp_path: Path, capsys: pytest.CaptureFixture[str], cpu_pair) -> None:
-    code = main(["run", "--profile", "smoke", "--campaign", "nobin", "--raw-root", str(tmp_path / "raw"),
-                 "--build-dir", str(tmp_path / "nobuild"), "--server-cpus", cpu_pair[0], "--load-cpus", cpu_pair[1]])
+    code = main(
+        [
+            "run",
+            "--profile",
+            "smoke",
+            "--campaign",
+            "nobin",
+            "--raw-root",
+            str(tmp_path / "raw"),
+            "--build-dir",
+            str(tmp_path / "nobuild"),
+            "--server-cpus",
+            cpu_pair[0],
+            "--load-cpus",
+            cpu_pair[1],
+        ]
+    )
     assert code == 1
     err = capsys.readouterr().err
     assert "server binaries missing" in err and "cmake -S servers_c -B build" in err
@@ -110,9 +141,28 @@ def test_executed_copies_never_overwrite(tmp_path: Path) -> None:
 def test_notebook_with_bad_parameter_fails_naming_it(tmp_path: Path, repo_env: dict[str, str]) -> None:
     raw = tmp_path / "raw"
     done = subprocess.run(
-        [sys.executable, "-m", "archbench", "notebook", "run_trials", "--campaign", "nb", "--raw-root", str(raw),
-         "-p", "profile", "smoke", "-p", "duration_s", "-1"],
-        cwd=REPO_ROOT, env=repo_env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "archbench",
+            "notebook",
+            "run_trials",
+            "--campaign",
+            "nb",
+            "--raw-root",
+            str(raw),
+            "-p",
+            "profile",
+            "smoke",
+            "-p",
+            "duration_s",
+            "-1",
+        ],
+        cwd=REPO_ROOT,
+        env=repo_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 1
     assert "ParameterError: duration_s: -1 is not a positive integer" in done.stderr
@@ -123,10 +173,38 @@ def test_notebook_runs_a_campaign_and_keeps_each_executed_copy(
     real_build_dir: Path, load_tools, cpu_pair, tmp_path: Path, repo_env: dict[str, str]
 ) -> None:
     raw = tmp_path / "raw"
-    command = [sys.executable, "-m", "archbench", "notebook", "run_trials", "--campaign", "nb", "--raw-root", str(raw),
-               "-p", "profile", "smoke", "-p", "servers", '["thread_pool"]', "-p", "thread_counts", "[1]",
-               "-p", "trials", "1", "-p", "warmup", "false", "-p", "server_cpus", cpu_pair[0],
-               "-p", "load_cpus", cpu_pair[1]]
+    command = [
+        sys.executable,
+        "-m",
+        "archbench",
+        "notebook",
+        "run_trials",
+        "--campaign",
+        "nb",
+        "--raw-root",
+        str(raw),
+        "-p",
+        "profile",
+        "smoke",
+        "-p",
+        "servers",
+        '["thread_pool"]',
+        "-p",
+        "thread_counts",
+        "[1]",
+        "-p",
+        "trials",
+        "1",
+        "-p",
+        "warmup",
+        "false",
+        "-p",
+        "server_cpus",
+        cpu_pair[0],
+        "-p",
+        "load_cpus",
+        cpu_pair[1],
+    ]
     first = subprocess.run(command, cwd=REPO_ROOT, env=repo_env, capture_output=True, text=True, timeout=180)
     assert first.returncode == 0, first.stderr
     second = subprocess.run(command, cwd=REPO_ROOT, env=repo_env, capture_output=True, text=True, timeout=180)
@@ -145,10 +223,31 @@ def test_notebook_runs_a_campaign_and_keeps_each_executed_copy(
 
 
 def test_run_dry_run_with_pipeline_depths(tmp_path: Path, capsys: pytest.CaptureFixture[str], cpu_pair) -> None:
-    assert main(["run", "--profile", "smoke", "--dry-run", "--raw-root", str(tmp_path), "--servers", "epoll:trigger=edge",
-                 "prefork", "--thread-counts", "2", "--pipeline-depths", "1", "16"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--profile",
+                "smoke",
+                "--dry-run",
+                "--raw-root",
+                str(tmp_path),
+                "--servers",
+                "epoll:trigger=edge",
+                "prefork",
+                "--thread-counts",
+                "2",
+                "--pipeline-depths",
+                "1",
+                "16",
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.splitlines()[:-1] == [
-        "epoll-edge-c16-lt1-d1s", "epoll-edge-c16-lt1-d1s-p16", "prefork-level-t2-c16-lt1-d1s",
+        "epoll-edge-c16-lt1-d1s",
+        "epoll-edge-c16-lt1-d1s-p16",
+        "prefork-level-t2-c16-lt1-d1s",
         "prefork-level-t2-c16-lt1-d1s-p16",
     ]
 
@@ -160,34 +259,98 @@ def test_bench_rejects_bad_values_before_running(tmp_path: Path, capsys: pytest.
 
 
 def test_run_dry_run_of_an_echo_campaign(tmp_path: Path, capsys: pytest.CaptureFixture[str], cpu_pair) -> None:
-    assert main(["run", "--profile", "echo", "--dry-run", "--raw-root", str(tmp_path), "--servers", "poll",
-                 "--connection-counts", "100", "--max-conns-cap", "500", "--sources", "2"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--profile",
+                "echo",
+                "--dry-run",
+                "--raw-root",
+                str(tmp_path),
+                "--servers",
+                "poll",
+                "--connection-counts",
+                "100",
+                "--max-conns-cap",
+                "500",
+                "--sources",
+                "2",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     assert lines[:-1] == ["poll-c100-lt1-d10s-echo-s64-src2", "poll-c500-lt1-d30s-echo-s64-src2-maxconns"]
     assert lines[-1].startswith("2 configurations x 4 runs = 8 trials")
 
 
-def test_run_takes_saturation_rates_from_a_campaign(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                    cpu_pair, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_takes_saturation_rates_from_a_campaign(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cpu_pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("archbench.cli.main.saturation_rates", lambda path: {"epoll-level-c100": 2000.0})
-    assert main(["run", "--profile", "latency", "--dry-run", "--raw-root", str(tmp_path), "--servers", "epoll",
-                 "--load-generator", "oha", "--rate-fractions", "0.5", "1", "--saturation-campaign", "closed",
-                 "--ci-target", "5"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--profile",
+                "latency",
+                "--dry-run",
+                "--raw-root",
+                str(tmp_path),
+                "--servers",
+                "epoll",
+                "--load-generator",
+                "oha",
+                "--rate-fractions",
+                "0.5",
+                "1",
+                "--saturation-campaign",
+                "closed",
+                "--ci-target",
+                "5",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     assert lines[:-1] == ["epoll-level-c100-lt1-d5s-oha-rate1000", "epoll-level-c100-lt1-d5s-oha-rate2000"]
     assert "up to 9 trials per configuration if the CI needs them" in lines[-1]
 
 
-@pytest.mark.parametrize(("notebook", "parameter", "message"), [
-    ("echo_study", ["-p", "message_size", "0"], "ParameterError: message_size: 0 is not a positive integer"),
-    ("latency_study", ["-p", "fractions", "[0.5, -1]"], "ParameterError: rate_fractions: -1 is not a positive number"),
-])
-def test_study_notebooks_fail_naming_a_bad_parameter(notebook: str, parameter: list[str], message: str,
-                                                      tmp_path: Path, repo_env: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("notebook", "parameter", "message"),
+    [
+        ("echo_study", ["-p", "message_size", "0"], "ParameterError: message_size: 0 is not a positive integer"),
+        (
+            "latency_study",
+            ["-p", "fractions", "[0.5, -1]"],
+            "ParameterError: rate_fractions: -1 is not a positive number",
+        ),
+    ],
+)
+def test_study_notebooks_fail_naming_a_bad_parameter(
+    notebook: str, parameter: list[str], message: str, tmp_path: Path, repo_env: dict[str, str]
+) -> None:
     raw = tmp_path / "raw"
     done = subprocess.run(
-        [sys.executable, "-m", "archbench", "notebook", notebook, "--campaign", "nb", "--raw-root", str(raw),
-         *parameter], cwd=REPO_ROOT, env=repo_env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "archbench",
+            "notebook",
+            notebook,
+            "--campaign",
+            "nb",
+            "--raw-root",
+            str(raw),
+            *parameter,
+        ],
+        cwd=REPO_ROOT,
+        env=repo_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 1
     assert message in done.stderr

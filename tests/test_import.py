@@ -1,4 +1,5 @@
 """`python -m archbench import`: campaigns from another machine, byte for byte, never overwriting."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,10 @@ def make_campaign(root: Path, name: str, trials: int = 2, marker: str = "") -> P
     ids = [f"epoll-c16-lt1-d1s-r{k:02d}" for k in range(1, trials + 1)]
     (path / "campaign.json").write_text(json.dumps({"schema": 1, "campaign": name, "plan": ids}) + "\n")
     for index, trial_id in enumerate(ids):
-        (path / f"{trial_id}.json").write_text(json.dumps(
-            {"schema": 1, "trial_id": trial_id, "campaign": name, "order_index": index, "status": "ok"}) + "\n")
+        (path / f"{trial_id}.json").write_text(
+            json.dumps({"schema": 1, "trial_id": trial_id, "campaign": name, "order_index": index, "status": "ok"})
+            + "\n"
+        )
         (path / f"{trial_id}.wrk.txt").write_bytes(f"wrk output {trial_id}{marker}\r\n\x00binary".encode())
         (path / f"{trial_id}.server.txt").write_bytes(b"listening on 127.0.0.1:1\n")
     (path / "executed" / "run_trials-20261121T100000Z.ipynb").write_text("{}")
@@ -38,7 +41,10 @@ def test_import_copies_every_campaign_byte_for_byte(tmp_path: Path) -> None:
     make_campaign(theirs, "echo-hostA", trials=3)
     (theirs / "not-a-campaign").mkdir()
     outcomes = import_campaigns(theirs, ours)
-    assert [(o.name, o.action, o.files) for o in outcomes] == [("default-hostA", "copied", 8), ("echo-hostA", "copied", 11)]
+    assert [(o.name, o.action, o.files) for o in outcomes] == [
+        ("default-hostA", "copied", 8),
+        ("echo-hostA", "copied", 11),
+    ]
     assert list_campaigns(ours) == ["default-hostA", "echo-hostA"]
     for name in ("default-hostA", "echo-hostA"):
         copied = tree(ours / name)
@@ -76,7 +82,7 @@ def test_a_name_with_other_content_is_refused_and_nothing_changes(tmp_path: Path
     message = str(caught.value)
     assert "campaign 'default-vm' already exists" in message and "with different content" in message
     assert "2 differ (epoll-c16-lt1-d1s-r01.wrk.txt, epoll-c16-lt1-d1s-r02.wrk.txt)" in message
-    assert f"--as default-vm-" in message
+    assert "--as default-vm-" in message
     assert tree(ours) == before  # not even the non-colliding campaign was copied
     assert sorted(p.name for p in ours.iterdir()) == ["default-vm"]
 

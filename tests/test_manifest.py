@@ -1,4 +1,5 @@
 """The checksum manifest of data/raw: damage is reported, the index only grows."""
+
 from __future__ import annotations
 
 import hashlib
@@ -30,8 +31,9 @@ def test_update_lists_every_file_in_sha256sum_format(tmp_path: Path) -> None:
     expected = hashlib.sha256(b'{"schema": 1}\n').hexdigest()
     assert lines[0] == f"{expected}  c1/campaign.json"
     # sha256sum itself agrees, so the check needs nothing of this package
-    done = subprocess.run(["sha256sum", "--check", "--quiet", manifest.MANIFEST_NAME], cwd=raw,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["sha256sum", "--check", "--quiet", manifest.MANIFEST_NAME], cwd=raw, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert manifest.verify(raw).intact and manifest.verify(raw).unlisted == []
 
@@ -75,6 +77,8 @@ def test_the_shipped_raw_data_matches_its_manifest() -> None:
     """Every raw file committed with the repository is as it was measured."""
     raw = REPO / "data" / "raw"
     if not (raw / manifest.MANIFEST_NAME).exists():
-        pytest.fail("data/raw/MANIFEST.sha256 is missing: run `make verify` after `python -m archbench manifest --update`")
+        pytest.fail(
+            "data/raw/MANIFEST.sha256 is missing: run `make verify` after `python -m archbench manifest --update`"
+        )
     check = manifest.verify(raw)
     assert check.intact, check.describe()

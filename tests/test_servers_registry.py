@@ -1,4 +1,5 @@
 """The architecture registry: flags per architecture, the parallelism flag, nginx's entry, wrk's pipelining."""
+
 from __future__ import annotations
 
 import re
@@ -7,16 +8,25 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from archbench.config.loadgen import load_generator, pipeline_script
-from archbench.measure.nginx import NginxSpec
-from archbench.config.plan import TrialConfig
-from archbench.config.servers import CPU_SOURCE_STATS, CPU_SOURCE_TREE, server_spec, server_specs
-
 from conftest import REAL_BUILD_DIR, REPO_ROOT
 
-ARCHITECTURES = ["blocking", "thread_per_conn", "thread_pool", "poll", "epoll", "reactor", "reuseport", "prefork",
-                 "io_uring", "nginx"]
+from archbench.config.loadgen import load_generator, pipeline_script
+from archbench.config.plan import TrialConfig
+from archbench.config.servers import CPU_SOURCE_STATS, CPU_SOURCE_TREE, server_spec, server_specs
+from archbench.measure.nginx import NginxSpec
+
+ARCHITECTURES = [
+    "blocking",
+    "thread_per_conn",
+    "thread_pool",
+    "poll",
+    "epoll",
+    "reactor",
+    "reuseport",
+    "prefork",
+    "io_uring",
+    "nginx",
+]
 
 
 def command(architecture: str, threads: int | None = None, **options) -> list[str]:
@@ -28,12 +38,25 @@ def test_registry_order_and_parallelism_flags() -> None:
     specs = server_specs()
     assert list(specs) == ARCHITECTURES
     assert {name: spec.threads_flag for name, spec in specs.items()} == {
-        "blocking": None, "thread_per_conn": None, "thread_pool": "--threads", "poll": None, "epoll": None,
-        "reactor": "--threads", "reuseport": "--threads", "prefork": "--workers", "io_uring": "--threads",
+        "blocking": None,
+        "thread_per_conn": None,
+        "thread_pool": "--threads",
+        "poll": None,
+        "epoll": None,
+        "reactor": "--threads",
+        "reuseport": "--threads",
+        "prefork": "--workers",
+        "io_uring": "--threads",
         "nginx": "worker_processes",
     }
     assert [name for name, spec in specs.items() if spec.takes_threads] == [
-        "thread_pool", "reactor", "reuseport", "prefork", "io_uring", "nginx"]
+        "thread_pool",
+        "reactor",
+        "reuseport",
+        "prefork",
+        "io_uring",
+        "nginx",
+    ]
     assert {name for name, spec in specs.items() if spec.cpu_source == CPU_SOURCE_STATS} == {"nginx"}
     assert {spec.cpu_source for name, spec in specs.items() if name != "nginx"} == {CPU_SOURCE_TREE}
 
@@ -46,12 +69,24 @@ def test_trigger_defaults_per_architecture() -> None:
 def test_commands_of_the_event_loop_architectures() -> None:
     assert command("poll") == ["build/bin/poll", "--host", "127.0.0.1", "--port", "0", "--response", "test"]
     assert command("epoll", trigger="edge")[5:] == ["--trigger", "edge", "--response", "test"]
-    assert command("reactor", threads=4, trigger="edge")[5:] == ["--threads", "4", "--trigger", "edge", "--response",
-                                                                 "test"]
+    assert command("reactor", threads=4, trigger="edge")[5:] == [
+        "--threads",
+        "4",
+        "--trigger",
+        "edge",
+        "--response",
+        "test",
+    ]
     assert command("reuseport", threads=2, trigger="level")[5:7] == ["--threads", "2"]
     # prefork's parallelism is its worker processes; its --threads stays at the server's 1.
-    assert command("prefork", threads=8, trigger="level")[5:] == ["--workers", "8", "--trigger", "level", "--response",
-                                                                  "test"]
+    assert command("prefork", threads=8, trigger="level")[5:] == [
+        "--workers",
+        "8",
+        "--trigger",
+        "level",
+        "--response",
+        "test",
+    ]
     assert command("io_uring", threads=2)[5:] == ["--threads", "2", "--response", "test"]
 
 
@@ -80,12 +115,30 @@ def test_wrk_pipelines_through_the_lua_script_only_when_deeper_than_one() -> Non
     wrk = load_generator("wrk")
     plain = TrialConfig("epoll", 100, 1, 5).as_dict()
     assert wrk.command(plain, "http://127.0.0.1:1/", 2) == [
-        "wrk", "-t1", "-c100", "-d5s", "--latency", "--timeout", "2s", "http://127.0.0.1:1/"]
+        "wrk",
+        "-t1",
+        "-c100",
+        "-d5s",
+        "--latency",
+        "--timeout",
+        "2s",
+        "http://127.0.0.1:1/",
+    ]
     deep = TrialConfig("epoll", 100, 1, 5, pipeline=16).as_dict()
     assert wrk.command(deep, "http://127.0.0.1:1/", 2) == [
-        "wrk", "-t1", "-c100", "-d5s", "--latency", "--timeout", "2s", "-s", str(REPO_ROOT / "archbench" / "config" / "lua" /
-                                                                                 "pipeline.lua"),
-        "http://127.0.0.1:1/", "--", "16"]
+        "wrk",
+        "-t1",
+        "-c100",
+        "-d5s",
+        "--latency",
+        "--timeout",
+        "2s",
+        "-s",
+        str(REPO_ROOT / "archbench" / "config" / "lua" / "pipeline.lua"),
+        "http://127.0.0.1:1/",
+        "--",
+        "16",
+    ]
     assert pipeline_script().is_file()
     assert "wrk.format" in pipeline_script().read_text()  # the static-request technique, not request()
     assert re.search(r"^function request", pipeline_script().read_text(), re.MULTILINE) is None

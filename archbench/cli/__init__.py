@@ -1,2 +1,1 @@
-"""The command line (`python -m archbench`) and the notebook runner: the top of the stages.
-"""
+"""The command line (`python -m archbench`) and the notebook runner: the top of the stages."""

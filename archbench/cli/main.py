@@ -20,6 +20,7 @@
 Exit status: 0 done, 1 could not run (missing binary, existing campaign with other
 parameters, notebook error...), 2 invalid parameter, 130 interrupted (re-run to resume).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,45 +30,60 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from archbench.config.profiles import PROFILE_NAMES
-from archbench.parse import parse_file
-from archbench.config.params import resolve_parameters
+
+from archbench.cli.notebooks import NotebookFailed, execute_notebook, parse_parameter_value
+from archbench.config.params import ParameterError, resolve_parameters
 from archbench.config.plan import estimate_duration_s, expand_grid
-from archbench.config.profiles import TRIAL_OVERHEAD_S
-from archbench.measure.progress import format_duration
-from archbench.measure.runner import run_campaign
-from archbench.measure.latency import saturation_rates, saturation_source
-from archbench.measure.bench import run_bench
-from archbench.cli.notebooks import execute_notebook, parse_parameter_value
-from archbench.data.importer import import_campaigns
+from archbench.config.profiles import PROFILE_NAMES, TRIAL_OVERHEAD_S
 from archbench.data import manifest
+from archbench.data.importer import import_campaigns
 from archbench.data.manifest import ManifestConflict
-from archbench.cli.notebooks import NotebookFailed
-from archbench.config.params import ParameterError
-from archbench.parse import LoadOutputError
-from archbench.measure.runner import CampaignInterrupted, PreflightError
 from archbench.data.storage import StorageError
+from archbench.measure.bench import run_bench
+from archbench.measure.latency import saturation_rates, saturation_source
+from archbench.measure.progress import format_duration
+from archbench.measure.runner import CampaignInterrupted, PreflightError, run_campaign
+from archbench.parse import LoadOutputError, parse_file
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", choices=PROFILE_NAMES, default="default",
-                        help="parameter defaults (default: %(default)s)")
+    parser.add_argument(
+        "--profile", choices=PROFILE_NAMES, default="default", help="parameter defaults (default: %(default)s)"
+    )
     parser.add_argument("--campaign", help="campaign name (default: PROFILE-HOSTNAME)")
     parser.add_argument("--raw-root", default="data/raw", help="where campaigns live (default: %(default)s)")
-    parser.add_argument("--servers", nargs="+", metavar="SERVER",
-                        help="architectures, or ARCH:key=v1/v2,... e.g. thread_pool:dispatch=connection/request")
-    parser.add_argument("--thread-counts", nargs="+", type=int, metavar="N",
-                        help="threads or worker processes (--threads, prefork --workers, nginx worker_processes)")
+    parser.add_argument(
+        "--servers",
+        nargs="+",
+        metavar="SERVER",
+        help="architectures, or ARCH:key=v1/v2,... e.g. thread_pool:dispatch=connection/request",
+    )
+    parser.add_argument(
+        "--thread-counts",
+        nargs="+",
+        type=int,
+        metavar="N",
+        help="threads or worker processes (--threads, prefork --workers, nginx worker_processes)",
+    )
     parser.add_argument("--connection-counts", nargs="+", type=int, metavar="N", help="wrk -c values")
     parser.add_argument("--load-threads", nargs="+", type=int, metavar="N", help="wrk -t values")
-    parser.add_argument("--pipeline-depths", nargs="+", type=int, metavar="D",
-                        help="requests per connection per write (1: no pipelining; >1: wrk with pipeline.lua)")
+    parser.add_argument(
+        "--pipeline-depths",
+        nargs="+",
+        type=int,
+        metavar="D",
+        help="requests per connection per write (1: no pipelining; >1: wrk with pipeline.lua)",
+    )
     parser.add_argument("--duration-s", type=int, metavar="N", help="wrk -d, seconds")
     parser.add_argument("--trials", type=int, metavar="N", help="measured repetitions per configuration")
-    parser.add_argument("--warmup", action=argparse.BooleanOptionalAction, default=None,
-                        help="one warm-up trial per configuration (kept, marked, excluded downstream)")
+    parser.add_argument(
+        "--warmup",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="one warm-up trial per configuration (kept, marked, excluded downstream)",
+    )
     parser.add_argument("--server-cpus", metavar="CPUS", help="taskset CPU list for the server (e.g. 0)")
     parser.add_argument("--load-cpus", metavar="CPUS", help="taskset CPU list for wrk (e.g. 1)")
     parser.add_argument("--seed", type=int, help="seed of the execution order (default: random, recorded)")
@@ -76,26 +92,52 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stop-grace-s", type=float, metavar="S", help="SIGTERM to SIGKILL grace period")
     parser.add_argument("--response", help="server --response: test, hello or file:PATH")
     parser.add_argument("--build-dir", help="CMake build directory holding bin/ (default: build)")
-    parser.add_argument("--proto", choices=("http", "echo"),
-                        help="http (default) or echo: servers run --proto echo, echo_client is the load")
+    parser.add_argument(
+        "--proto",
+        choices=("http", "echo"),
+        help="http (default) or echo: servers run --proto echo, echo_client is the load",
+    )
     parser.add_argument("--load-generator", help="wrk (closed loop), oha or wrk2 (open loop), echo_client (echo)")
     parser.add_argument("--message-size", type=int, metavar="BYTES", help="echo: bytes per message (default 64)")
     parser.add_argument("--sources", type=int, metavar="K", help="echo: source addresses 127.0.0.1..K (0: no bind)")
     parser.add_argument("--connect-rate", type=int, metavar="R", help="echo: connections per second (0: all at once)")
-    parser.add_argument("--max-conns-cap", type=int, metavar="CAP",
-                        help="echo: also one --max-conns trial per server variant, up to CAP connections")
+    parser.add_argument(
+        "--max-conns-cap",
+        type=int,
+        metavar="CAP",
+        help="echo: also one --max-conns trial per server variant, up to CAP connections",
+    )
     parser.add_argument("--max-conns-duration-s", type=int, metavar="S", help="echo: longest --max-conns ramp")
-    parser.add_argument("--rate-fractions", nargs="+", type=float, metavar="F",
-                        help="open loop: fractions of each configuration's saturation throughput to offer")
+    parser.add_argument(
+        "--rate-fractions",
+        nargs="+",
+        type=float,
+        metavar="F",
+        help="open loop: fractions of each configuration's saturation throughput to offer",
+    )
     parser.add_argument("--offered-rates", nargs="+", type=int, metavar="R", help="open loop: requests/s in total")
-    parser.add_argument("--saturation-campaign", metavar="NAME",
-                        help="closed-loop campaign in RAW_ROOT whose median requests/s are the saturation rates")
-    parser.add_argument("--rate-reference", metavar="KEY",
-                        help="offer fractions of this saturation key's throughput to every configuration")
-    parser.add_argument("--ci-target", type=float, metavar="PCT",
-                        help="adaptive repetition: add trials until the 95%% CI half-width is <= PCT %% of the mean")
-    parser.add_argument("--max-trials", type=int, metavar="N", help="adaptive repetition: at most N measured trials "
-                        "per configuration (default 3 x --trials)")
+    parser.add_argument(
+        "--saturation-campaign",
+        metavar="NAME",
+        help="closed-loop campaign in RAW_ROOT whose median requests/s are the saturation rates",
+    )
+    parser.add_argument(
+        "--rate-reference",
+        metavar="KEY",
+        help="offer fractions of this saturation key's throughput to every configuration",
+    )
+    parser.add_argument(
+        "--ci-target",
+        type=float,
+        metavar="PCT",
+        help="adaptive repetition: add trials until the 95%% CI half-width is <= PCT %% of the mean",
+    )
+    parser.add_argument(
+        "--max-trials",
+        type=int,
+        metavar="N",
+        help="adaptive repetition: at most N measured trials per configuration (default 3 x --trials)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the configurations and expected duration only")
 
 
@@ -111,8 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_arguments(run)
 
     bench = commands.add_parser("bench", help="every architecture against nginx: CPU per request, req/s, targets")
-    bench.add_argument("--trials", type=int, default=5, metavar="N", help="measured trials per configuration "
-                       "(default: %(default)s)")
+    bench.add_argument(
+        "--trials", type=int, default=5, metavar="N", help="measured trials per configuration (default: %(default)s)"
+    )
     bench.add_argument("--duration-s", type=int, default=5, metavar="N", help="wrk -d, seconds (default: %(default)s)")
     bench.add_argument("--campaign", help="campaign name (default: bench-HOST-UTCDATETIME, a new one per run)")
     bench.add_argument("--raw-root", default="data/raw", help="where campaigns live (default: %(default)s)")
@@ -121,19 +164,27 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--load-cpus", metavar="CPUS", help="taskset CPU list for wrk (default: 1)")
     bench.add_argument("--seed", type=int, help="seed of the execution order (default: random, recorded)")
 
-    importer = commands.add_parser("import", help="merge campaigns from another machine's data/raw (byte for "
-                                   "byte, checksummed; never overwrites)")
+    importer = commands.add_parser(
+        "import", help="merge campaigns from another machine's data/raw (byte for byte, checksummed; never overwrites)"
+    )
     importer.add_argument("path", type=Path, help="another machine's raw root, or one campaign directory")
     importer.add_argument("--raw-root", default="data/raw", help="ours (default: %(default)s)")
-    importer.add_argument("--as", dest="rename", metavar="NEWNAME",
-                          help="import the one campaign of PATH under this name (the original name goes into "
-                               "NEWNAME/import/import-<UTC>.json; no file is edited)")
+    importer.add_argument(
+        "--as",
+        dest="rename",
+        metavar="NEWNAME",
+        help="import the one campaign of PATH under this name (the original name goes into "
+        "NEWNAME/import/import-<UTC>.json; no file is edited)",
+    )
 
-    manifest = commands.add_parser("manifest", help="check data/raw against its checksum manifest, or add new "
-                                   "files to it (never changes a listed entry)")
+    manifest = commands.add_parser(
+        "manifest",
+        help="check data/raw against its checksum manifest, or add new files to it (never changes a listed entry)",
+    )
     manifest.add_argument("--raw-root", default="data/raw", help="default: %(default)s")
-    manifest.add_argument("--update", action="store_true",
-                          help="add files not listed yet; refuses if a listed file changed or is missing")
+    manifest.add_argument(
+        "--update", action="store_true", help="add files not listed yet; refuses if a listed file changed or is missing"
+    )
 
     notebook = commands.add_parser("notebook", help="execute notebooks/NAME.ipynb with papermill, keep the copy")
     notebook.add_argument("name", help="notebook name in notebooks/ (e.g. run_trials) or a path to an .ipynb")
@@ -141,8 +192,15 @@ def build_parser() -> argparse.ArgumentParser:
     notebook.add_argument("--raw-root", default="data/raw", help="default: %(default)s")
     notebook.add_argument("--output-dir", type=Path, help="save the executed copy here instead (read-only notebooks)")
     notebook.add_argument("--notebooks-dir", type=Path, default=Path("notebooks"), help="default: %(default)s")
-    notebook.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
-                          help="notebook parameter; VALUE is JSON (numbers, lists, null) or a plain string")
+    notebook.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("KEY", "VALUE"),
+        help="notebook parameter; VALUE is JSON (numbers, lists, null) or a plain string",
+    )
     return parser
 
 
@@ -152,10 +210,35 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 RUN_PARAMETER_NAMES = (
-    "campaign", "raw_root", "servers", "thread_counts", "connection_counts", "load_threads", "pipeline_depths",
-    "duration_s", "trials", "warmup", "server_cpus", "load_cpus", "seed", "wrk_timeout_s", "ready_timeout_s",
-    "stop_grace_s", "response", "build_dir", "proto", "load_generator", "message_size", "sources", "connect_rate",
-    "max_conns_cap", "max_conns_duration_s", "rate_fractions", "offered_rates", "rate_reference", "ci_target",
+    "campaign",
+    "raw_root",
+    "servers",
+    "thread_counts",
+    "connection_counts",
+    "load_threads",
+    "pipeline_depths",
+    "duration_s",
+    "trials",
+    "warmup",
+    "server_cpus",
+    "load_cpus",
+    "seed",
+    "wrk_timeout_s",
+    "ready_timeout_s",
+    "stop_grace_s",
+    "response",
+    "build_dir",
+    "proto",
+    "load_generator",
+    "message_size",
+    "sources",
+    "connect_rate",
+    "max_conns_cap",
+    "max_conns_duration_s",
+    "rate_fractions",
+    "offered_rates",
+    "rate_reference",
+    "ci_target",
     "max_trials",
 )
 
@@ -172,18 +255,26 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(config.config_id)
         runs = params.trials + (1 if params.warmup else 0)
         expected = estimate_duration_s(params, TRIAL_OVERHEAD_S)
-        adaptive = f", up to {params.max_trials} trials per configuration if the CI needs them" \
-            if params.ci_target is not None else ""
-        print(f"{len(configs)} configurations x {runs} runs = {len(configs) * runs} trials, "
-              f"about {format_duration(expected)}{adaptive} (campaign {params.campaign!r} in {params.raw_root})")
+        adaptive = (
+            f", up to {params.max_trials} trials per configuration if the CI needs them"
+            if params.ci_target is not None
+            else ""
+        )
+        print(
+            f"{len(configs)} configurations x {runs} runs = {len(configs) * runs} trials, "
+            f"about {format_duration(expected)}{adaptive} (campaign {params.campaign!r} in {params.raw_root})"
+        )
         return EXIT_OK
 
     # SIGTERM stops a campaign the same way as Ctrl-C: children stopped, finished trials kept.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     result = run_campaign(params)
     counts = ", ".join(f"{n} {status}" for status, n in sorted(result.statuses.items())) or "nothing to run"
-    print(f"campaign {params.campaign}: {result.ran} trials run now ({counts}), {result.skipped} already done; "
-          f"data in {result.path}", file=sys.stderr)
+    print(
+        f"campaign {params.campaign}: {result.ran} trials run now ({counts}), {result.skipped} already done; "
+        f"data in {result.path}",
+        file=sys.stderr,
+    )
     return EXIT_OK
 
 
@@ -191,8 +282,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     # SIGTERM stops the benchmark like Ctrl-C: children stopped, finished trials kept.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     path, report = run_bench(
-        trials=args.trials, duration_s=args.duration_s, campaign=args.campaign, raw_root=args.raw_root,
-        build_dir=args.build_dir, server_cpus=args.server_cpus, load_cpus=args.load_cpus, seed=args.seed,
+        trials=args.trials,
+        duration_s=args.duration_s,
+        campaign=args.campaign,
+        raw_root=args.raw_root,
+        build_dir=args.build_dir,
+        server_cpus=args.server_cpus,
+        load_cpus=args.load_cpus,
+        seed=args.seed,
     )
     print(f"campaign {path.name} ({path})\n")
     print(report)
@@ -202,8 +299,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_notebook(args: argparse.Namespace) -> int:
     parameters = {key: parse_parameter_value(value) for key, value in args.parameter}
     run = execute_notebook(
-        args.name, campaign=args.campaign, parameters=parameters, raw_root=args.raw_root,
-        output_dir=args.output_dir, notebooks_dir=args.notebooks_dir,
+        args.name,
+        campaign=args.campaign,
+        parameters=parameters,
+        raw_root=args.raw_root,
+        output_dir=args.output_dir,
+        notebooks_dir=args.notebooks_dir,
     )
     print(run.executed_copy)
     return EXIT_OK
@@ -225,14 +326,22 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     if check.describe():
         print(check.describe())
     verdict = "intact" if check.intact else "DAMAGED: listed files modified or missing"
-    print(f"{raw_root}: {verdict} ({len(manifest.read_manifest(raw_root))} listed, {len(check.unlisted)} not listed yet)")
+    print(
+        f"{raw_root}: {verdict} ({len(manifest.read_manifest(raw_root))} listed, {len(check.unlisted)} not listed yet)"
+    )
     return 0 if check.intact else EXIT_ERROR
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"parse": cmd_parse, "run": cmd_run, "bench": cmd_bench, "notebook": cmd_notebook, "import": cmd_import,
-                "manifest": cmd_manifest}
+    handlers = {
+        "parse": cmd_parse,
+        "run": cmd_run,
+        "bench": cmd_bench,
+        "notebook": cmd_notebook,
+        "import": cmd_import,
+        "manifest": cmd_manifest,
+    }
     try:
         return handlers[args.command](args)
     except ParameterError as error:
@@ -244,7 +353,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except (PreflightError, StorageError, LoadOutputError, NotebookFailed, FileNotFoundError, FileExistsError,
-            ValueError, ManifestConflict) as error:
+    except (
+        PreflightError,
+        StorageError,
+        LoadOutputError,
+        NotebookFailed,
+        FileNotFoundError,
+        FileExistsError,
+        ValueError,
+        ManifestConflict,
+    ) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_ERROR

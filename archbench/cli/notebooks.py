@@ -7,6 +7,7 @@ Papermill writes to a temporary file; the copy is then written with the same
 write-once rule as raw data, so neither the source notebook nor an earlier
 executed copy is ever replaced.
 """
+
 from __future__ import annotations
 
 import ast
@@ -117,8 +118,12 @@ def execute_notebook(
     error: Exception | None = None
     try:
         papermill.execute_notebook(
-            str(source), str(scratch_copy), parameters=values, cwd=str(cwd or Path.cwd()),
-            progress_bar=False, log_output=False,
+            str(source),
+            str(scratch_copy),
+            parameters=values,
+            cwd=str(cwd or Path.cwd()),
+            progress_bar=False,
+            log_output=False,
         )
     except Exception as exc:  # noqa: BLE001 - re-raised below after the copy is kept
         error = exc
@@ -130,8 +135,9 @@ def execute_notebook(
         shutil.rmtree(scratch, ignore_errors=True)
     if error is not None:
         where = saved or (scratch_copy if scratch_copy.is_file() else None)
-        raise NotebookFailed(f"{source} failed: {_describe(error)}" + (f" (executed copy: {where})" if where else ""),
-                             where) from error
+        raise NotebookFailed(
+            f"{source} failed: {_describe(error)}" + (f" (executed copy: {where})" if where else ""), where
+        ) from error
     assert saved is not None
     return NotebookRun(source=source, executed_copy=saved)
 

@@ -31,6 +31,7 @@ latest such file already says the same. It can equally be derived downstream
 from the trial records and `ci_target`/`max_trials` in campaign.json with
 `config_states` and `summary`.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,10 +43,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from archbench.parse import LoadOutputError, parse_output
 from archbench.config.plan import PlannedTrial, TrialConfig, repetition_id, repetition_width
-from archbench.stats import DEFAULT_CONFIDENCE, mean_ci_t
 from archbench.data.storage import load_campaign, write_new_json
+from archbench.parse import LoadOutputError, parse_output
+from archbench.stats import DEFAULT_CONFIDENCE, mean_ci_t
 
 SUMMARY_DIR = "adaptive"
 SUMMARY_SCHEMA = 1
@@ -121,8 +122,14 @@ def short_of_target(states: Mapping[str, ConfigState], ci_target: float, max_tri
 
 
 def next_round(
-    configs: Sequence[TrialConfig], states: Mapping[str, ConfigState], *, ci_target: float, max_trials: int,
-    trials: int, seed: int, next_order_index: int,
+    configs: Sequence[TrialConfig],
+    states: Mapping[str, ConfigState],
+    *,
+    ci_target: float,
+    max_trials: int,
+    trials: int,
+    seed: int,
+    next_order_index: int,
 ) -> list[PlannedTrial]:
     """One more trial for each configuration short of the target, in a shuffled order."""
     by_id = {c.config_id: c for c in configs}
@@ -139,10 +146,16 @@ def next_round(
     planned = []
     for offset, config_id in enumerate(short):
         repetition = states[config_id].last_repetition + 1
-        planned.append(PlannedTrial(
-            trial_id=repetition_id(config_id, repetition, width), config=by_id[config_id], repetition=repetition,
-            warmup=False, order_index=next_order_index + offset, adaptive=True,
-        ))
+        planned.append(
+            PlannedTrial(
+                trial_id=repetition_id(config_id, repetition, width),
+                config=by_id[config_id],
+                repetition=repetition,
+                warmup=False,
+                order_index=next_order_index + offset,
+                adaptive=True,
+            )
+        )
     return planned
 
 
@@ -154,12 +167,22 @@ def summary(states: Mapping[str, ConfigState], *, campaign: str, ci_target: floa
         half_width = state.half_width_pct()
         met = state.met(ci_target)
         rows[config_id] = {
-            "trials": state.trials, "n": len(state.values), "mean": state.mean,
+            "trials": state.trials,
+            "n": len(state.values),
+            "mean": state.mean,
             "half_width_pct": None if half_width is None or math.isnan(half_width) else round(half_width, 4),
-            "met": met, "stopped_by": "target" if met else ("max_trials" if state.trials >= max_trials else None),
+            "met": met,
+            "stopped_by": "target" if met else ("max_trials" if state.trials >= max_trials else None),
         }
-    return {"schema": SUMMARY_SCHEMA, "campaign": campaign, "ci_target_pct": ci_target, "max_trials": max_trials,
-            "level": DEFAULT_CONFIDENCE, "method": "student-t", "configs": rows}
+    return {
+        "schema": SUMMARY_SCHEMA,
+        "campaign": campaign,
+        "ci_target_pct": ci_target,
+        "max_trials": max_trials,
+        "level": DEFAULT_CONFIDENCE,
+        "method": "student-t",
+        "configs": rows,
+    }
 
 
 def latest_summary(campaign_dir: Path) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ more of its CPU; `~` marks its CPU busy at 0.95 or more counting interrupt and
 softirq time too (`load.cpus_busy`), which on loopback can saturate the
 client's CPU while its own user + sys time stays far lower.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,13 +35,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
+from archbench.config.params import default_campaign_name, resolve_parameters
 from archbench.config.servers import CPU_SOURCE_STATS, variant_label
-from archbench.measure.runner import cpu_utilisation
-from archbench.parse import LoadOutputError, parse_output
 from archbench.data.storage import load_campaign
-from archbench.config.params import default_campaign_name
-from archbench.config.params import resolve_parameters
-from archbench.measure.runner import run_campaign
+from archbench.measure.runner import cpu_utilisation, run_campaign
+from archbench.parse import LoadOutputError, parse_output
 
 REFERENCE = "nginx"
 CLIENT_BOUND_UTILISATION = 0.95  # wrk's CPUs this busy: the client, not the server, set the rate
@@ -67,8 +66,6 @@ class TrialMeasure:
     errors: int = 0  # wrk's socket errors and non-2xx responses
 
 
-
-
 def server_cpu_seconds(server: Mapping[str, Any]) -> float | None:
     """user + sys CPU of the server: its own numbers when `cpu_source` says so (nginx), else wait4's."""
     source: Mapping[str, Any] = server
@@ -91,8 +88,12 @@ def load_cpu_utilisation(load: Mapping[str, Any]) -> float | None:
 def measure_trial(record: Mapping[str, Any], parsed_load: Mapping[str, Any] | None) -> TrialMeasure:
     """A trial record (contracts.md section 2) and its parsed wrk output (section 3; None if unusable)."""
     config = record["config"]
-    base = dict(label=variant_label(config), architecture=config["architecture"],
-                pipeline=int(config.get("pipeline") or 1), status=record["status"])
+    base = dict(
+        label=variant_label(config),
+        architecture=config["architecture"],
+        pipeline=int(config.get("pipeline") or 1),
+        status=record["status"],
+    )
     if record["status"] != "ok" or parsed_load is None:
         return TrialMeasure(**base)
     requests = parsed_load.get("total_requests") or 0
@@ -160,14 +161,20 @@ def summarize(measures: Sequence[TrialMeasure]) -> list[Row]:
     rows = []
     for (label, pipeline), group in groups.items():
         ok = [m for m in group if m.status == "ok" and m.requests_per_sec is not None]
-        rows.append(Row(
-            label=label, architecture=group[0].architecture, pipeline=pipeline, trials=len(group), ok=len(ok),
-            requests_per_sec=_median(m.requests_per_sec for m in ok),
-            server_cpu_us_per_request=_median(m.server_cpu_us_per_request for m in ok),
-            load_cpu_utilisation=_median(m.load_cpu_utilisation for m in ok),
-            load_cpus_busy=_median(m.load_cpus_busy for m in ok),
-            errors=sum(m.errors for m in ok),
-        ))
+        rows.append(
+            Row(
+                label=label,
+                architecture=group[0].architecture,
+                pipeline=pipeline,
+                trials=len(group),
+                ok=len(ok),
+                requests_per_sec=_median(m.requests_per_sec for m in ok),
+                server_cpu_us_per_request=_median(m.server_cpu_us_per_request for m in ok),
+                load_cpu_utilisation=_median(m.load_cpu_utilisation for m in ok),
+                load_cpus_busy=_median(m.load_cpus_busy for m in ok),
+                errors=sum(m.errors for m in ok),
+            )
+        )
     references = {row.pipeline: row for row in rows if row.is_reference and row.ok}
     with_ratios = []
     for row in rows:
@@ -188,28 +195,51 @@ def _number(value: float | None, digits: int = 0) -> str:
 
 
 def format_table(rows: Sequence[Row]) -> str:
-    header = ("architecture", "depth", "ok", "req/s", "x nginx", "CPU us/req", "x nginx", "wrk CPU",
-              "load CPUs busy", "errors")
+    header = (
+        "architecture",
+        "depth",
+        "ok",
+        "req/s",
+        "x nginx",
+        "CPU us/req",
+        "x nginx",
+        "wrk CPU",
+        "load CPUs busy",
+        "errors",
+    )
     lines = [header]
     for row in rows:
         utilisation = _number(row.load_cpu_utilisation, 2) + (" *" if row.client_bound else "")
         busy = _number(row.load_cpus_busy, 2) + (" ~" if row.client_cpu_saturated else "")
-        lines.append((
-            row.label, str(row.pipeline), f"{row.ok}/{row.trials}", _number(row.requests_per_sec),
-            _number(row.rate_vs_reference, 2), _number(row.server_cpu_us_per_request, 2),
-            _number(row.cpu_vs_reference, 3), utilisation, busy, str(row.errors),
-        ))
+        lines.append(
+            (
+                row.label,
+                str(row.pipeline),
+                f"{row.ok}/{row.trials}",
+                _number(row.requests_per_sec),
+                _number(row.rate_vs_reference, 2),
+                _number(row.server_cpu_us_per_request, 2),
+                _number(row.cpu_vs_reference, 3),
+                utilisation,
+                busy,
+                str(row.errors),
+            )
+        )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     text = []
     for index, line in enumerate(lines):
-        cells = [line[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(line[1:], widths[1:])]
+        cells = [line[0].ljust(widths[0])] + [
+            cell.rjust(width) for cell, width in zip(line[1:], widths[1:], strict=True)
+        ]
         text.append("  ".join(cells).rstrip())
         if index == 0:
             text.append("  ".join("-" * w for w in widths))
-    text.append(f"medians over the ok trials; x nginx: ratio to nginx at the same depth; "
-                f"* client-bound: wrk's own CPU time >= {CLIENT_BOUND_UTILISATION:g} of its CPU; "
-                f"~ its CPU >= {CLIENT_BOUND_UTILISATION:g} busy, interrupts and softirq included; "
-                f"errors: wrk socket errors + non-2xx, summed")
+    text.append(
+        f"medians over the ok trials; x nginx: ratio to nginx at the same depth; "
+        f"* client-bound: wrk's own CPU time >= {CLIENT_BOUND_UTILISATION:g} of its CPU; "
+        f"~ its CPU >= {CLIENT_BOUND_UTILISATION:g} busy, interrupts and softirq included; "
+        f"errors: wrk socket errors + non-2xx, summed"
+    )
     return "\n".join(text)
 
 
@@ -235,12 +265,27 @@ class Target:
 
 def issue_targets() -> list[Target]:
     return [
-        Target("a", f"CPU per request <= {CPU_RATIO_TARGET_DEPTH_1:g}x nginx at depth 1", 1, "cpu",
-               CPU_RATIO_TARGET_DEPTH_1),
-        Target("b", f"CPU per request <= {CPU_RATIO_TARGET_DEPTH_16:g}x nginx at depth 16", 16, "cpu",
-               CPU_RATIO_TARGET_DEPTH_16),
-        Target("c", f"requests/s >= {RATE_RATIO_TARGET_DEPTH_16:g}x nginx at depth 16", 16, "rate",
-               RATE_RATIO_TARGET_DEPTH_16),
+        Target(
+            "a",
+            f"CPU per request <= {CPU_RATIO_TARGET_DEPTH_1:g}x nginx at depth 1",
+            1,
+            "cpu",
+            CPU_RATIO_TARGET_DEPTH_1,
+        ),
+        Target(
+            "b",
+            f"CPU per request <= {CPU_RATIO_TARGET_DEPTH_16:g}x nginx at depth 16",
+            16,
+            "cpu",
+            CPU_RATIO_TARGET_DEPTH_16,
+        ),
+        Target(
+            "c",
+            f"requests/s >= {RATE_RATIO_TARGET_DEPTH_16:g}x nginx at depth 16",
+            16,
+            "rate",
+            RATE_RATIO_TARGET_DEPTH_16,
+        ),
     ]
 
 
@@ -257,8 +302,9 @@ def evaluate_targets(rows: Sequence[Row], targets: Sequence[Target] | None = Non
     results = []
     for target in targets or issue_targets():
         reference = next((r for r in rows if r.is_reference and r.pipeline == target.pipeline and r.ok), None)
-        candidates = [r for r in rows if not r.is_reference and r.pipeline == target.pipeline
-                      and target.ratio(r) is not None]
+        candidates = [
+            r for r in rows if not r.is_reference and r.pipeline == target.pipeline and target.ratio(r) is not None
+        ]
         best = None
         if candidates:
             best = (min if target.measure == "cpu" else max)(candidates, key=lambda r: target.ratio(r))
@@ -292,15 +338,17 @@ def format_targets(results: Sequence[TargetResult], meeting_all: Sequence[str]) 
             continue
         best, reference = result.best, result.reference
         if target.measure == "cpu":
-            numbers = (f"{best.server_cpu_us_per_request:.2f} us/req vs nginx "
-                       f"{reference.server_cpu_us_per_request:.2f} us/req")
+            numbers = (
+                f"{best.server_cpu_us_per_request:.2f} us/req vs nginx {reference.server_cpu_us_per_request:.2f} us/req"
+            )
         else:
             numbers = f"{best.requests_per_sec:,.0f} req/s vs nginx {reference.requests_per_sec:,.0f} req/s"
         bound = ""
         if best.client_bound or best.client_cpu_saturated:
             bound = " (client-bound: wrk's CPU was saturated, the server could do more)"
-        lines.append(f"  ({target.key}) {verdict} {target.description}: best {best.label} {numbers} "
-                     f"= {result.ratio:.3f}x{bound}")
+        lines.append(
+            f"  ({target.key}) {verdict} {target.description}: best {best.label} {numbers} = {result.ratio:.3f}x{bound}"
+        )
     lines.append(f"  all three by one architecture: {', '.join(meeting_all) if meeting_all else 'none'}")
     return "\n".join(lines)
 
@@ -337,13 +385,15 @@ def default_bench_campaign(now: datetime | None = None) -> str:
     return f"{default_campaign_name('bench')}-{stamp}"
 
 
-def run_bench(*, trials: int = 5, duration_s: int = 5, campaign: str | None = None, stream: TextIO | None = None,
-              **overrides: Any) -> tuple[Path, str]:
+def run_bench(
+    *, trials: int = 5, duration_s: int = 5, campaign: str | None = None, stream: TextIO | None = None, **overrides: Any
+) -> tuple[Path, str]:
     """Run (or resume) the benchmark campaign; returns its directory and the printed report.
 
     `overrides` are further campaign parameters (raw_root, build_dir, server_cpus, load_cpus, seed...).
     """
-    params = resolve_parameters("bench", trials=trials, duration_s=duration_s,
-                                campaign=campaign or default_bench_campaign(), **overrides)
+    params = resolve_parameters(
+        "bench", trials=trials, duration_s=duration_s, campaign=campaign or default_bench_campaign(), **overrides
+    )
     result = run_campaign(params, stream=stream)
     return result.path, bench_report(result.path)

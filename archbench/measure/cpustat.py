@@ -8,6 +8,7 @@ user + sys time says 50%. The busy fraction of the CPUs it was pinned to says
 directly whether the client had any time left; it also counts anything else
 that ran on those CPUs, which is itself worth knowing.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping

@@ -15,6 +15,7 @@ Targets (measured, reported; not timed tests):
  * `--max-conns` reaches >= 19,000 server-side connections under the machine's
    20,000 open-file limit.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -23,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from archbench.parse import LoadOutputError, parse_output
-from archbench.data.storage import load_campaign
 from archbench.config.servers import variant_label
+from archbench.data.storage import load_campaign
+from archbench.parse import LoadOutputError, parse_output
 
 HELD_CLIENTS_TARGET = 10_000
 HELD_TARGET_ARCHITECTURES = ("epoll", "reactor", "reuseport", "io_uring")
@@ -43,8 +44,13 @@ def _median(values: Sequence[float]) -> float | None:
 def held_all(parsed: Mapping[str, Any]) -> bool:
     """Every connection connected, none failed or was closed early, all open at the end of the window."""
     n = parsed["connections"]
-    return (parsed["connected"] == n and parsed["open_at_end"] == n and not any(parsed["closed_early"].values())
-            and not any(parsed["connect_errors"].values()) and parsed["not_attempted"] == 0)
+    return (
+        parsed["connected"] == n
+        and parsed["open_at_end"] == n
+        and not any(parsed["closed_early"].values())
+        and not any(parsed["connect_errors"].values())
+        and parsed["not_attempted"] == 0
+    )
 
 
 def _parsed_trials(campaign_dir: Path) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
@@ -72,13 +78,17 @@ def echo_overview(campaign_dir: Path | str) -> list[dict[str, Any]]:
     for record, parsed in _parsed_trials(Path(campaign_dir)):
         groups.setdefault(record["config_id"], []).append((record, parsed))
     rows = []
-    for config_id, trials in groups.items():
+    for trials in groups.values():
         config = trials[0][0]["config"]
         parsed_ok = [p for r, p in trials if p is not None]
         clean = [p for p in parsed_ok if not p["flags"]]
         row: dict[str, Any] = {
-            "server": _label(config), "mode": config["mode"], "clients": config["connections"],
-            "trials": len(trials), "ok": len(parsed_ok), "flagged": sum(1 for p in parsed_ok if p["flags"]),
+            "server": _label(config),
+            "mode": config["mode"],
+            "clients": config["connections"],
+            "trials": len(trials),
+            "ok": len(parsed_ok),
+            "flagged": sum(1 for p in parsed_ok if p["flags"]),
             "failed": sum(1 for r, _ in trials if r["status"] != "ok"),
             "verify_errors": sum(p["verify_errors"] for p in parsed_ok),
         }
@@ -95,10 +105,20 @@ def echo_overview(campaign_dir: Path | str) -> list[dict[str, Any]]:
             row.update(
                 held_all=sum(1 for p in parsed_ok if held_all(p)),
                 echoes_per_s=_median([p["echoes_per_sec"] for p in clean]),
-                rtt_p50_ms=_median([p["rtt_s"]["percentiles"]["50"] * 1e3 for p in clean
-                                    if p["rtt_s"]["percentiles"].get("50") is not None]),
-                rtt_p99_ms=_median([p["rtt_s"]["percentiles"]["99"] * 1e3 for p in clean
-                                    if p["rtt_s"]["percentiles"].get("99") is not None]),
+                rtt_p50_ms=_median(
+                    [
+                        p["rtt_s"]["percentiles"]["50"] * 1e3
+                        for p in clean
+                        if p["rtt_s"]["percentiles"].get("50") is not None
+                    ]
+                ),
+                rtt_p99_ms=_median(
+                    [
+                        p["rtt_s"]["percentiles"]["99"] * 1e3
+                        for p in clean
+                        if p["rtt_s"]["percentiles"].get("99") is not None
+                    ]
+                ),
                 all_connected_s=_median([p["all_connected_s"] for p in parsed_ok if p["all_connected_s"] is not None]),
             )
         rows.append(row)
@@ -116,26 +136,39 @@ class TargetCheck:
 def echo_targets(rows: Sequence[Mapping[str, Any]]) -> list[TargetCheck]:
     checks = []
     for architecture in HELD_TARGET_ARCHITECTURES:
-        matching = [r for r in rows if r["mode"] == "throughput" and r["clients"] == HELD_CLIENTS_TARGET
-                    and r["server"].split("-")[0] == architecture]
+        matching = [
+            r
+            for r in rows
+            if r["mode"] == "throughput"
+            and r["clients"] == HELD_CLIENTS_TARGET
+            and r["server"].split("-")[0] == architecture
+        ]
         for row in matching or [None]:
             description = f"{HELD_CLIENTS_TARGET:,} clients held for the whole trial, 0 verification errors"
             if row is None:
                 checks.append(TargetCheck(description, architecture, None, "not measured"))
                 continue
             passed = row["trials"] > 0 and row["held_all"] == row["trials"] and row["verify_errors"] == 0
-            checks.append(TargetCheck(description, row["server"], passed,
-                                      f"{row['held_all']}/{row['trials']} trials held all, "
-                                      f"{row['verify_errors']} verification errors"))
+            checks.append(
+                TargetCheck(
+                    description,
+                    row["server"],
+                    passed,
+                    f"{row['held_all']}/{row['trials']} trials held all, {row['verify_errors']} verification errors",
+                )
+            )
     for row in rows:
         if row["mode"] != "max_conns":
             continue
         reached = row["reached_min"]
-        checks.append(TargetCheck(
-            f"--max-conns reaches >= {MAX_CONNS_TARGET:,} connections", row["server"],
-            None if reached is None else reached >= MAX_CONNS_TARGET,
-            f"reached {reached} (cap {row['clients']}), stopped by {row['stop_reasons'] or '-'}",
-        ))
+        checks.append(
+            TargetCheck(
+                f"--max-conns reaches >= {MAX_CONNS_TARGET:,} connections",
+                row["server"],
+                None if reached is None else reached >= MAX_CONNS_TARGET,
+                f"reached {reached} (cap {row['clients']}), stopped by {row['stop_reasons'] or '-'}",
+            )
+        )
     return checks
 
 

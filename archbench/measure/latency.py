@@ -22,6 +22,7 @@ saturation_rate, saturation_of and saturation_source (`archbench.config.plan.Off
 so the report can compute knees (the highest offered rate with p99 < 1 ms and
 achieved >= 99% of offered) from the records alone.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -29,16 +30,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from archbench.measure.adaptive import trial_throughput
 from archbench.config.loadgen import Wrk2
-from archbench.config.plan import saturation_key
-from archbench.data.storage import load_campaign
-from archbench.config.plan import expand_grid
-from archbench.config.servers import variant_label
-from archbench.parse import LoadOutputError, parse_output
-from archbench.config.params import parse_server_entry
-from archbench.config.params import resolve_parameters
+from archbench.config.params import parse_server_entry, resolve_parameters
+from archbench.config.plan import expand_grid, saturation_key
 from archbench.config.profiles import source_001_servers
+from archbench.config.servers import variant_label
+from archbench.data.storage import load_campaign
+from archbench.measure.adaptive import trial_throughput
+from archbench.parse import LoadOutputError, parse_output
 
 LATENCY_FRACTIONS = (0.10, 0.25, 0.50, 0.75, 0.90, 1.00, 1.10)
 SATURATION_STATISTIC = "median requests/s of the ok, unflagged measured closed-loop (wrk) trials"
@@ -50,8 +49,6 @@ SOURCE_001_CONNECTIONS = 2000
 SOURCE_001_FRACTION = 0.9
 KNEE_P99_S = 0.001
 KNEE_ACHIEVED_FRACTION = 0.99
-
-
 
 
 def default_open_loop_generator() -> str:
@@ -89,8 +86,9 @@ def planned_saturation_keys(params: Any) -> list[str]:
     """The saturation keys an open-loop campaign of `params` would look up (closed-loop view of its grid)."""
     import dataclasses
 
-    closed = dataclasses.replace(params, load_generator="wrk", rate_fractions=(), offered_rates=(),
-                                 saturation_rates=(), rate_reference=None)
+    closed = dataclasses.replace(
+        params, load_generator="wrk", rate_fractions=(), offered_rates=(), saturation_rates=(), rate_reference=None
+    )
     return list(dict.fromkeys(saturation_key(c.as_dict()) for c in expand_grid(closed)))
 
 
@@ -110,10 +108,21 @@ def latency_overview(campaign_dir: Path | str) -> list[dict[str, Any]]:
         if record.get("warmup") or config.get("offered_rate") is None:
             continue
         row: dict[str, Any] = {
-            "trial": record["trial_id"], "server": _label(config), "connections": config["connections"],
-            "offered": config["offered_rate"], "fraction": config.get("rate_fraction"), "status": record["status"],
-            "achieved": None, "achieved/offered": None, "p50_ms": None, "p90_ms": None, "p99_ms": None,
-            "p99.9_ms": None, "max_ms": None, "timeouts": None, "flags": "",
+            "trial": record["trial_id"],
+            "server": _label(config),
+            "connections": config["connections"],
+            "offered": config["offered_rate"],
+            "fraction": config.get("rate_fraction"),
+            "status": record["status"],
+            "achieved": None,
+            "achieved/offered": None,
+            "p50_ms": None,
+            "p90_ms": None,
+            "p99_ms": None,
+            "p99.9_ms": None,
+            "max_ms": None,
+            "timeouts": None,
+            "flags": "",
         }
         load = record.get("load") or {}
         if record["status"] == "ok" and load.get("output_file"):
@@ -127,10 +136,17 @@ def latency_overview(campaign_dir: Path | str) -> list[dict[str, Any]]:
                 achieved = parsed.get("requests_per_sec")
                 row.update(
                     achieved=achieved,
-                    **{"achieved/offered": round(achieved / config["offered_rate"], 4) if achieved is not None else None},
-                    p50_ms=_ms(percentiles.get("50")), p90_ms=_ms(percentiles.get("90")),
-                    p99_ms=_ms(percentiles.get("99")), **{"p99.9_ms": _ms(percentiles.get("99.9"))},
-                    max_ms=_ms(latency.get("max")), timeouts=(parsed.get("socket_errors") or {}).get("timeout"),
+                    **{
+                        "achieved/offered": round(achieved / config["offered_rate"], 4)
+                        if achieved is not None
+                        else None
+                    },
+                    p50_ms=_ms(percentiles.get("50")),
+                    p90_ms=_ms(percentiles.get("90")),
+                    p99_ms=_ms(percentiles.get("99")),
+                    **{"p99.9_ms": _ms(percentiles.get("99.9"))},
+                    max_ms=_ms(latency.get("max")),
+                    timeouts=(parsed.get("socket_errors") or {}).get("timeout"),
                     flags=",".join(parsed.get("flags") or []),
                 )
         rows.append(row)
@@ -154,9 +170,15 @@ def entries_at(servers: Sequence[Any], connections: int) -> list[dict[str, Any]]
     return out
 
 
-def closed_loop_parameters(*, campaign: str, servers: Sequence[Any], connections: int,
-                           source_001: bool = True, source_001_connections: int = SOURCE_001_CONNECTIONS,
-                           **overrides: Any) -> Any:
+def closed_loop_parameters(
+    *,
+    campaign: str,
+    servers: Sequence[Any],
+    connections: int,
+    source_001: bool = True,
+    source_001_connections: int = SOURCE_001_CONNECTIONS,
+    **overrides: Any,
+) -> Any:
     """Phase 1: wrk over the study's servers at `connections` (and 001's four at 2000 connections)."""
     entries = entries_at(servers, connections)
     if source_001:
@@ -164,23 +186,53 @@ def closed_loop_parameters(*, campaign: str, servers: Sequence[Any], connections
     return resolve_parameters("latency", campaign=campaign, servers=entries, load_generator="wrk", **overrides)
 
 
-def fraction_sweep_parameters(*, campaign: str, servers: Sequence[Any], connections: int,
-                              fractions: Sequence[float], saturation: Mapping[str, float], source: str,
-                              load_generator: str, **overrides: Any) -> Any:
+def fraction_sweep_parameters(
+    *,
+    campaign: str,
+    servers: Sequence[Any],
+    connections: int,
+    fractions: Sequence[float],
+    saturation: Mapping[str, float],
+    source: str,
+    load_generator: str,
+    **overrides: Any,
+) -> Any:
     """Phase 2: each server offered `fractions` of its own saturation throughput."""
-    return resolve_parameters("latency", campaign=campaign, servers=entries_at(servers, connections),
-                              load_generator=load_generator, rate_fractions=list(fractions),
-                              saturation_rates=dict(saturation), saturation_source=source, **overrides)
+    return resolve_parameters(
+        "latency",
+        campaign=campaign,
+        servers=entries_at(servers, connections),
+        load_generator=load_generator,
+        rate_fractions=list(fractions),
+        saturation_rates=dict(saturation),
+        saturation_source=source,
+        **overrides,
+    )
 
 
-def source_001_parameters(*, campaign: str, saturation: Mapping[str, float], source: str, load_generator: str,
-                          connections: int = SOURCE_001_CONNECTIONS, fraction: float = SOURCE_001_FRACTION,
-                          **overrides: Any) -> Any:
+def source_001_parameters(
+    *,
+    campaign: str,
+    saturation: Mapping[str, float],
+    source: str,
+    load_generator: str,
+    connections: int = SOURCE_001_CONNECTIONS,
+    fraction: float = SOURCE_001_FRACTION,
+    **overrides: Any,
+) -> Any:
     """Phase 3: 001's four architectures at `connections`, one rate for all: `fraction` of the
     highest of their saturation throughputs (the reference is recorded as each trial's saturation_of)."""
     entries = entries_at(source_001_servers(), connections)
     probe = resolve_parameters("latency", campaign=campaign, servers=entries, load_generator="wrk", check_host=False)
     reference = highest_saturation(saturation, planned_saturation_keys(probe))
-    return resolve_parameters("latency", campaign=campaign, servers=entries, load_generator=load_generator,
-                              rate_fractions=[fraction], saturation_rates=dict(saturation), rate_reference=reference,
-                              saturation_source=source, **overrides)
+    return resolve_parameters(
+        "latency",
+        campaign=campaign,
+        servers=entries,
+        load_generator=load_generator,
+        rate_fractions=[fraction],
+        saturation_rates=dict(saturation),
+        rate_reference=reference,
+        saturation_source=source,
+        **overrides,
+    )

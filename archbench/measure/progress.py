@@ -3,6 +3,7 @@
 The ETA scales the time spent so far by the configured wrk seconds still to
 run, so a campaign mixing 1 s and 5 s trials is estimated by work, not count.
 """
+
 from __future__ import annotations
 
 import sys

@@ -4,6 +4,7 @@ Collected once per campaign run and copied into campaign.json and every trial
 record. Nothing here may stop a campaign: a tool or file that is missing is
 recorded as null.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,6 +15,7 @@ import socket
 import subprocess
 from pathlib import Path
 from typing import Any
+
 from archbench.config.loadgen import Oha, Wrk2
 from archbench.config.paths import REPO_ROOT
 
@@ -53,7 +55,10 @@ def git_state(repo: Path) -> dict[str, Any]:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, timeout=10)
         status = subprocess.run(
             ["git", "status", "--porcelain", "--", ".", *GIT_DIRTY_EXCLUDES],
-            cwd=repo, capture_output=True, text=True, timeout=10,
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
     except (OSError, subprocess.TimeoutExpired):
         return {"git_commit": None, "git_dirty": None}

@@ -4,14 +4,15 @@ One module per tool (wrk, wrk2, oha, echo_client); `parse_output` dispatches on
 the tool name, so another parser slots in by adding a module and one entry to
 `_parsers()`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from archbench.parse.common import LoadOutputError
 from archbench.parse import echo_client, oha, wrk, wrk2
+from archbench.parse.common import LoadOutputError
 
 ParsedRecord = dict[str, Any]
 

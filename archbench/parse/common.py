@@ -6,6 +6,7 @@ a fork of wrk 4.0 and prints its summary with the same code): reading the
 output line by line, the summary lines both print alike, and the numbers taken
 from them.
 """
+
 from __future__ import annotations
 
 import re
@@ -76,8 +77,9 @@ def remember_once(found: dict[str, re.Match[str]], line: SummaryLine) -> None:
     found[line.kind] = line.match
 
 
-def require_lines(found: Mapping[str, re.Match[str]], required: tuple[str, ...], tool: str, *,
-                  output_was_empty: bool) -> None:
+def require_lines(
+    found: Mapping[str, re.Match[str]], required: tuple[str, ...], tool: str, *, output_was_empty: bool
+) -> None:
     """Fail unless every required line was found; an output without any summary line says so."""
     missing = [kind for kind in required if kind not in found]
     if not missing:
@@ -88,7 +90,7 @@ def require_lines(found: Mapping[str, re.Match[str]], required: tuple[str, ...],
 
 
 def percentage(token: str) -> float | None:
-    """"84.95%" -> 84.95; "-nan%" (no samples) -> None."""
+    """ "84.95%" -> 84.95; "-nan%" (no samples) -> None."""
     number = token.rstrip("%")
     if "nan" in number or "inf" in number:
         return None
@@ -96,7 +98,7 @@ def percentage(token: str) -> float | None:
 
 
 def percentile_key(token: str) -> str:
-    """"99.900" -> "99.9", "100.000" -> "100": the record's key of a percentile."""
+    """ "99.900" -> "99.9", "100.000" -> "100": the record's key of a percentile."""
     return format(Decimal(token).normalize(), "f")
 
 

@@ -1,7 +1,7 @@
 """Parser of `build/bin/echo_client --json` stdout (contracts.md section 6).
 
 With `--json`, echo_client's stdout is exactly one JSON object on one line
-(servers_c/echo_client.c `print_json`); its per-second table and text summary go
+(servers_c/clients/echo_report.c `print_json`); its per-second table and text summary go
 to stderr. A file that holds both streams (stderr text before or after the
 object) still parses: lines outside the object are ignored, but there must be
 exactly one object and it must be echo_client's (`"tool": "echo_client"`) with
@@ -21,6 +21,7 @@ silently:
     not_all_connected  throughput mode: fewer connections connected than asked for
     no_echoes          not a single echo came back
 """
+
 from __future__ import annotations
 
 import json
@@ -34,16 +35,58 @@ NS = Decimal("1e-9")
 
 # Every field of contracts.md section 6, in the order echo_client prints them.
 FIELDS = (
-    "tool", "mode", "host", "port", "connections", "threads", "duration_s", "size", "depth", "rate",
-    "connect_rate", "connect_timeout_s", "sources", "seed", "nofile_soft", "nofile_hard", "elapsed_s",
-    "window_s", "interrupted", "connected", "all_connected_s", "open_at_end", "not_attempted", "connect_errors",
-    "closed_early", "bytes_sent", "bytes_received", "echoes", "window_echoes", "echoes_per_sec",
-    "unanswered_messages", "due_unsent_messages", "verify_errors", "first_verify_error", "rtt_ns", "series",
-    "max_conns", "exit_status",
+    "tool",
+    "mode",
+    "host",
+    "port",
+    "connections",
+    "threads",
+    "duration_s",
+    "size",
+    "depth",
+    "rate",
+    "connect_rate",
+    "connect_timeout_s",
+    "sources",
+    "seed",
+    "nofile_soft",
+    "nofile_hard",
+    "elapsed_s",
+    "window_s",
+    "interrupted",
+    "connected",
+    "all_connected_s",
+    "open_at_end",
+    "not_attempted",
+    "connect_errors",
+    "closed_early",
+    "bytes_sent",
+    "bytes_received",
+    "echoes",
+    "window_echoes",
+    "echoes_per_sec",
+    "unanswered_messages",
+    "due_unsent_messages",
+    "verify_errors",
+    "first_verify_error",
+    "rtt_ns",
+    "series",
+    "max_conns",
+    "exit_status",
 )
 RTT_FIELDS = ("count", "mean", "min", "max", "percentiles")
-MAX_CONNS_FIELDS = ("cap", "reached", "alive_at_end", "stop_reason", "stop_s", "echo_timeouts", "server_pid",
-                    "server_rss_before_bytes", "server_rss_after_bytes", "server_rss_per_conn_bytes")
+MAX_CONNS_FIELDS = (
+    "cap",
+    "reached",
+    "alive_at_end",
+    "stop_reason",
+    "stop_s",
+    "echo_timeouts",
+    "server_pid",
+    "server_rss_before_bytes",
+    "server_rss_after_bytes",
+    "server_rss_per_conn_bytes",
+)
 MODES = ("throughput", "max_conns")
 
 
@@ -76,25 +119,32 @@ def _find_object(text: str) -> tuple[dict[str, Any], int]:
         try:
             value, end = decoder.raw_decode(text, start)
         except json.JSONDecodeError as error:
-            raise LoadOutputError(f"line {number}: not valid echo_client JSON ({error.msg} at column "
-                                  f"{error.colno}): {raw.rstrip()[:120]!r}") from None
+            raise LoadOutputError(
+                f"line {number}: not valid echo_client JSON ({error.msg} at column "
+                f"{error.colno}): {raw.rstrip()[:120]!r}"
+            ) from None
         if not isinstance(value, dict) or value.get("tool") != TOOL:
-            raise LoadOutputError(f"line {number}: a JSON object that is not echo_client's (its \"tool\" is "
-                                  f"{value.get('tool') if isinstance(value, dict) else None!r})")
+            raise LoadOutputError(
+                f'line {number}: a JSON object that is not echo_client\'s (its "tool" is '
+                f"{value.get('tool') if isinstance(value, dict) else None!r})"
+            )
         if found is not None:
             raise LoadOutputError(f"line {number}: second echo_client JSON object (the first is on line {found[1]})")
         found = (value, number)
         # continue after the object; the rest of its last line must be empty
         while number < len(lines) and offsets[number] < end:
             number += 1
-        if text[end:offsets[number]].strip():
-            raise LoadOutputError(f"line {number}: text after the echo_client JSON object: "
-                                  f"{text[end:offsets[number]].strip()[:120]!r}")
+        if text[end : offsets[number]].strip():
+            raise LoadOutputError(
+                f"line {number}: text after the echo_client JSON object: {text[end : offsets[number]].strip()[:120]!r}"
+            )
     if found is None:
         if first_other is None:
             raise LoadOutputError("empty output: no echo_client JSON object at all")
-        raise LoadOutputError(f"line {first_other[0]} is not echo_client JSON output: {first_other[1]!r}; "
-                              f"no JSON object found (was echo_client run with --json?)")
+        raise LoadOutputError(
+            f"line {first_other[0]} is not echo_client JSON output: {first_other[1]!r}; "
+            f"no JSON object found (was echo_client run with --json?)"
+        )
     return found
 
 

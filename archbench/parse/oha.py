@@ -34,6 +34,7 @@ What oha counts, and so what the record says (oha 1.16 src/result_data.rs):
 The offered rate (-q) is not in oha's output: `offered_rate` is None here and
 the runner fills it in from the command line.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,8 +47,16 @@ from archbench.parse.common import LoadOutputError, outcome_flags
 
 TOOL = "oha"
 DEADLINE = "aborted due to deadline"
-SUMMARY_FIELDS = ("successRate", "total", "slowest", "fastest", "average", "requestsPerSec", "totalData",
-                  "sizePerRequest")
+SUMMARY_FIELDS = (
+    "successRate",
+    "total",
+    "slowest",
+    "fastest",
+    "average",
+    "requestsPerSec",
+    "totalData",
+    "sizePerRequest",
+)
 REQUIRED = ("summary", "latencyPercentiles", "rps", "details", "statusCodeDistribution", "errorDistribution")
 DETAILS = {"DNSDialup": "dns_dialup", "DNSLookup": "dns_lookup", "firstByte": "first_byte"}
 
@@ -57,14 +66,24 @@ DETAILS = {"DNSDialup": "dns_dialup", "DNSLookup": "dns_lookup", "firstByte": "f
 # error" (hyper's I/O error on an established connection: the server died under it, as wrk's read error).
 ERROR_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("timeout", re.compile(r"^timeout$", re.I)),
-    ("connect", re.compile(
-        r"connection refused|\(os error (?:111|99|101|113|110|24)\)|cannot assign requested address|"
-        r"network is unreachable|no route to host|host is unreachable|connection timed out|too many open files|"
-        r"dns|failed to lookup|no record returned", re.I)),
+    (
+        "connect",
+        re.compile(
+            r"connection refused|\(os error (?:111|99|101|113|110|24)\)|cannot assign requested address|"
+            r"network is unreachable|no route to host|host is unreachable|connection timed out|too many open files|"
+            r"dns|failed to lookup|no record returned",
+            re.I,
+        ),
+    ),
     ("write", re.compile(r"broken pipe|\(os error 32\)|error writing", re.I)),
-    ("read", re.compile(
-        r"connection reset|\(os error 104\)|^connection error$|connection closed before message completed|"
-        r"error reading|unexpected eof|incomplete message|invalid http|parse", re.I)),
+    (
+        "read",
+        re.compile(
+            r"connection reset|\(os error 104\)|^connection error$|connection closed before message completed|"
+            r"error reading|unexpected eof|incomplete message|invalid http|parse",
+            re.I,
+        ),
+    ),
 )
 SOCKET_ERROR_KINDS = ("connect", "read", "write", "timeout", "other")
 
@@ -119,18 +138,21 @@ def _find_object(text: str) -> dict[str, Any]:
 
     if stripped[0] != "{":
         first = text[start:].splitlines()[0]
-        raise LoadOutputError(f"line {line_of(start)} is not oha JSON output: {first!r} "
-                              f"(was oha run with --output-format json?)")
+        raise LoadOutputError(
+            f"line {line_of(start)} is not oha JSON output: {first!r} (was oha run with --output-format json?)"
+        )
     try:
         value, end = json.JSONDecoder().raw_decode(text, start)
     except json.JSONDecodeError as error:
-        raise LoadOutputError(f"line {error.lineno}: not valid oha JSON ({error.msg} at column {error.colno})"
-                              ) from None
+        raise LoadOutputError(
+            f"line {error.lineno}: not valid oha JSON ({error.msg} at column {error.colno})"
+        ) from None
     rest = text[end:].strip()
     if rest:
         offset = text.index(rest[0], end)
-        raise LoadOutputError(f"line {line_of(offset)}: text after the oha JSON object: "
-                              f"{text[offset:].splitlines()[0]!r}")
+        raise LoadOutputError(
+            f"line {line_of(offset)}: text after the oha JSON object: {text[offset:].splitlines()[0]!r}"
+        )
     if not isinstance(value, dict):
         raise LoadOutputError("the oha JSON output is not an object")
     return value
@@ -149,9 +171,11 @@ def _check(report: dict[str, Any]) -> None:
 def _triple(value: Any, where: str) -> dict[str, float | None]:
     if not isinstance(value, dict):
         raise LoadOutputError(f"{where} is not an object: {value!r}")
-    return {"avg": _float(value.get("average"), f"{where}.average"),
-            "min": _float(value.get("fastest"), f"{where}.fastest"),
-            "max": _float(value.get("slowest"), f"{where}.slowest")}
+    return {
+        "avg": _float(value.get("average"), f"{where}.average"),
+        "min": _float(value.get("fastest"), f"{where}.fastest"),
+        "max": _float(value.get("slowest"), f"{where}.slowest"),
+    }
 
 
 def parse(text: str) -> dict[str, Any]:
@@ -160,13 +184,15 @@ def parse(text: str) -> dict[str, Any]:
     _check(report)
     summary = report["summary"]
 
-    status_codes = {str(code): _count(n, f"statusCodeDistribution.{code}")
-                    for code, n in report["statusCodeDistribution"].items()}
+    status_codes = {
+        str(code): _count(n, f"statusCodeDistribution.{code}") for code, n in report["statusCodeDistribution"].items()
+    }
     for code in status_codes:
         if not re.fullmatch(r"\d{3}", code):
             raise LoadOutputError(f"statusCodeDistribution: {code!r} is not an HTTP status code")
-    errors = {str(message): _count(n, f"errorDistribution.{message}")
-              for message, n in report["errorDistribution"].items()}
+    errors = {
+        str(message): _count(n, f"errorDistribution.{message}") for message, n in report["errorDistribution"].items()
+    }
 
     socket_errors = {kind: 0 for kind in SOCKET_ERROR_KINDS}
     aborted_at_deadline = 0
@@ -211,8 +237,9 @@ def parse(text: str) -> dict[str, Any]:
         "transfer_per_sec_bytes": _float(summary.get("sizePerSec"), "summary.sizePerSec"),
         "success_rate": _float(summary["successRate"], "summary.successRate"),
         "reported_requests_per_sec": _float(summary["requestsPerSec"], "summary.requestsPerSec"),
-        "size_per_request_bytes": None if size_per_request is None else _count(size_per_request,
-                                                                               "summary.sizePerRequest"),
+        "size_per_request_bytes": None
+        if size_per_request is None
+        else _count(size_per_request, "summary.sizePerRequest"),
         "status_codes": dict(sorted(status_codes.items())),
         "errors": errors,
         "aborted_at_deadline": aborted_at_deadline,
@@ -223,7 +250,6 @@ def parse(text: str) -> dict[str, Any]:
             "min": _float(rps.get("min"), "rps.min"),
             "percentiles": _percentiles(rps.get("percentiles") or {}, "rps.percentiles"),
         },
-        "details_s": {name: _triple(details[key], f"details.{key}") for key, name in DETAILS.items()
-                      if key in details},
+        "details_s": {name: _triple(details[key], f"details.{key}") for key, name in DETAILS.items() if key in details},
         "flags": outcome_flags(socket_errors, non_2xx, total_requests),
     }

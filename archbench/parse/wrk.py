@@ -24,13 +24,14 @@ Leading whitespace is not significant: the excerpt in source 003 lost its
 indentation when captured and must still parse. Any other line is an error:
 a file that is not wrk output must fail loudly, naming the line.
 """
+
 from __future__ import annotations
 
 import re
 from decimal import Decimal
 from typing import Any
 
-# LoadOutputError stays part of this module's API.  
+# LoadOutputError stays part of this module's API.
 from archbench.parse.common import (
     NON_2XX_LINE,
     SOCKET_ERRORS_LINE,
@@ -53,10 +54,22 @@ PERCENTILES = ("50", "75", "90", "99")
 
 # Unit tables of wrk's units.c, as multipliers to the base unit.
 TIME_UNITS = {"us": Decimal("1e-6"), "ms": Decimal("1e-3"), "s": Decimal(1), "m": Decimal(60), "h": Decimal(3600)}
-METRIC_UNITS = {"": Decimal(1), "k": Decimal(1000), "M": Decimal(1000) ** 2, "G": Decimal(1000) ** 3,
-                "T": Decimal(1000) ** 4, "P": Decimal(1000) ** 5}
-BINARY_UNITS = {"": Decimal(1), "K": Decimal(1024), "M": Decimal(1024) ** 2, "G": Decimal(1024) ** 3,
-                "T": Decimal(1024) ** 4, "P": Decimal(1024) ** 5}
+METRIC_UNITS = {
+    "": Decimal(1),
+    "k": Decimal(1000),
+    "M": Decimal(1000) ** 2,
+    "G": Decimal(1000) ** 3,
+    "T": Decimal(1000) ** 4,
+    "P": Decimal(1000) ** 5,
+}
+BINARY_UNITS = {
+    "": Decimal(1),
+    "K": Decimal(1024),
+    "M": Decimal(1024) ** 2,
+    "G": Decimal(1024) ** 3,
+    "T": Decimal(1024) ** 4,
+    "P": Decimal(1024) ** 5,
+}
 
 _NUMBER = r"\d+(?:\.\d+)?"
 _TIME = rf"{_NUMBER}(?:us|ms|s|m|h)"
@@ -78,13 +91,21 @@ LINE_PATTERNS: dict[str, re.Pattern[str]] = {
     "requests_per_sec": re.compile(rf"Requests/sec:\s+(?P<value>{_NUMBER})"),
     "transfer_per_sec": re.compile(rf"Transfer/sec:\s+(?P<value>{_BINARY})"),
 }
-REQUIRED_LINES = ("running", "threads", "stats_header", "latency", "req_sec", "totals", "requests_per_sec",
-                  "transfer_per_sec")
+REQUIRED_LINES = (
+    "running",
+    "threads",
+    "stats_header",
+    "latency",
+    "req_sec",
+    "totals",
+    "requests_per_sec",
+    "transfer_per_sec",
+)
 REPEATABLE_LINES = ("percentile",)
 
 
 def seconds(token: str) -> float:
-    """"512.00us" -> 0.000512; units us, ms, s, m, h."""
+    """ "512.00us" -> 0.000512; units us, ms, s, m, h."""
     match = re.fullmatch(rf"({_NUMBER})(us|ms|s|m|h)", token)
     if not match:
         raise LoadOutputError(f"not a wrk time value: {token!r}")
@@ -92,7 +113,7 @@ def seconds(token: str) -> float:
 
 
 def count(token: str) -> float:
-    """"102.10k" -> 102100.0; wrk's format_metric uses powers of 1000."""
+    """ "102.10k" -> 102100.0; wrk's format_metric uses powers of 1000."""
     match = re.fullmatch(rf"({_NUMBER})([kMGTP]?)", token)
     if not match:
         raise LoadOutputError(f"not a wrk metric value: {token!r}")
@@ -100,7 +121,7 @@ def count(token: str) -> float:
 
 
 def byte_count(token: str) -> float:
-    """"17.60MB" -> 18454937.6; wrk's format_binary uses powers of 1024."""
+    """ "17.60MB" -> 18454937.6; wrk's format_binary uses powers of 1024."""
     match = re.fullmatch(rf"({_NUMBER})([KMGTP]?)B", token)
     if not match:
         raise LoadOutputError(f"not a wrk byte value: {token!r}")
@@ -115,8 +136,7 @@ def parse(text: str) -> dict[str, Any]:
     for line in summary_lines(text, LINE_PATTERNS, TOOL):
         if line.kind == "percentile":
             if not in_distribution:
-                raise LoadOutputError(f"line {line.number}: percentile outside the Latency Distribution: "
-                                      f"{line.raw!r}")
+                raise LoadOutputError(f"line {line.number}: percentile outside the Latency Distribution: {line.raw!r}")
             percentiles[percentile_key(line.match["pct"])] = seconds(line.match["value"])
             continue
         remember_once(found, line)

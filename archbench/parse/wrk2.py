@@ -53,6 +53,7 @@ become seconds. Leading and trailing whitespace is not significant (the
 README's examples are indented by four spaces); any other line is an error
 naming the line.
 """
+
 from __future__ import annotations
 
 import re
@@ -122,15 +123,31 @@ LINE_PATTERNS: dict[str, re.Pattern[str]] = {
     "requests_per_sec": re.compile(rf"Requests/sec:\s+(?P<value>{_VALUE})"),
     "transfer_per_sec": re.compile(rf"Transfer/sec:\s+(?P<value>{_BINARY})"),
 }
-REQUIRED_LINES = ("running", "threads", "stats_header", "latency", "req_sec", "totals", "requests_per_sec",
-                  "transfer_per_sec")
+REQUIRED_LINES = (
+    "running",
+    "threads",
+    "stats_header",
+    "latency",
+    "req_sec",
+    "totals",
+    "requests_per_sec",
+    "transfer_per_sec",
+)
 # Lines that belong to a latency block (after its "Latency Distribution (HdrHistogram - ...)" header).
-BLOCK_LINES = ("percentile", "spectrum_title", "spectrum_header", "spectrum_row", "footer_mean", "footer_max",
-               "footer_buckets", "separator")
+BLOCK_LINES = (
+    "percentile",
+    "spectrum_title",
+    "spectrum_header",
+    "spectrum_row",
+    "footer_mean",
+    "footer_max",
+    "footer_buckets",
+    "separator",
+)
 
 
 def _number(token: str) -> Decimal | None:
-    """"12.5" -> Decimal; "-nan"/"nan"/"inf"/"-inf" -> None (not a measurement)."""
+    """ "12.5" -> Decimal; "-nan"/"nan"/"inf"/"-inf" -> None (not a measurement)."""
     if "nan" in token or "inf" in token:
         return None
     return Decimal(token)
@@ -145,17 +162,17 @@ def _scaled(token: str, units: dict[str, Decimal], pattern: str, what: str) -> f
 
 
 def seconds(token: str) -> float | None:
-    """"6.60ms" -> 0.0066, "1.31m" -> 78.6; "-nanus" (empty histogram) -> None."""
+    """ "6.60ms" -> 0.0066, "1.31m" -> 78.6; "-nanus" (empty histogram) -> None."""
     return _scaled(token, TIME_UNITS, rf"({_VALUE})(us|ms|s|m|h)", "time")
 
 
 def count(token: str) -> float | None:
-    """"1.04k" -> 1040.0 (powers of 1000); "-nan" -> None."""
+    """ "1.04k" -> 1040.0 (powers of 1000); "-nan" -> None."""
     return _scaled(token, METRIC_UNITS, rf"({_VALUE})([kMGTP]?)", "metric")
 
 
 def byte_count(token: str) -> float | None:
-    """"19.81MB" -> 20772290.56 (powers of 1024); "-nanB"/"infTB" -> None."""
+    """ "19.81MB" -> 20772290.56 (powers of 1024); "-nanB"/"infTB" -> None."""
     return _scaled(token, BINARY_UNITS, rf"({_VALUE})([KMGTP]?)B", "byte")
 
 
@@ -184,8 +201,16 @@ def _calibration(match: re.Match[str]) -> dict[str, Any]:
 class _Block:
     """One "Latency Distribution (HdrHistogram - ...)" block, in the order wrk2 prints it."""
 
-    STAGES = ("percentile", "spectrum_title", "spectrum_header", "spectrum_row", "footer_mean", "footer_max",
-              "footer_buckets", "separator")
+    STAGES = (
+        "percentile",
+        "spectrum_title",
+        "spectrum_header",
+        "spectrum_row",
+        "footer_mean",
+        "footer_max",
+        "footer_buckets",
+        "separator",
+    )
 
     def __init__(self, kind: str):
         self.kind = kind
@@ -198,19 +223,22 @@ class _Block:
         stage = self.STAGES.index(kind)
         repeatable = kind in ("percentile", "spectrum_row")
         if not (stage == self.stage + 1 or (stage == self.stage and repeatable)):
-            raise LoadOutputError(f"line {number}: {kind.replace('_', ' ')} out of place in the "
-                                  f"{self.kind} latency block: {raw!r}")
+            raise LoadOutputError(
+                f"line {number}: {kind.replace('_', ' ')} out of place in the {self.kind} latency block: {raw!r}"
+            )
         self.stage = stage
         if kind == "percentile":
             key = percentile_key(match["pct"])
             self.percentiles[key] = seconds(match["value"])
         elif kind == "spectrum_row":
-            self.spectrum.append({
-                "value_s": milliseconds(match["value"]),
-                "percentile": plain(match["percentile"]),
-                "total_count": int(match["total_count"]),
-                "inverse_complement": plain(match["inverse"]),
-            })
+            self.spectrum.append(
+                {
+                    "value_s": milliseconds(match["value"]),
+                    "percentile": plain(match["percentile"]),
+                    "total_count": int(match["total_count"]),
+                    "inverse_complement": plain(match["inverse"]),
+                }
+            )
         elif kind == "footer_mean":
             self.footer["mean_s"] = milliseconds(match["mean"])
             self.footer["stdev_s"] = milliseconds(match["stdev"])
@@ -252,8 +280,9 @@ def parse(text: str) -> dict[str, Any]:
             continue
         if kind in BLOCK_LINES:
             if block is None or block.complete():
-                raise LoadOutputError(f"line {number}: {kind.replace('_', ' ')} outside a latency distribution: "
-                                      f"{raw!r}")
+                raise LoadOutputError(
+                    f"line {number}: {kind.replace('_', ' ')} outside a latency distribution: {raw!r}"
+                )
             block.add(kind, match, number, raw)
             continue
         if block is not None and not block.complete():
@@ -265,8 +294,9 @@ def parse(text: str) -> dict[str, Any]:
     return _record(found, calibration, blocks)
 
 
-def _record(found: dict[str, re.Match[str]], calibration: list[dict[str, Any]],
-            blocks: dict[str, _Block]) -> dict[str, Any]:
+def _record(
+    found: dict[str, re.Match[str]], calibration: list[dict[str, Any]], blocks: dict[str, _Block]
+) -> dict[str, Any]:
     totals = found["totals"]
     socket_errors = socket_error_counts(found)
     non_2xx = non_2xx_count(found)
@@ -302,7 +332,9 @@ def _record(found: dict[str, re.Match[str]], calibration: list[dict[str, Any]],
         "calibration": calibration,
         "percentile_spectrum": recorded.spectrum if recorded else None,
         "hdr_footer": recorded.footer if recorded else None,
-        "uncorrected_latency_s": None if uncorrected is None else {
+        "uncorrected_latency_s": None
+        if uncorrected is None
+        else {
             "percentiles": uncorrected.percentiles,
             "percentile_spectrum": uncorrected.spectrum,
             "hdr_footer": uncorrected.footer,
