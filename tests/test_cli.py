@@ -76,10 +76,19 @@ def test_run_rejects_unknown_profile(capsys: pytest.CaptureFixture[str]) -> None
     assert "invalid choice: 'huge'" in capsys.readouterr().err
 
 
+# The reference machine's 2 CPUs: dry runs plan for it on any test host.
+REFERENCE_TREE = REPO_ROOT / "tests" / "fixtures" / "topology" / "2cpu"
+
+
 def test_run_dry_run_lists_configurations(tmp_path: Path, capsys: pytest.CaptureFixture[str], cpu_pair) -> None:
-    assert main(["run", "--profile", "smoke", "--dry-run", "--campaign", "dry", "--raw-root", str(tmp_path)]) == 0
+    argv = ["run", "--profile", "smoke", "--dry-run", "--campaign", "dry", "--raw-root", str(tmp_path)]
+    assert main([*argv, "--topology-root", str(REFERENCE_TREE)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:-1] == [
+    assert lines[0] == (
+        f"CPU split: server CPUs 0 (1 core, NUMA node 0), load CPUs 1 (wrk -t1); from {REFERENCE_TREE}/sys "
+        "(2 CPUs usable)"
+    )
+    assert lines[1:-1] == [
         "blocking-c16-lt1-d1s",
         "thread_per_conn-c16-lt1-d1s",
         "thread_pool-request-queue-t1-c16-lt1-d1s",
@@ -230,6 +239,8 @@ def test_run_dry_run_with_pipeline_depths(tmp_path: Path, capsys: pytest.Capture
                 "--profile",
                 "smoke",
                 "--dry-run",
+                "--topology-root",
+                str(REFERENCE_TREE),
                 "--raw-root",
                 str(tmp_path),
                 "--servers",
@@ -244,7 +255,7 @@ def test_run_dry_run_with_pipeline_depths(tmp_path: Path, capsys: pytest.Capture
         )
         == 0
     )
-    assert capsys.readouterr().out.splitlines()[:-1] == [
+    assert capsys.readouterr().out.splitlines()[1:-1] == [
         "epoll-edge-c16-lt1-d1s",
         "epoll-edge-c16-lt1-d1s-p16",
         "prefork-level-t2-c16-lt1-d1s",
@@ -266,6 +277,8 @@ def test_run_dry_run_of_an_echo_campaign(tmp_path: Path, capsys: pytest.CaptureF
                 "--profile",
                 "echo",
                 "--dry-run",
+                "--topology-root",
+                str(REFERENCE_TREE),
                 "--raw-root",
                 str(tmp_path),
                 "--servers",
@@ -281,7 +294,8 @@ def test_run_dry_run_of_an_echo_campaign(tmp_path: Path, capsys: pytest.CaptureF
         == 0
     )
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:-1] == ["poll-c100-lt1-d10s-echo-s64-src2", "poll-c500-lt1-d30s-echo-s64-src2-maxconns"]
+    assert "(echo_client --threads 1)" in lines[0]
+    assert lines[1:-1] == ["poll-c100-lt1-d10s-echo-s64-src2", "poll-c500-lt1-d30s-echo-s64-src2-maxconns"]
     assert lines[-1].startswith("2 configurations x 4 runs = 8 trials")
 
 
@@ -296,6 +310,8 @@ def test_run_takes_saturation_rates_from_a_campaign(
                 "--profile",
                 "latency",
                 "--dry-run",
+                "--topology-root",
+                str(REFERENCE_TREE),
                 "--raw-root",
                 str(tmp_path),
                 "--servers",
@@ -314,7 +330,8 @@ def test_run_takes_saturation_rates_from_a_campaign(
         == 0
     )
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:-1] == ["epoll-level-c100-lt1-d5s-oha-rate1000", "epoll-level-c100-lt1-d5s-oha-rate2000"]
+    assert lines[0].startswith("CPU split: server CPUs 0 ")
+    assert lines[1:-1] == ["epoll-level-c100-lt1-d5s-oha-rate1000", "epoll-level-c100-lt1-d5s-oha-rate2000"]
     assert "up to 9 trials per configuration if the CI needs them" in lines[-1]
 
 

@@ -16,9 +16,14 @@ from archbench.config.params import (
     parse_cpu_list,
     resolve_parameters,
 )
+from archbench.config.topology import read_topology
+
+# The reference machine's 2 CPUs, so that "auto" CPU sets and sweeps resolve the same on any test host.
+REFERENCE = read_topology(Path(__file__).parent / "fixtures" / "topology" / "2cpu")
 
 
 def resolve(**overrides):
+    overrides.setdefault("topology", REFERENCE)
     return resolve_parameters(overrides.pop("profile", "smoke"), check_host=False, **overrides)
 
 
@@ -101,7 +106,8 @@ def test_connections_at_least_load_threads() -> None:
 
 
 def test_cpu_sets_must_be_disjoint() -> None:
-    rejects("load_cpus", "overlaps server_cpus on CPU 1", server_cpus="0-1", load_cpus="1")
+    error = rejects("load_cpus", "overlaps server_cpus on CPU 1", server_cpus="0-1", load_cpus="1")
+    assert "leave load_cpus unset" in str(error)  # the message names the fix
 
 
 def test_cpu_sets_must_exist_on_this_machine() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -17,11 +18,17 @@ from archbench.config.plan import (
     response_id_part,
 )
 from archbench.config.profiles import PROFILE_NAMES, TRIAL_OVERHEAD_S, profile_values
+from archbench.config.topology import read_topology
 
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")  # no dots: file names split a trial id at the first dot
 
 
+# The reference machine's 2 CPUs, so that "auto" CPU sets and sweeps plan the same on any test host.
+REFERENCE = read_topology(Path(__file__).parent / "fixtures" / "topology" / "2cpu")
+
+
 def params(**overrides):
+    overrides.setdefault("topology", REFERENCE)
     return resolve_parameters(overrides.pop("profile", "smoke"), check_host=False, **overrides)
 
 
@@ -172,10 +179,10 @@ def test_profiles_and_expected_durations() -> None:
     assert len(expand_grid(params(profile="full"))) == 219
     assert len(expand_grid(params(profile="bench"))) == 22
     # smoke must fit in 3 minutes including the build and its share of the tests, so its trials well under that.
-    assert expected_duration_s("smoke") == 10 * 3 * (1 + TRIAL_OVERHEAD_S) < 60
-    assert 5 * 60 <= expected_duration_s("default") <= 7 * 60
-    assert expected_duration_s("full") == 219 * 9 * (5 + TRIAL_OVERHEAD_S) <= 3 * 3600
-    assert expected_duration_s("bench") == 22 * 6 * (5 + TRIAL_OVERHEAD_S)
+    assert expected_duration_s("smoke", topology=REFERENCE) == 10 * 3 * (1 + TRIAL_OVERHEAD_S) < 60
+    assert 5 * 60 <= expected_duration_s("default", topology=REFERENCE) <= 7 * 60
+    assert expected_duration_s("full", topology=REFERENCE) == 219 * 9 * (5 + TRIAL_OVERHEAD_S) <= 3 * 3600
+    assert expected_duration_s("bench", topology=REFERENCE) == 22 * 6 * (5 + TRIAL_OVERHEAD_S)
 
 
 def test_profile_values_are_fresh_copies() -> None:

@@ -13,9 +13,9 @@ tests/test_records.py), so the models forbid any other key.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 # Parameters added after campaigns were first recorded, with the value a campaign.json without them
 # meant, so that such a campaign still resumes (`archbench.config.params.differing_parameters`).
@@ -34,12 +34,20 @@ LATER_PARAMETER_DEFAULTS: dict[str, Any] = {
     "saturation_source": None,
     "ci_target": None,
     "max_trials": None,
+    "placement": "loopback",
+    "link": None,
+    "load_threads_auto": False,
+    "cpu_topology": None,
 }
 
 # Every option of every architecture, as a trial record's config carries them.
 OPTION_NAMES = ("max_threads", "dispatch", "handoff", "trigger")
 
 PositiveInts = list[int]
+# "auto": a thread sweep that scales with the server's CPUs (archbench.config.topology.thread_sweep);
+# "auto:N" reaches at least N threads.
+AutoSweep = Annotated[str, StringConstraints(pattern=r"^auto(:[1-9][0-9]*)?$")]
+Auto = Literal["auto"]
 
 
 class _Closed(BaseModel):
@@ -59,6 +67,18 @@ class StoredServerEntry(_Closed):
     threads: PositiveInts | None = Field(None, description="Own thread sweep; replaces thread_counts for this entry")
     connections: PositiveInts | None = Field(None, description="Own connection sweep; replaces connection_counts")
     pipeline: PositiveInts | None = Field(None, description="Own pipeline-depth sweep; replaces pipeline_depths")
+
+
+class StoredCpuTopology(_Closed):
+    """What campaign.json records of the CPU topology (`archbench.config.topology.TopologySummary`)."""
+
+    source: str = Field(description='where it was read: "/sys", or a fake tree given with --topology-root')
+    usable_cpus: str = Field(description="CPUs this process could use (affinity and cgroup cpuset), taskset form")
+    cpuset: str | None = Field(description="the cgroup cpuset that restricted the usable CPUs, if any")
+    numa_nodes: int
+    server_cores: int = Field(description="physical cores the server's CPUs belong to")
+    server_numa_node: int | None = Field(description="the NUMA node of every server CPU; null: several")
+    load_cores: int = Field(description="physical cores the load generator's CPUs belong to")
 
 
 class StoredParameters(_Closed):
@@ -101,6 +121,18 @@ class StoredParameters(_Closed):
     saturation_source: str | None = None
     ci_target: float | None = Field(None, description="95% CI half-width target, percent of the mean")
     max_trials: int | None = None
+    placement: Literal["loopback", "netns"] = Field(
+        "loopback", description="where server and load generator ran: loopback, or one network namespace each"
+    )
+    link: str | None = Field(None, description="netns: the veth link's tc model, '<rate>' or '<rate> <delay>'")
+    load_threads_auto: bool = Field(
+        False,
+        description='load_threads was "auto": one wrk thread per load CPU (load_threads), fewer where a '
+        "configuration's connections need it (c >= t, c a multiple of t)",
+    )
+    cpu_topology: StoredCpuTopology | None = Field(
+        None, description="the CPU topology server_cpus and load_cpus were resolved on (null: not recorded)"
+    )
 
 
 class LegacyParameters(_Closed):
@@ -122,7 +154,7 @@ class ProfileServerEntry(_Closed):
     dispatch: str | list[str] | None = None
     handoff: str | list[str] | None = None
     trigger: str | list[str] | None = None
-    threads: PositiveInts | None = None
+    threads: PositiveInts | AutoSweep | None = None
     connections: PositiveInts | None = None
     pipeline: PositiveInts | None = None
 
@@ -134,14 +166,14 @@ class ProfileValues(_Closed):
 
     servers: list[str | ProfileServerEntry] | None = None
     campaign: str | None = None
-    thread_counts: PositiveInts | None = None
+    thread_counts: PositiveInts | AutoSweep | None = None
     connection_counts: PositiveInts | None = None
-    load_threads: PositiveInts | None = None
+    load_threads: PositiveInts | Auto | None = None
     pipeline_depths: PositiveInts | None = None
     duration_s: int | None = None
     trials: int | None = None
     warmup: bool | None = None
-    server_cpus: str | None = None
+    server_cpus: str | None = Field(None, description='taskset CPU list, or "auto" (the topology\'s split)')
     load_cpus: str | None = None
     seed: int | None = None
     wrk_timeout_s: int | None = None

@@ -18,13 +18,19 @@ and sweeps, mappings (or the command-line form `ARCH:key=v1/v2,key=v`):
 campaign-wide `thread_counts` / `connection_counts` / `pipeline_depths` for that
 entry only. `threads` is the architecture's parallelism, worker threads or
 worker processes (see `archbench.config.servers.ServerSpec.threads_flag`).
+
+CPU placement follows the machine (`archbench.config.topology`): `server_cpus` and
+`load_cpus` default to "auto", the topology's default split, resolved here so that
+campaign.json records the CPU lists used (and `cpu_topology` what they came from);
+`load_threads` "auto" is the load CPU count, fitted per configuration to its
+connections; `thread_counts` and an entry's `threads` may be "auto" (or "auto:N")
+for a sweep that scales with the server's CPUs (`topology.thread_sweep`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 import resource
 import socket
@@ -36,6 +42,16 @@ from archbench.config.loadgen import load_generators, open_loop_generators
 from archbench.config.parameter_model import LATER_PARAMETER_DEFAULTS
 from archbench.config.profiles import PROFILE_NAMES, profile_values
 from archbench.config.servers import PROTOCOLS, ServerSpec, check_response, server_specs
+from archbench.config.topology import (
+    AUTO,
+    CpuSplit,
+    CpuTopology,
+    TopologySummary,
+    auto_sweep,
+    check_usable,
+    read_topology,
+    split_cpus,
+)
 from archbench.config.values import (
     ParameterError,
     as_tuple,
@@ -51,8 +67,12 @@ from archbench.config.values import (
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 ENTRY_SWEEP_KEYS = ("threads", "connections", "pipeline")
-# Parameters that do not change what a campaign measures, so a re-run may differ in them.
-NOT_IDENTITY = ("campaign", "raw_root")
+# The campaign-wide sweep that replaces each per-entry one when given explicitly.
+CAMPAIGN_SWEEPS = {"threads": "thread_counts", "connections": "connection_counts", "pipeline": "pipeline_depths"}
+# Parameters that do not change what a campaign measures, so a re-run may differ in them. The CPU lists
+# themselves are identity; the topology they came from, and whether load_threads was "auto" (which only
+# fits the counts per configuration, as an explicit list must already fit), are not.
+NOT_IDENTITY = ("campaign", "raw_root", "cpu_topology", "load_threads_auto")
 # Open files each trial needs beyond one per connection, in the server and in wrk alike
 # (listening socket, epoll and event descriptors, pipes, libraries, nginx's logs).
 FD_HEADROOM = 256
@@ -212,6 +232,16 @@ class Parameters:
     # mean throughput is at most ci_target % of the mean, or a configuration has max_trials.
     ci_target: float | None = None
     max_trials: int | None = None
+    # Where the server and the load generator run (archbench.measure.placement): both on this host over
+    # loopback, or each in its own network namespace joined by a veth pair, optionally shaped by a link model
+    # ("<rate>" or "<rate> <delay>", tc's units, e.g. "1gbit" or "1gbit 50us").
+    placement: str = "loopback"
+    link: str | None = None
+    # load_threads was "auto": load_threads holds the load CPU count, and each configuration runs the most
+    # wrk threads up to it that divide its connections (archbench.config.topology.fitting_load_threads).
+    load_threads_auto: bool = False
+    # The topology the CPU lists were resolved on (None in campaigns recorded before it was).
+    cpu_topology: TopologySummary | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form, as stored in campaign.json."""
@@ -227,6 +257,7 @@ class Parameters:
         ):
             out[name] = list(out[name])
         out["saturation_rates"] = dict(self.saturation_rates)
+        out["cpu_topology"] = None if self.cpu_topology is None else self.cpu_topology.to_dict()
         return out
 
     def identity(self) -> dict[str, Any]:
@@ -240,11 +271,14 @@ class Parameters:
 FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Parameters))
 
 
-def resolve_parameters(profile: str = "default", *, check_host: bool = True, **overrides: Any) -> Parameters:
+def resolve_parameters(
+    profile: str = "default", *, check_host: bool = True, topology: CpuTopology | None = None, **overrides: Any
+) -> Parameters:
     """Profile defaults, then the explicit overrides (None = not given), validated.
 
-    `check_host` also checks the CPU sets against this machine's CPUs
-    (os.sched_getaffinity); turn it off only to plan for another machine.
+    `check_host` also checks the CPU sets against the usable CPUs and the open-file limit; turn it off
+    only to plan for another machine. `topology` is the machine "auto" values are resolved on (default:
+    this one's, `archbench.config.topology.read_topology`).
     """
     if profile not in PROFILE_NAMES:
         raise ParameterError("profile", f"{profile!r} is not one of {', '.join(PROFILE_NAMES)}")
@@ -256,34 +290,46 @@ def resolve_parameters(profile: str = "default", *, check_host: bool = True, **o
     values: dict[str, Any] = profile_values(profile)
     if "servers" not in given:
         # An explicit campaign-wide sweep replaces the per-entry sweeps of the profile's servers.
-        values["servers"] = [
-            parse_server_entry(s, f"servers[{i}]").without_sweeps(
-                threads="thread_counts" in given,
-                connections="connection_counts" in given,
-                pipeline="pipeline_depths" in given,
-            )
-            for i, s in enumerate(values["servers"])
-        ]
+        replaced = {key for key, parameter in CAMPAIGN_SWEEPS.items() if parameter in given}
+        values["servers"] = [_without_sweeps(s, replaced) for s in values["servers"]]
     values.update(given)
     values["profile"] = profile
-    return validate(values, check_host=check_host)
+    return validate(values, check_host=check_host, topology=topology)
 
 
-def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameters:
+def _without_sweeps(spec: str | Mapping[str, Any] | ServerEntry, keys: set[str]) -> Any:
+    """A server entry without the given per-entry sweeps, still in its raw form: an "auto" sweep is
+    resolved by `validate`, which knows the server's CPUs."""
+    if not keys:
+        return spec
+    if isinstance(spec, ServerEntry):
+        return spec.without_sweeps(
+            threads="threads" in keys, connections="connections" in keys, pipeline="pipeline" in keys
+        )
+    mapping = _entry_mapping_from_text(spec, "servers") if isinstance(spec, str) else spec
+    if not isinstance(mapping, Mapping):
+        return spec  # not an entry at all: validate names the problem
+    return {key: value for key, value in mapping.items() if key not in keys}
+
+
+def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: CpuTopology | None = None) -> Parameters:
     """Coerce and check raw values into Parameters, failing on the first bad one.
 
     The groups run in a fixed order, so when several values are wrong the same one is reported every time.
+    The CPU sets come first: "auto" sweeps scale with the server's CPUs.
     """
     v = dict(values)
     profile = _profile(v)
-    servers = _servers(v)
-    sweeps = _sweeps(v, servers)
-    _check_load_threads(sweeps["connection_counts"], sweeps["load_threads"], servers)
+    cpus = _cpu_sets(v, check_host, topology)
+    server_cpu_count = len(parse_cpu_list(cpus["server_cpus"], "server_cpus"))
+    servers = _servers(v, server_cpu_count)
+    sweeps = _sweeps(v, servers, server_cpu_count, len(parse_cpu_list(cpus["load_cpus"], "load_cpus")))
+    if not sweeps["load_threads_auto"]:
+        _check_load_threads(sweeps["connection_counts"], sweeps["load_threads"], servers)
     if check_host:
         _check_open_file_limit(sweeps["connection_counts"], servers)
     duration_s = positive_int(v.get("duration_s", 3), "duration_s")
     warmup = boolean(v.get("warmup", True), "warmup")
-    cpus = _cpu_sets(v, check_host)
     seed = _seed(v.get("seed"))
     response = _response(v)
     load = _load_values(v, servers)
@@ -296,6 +342,7 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
     trials = positive_int(v.get("trials", 5), "trials")
     adaptive = _adaptive_values(v, trials)
     campaign = _campaign(v, profile)
+    placement = _placement(v)
     return Parameters(
         profile=profile,
         campaign=campaign,
@@ -316,10 +363,30 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True) -> Parameter
         **echo,
         **open_loop,
         **adaptive,
+        **placement,
     )
 
 
 # --------------------------------------------------------------------------- validators, one per group
+
+PLACEMENTS = ("loopback", "netns")
+LINK_PATTERN = re.compile(r"(?P<rate>\d+(?:\.\d+)?[kmg]?bit)(?: (?P<delay>\d+(?:\.\d+)?(?:us|ms|s)))?")
+
+
+def _placement(v: Mapping[str, Any]) -> dict[str, Any]:
+    """placement (loopback | netns) and its link model (netns only): "<rate>" or "<rate> <delay>"."""
+    placement = v.get("placement") or "loopback"
+    if placement not in PLACEMENTS:
+        raise ParameterError("placement", f"{placement!r} is not one of {', '.join(PLACEMENTS)}")
+    link = v.get("link")
+    if link in (None, ""):
+        return {"placement": placement, "link": None}
+    if placement != "netns":
+        raise ParameterError("link", f"a link model needs placement netns (placement is {placement})")
+    text = " ".join(str(link).split()).lower()
+    if not LINK_PATTERN.fullmatch(text):
+        raise ParameterError("link", f"{link!r} is not '<rate>' or '<rate> <delay>' (e.g. '1gbit' or '1gbit 50us')")
+    return {"placement": placement, "link": text}
 
 
 def _profile(v: Mapping[str, Any]) -> str:
@@ -329,8 +396,8 @@ def _profile(v: Mapping[str, Any]) -> str:
     return profile
 
 
-def _servers(v: Mapping[str, Any]) -> tuple[ServerEntry, ...]:
-    """servers: one entry, a list, or a JSON list; duplicates kept once, order kept."""
+def _servers(v: Mapping[str, Any], server_cpu_count: int) -> tuple[ServerEntry, ...]:
+    """servers: one entry, a list, or a JSON list; duplicates kept once, order kept; "auto" threads resolved."""
     raw_servers = v.get("servers") or ()
     if isinstance(raw_servers, str) and raw_servers.strip().startswith("["):
         try:
@@ -339,18 +406,36 @@ def _servers(v: Mapping[str, Any]) -> tuple[ServerEntry, ...]:
             raise ParameterError("servers", f"{raw_servers!r} is not a JSON list") from None
     if isinstance(raw_servers, (str, Mapping)):
         raw_servers = [raw_servers]
-    servers = tuple(parse_server_entry(s, f"servers[{i}]") for i, s in enumerate(raw_servers))
+    servers = tuple(
+        parse_server_entry(_with_auto_threads(s, server_cpu_count), f"servers[{i}]") for i, s in enumerate(raw_servers)
+    )
     if not servers:
         raise ParameterError("servers", f"no server given; valid: {', '.join(server_specs())}")
     return tuple(dict.fromkeys(servers))
 
 
-def _sweeps(v: Mapping[str, Any], servers: tuple[ServerEntry, ...]) -> dict[str, tuple[int, ...]]:
+def _with_auto_threads(spec: Any, server_cpu_count: int) -> Any:
+    """An entry whose `threads` is "auto" (or "auto:N") with that sweep spelled out."""
+    mapping = _entry_mapping_from_text(spec, "servers") if isinstance(spec, str) else spec
+    if not isinstance(mapping, Mapping):
+        return spec
+    sweep = auto_sweep(mapping.get("threads"), server_cpu_count)
+    return spec if sweep is None else {**mapping, "threads": list(sweep)}
+
+
+def _sweeps(
+    v: Mapping[str, Any], servers: tuple[ServerEntry, ...], server_cpu_count: int, load_cpu_count: int
+) -> dict[str, Any]:
     """thread_counts and connection_counts (needed only by entries without their own sweep),
-    load_threads and pipeline_depths."""
+    load_threads (and whether it was "auto") and pipeline_depths."""
     specs = server_specs()
     needs_threads = any(specs[s.architecture].takes_threads and s.threads is None for s in servers)
-    thread_counts = positive_ints(v["thread_counts"], "thread_counts") if v.get("thread_counts") else ()
+    raw_threads = v.get("thread_counts")
+    auto_threads = auto_sweep(raw_threads, server_cpu_count)
+    if auto_threads is not None:
+        thread_counts = auto_threads
+    else:
+        thread_counts = positive_ints(raw_threads, "thread_counts") if raw_threads else ()
     if needs_threads and not thread_counts:
         without = sorted({s.architecture for s in servers if specs[s.architecture].takes_threads and s.threads is None})
         raise ParameterError("thread_counts", f"needed by {', '.join(without)} entries without their own threads")
@@ -358,7 +443,7 @@ def _sweeps(v: Mapping[str, Any], servers: tuple[ServerEntry, ...]) -> dict[str,
     connection_counts = positive_ints(v["connection_counts"], "connection_counts") if v.get("connection_counts") else ()
     if needs_connections and not connection_counts:
         raise ParameterError("connection_counts", "must not be empty")
-    load_threads = positive_ints(v.get("load_threads", (1,)), "load_threads")
+    load_threads, load_threads_auto = _load_threads(v, load_cpu_count)
     raw_depths = v.get("pipeline_depths")
     pipeline_depths = (1,) if raw_depths is None else positive_ints(raw_depths, "pipeline_depths")
     return {
@@ -366,7 +451,22 @@ def _sweeps(v: Mapping[str, Any], servers: tuple[ServerEntry, ...]) -> dict[str,
         "connection_counts": connection_counts,
         "load_threads": load_threads,
         "pipeline_depths": pipeline_depths,
+        "load_threads_auto": load_threads_auto,
     }
+
+
+def _load_threads(v: Mapping[str, Any], load_cpu_count: int) -> tuple[tuple[int, ...], bool]:
+    """load_threads: "auto" (the default) is one wrk thread per load CPU; a stored campaign keeps the
+    resolved count with load_threads_auto, so it re-validates to the same thing."""
+    raw = v.get("load_threads", AUTO)
+    if raw == AUTO or (isinstance(raw, (list, tuple)) and list(raw) == [AUTO]):
+        return (load_cpu_count,), True
+    load_threads = positive_ints(raw, "load_threads")
+    if boolean(v.get("load_threads_auto", False), "load_threads_auto"):
+        if len(load_threads) != 1:
+            raise ParameterError("load_threads", f"{list(load_threads)}: load_threads_auto needs one count")
+        return load_threads, True
+    return load_threads, False
 
 
 def _check_load_threads(
@@ -390,24 +490,45 @@ def _check_load_threads(
                 )
 
 
-def _cpu_sets(v: Mapping[str, Any], check_host: bool) -> dict[str, str]:
-    """server_cpus and load_cpus: valid lists, on this machine (check_host), disjoint."""
-    server_cpus = parse_cpu_list(v.get("server_cpus", "0"), "server_cpus")
-    load_cpus = parse_cpu_list(v.get("load_cpus", "1"), "load_cpus")
-    if check_host:
-        available = sorted(os.sched_getaffinity(0))
-        for name, cpus in (("server_cpus", server_cpus), ("load_cpus", load_cpus)):
-            missing = [c for c in cpus if c not in available]
-            if missing:
-                raise ParameterError(
-                    name, f"CPU {format_cpu_list(missing)} is not available (available: {format_cpu_list(available)})"
-                )
+def _cpu_sets(v: Mapping[str, Any], check_host: bool, topology: CpuTopology | None) -> dict[str, Any]:
+    """server_cpus and load_cpus: "auto" (the default) from the topology's split, or valid lists, usable
+    here (check_host), disjoint; with cpu_topology, the summary of the topology they came from."""
+    raw_server = AUTO if v.get("server_cpus") is None else v["server_cpus"]
+    raw_load = AUTO if v.get("load_cpus") is None else v["load_cpus"]
+    recorded = v.get("cpu_topology")
+    if not check_host and AUTO not in (raw_server, raw_load):  # e.g. a stored campaign, from any machine
+        split = None
+        server_cpus = parse_cpu_list(raw_server, "server_cpus")
+        load_cpus = parse_cpu_list(raw_load, "load_cpus")
+    else:
+        split = split_cpus(topology or read_topology(), raw_server, raw_load)
+        if check_host:
+            check_usable(split)
+        server_cpus, load_cpus = split.server_cpus, split.load_cpus
     overlap = set(server_cpus) & set(load_cpus)
     if overlap:
         raise ParameterError(
-            "load_cpus", f"overlaps server_cpus on CPU {format_cpu_list(overlap)}; the two sets must be disjoint"
+            "load_cpus",
+            f"overlaps server_cpus on CPU {format_cpu_list(overlap)}; the two sets must be disjoint "
+            "(list other CPUs, or leave load_cpus unset: auto takes the CPUs server_cpus leaves)",
         )
-    return {"server_cpus": format_cpu_list(server_cpus), "load_cpus": format_cpu_list(load_cpus)}
+    return {
+        "server_cpus": format_cpu_list(server_cpus),
+        "load_cpus": format_cpu_list(load_cpus),
+        "cpu_topology": _topology_summary(recorded, split),
+    }
+
+
+def _topology_summary(recorded: Any, split: CpuSplit | None) -> TopologySummary | None:
+    """The recorded summary when the values carry one (a stored campaign), else the split's."""
+    if isinstance(recorded, TopologySummary):
+        return recorded
+    if isinstance(recorded, Mapping):
+        try:
+            return TopologySummary(**recorded)
+        except TypeError:
+            raise ParameterError("cpu_topology", f"{dict(recorded)!r} is not a topology summary") from None
+    return None if split is None else TopologySummary.of(split)
 
 
 def _seed(seed: Any) -> int | None:

@@ -7,7 +7,8 @@ that would be meaningless are never generated: an architecture without such a
 flag (blocking, thread_per_conn, poll, epoll) contributes one configuration per
 connection count however many thread counts the campaign sweeps, instead of
 identical runs labelled with different thread counts. Configurations reached
-from two entries are kept once.
+from two entries are kept once. With load_threads "auto", each configuration runs
+the most wrk threads (up to the load CPU count) that divide its connections.
 
 Order. Trials are interleaved across configurations so that slow drift of the
 machine (thermal state, background load) spreads over all configurations
@@ -33,6 +34,7 @@ from typing import Any
 from archbench.config.params import ParameterError, Parameters, resolve_parameters
 from archbench.config.profiles import TRIAL_OVERHEAD_S
 from archbench.config.servers import all_option_names, server_spec
+from archbench.config.topology import fitting_load_threads
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")  # no dots: a trial id ends at the first dot of a file name
 
@@ -230,7 +232,9 @@ def expand_grid(params: Parameters) -> list[TrialConfig]:
                 config = TrialConfig(
                     architecture=entry.architecture,
                     connections=connections,
-                    load_threads=load_threads,
+                    load_threads=(
+                        fitting_load_threads(load_threads, connections) if params.load_threads_auto else load_threads
+                    ),
                     duration_s=params.duration_s,
                     threads=threads,
                     options=options,

@@ -12,8 +12,14 @@ and a connection sweep at a fixed thread count; an explicit campaign-wide `threa
 worker processes (prefork, nginx), whatever the architecture's parallelism is; architectures without one
 (blocking, thread_per_conn, poll, epoll) are never multiplied by a thread sweep.
 
+CPU placement is the machine's: no profile sets `server_cpus` or `load_cpus` (both "auto", the topology's
+split, `archbench.config.topology`), `load_threads` is "auto" (one load-generator thread per load CPU), and
+the default and full profiles' thread sweeps are "auto" (they grow with the server's CPUs); each file's
+comments give the rule. On the 2-CPU reference machine every "auto" resolves to the values the profiles
+held before (server CPU 0, load CPU 1, wrk -t1, pool sweep [1, 2, 4, 8]).
+
 Expected durations on the reference machine (2 cores) follow from the grid: `expected_duration_s`
-computes them, so they follow any edit of the files.
+computes them (pass `topology=` to plan for another machine), so they follow any edit of the files.
 """
 
 from __future__ import annotations
