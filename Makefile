@@ -7,7 +7,7 @@
 #   make help                 every target and variable
 #
 # Variables: PROFILE=smoke|default|full, CAMPAIGN, REPORT_CAMPAIGN, ECHO_CAMPAIGN, LATENCY_CAMPAIGN, ROBUSTNESS,
-# PYTHON, VENV, BUILD_DIR, JOBS.
+# PLACEMENT, LINK, SERVER_CPUS, LOAD_CPUS, LOAD_THREADS, PYTHON, VENV, BUILD_DIR, JOBS.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -21,9 +21,22 @@ ifeq ($(filter $(PROFILE),smoke default full),)
 $(error PROFILE must be smoke, default or full (got '$(PROFILE)'))
 endif
 
-# Stable across invocations, so that an interrupted `make trials` resumes the same campaign.
+# Where the trials run and on which CPUs (empty: the defaults, i.e. loopback and the split computed from this
+# machine's CPU topology, which on 2 CPUs is server CPU 0, load CPU 1, wrk -t1).
+#   PLACEMENT=loopback|netns  LINK='1gbit' (netns only)  SERVER_CPUS=0-7  LOAD_CPUS=8-15  LOAD_THREADS=8
+PLACEMENT ?=
+LINK ?=
+SERVER_CPUS ?=
+LOAD_CPUS ?=
+LOAD_THREADS ?=
+TRIAL_OPTIONS := $(if $(PLACEMENT),-p placement '$(PLACEMENT)') $(if $(LINK),-p link '$(LINK)') \
+  $(if $(SERVER_CPUS),-p server_cpus '$(SERVER_CPUS)') $(if $(LOAD_CPUS),-p load_cpus '$(LOAD_CPUS)') \
+  $(if $(LOAD_THREADS),-p load_threads '$(LOAD_THREADS)')
+
+# Stable across invocations, so that an interrupted `make trials` resumes the same campaign; a campaign in
+# network namespaces is another campaign than the loopback one.
 HOST_SHORT := $(shell hostname -s 2>/dev/null || uname -n | cut -d. -f1)
-CAMPAIGN ?= $(PROFILE)-$(HOST_SHORT)
+CAMPAIGN ?= $(PROFILE)$(if $(filter netns,$(PLACEMENT)),-netns)-$(HOST_SHORT)
 # The campaign the report is built from: this machine's if it has one, else the
 # reference campaign shipped in git. Evaluated when used, i.e. after `trials`.
 REPORT_CAMPAIGN ?= $(shell if [ -f 'data/raw/$(CAMPAIGN)/campaign.json' ]; then echo '$(CAMPAIGN)'; else echo reference; fi)
@@ -80,7 +93,8 @@ servers:
 # the open-file soft limit itself as far as the connection counts need, and records it.)
 trials: servers $(VENV_STAMP)
 	@echo "==> trials: campaign $(CAMPAIGN), profile $(PROFILE) -> data/raw/$(CAMPAIGN)/ (finished trials are kept: re-running resumes)"
-	$(PY) -m archbench notebook run_trials --campaign $(CAMPAIGN) -p profile $(PROFILE) -p campaign $(CAMPAIGN)
+	$(PY) -m archbench notebook run_trials --campaign $(CAMPAIGN) -p profile $(PROFILE) -p campaign $(CAMPAIGN) \
+	  $(TRIAL_OPTIONS)
 	$(PY) -m archbench manifest --update
 
 # Reads data/raw only: its executed copy goes to data/processed/executed/ (regenerable),
@@ -197,7 +211,7 @@ fuzz:
 # medians, the ratios to nginx and the issue's targets (about 11 minutes).
 bench: servers $(VENV_STAMP)
 	@echo "==> bench: python -m archbench bench (a new campaign in data/raw/bench-<host>-<UTC>)"
-	$(PY) -m archbench bench
+	$(PY) -m archbench bench $(if $(SERVER_CPUS),--server-cpus '$(SERVER_CPUS)') $(if $(LOAD_CPUS),--load-cpus '$(LOAD_CPUS)')
 	$(PY) -m archbench manifest --update
 
 # Merge campaigns measured elsewhere: make import RAW=path/to/other/data/raw [IMPORT_AS=newname] (one
@@ -260,5 +274,6 @@ help:
 	@echo "  clean      remove build and generated outputs (never data/raw)"
 	@echo "  distclean  clean, and remove $(VENV)"
 	@echo "Variables: PROFILE=smoke|default|full  CAMPAIGN  REPORT_CAMPAIGN  PYTHON=$(PYTHON)  VENV  BUILD_DIR  JOBS=$(JOBS)"
+	@echo "           PLACEMENT=loopback|netns  LINK (netns: '1gbit')  SERVER_CPUS  LOAD_CPUS  LOAD_THREADS (default: from the CPU topology)"
 	@echo "           ECHO_CAMPAIGN=$(ECHO_CAMPAIGN)  LATENCY_CAMPAIGN=$(LATENCY_CAMPAIGN) (the echo and latency sections)"
 	@echo "           ROBUSTNESS=$(ROBUSTNESS) (the robustness appendix: the abuse suite's result)"

@@ -12,18 +12,15 @@ import hashlib
 import json
 import math
 import re
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
+from synthetic import CampaignWriter, config, config_id, wrk_report  # noqa: E402
 
 from archbench.analyze import analysis
 from archbench.analyze import trials as analyze_trials
-
-sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "campaigns"))
-import synthetic  # noqa: E402  (tests/fixtures/campaigns/synthetic.py: campaign writer, wrk reports)
-from synthetic import CampaignWriter, config, config_id, wrk_report  # noqa: E402
 
 CAMPAIGN = "synthetic"
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
+import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
 from archbench.analyze import analysis
 from archbench.report import figures
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
-sys.path.insert(0, str(FIXTURES))
-import synthetic  # noqa: E402  (tests/fixtures/campaigns/synthetic.py)
 
 FIGURE_KEYS = {
     "pool_size",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -10,6 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+
+from archbench.config.params import resolve_parameters
+from archbench.measure.placement import network_placement
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -136,3 +140,45 @@ def test_the_runner_always_asks_for_an_ephemeral_port() -> None:
             continue  # the launcher picks a free port itself
         argv = spec.command({"threads": 1, "proto": "http"}, Path("build"))
         assert argv[argv.index("--port") + 1] == "0", spec.name
+
+
+def netns_names() -> list[str]:
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=True)
+    return [line.split()[0] for line in listed.stdout.splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None, reason="network namespaces need root and ip")
+def test_namespaces_of_a_runner_killed_outright_are_removed_at_the_next_start(
+    real_build_dir, load_tools, cpu_pair, tmp_path: Path, repo_env: dict[str, str]
+) -> None:
+    """SIGKILL leaves a netns campaign's namespaces behind (they outlive their processes); the next
+    campaign's set-up recognises them by their dead owner's pid and deletes them."""
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "archbench", "run", "--profile", "smoke", "--campaign", "killed-netns",
+         "--raw-root", str(tmp_path / "raw"), "--servers", "blocking", "--trials", "1", "--no-warmup",
+         "--duration-s", "20", "--server-cpus", cpu_pair[0], "--load-cpus", cpu_pair[1], "--placement", "netns"],
+        cwd=REPO,
+        env=repo_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    owned = [f"archbench-{runner.pid}-srv", f"archbench-{runner.pid}-load"]
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "wrk" not in {program_of(c) for c in children_of(runner.pid)}:
+            time.sleep(0.2)
+        assert set(owned) <= set(netns_names()), "the campaign did not set up its namespaces"
+        runner.kill()
+        runner.wait()
+        assert set(owned) <= set(netns_names())  # nobody cleaned up: the stale case
+        params = resolve_parameters(
+            "smoke", servers=["blocking"], placement="netns", raw_root=str(tmp_path / "raw2"), check_host=False
+        )
+        with network_placement(params):
+            assert not set(owned) & set(netns_names())
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+        for name in set(owned) & set(netns_names()):
+            subprocess.run(["ip", "netns", "delete", name], capture_output=True, timeout=10)

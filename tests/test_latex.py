@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
 from archbench.analyze import analysis
 from archbench.report import build as report
@@ -19,8 +19,6 @@ from archbench.report.prose import Prose
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
 NOTES = latex.mark_notes(Prose())  # the standard explanations of the table marks
-sys.path.insert(0, str(FIXTURES))
-import synthetic  # noqa: E402  (tests/fixtures/campaigns/synthetic.py)
 
 # Shipped fixture campaigns, plus the synthetic comparison campaign written into a temporary raw root.
 SHIPPED = ["fixture-full", "fixture-minimal", "fixture-architectures"]

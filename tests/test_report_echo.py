@@ -7,11 +7,11 @@ import json
 import math
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import synthetic_studies as ss  # tests/fixtures/campaigns/synthetic_studies.py (pytest pythonpath)
 
 from archbench.parse import parse_file
 from archbench.report import build as report
@@ -23,8 +23,6 @@ from archbench.report.studies.common import sorted_rows
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
-sys.path.insert(0, str(FIXTURES))
-import synthetic_studies as ss  # noqa: E402  (tests/fixtures/campaigns/synthetic_studies.py)
 
 SECTION = PAPER / "sections" / "echo.tex"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import synthetic_studies as ss  # tests/fixtures/campaigns/synthetic_studies.py (pytest pythonpath)
 
 from archbench.parse import parse_file
 from archbench.report import build as report
@@ -18,8 +18,6 @@ from archbench.report import latex
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
-sys.path.insert(0, str(FIXTURES))
-import synthetic_studies as ss  # noqa: E402  (tests/fixtures/campaigns/synthetic_studies.py)
 
 SECTION = PAPER / "sections" / "latency.tex"
 

@@ -14,12 +14,12 @@ import json
 import math
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 from statsmodels.stats.multitest import multipletests
 
 from archbench import stats
@@ -39,8 +39,6 @@ from archbench.report.statistics import qq as stats_qq
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
 SECTIONS = PAPER / "sections"
-sys.path.insert(0, str(FIXTURES))
-import synthetic  # noqa: E402  (tests/fixtures/campaigns/synthetic.py)
 
 HERE = "stats-here"
 PROSE = Prose()  # the repository's templates (paper/templates/)

@@ -146,7 +146,7 @@ class FakeTrials:
         self.ran: list[str] = []
         self.interrupt_at = interrupt_at
 
-    def __call__(self, planned: PlannedTrial, params, provenance) -> TrialOutcome:
+    def __call__(self, planned: PlannedTrial, params, provenance, placement=None) -> TrialOutcome:
         if self.interrupt_at is not None and len(self.ran) == self.interrupt_at:
             raise KeyboardInterrupt
         self.ran.append(planned.trial_id)

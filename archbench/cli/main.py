@@ -11,7 +11,8 @@
                             [--message-size BYTES] [--sources K] [--connect-rate R]
                             [--max-conns-cap CAP] [--max-conns-duration-s S]
                             [--rate-fractions F ...] [--offered-rates R ...] [--saturation-campaign NAME]
-                            [--rate-reference KEY] [--ci-target PCT] [--max-trials N] [--dry-run]
+                            [--rate-reference KEY] [--ci-target PCT] [--max-trials N]
+                            [--placement loopback|netns] [--link MODEL] [--topology-root DIR] [--dry-run]
     python -m archbench bench [--trials 5] [--duration-s 5] [--campaign NAME] [--raw-root data/raw]
                               [--build-dir build] [--server-cpus CPUS] [--load-cpus CPUS] [--seed N]
     python -m archbench notebook NAME [--campaign C] [--raw-root data/raw] [--output-dir DIR] [-p KEY VALUE]...
@@ -32,9 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from archbench.cli.notebooks import NotebookFailed, execute_notebook, parse_parameter_value
-from archbench.config.params import ParameterError, resolve_parameters
-from archbench.config.plan import estimate_duration_s, expand_grid
+from archbench.config.params import ParameterError, Parameters, resolve_parameters
+from archbench.config.plan import TrialConfig, estimate_duration_s, expand_grid
 from archbench.config.profiles import PROFILE_NAMES, TRIAL_OVERHEAD_S
+from archbench.config.topology import AUTO, CpuSplit, CpuTopology, read_topology
+from archbench.config.values import parse_cpu_list
 from archbench.data import manifest
 from archbench.data.importer import import_campaigns
 from archbench.data.manifest import ManifestConflict
@@ -46,6 +49,16 @@ from archbench.measure.runner import CampaignInterrupted, PreflightError, run_ca
 from archbench.parse import LoadOutputError, parse_file
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _count_or_auto(text: str) -> int | str:
+    """A sweep value on the command line: a number, or "auto" / "auto:N" (archbench.config.topology)."""
+    if text == AUTO or text.startswith(AUTO + ":"):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a number nor auto") from None
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,12 +76,19 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--thread-counts",
         nargs="+",
-        type=int,
+        type=_count_or_auto,
         metavar="N",
-        help="threads or worker processes (--threads, prefork --workers, nginx worker_processes)",
+        help="threads or worker processes (--threads, prefork --workers, nginx worker_processes); "
+        "auto: powers of two up to max(8, 2 x server CPUs)",
     )
     parser.add_argument("--connection-counts", nargs="+", type=int, metavar="N", help="wrk -c values")
-    parser.add_argument("--load-threads", nargs="+", type=int, metavar="N", help="wrk -t values")
+    parser.add_argument(
+        "--load-threads",
+        nargs="+",
+        type=_count_or_auto,
+        metavar="N",
+        help="wrk -t values; auto: one per load CPU, fitted to each connection count",
+    )
     parser.add_argument(
         "--pipeline-depths",
         nargs="+",
@@ -84,8 +104,14 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="one warm-up trial per configuration (kept, marked, excluded downstream)",
     )
-    parser.add_argument("--server-cpus", metavar="CPUS", help="taskset CPU list for the server (e.g. 0)")
-    parser.add_argument("--load-cpus", metavar="CPUS", help="taskset CPU list for wrk (e.g. 1)")
+    parser.add_argument(
+        "--server-cpus",
+        metavar="CPUS",
+        help="taskset CPU list for the server (default auto: half the physical cores, one NUMA node)",
+    )
+    parser.add_argument(
+        "--load-cpus", metavar="CPUS", help="taskset CPU list for wrk (default auto: the CPUs the server leaves)"
+    )
     parser.add_argument("--seed", type=int, help="seed of the execution order (default: random, recorded)")
     parser.add_argument("--wrk-timeout-s", type=int, metavar="N", help="wrk --timeout, seconds")
     parser.add_argument("--ready-timeout-s", type=float, metavar="S", help="wait for the ready line this long")
@@ -138,7 +164,27 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="adaptive repetition: at most N measured trials per configuration (default 3 x --trials)",
     )
-    parser.add_argument("--dry-run", action="store_true", help="print the configurations and expected duration only")
+    parser.add_argument(
+        "--placement",
+        choices=("loopback", "netns"),
+        help="where server and load generator run: both on loopback (default), or each in its own network "
+        "namespace joined by a veth pair (root)",
+    )
+    parser.add_argument(
+        "--link",
+        metavar="MODEL",
+        help="netns only: the veth link's model, '<rate>' or '<rate> <delay>' in tc's units (e.g. '1gbit')",
+    )
+    parser.add_argument(
+        "--topology-root",
+        type=Path,
+        metavar="DIR",
+        help="for planning and testing: read the CPU topology from DIR/sys (a fake tree such as "
+        "tests/fixtures/topology/16cpu-smt) instead of this machine's",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the CPU split, the configurations and expected duration only"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -160,8 +206,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--campaign", help="campaign name (default: bench-HOST-UTCDATETIME, a new one per run)")
     bench.add_argument("--raw-root", default="data/raw", help="where campaigns live (default: %(default)s)")
     bench.add_argument("--build-dir", help="CMake build directory holding bin/ (default: build)")
-    bench.add_argument("--server-cpus", metavar="CPUS", help="taskset CPU list for the server (default: 0)")
-    bench.add_argument("--load-cpus", metavar="CPUS", help="taskset CPU list for wrk (default: 1)")
+    bench.add_argument(
+        "--server-cpus", metavar="CPUS", help="taskset CPU list for the server (default auto: half the cores)"
+    )
+    bench.add_argument("--load-cpus", metavar="CPUS", help="taskset CPU list for wrk (default auto: the rest)")
     bench.add_argument("--seed", type=int, help="seed of the execution order (default: random, recorded)")
 
     importer = commands.add_parser(
@@ -240,6 +288,8 @@ RUN_PARAMETER_NAMES = (
     "rate_reference",
     "ci_target",
     "max_trials",
+    "placement",
+    "link",
 )
 
 
@@ -248,9 +298,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.saturation_campaign:
         source = Path(args.raw_root) / args.saturation_campaign
         overrides.update(saturation_rates=saturation_rates(source), saturation_source=saturation_source(source))
-    params = resolve_parameters(args.profile, **overrides)
+    topology = read_topology(args.topology_root) if args.topology_root else None
+    params = resolve_parameters(args.profile, topology=topology, **overrides)
     if args.dry_run:
         configs = expand_grid(params)
+        print(_describe_split(params, configs, topology or read_topology()))
         for config in configs:
             print(config.config_id)
         runs = params.trials + (1 if params.warmup else 0)
@@ -266,6 +318,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         return EXIT_OK
 
+    if args.topology_root:
+        raise ParameterError("topology_root", "is for planning only (--dry-run): trials run on this machine's CPUs")
     # SIGTERM stops a campaign the same way as Ctrl-C: children stopped, finished trials kept.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     result = run_campaign(params)
@@ -276,6 +330,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+# How each load generator is told its thread count (oha has none: it runs its own).
+LOAD_THREAD_FLAGS = {"wrk": "-t", "wrk2": "-t", "echo_client": "--threads "}
+
+
+def _describe_split(params: Parameters, configs: Sequence[TrialConfig], topology: CpuTopology) -> str:
+    """The dry run's CPU-split line, with the load generator's thread counts as the plan runs them."""
+    split = CpuSplit(
+        parse_cpu_list(params.server_cpus, "server_cpus"), parse_cpu_list(params.load_cpus, "load_cpus"), topology
+    )
+    planned = sorted({config.load_threads for config in configs}) or list(params.load_threads)
+    most = max(params.load_threads)
+    threads = "/".join(map(str, planned)) if not params.load_threads_auto else str(most)
+    if params.load_threads_auto and planned != [most]:
+        threads += f", {'/'.join(str(t) for t in planned if t != most)} where the connections need fewer"
+    flag = LOAD_THREAD_FLAGS.get(params.load_generator)
+    return split.describe(f"{params.load_generator} {flag}{threads}" if flag else params.load_generator)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

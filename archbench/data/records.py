@@ -119,6 +119,18 @@ class OpenFiles(_Closed):
     needed: int
 
 
+class PlacementRecord(_Closed):
+    """The record's `placement` (archbench.measure.placement): where server and load generator ran when not
+    both on loopback. Closed."""
+
+    kind: Literal["netns"]
+    link: str | None = Field(description="the link model, '<rate>' or '<rate> <delay>'; null: the bare veth pair")
+    server_address: str = Field(description="the server's address, the load generator's target")
+    load_address: str
+    namespaces: list[str] = Field(description="the network namespaces of server and load generator, in that order")
+    qdisc: str | None = Field(description="the tc qdisc on each veth end (e.g. 'tbf rate 1gbit ...'); null: none")
+
+
 class Provenance(_Open):
     """Where and with what a trial or campaign ran (`archbench.measure.provenance`). Open (extra="allow"):
     new facts about a machine may be added; the known ones are typed."""
@@ -166,6 +178,8 @@ class TrialRecord(_Closed):
     server: ServerRun
     load: LoadRun
     open_files: OpenFiles | None = Field(None, description=MISSING_IN_OLDER)
+    placement: PlacementRecord | None = Field(
+        None, description="netns trials only; missing means both on loopback (every older record)")
     provenance: Provenance
 
 

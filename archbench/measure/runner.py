@@ -3,7 +3,8 @@
 One trial:
  1. start `taskset -c SERVER_CPUS build/bin/<arch> --host 127.0.0.1 --port 0 ...` in its own session
     (nginx: `taskset -c SERVER_CPUS python -m archbench.measure.nginx ...`, a launcher that behaves the same);
- 2. wait for `listening on HOST:PORT` (bounded; a server that exits first, or never says it, fails the trial);
+ 2. wait for `listening on HOST:PORT` (bounded; a server that exits first, or never says it, fails the trial;
+    one listening elsewhere than the placement's address is not loaded);
  3. run `taskset -c LOAD_CPUS wrk ... --latency --timeout Ts http://127.0.0.1:PORT/` (bounded), keep stdout;
  4. stop the server's process group (SIGTERM, SIGKILL after a grace period), reap it with wait4 for
     its CPU time, read its shutdown JSON line (contracts.md section 1);
@@ -17,9 +18,14 @@ can mark client-bound trials. Because rusage leaves out interrupt and softirq ti
 TCP does much of its work, `server.cpus_busy` and `load.cpus_busy` also give the busy fraction of each
 CPU set during the load, from /proc/stat (archbench.measure.cpustat).
 
+With placement netns (archbench.measure.placement) the server's address is its namespace's
+(10.213.<k>.1) and both commands are prefixed with `ip netns exec <namespace>`; the record then has a
+`placement` object naming the namespaces, the addresses and the link model. Loopback records have none.
+
 A campaign runs the plan of `archbench.config.plan` in order, skipping trials already
 committed, and commits each trial's files with `archbench.data.storage` as soon as
-it ends, so an interrupted campaign loses at most the trial in flight.
+it ends, so an interrupted campaign loses at most the trial in flight. The placement is set up once,
+before the first trial, and removed after the last (also on an interrupt or an error).
 """
 
 from __future__ import annotations
@@ -33,7 +39,6 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from ipaddress import ip_address
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -44,6 +49,7 @@ from archbench.config.servers import server_spec, server_specs
 from archbench.data.storage import Campaign, CampaignMismatchError, CampaignStore, load_campaign, signals_deferred
 from archbench.measure import adaptive
 from archbench.measure.cpustat import busy_fraction, read_cpu_times
+from archbench.measure.placement import Loopback, Placement, PlacementError, network_placement, preflight_problems
 from archbench.measure.processes import ManagedProcess
 from archbench.measure.progress import Progress
 from archbench.measure.provenance import collect_provenance
@@ -93,8 +99,12 @@ def tail(data: bytes, chars: int = OUTPUT_TAIL_CHARS) -> str:
 # --------------------------------------------------------------------------- one trial
 
 
-def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, Any]) -> TrialOutcome:
-    """Run one trial end to end. Raises only on interruption (after stopping its children)."""
+def run_trial(
+    planned: PlannedTrial, params: Parameters, provenance: dict[str, Any], placement: Placement | None = None
+) -> TrialOutcome:
+    """Run one trial end to end (on loopback unless `placement` says else, already set up).
+    Raises only on interruption (after stopping its children)."""
+    placement = placement if placement is not None else Loopback()
     config = planned.config.as_dict()
     spec = server_spec(planned.config.architecture)
     generator = load_generator(planned.config.load_generator)
@@ -102,7 +112,9 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
     trial_id = planned.trial_id
     started_at = utc_now()
     server_file = f"{trial_id}.server.txt"
-    server_argv = ["taskset", "-c", params.server_cpus, *spec.command(config, Path(params.build_dir))]
+    server_argv = placement.server_argv(
+        ["taskset", "-c", params.server_cpus, *spec.command(config, Path(params.build_dir), placement.server_address)]
+    )
     server_info: dict[str, Any] = {
         "argv": server_argv,
         "cpus": params.server_cpus,
@@ -138,7 +150,7 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
     children: list[ManagedProcess] = []  # everything started, so an interrupt can stop it all
     try:
         server = spawn(server_argv, merge_stderr=True, children=children, env=spec.environment())
-        server_info["pid"] = server.pid  # taskset execs the server: this is the server's own pid
+        server_info["pid"] = server.pid  # ip netns exec and taskset exec the server: this is the server's own pid
         ran_load = False
         ready = server.wait_for_line(READY_LINE, params.ready_timeout_s)
         if ready is None:
@@ -159,8 +171,9 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
             server_info["ready_line"] = ready.group(0)
             server_info["ready_after_s"] = round(time.monotonic() - server.started, 6)
             host, port = ready.group("host"), int(ready.group("port"))
-            if not _is_loopback(host):
-                problems.append(f"server listens on {host}, not on loopback; not loading it")
+            wrong_host = placement.unexpected_host(host)
+            if wrong_host is not None:
+                problems.append(wrong_host)
             else:
                 ran_load = True
                 load_problem = _run_load(
@@ -169,6 +182,7 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
                     host,
                     port,
                     server.pid,
+                    placement,
                     params,
                     trial_id,
                     load_info,
@@ -209,14 +223,10 @@ def run_trial(planned: PlannedTrial, params: Parameters, provenance: dict[str, A
         "open_files": {"soft": soft, "hard": hard, "needed": planned.config.connections + FD_HEADROOM},
         "provenance": provenance,
     }
+    placement_record = placement.record()
+    if placement_record is not None:
+        record["placement"] = placement_record
     return TrialOutcome(record=record, outputs=outputs)
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 def spawn(
@@ -240,6 +250,7 @@ def _run_load(
     host: str,
     port: int,
     server_pid: int,
+    placement: Placement,
     params: Parameters,
     trial_id: str,
     load_info: dict[str, Any],
@@ -253,7 +264,7 @@ def _run_load(
     command = generator.command(
         config, url, params.wrk_timeout_s, build_dir=Path(params.build_dir), server_pid=server_pid
     )
-    argv = ["taskset", "-c", params.load_cpus, *command]
+    argv = placement.load_argv(["taskset", "-c", params.load_cpus, *command])
     load_info["argv"] = argv
     cpu_times_before = read_cpu_times()
     load = spawn(argv, merge_stderr=False, children=children)
@@ -373,6 +384,14 @@ def preflight(params: Parameters, plan: list[PlannedTrial]) -> None:
         )
     if any(t.config.pipeline > 1 for t in plan) and not pipeline_script().is_file():
         raise PreflightError(f"pipelining needs {pipeline_script()}, which is missing")
+    placement_problems = preflight_problems(params.placement, params.link)
+    if params.placement != "loopback" and params.proto == "echo" and params.sources:
+        placement_problems.append(
+            f"echo sources bind the load generator to 127.0.0.x, which placement {params.placement} cannot reach: "
+            "set sources to 0 or use placement loopback"
+        )
+    if placement_problems:
+        raise PreflightError("; ".join(placement_problems))
     needed = max((t.config.connections for t in plan), default=0) + FD_HEADROOM
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < needed:
@@ -430,6 +449,21 @@ def run_campaign(params: Parameters, *, stream: TextIO | None = None) -> Campaig
     params, plan, store, existing = prepare_campaign(params)
     preflight(params, plan)
     store.check_no_incomplete_trials()
+    try:
+        with network_placement(params) as placement:
+            return _run_placed_campaign(params, plan, store, existing, placement, stream)
+    except PlacementError as error:
+        raise PreflightError(str(error)) from None
+
+
+def _run_placed_campaign(
+    params: Parameters,
+    plan: list[PlannedTrial],
+    store: CampaignStore,
+    existing: dict[str, Any] | None,
+    placement: Placement,
+    stream: TextIO,
+) -> CampaignResult:
     provenance = collect_provenance(params.build_dir)
     if existing is None:
         store.create(_campaign_meta(params, plan, provenance))
@@ -444,9 +478,9 @@ def run_campaign(params: Parameters, *, stream: TextIO | None = None) -> Campaig
         stream=stream,
     )
     progress.start_message(params.campaign)
-    _run_trials(todo, params, provenance, store, result, progress, planned_total=len(plan))
+    _run_trials(todo, params, provenance, placement, store, result, progress, planned_total=len(plan))
     if params.ci_target is not None:
-        _run_adaptive_phase(params, plan, provenance, store, result, stream)
+        _run_adaptive_phase(params, plan, provenance, placement, store, result, stream)
     return result
 
 
@@ -454,6 +488,7 @@ def _run_trials(
     trials: list[PlannedTrial],
     params: Parameters,
     provenance: dict[str, Any],
+    placement: Placement,
     store: CampaignStore,
     result: CampaignResult,
     progress: Progress,
@@ -461,7 +496,7 @@ def _run_trials(
 ) -> None:
     for planned in trials:
         try:
-            outcome = run_trial(planned, params, provenance)
+            outcome = run_trial(planned, params, provenance, placement)
             store.commit_trial(planned.trial_id, outcome.outputs, outcome.record)
         except KeyboardInterrupt:
             # Counted on disk: an interrupt held during a commit arrives after the trial is finished.
@@ -481,6 +516,7 @@ def _run_adaptive_phase(
     params: Parameters,
     plan: list[PlannedTrial],
     provenance: dict[str, Any],
+    placement: Placement,
     store: CampaignStore,
     result: CampaignResult,
     stream: TextIO,
@@ -515,7 +551,7 @@ def _run_adaptive_phase(
             remaining_work_s=float(sum(t.config.duration_s for t in extra)),
             stream=stream,
         )
-        _run_trials(extra, params, provenance, store, result, progress, planned_total=len(plan))
+        _run_trials(extra, params, provenance, placement, store, result, progress, planned_total=len(plan))
     content = adaptive.summary(
         states, campaign=params.campaign, ci_target=params.ci_target, max_trials=params.max_trials
     )

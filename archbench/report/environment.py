@@ -129,6 +129,20 @@ def environment_macros(
         "server cpus", escape(" / ".join(unique_text("server_cpus")) or "unknown"), "taskset CPU list of the server"
     )
     macros.add("load cpus", escape(" / ".join(unique_text("load_cpus")) or "unknown"), "taskset CPU list of wrk")
+    # How much of the machine the server had: its CPUs, and the physical cores under them where the campaign
+    # recorded its CPU topology (campaigns before archbench.config.topology did not).
+    server_lists = {frozenset(parse_cpu_list(text)) for text in unique_text("server_cpus")}
+    topology = parameters.get("cpu_topology") or {}
+    macros.add(
+        "server share",
+        prose.sentence(
+            TEMPLATE,
+            "server_share",
+            cpus=len(next(iter(server_lists))) if len(server_lists) == 1 else None,
+            cores=topology.get("server_cores"),
+        ),
+        "the server's CPUs and physical cores",
+    )
 
     def unique_numbers(frame: pd.DataFrame, column: str) -> list[float]:
         if frame.empty or column not in frame:
