@@ -6,15 +6,23 @@ or, for notebooks that only read raw data, to a directory given explicitly.
 Papermill writes to a temporary file; the copy is then written with the same
 write-once rule as raw data, so neither the source notebook nor an earlier
 executed copy is ever replaced.
+
+Ctrl-C reaches this process but not the kernel, which jupyter_client starts in a session of its own: while a
+notebook runs, SIGINT and SIGTERM are passed on to the kernel as an interrupt, so the running cell stops the
+way `python -m archbench run` does (finished trials kept, children and network namespaces removed) and the
+notebook then fails with that interruption. A second signal interrupts this process itself.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
+import signal
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -81,6 +89,41 @@ def notebook_source(name: str, notebooks_dir: Path) -> Path:
     return path
 
 
+def child_pids(parent: int) -> list[int]:
+    """The processes whose parent is `parent` (from /proc; empty where there is none)."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended while we looked
+        if int(fields[1]) == parent:
+            children.append(int(stat.parent.name))
+    return children
+
+
+@contextmanager
+def interrupts_forwarded_to_kernel() -> Iterator[None]:
+    """While the block runs, the first SIGINT or SIGTERM interrupts our kernel(s) instead of this process."""
+
+    def forward(signum: int, frame: Any) -> None:
+        for pid in child_pids(os.getpid()):
+            try:
+                os.kill(pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+        # A second signal stops this process too (a kernel that does not answer an interrupt).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def execute_notebook(
     name: str,
     *,
@@ -117,14 +160,15 @@ def execute_notebook(
     scratch_copy = scratch / source.name
     error: Exception | None = None
     try:
-        papermill.execute_notebook(
-            str(source),
-            str(scratch_copy),
-            parameters=values,
-            cwd=str(cwd or Path.cwd()),
-            progress_bar=False,
-            log_output=False,
-        )
+        with interrupts_forwarded_to_kernel():
+            papermill.execute_notebook(
+                str(source),
+                str(scratch_copy),
+                parameters=values,
+                cwd=str(cwd or Path.cwd()),
+                progress_bar=False,
+                log_output=False,
+            )
     except Exception as exc:  # noqa: BLE001 - re-raised below after the copy is kept
         error = exc
 
