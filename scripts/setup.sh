@@ -125,6 +125,9 @@ check_system() {
     # the reference server: nginx-light is enough (stub_status included); it lives in /usr/sbin
     have nginx || [[ -x /usr/sbin/nginx ]] && ! pretend_missing nginx || need nginx nginx-light
     have taskset || need taskset util-linux
+    # placement ssh and its multi-host test (tests/test_ssh_placement.py): ssh, scp, sshd, ssh-keygen
+    { have ssh && have scp && have ssh-keygen; } || need "ssh, scp and ssh-keygen" openssh-client
+    [[ -x /usr/sbin/sshd ]] && ! pretend_missing sshd || need sshd openssh-server
     have hostname || need hostname hostname
     have git || need git git
     # make lint checks the C sources' format (.clang-format)

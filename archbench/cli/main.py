@@ -12,7 +12,7 @@
                             [--max-conns-cap CAP] [--max-conns-duration-s S]
                             [--rate-fractions F ...] [--offered-rates R ...] [--saturation-campaign NAME]
                             [--rate-reference KEY] [--ci-target PCT] [--max-trials N]
-                            [--placement loopback|netns] [--link MODEL] [--topology-root DIR] [--dry-run]
+                            [--placement loopback|netns|ssh] [--link MODEL] [--hosts FILE] [--topology-root DIR] [--dry-run]
     python -m archbench bench [--trials 5] [--duration-s 5] [--campaign NAME] [--raw-root data/raw]
                               [--build-dir build] [--server-cpus CPUS] [--load-cpus CPUS] [--seed N]
     python -m archbench notebook NAME [--campaign C] [--raw-root data/raw] [--output-dir DIR] [-p KEY VALUE]...
@@ -166,9 +166,14 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--placement",
-        choices=("loopback", "netns"),
-        help="where server and load generator run: both on loopback (default), or each in its own network "
-        "namespace joined by a veth pair (root)",
+        choices=("loopback", "netns", "ssh"),
+        help="where server and load generator run: both on loopback (default), each in its own network "
+        "namespace joined by a veth pair (root), or on the hosts of --hosts reached by ssh",
+    )
+    parser.add_argument(
+        "--hosts",
+        metavar="FILE",
+        help="ssh only: the hosts inventory (TOML: each host's address, user, port, key, role, cpus, workdir)",
     )
     parser.add_argument(
         "--link",
@@ -290,6 +295,7 @@ RUN_PARAMETER_NAMES = (
     "max_trials",
     "placement",
     "link",
+    "hosts",
 )
 
 

@@ -36,6 +36,7 @@ LATER_PARAMETER_DEFAULTS: dict[str, Any] = {
     "max_trials": None,
     "placement": "loopback",
     "link": None,
+    "hosts": None,
     "load_threads_auto": False,
     "cpu_topology": None,
 }
@@ -121,10 +122,13 @@ class StoredParameters(_Closed):
     saturation_source: str | None = None
     ci_target: float | None = Field(None, description="95% CI half-width target, percent of the mean")
     max_trials: int | None = None
-    placement: Literal["loopback", "netns"] = Field(
-        "loopback", description="where server and load generator ran: loopback, or one network namespace each"
+    placement: Literal["loopback", "netns", "ssh"] = Field(
+        "loopback",
+        description="where server and load generator ran: loopback, one network namespace each, or other hosts "
+        "reached by ssh",
     )
     link: str | None = Field(None, description="netns: the veth link's tc model, '<rate>' or '<rate> <delay>'")
+    hosts: str | None = Field(None, description="ssh: the hosts inventory file (TOML); null otherwise")
     load_threads_auto: bool = Field(
         False,
         description='load_threads was "auto": one wrk thread per load CPU (load_threads), fewer where a '

@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from archbench.config.hosts import InventoryError, load_inventory
 from archbench.config.loadgen import load_generators, open_loop_generators
 from archbench.config.parameter_model import LATER_PARAMETER_DEFAULTS
 from archbench.config.profiles import PROFILE_NAMES, profile_values
@@ -237,6 +238,8 @@ class Parameters:
     # ("<rate>" or "<rate> <delay>", tc's units, e.g. "1gbit" or "1gbit 50us").
     placement: str = "loopback"
     link: str | None = None
+    # placement ssh: the hosts inventory (archbench.config.hosts), server and client hosts reached by ssh.
+    hosts: str | None = None
     # load_threads was "auto": load_threads holds the load CPU count, and each configuration runs the most
     # wrk threads up to it that divide its connections (archbench.config.topology.fitting_load_threads).
     load_threads_auto: bool = False
@@ -369,24 +372,41 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: Cp
 
 # --------------------------------------------------------------------------- validators, one per group
 
-PLACEMENTS = ("loopback", "netns")
+PLACEMENTS = ("loopback", "netns", "ssh")
 LINK_PATTERN = re.compile(r"(?P<rate>\d+(?:\.\d+)?[kmg]?bit)(?: (?P<delay>\d+(?:\.\d+)?(?:us|ms|s)))?")
 
 
 def _placement(v: Mapping[str, Any]) -> dict[str, Any]:
-    """placement (loopback | netns) and its link model (netns only): "<rate>" or "<rate> <delay>"."""
+    """placement (loopback | netns | ssh), its link model (netns only): "<rate>" or "<rate> <delay>", and
+    its hosts inventory (ssh only, required there)."""
     placement = v.get("placement") or "loopback"
     if placement not in PLACEMENTS:
         raise ParameterError("placement", f"{placement!r} is not one of {', '.join(PLACEMENTS)}")
+    hosts = _hosts(v.get("hosts"), placement)
     link = v.get("link")
     if link in (None, ""):
-        return {"placement": placement, "link": None}
+        return {"placement": placement, "link": None, "hosts": hosts}
     if placement != "netns":
         raise ParameterError("link", f"a link model needs placement netns (placement is {placement})")
     text = " ".join(str(link).split()).lower()
     if not LINK_PATTERN.fullmatch(text):
         raise ParameterError("link", f"{link!r} is not '<rate>' or '<rate> <delay>' (e.g. '1gbit' or '1gbit 50us')")
-    return {"placement": placement, "link": text}
+    return {"placement": placement, "link": text, "hosts": hosts}
+
+
+def _hosts(value: Any, placement: str) -> str | None:
+    """The inventory path, read once here so that a bad file is an error before anything is planned."""
+    if value in (None, ""):
+        if placement == "ssh":
+            raise ParameterError("hosts", "placement ssh needs a hosts inventory (--hosts FILE, make HOSTS=FILE)")
+        return None
+    if placement != "ssh":
+        raise ParameterError("hosts", f"a hosts inventory needs placement ssh (placement is {placement})")
+    try:
+        load_inventory(str(value))
+    except InventoryError as error:
+        raise ParameterError("hosts", str(error)) from None
+    return str(value)
 
 
 def _profile(v: Mapping[str, Any]) -> str:

@@ -87,9 +87,40 @@ class ServerRun(_Closed):
     stats: dict[str, Any] | None = Field(description="the server's shutdown JSON line, as printed")
     cpu_user_s: float | None
     cpu_sys_s: float | None
-    cpu_source: Literal["tree", "stats"] | None = Field(None, description="missing (older records) means tree")
+    cpu_source: Literal["tree", "stats", "proc"] | None = Field(
+        None, description="missing (older records) means tree; proc: /proc/PID/stat on the server host (ssh)")
     cpus_busy: float | None = Field(None, description=f"busy fraction of server.cpus; {MISSING_IN_OLDER}")
     output_file: str
+    host: str | None = Field(None, description="placement ssh: the inventory name of the server host")
+
+
+class LoadHostRun(_Closed):
+    """One client host's wrk under placement ssh (archbench.measure.ssh_placement). Closed."""
+
+    host: str
+    address: str
+    cpus: str
+    argv: list[str]
+    exit_code: int | None
+    started_at_ns: int | None = Field(description="the host's clock when its wrk started (the barrier's end)")
+    stderr: str
+    requests_per_s: float | None
+    requests: int | None
+    errors: int | None = Field(description="socket errors plus non-2xx responses")
+    latency_percentiles_s: dict[str, float | None] | None = Field(description="this host's, as wrk printed them")
+    flags: list[str]
+    output_file: str = Field(description="<trial-id>.<host>.wrk.txt, wrk's stdout verbatim")
+    wall_s: float | None
+
+
+class CombinedLoad(_Closed):
+    """The client hosts together: sums only (latency percentiles stay per host). Closed."""
+
+    clients: int
+    requests_per_s: float
+    requests: int
+    errors: int
+    start_skew_s: float | None = Field(description="spread of the hosts' start times; null if one is unknown")
 
 
 class LoadRun(_Closed):
@@ -109,6 +140,8 @@ class LoadRun(_Closed):
     flags: list[str] | None = Field(None, description=f"the parsed output's flags; null if unparsed; "
                                                       f"{MISSING_IN_OLDER}")
     max_conns: dict[str, Any] | None = Field(None, description="echo_client's max_conns object, max_conns mode only")
+    hosts: list[LoadHostRun] | None = Field(None, description="placement ssh only: one entry per client host")
+    combined: CombinedLoad | None = Field(None, description="placement ssh only, null unless every host measured")
 
 
 class OpenFiles(_Closed):
@@ -129,6 +162,28 @@ class PlacementRecord(_Closed):
     load_address: str
     namespaces: list[str] = Field(description="the network namespaces of server and load generator, in that order")
     qdisc: str | None = Field(description="the tc qdisc on each veth end (e.g. 'tbf rate 1gbit ...'); null: none")
+
+
+class SshHostRecord(_Closed):
+    """One host of an ssh placement, with what set-up read from it. Closed."""
+
+    name: str
+    address: str
+    role: Literal["server", "client"]
+    cpus: str
+    kernel: str | None
+    hostname: str | None
+    cpu_model: str | None
+    wrk_version: str | None
+
+
+class SshPlacementRecord(_Closed):
+    """The record's `placement` under placement ssh (archbench.measure.ssh_placement). Closed."""
+
+    kind: Literal["ssh"]
+    inventory: str = Field(description="the hosts inventory file")
+    server_address: str
+    hosts: list[SshHostRecord]
 
 
 class Provenance(_Open):
@@ -178,8 +233,8 @@ class TrialRecord(_Closed):
     server: ServerRun
     load: LoadRun
     open_files: OpenFiles | None = Field(None, description=MISSING_IN_OLDER)
-    placement: PlacementRecord | None = Field(
-        None, description="netns trials only; missing means both on loopback (every older record)")
+    placement: PlacementRecord | SshPlacementRecord | None = Field(
+        None, description="netns and ssh trials only; missing means both on loopback (every older record)")
     provenance: Provenance
 
 

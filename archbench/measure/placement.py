@@ -8,9 +8,11 @@
   `ip` and `taskset` both exec, so the runner's pid is still the measured program's and wait4 still counts
   its whole tree.
 
+* `ssh`: the server on one host and a load generator on each client host of a hosts inventory, driven
+  through OpenSSH (archbench.measure.ssh_placement; the runner runs its trials with `run_ssh_trial`).
+
 A placement says how to wrap the server's and the load generator's argv, which address the server binds
-and the load generator targets, and what the trial record says about it; an ssh placement (the server on
-another machine) would be one more implementation of the same interface.
+and the load generator targets, and what the trial record says about it.
 
 The namespaces live as long as one campaign: `network_placement()` sets them up before the first trial and
 tears them down after the last, on every way out (normal end, error, SIGINT/SIGTERM via KeyboardInterrupt,
@@ -36,6 +38,7 @@ from typing import Any, Protocol
 
 from archbench.config.params import Parameters
 from archbench.data.storage import signals_deferred
+from archbench.measure.ssh_placement import SshPlacement, SshPlacementError
 
 NAMESPACE_PREFIX = "archbench-"
 NAMESPACE_PATTERN = re.compile(r"archbench-(?P<pid>\d+)-(?P<role>srv|load)")
@@ -192,8 +195,9 @@ def missing_privilege() -> str | None:
 
 
 def preflight_problems(placement: str, link: str | None) -> list[str]:
-    """What is missing for `placement` on this machine, each naming its fix (empty for loopback)."""
-    if placement == "loopback":
+    """What is missing for `placement` on this machine, each naming its fix (empty for loopback; ssh checks
+    its hosts when it is set up, see archbench.measure.ssh_placement.local_problems)."""
+    if placement in ("loopback", "ssh"):
         return []
     problems = []
     if shutil.which("ip") is None:
@@ -363,12 +367,14 @@ class NetnsPair:
 # --------------------------------------------------------------------------- one campaign's placement
 
 
-def placement_for(params: Parameters) -> Loopback | NetnsPair:
+def placement_for(params: Parameters) -> Loopback | NetnsPair | SshPlacement:
     if params.placement == "loopback":
         return Loopback()
     if params.placement == "netns":
         return NetnsPair(link=LinkModel.parse(params.link) if params.link else None)
-    raise PlacementError(f"placement {params.placement!r} is not implemented (loopback, netns)")
+    if params.placement == "ssh":
+        return SshPlacement.from_params(params)
+    raise PlacementError(f"placement {params.placement!r} is not implemented (loopback, netns, ssh)")
 
 
 @contextmanager
@@ -392,7 +398,10 @@ def network_placement(params: Parameters) -> Iterator[Placement]:
     atexit.register(placement.tear_down)
     try:
         with signals_deferred():
-            placement.set_up()
+            try:
+                placement.set_up()
+            except SshPlacementError as error:
+                raise PlacementError(str(error)) from None
         yield placement
     finally:
         with signals_deferred():

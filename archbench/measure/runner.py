@@ -54,6 +54,7 @@ from archbench.measure.processes import ManagedProcess
 from archbench.measure.progress import Progress
 from archbench.measure.provenance import collect_provenance
 from archbench.measure.server_protocol import EXIT_UNSUPPORTED, READY_LINE, shutdown_stats
+from archbench.measure.ssh_placement import SshPlacement, local_problems, run_ssh_trial
 from archbench.parse import LoadOutputError, known_tools, parse_output
 
 SCHEMA = 1
@@ -149,50 +150,55 @@ def run_trial(
 
     children: list[ManagedProcess] = []  # everything started, so an interrupt can stop it all
     try:
-        server = spawn(server_argv, merge_stderr=True, children=children, env=spec.environment())
-        server_info["pid"] = server.pid  # ip netns exec and taskset exec the server: this is the server's own pid
-        ran_load = False
-        ready = server.wait_for_line(READY_LINE, params.ready_timeout_s)
-        if ready is None:
-            early_exit = server.wait(0.5)
-            if early_exit is None:
-                problems.append(f"no ready line ('listening on HOST:PORT') within {params.ready_timeout_s:g} s")
-            elif early_exit.exit_code == EXIT_UNSUPPORTED:
-                unsupported = True
-                problems.append(
-                    f"server reports an unsupported feature (exit status 3): {tail(server.output_so_far())}"
-                )
-            else:
-                problems.append(
-                    f"server exited with status {early_exit.exit_code} before its ready line; "
-                    f"output tail: {tail(server.output_so_far()) or '(none)'}"
-                )
+        if isinstance(placement, SshPlacement):
+            ssh_trial = run_ssh_trial(planned, params, placement, children)
+            server_info, load_info, outputs = ssh_trial.server, ssh_trial.load, ssh_trial.outputs
+            problems, unsupported = ssh_trial.problems, ssh_trial.unsupported
         else:
-            server_info["ready_line"] = ready.group(0)
-            server_info["ready_after_s"] = round(time.monotonic() - server.started, 6)
-            host, port = ready.group("host"), int(ready.group("port"))
-            wrong_host = placement.unexpected_host(host)
-            if wrong_host is not None:
-                problems.append(wrong_host)
+            server = spawn(server_argv, merge_stderr=True, children=children, env=spec.environment())
+            server_info["pid"] = server.pid  # ip netns exec and taskset exec the server: this is the server's own pid
+            ran_load = False
+            ready = server.wait_for_line(READY_LINE, params.ready_timeout_s)
+            if ready is None:
+                early_exit = server.wait(0.5)
+                if early_exit is None:
+                    problems.append(f"no ready line ('listening on HOST:PORT') within {params.ready_timeout_s:g} s")
+                elif early_exit.exit_code == EXIT_UNSUPPORTED:
+                    unsupported = True
+                    problems.append(
+                        f"server reports an unsupported feature (exit status 3): {tail(server.output_so_far())}"
+                    )
+                else:
+                    problems.append(
+                        f"server exited with status {early_exit.exit_code} before its ready line; "
+                        f"output tail: {tail(server.output_so_far()) or '(none)'}"
+                    )
             else:
-                ran_load = True
-                load_problem = _run_load(
-                    generator,
-                    config,
-                    host,
-                    port,
-                    server.pid,
-                    placement,
-                    params,
-                    trial_id,
-                    load_info,
-                    server_info,
-                    outputs,
-                    children,
-                )
-                if load_problem:
-                    problems.append(load_problem)
-        problems += _stop_server(server, params, server_info, outputs, server_file, ran_load=ran_load)
+                server_info["ready_line"] = ready.group(0)
+                server_info["ready_after_s"] = round(time.monotonic() - server.started, 6)
+                host, port = ready.group("host"), int(ready.group("port"))
+                wrong_host = placement.unexpected_host(host)
+                if wrong_host is not None:
+                    problems.append(wrong_host)
+                else:
+                    ran_load = True
+                    load_problem = _run_load(
+                        generator,
+                        config,
+                        host,
+                        port,
+                        server.pid,
+                        placement,
+                        params,
+                        trial_id,
+                        load_info,
+                        server_info,
+                        outputs,
+                        children,
+                    )
+                    if load_problem:
+                        problems.append(load_problem)
+            problems += _stop_server(server, params, server_info, outputs, server_file, ran_load=ran_load)
     except BaseException:
         # Interrupted (or a bug): leave no process behind, record nothing for this trial.
         for child in reversed(children):
@@ -385,6 +391,8 @@ def preflight(params: Parameters, plan: list[PlannedTrial]) -> None:
     if any(t.config.pipeline > 1 for t in plan) and not pipeline_script().is_file():
         raise PreflightError(f"pipelining needs {pipeline_script()}, which is missing")
     placement_problems = preflight_problems(params.placement, params.link)
+    if params.placement == "ssh":
+        placement_problems += local_problems(params)
     if params.placement != "loopback" and params.proto == "echo" and params.sources:
         placement_problems.append(
             f"echo sources bind the load generator to 127.0.0.x, which placement {params.placement} cannot reach: "
