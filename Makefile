@@ -7,7 +7,7 @@
 #   make help                 every target and variable
 #
 # Variables: PROFILE=smoke|default|full, CAMPAIGN, REPORT_CAMPAIGN, ECHO_CAMPAIGN, LATENCY_CAMPAIGN, ROBUSTNESS,
-# PLACEMENT, LINK, SERVER_CPUS, LOAD_CPUS, LOAD_THREADS, PYTHON, VENV, BUILD_DIR, JOBS.
+# PLACEMENT, LINK, HOSTS, SERVER_CPUS, LOAD_CPUS, LOAD_THREADS, PYTHON, VENV, BUILD_DIR, JOBS.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -23,20 +23,23 @@ endif
 
 # Where the trials run and on which CPUs (empty: the defaults, i.e. loopback and the split computed from this
 # machine's CPU topology, which on 2 CPUs is server CPU 0, load CPU 1, wrk -t1).
-#   PLACEMENT=loopback|netns  LINK='1gbit' (netns only)  SERVER_CPUS=0-7  LOAD_CPUS=8-15  LOAD_THREADS=8
+#   PLACEMENT=loopback|netns|ssh  LINK='1gbit' (netns only)  HOSTS=hosts.toml (ssh only)
+#   SERVER_CPUS=0-7  LOAD_CPUS=8-15  LOAD_THREADS=8
 PLACEMENT ?=
 LINK ?=
+HOSTS ?=
 SERVER_CPUS ?=
 LOAD_CPUS ?=
 LOAD_THREADS ?=
 TRIAL_OPTIONS := $(if $(PLACEMENT),-p placement '$(PLACEMENT)') $(if $(LINK),-p link '$(LINK)') \
+  $(if $(HOSTS),-p hosts '$(HOSTS)') \
   $(if $(SERVER_CPUS),-p server_cpus '$(SERVER_CPUS)') $(if $(LOAD_CPUS),-p load_cpus '$(LOAD_CPUS)') \
   $(if $(LOAD_THREADS),-p load_threads '$(LOAD_THREADS)')
 
 # Stable across invocations, so that an interrupted `make trials` resumes the same campaign; a campaign in
 # network namespaces is another campaign than the loopback one.
 HOST_SHORT := $(shell hostname -s 2>/dev/null || uname -n | cut -d. -f1)
-CAMPAIGN ?= $(PROFILE)$(if $(filter netns,$(PLACEMENT)),-netns)-$(HOST_SHORT)
+CAMPAIGN ?= $(PROFILE)$(if $(filter netns ssh,$(PLACEMENT)),-$(PLACEMENT))-$(HOST_SHORT)
 # The campaign the report is built from: this machine's if it has one, else the
 # reference campaign shipped in git. Evaluated when used, i.e. after `trials`.
 REPORT_CAMPAIGN ?= $(shell if [ -f 'data/raw/$(CAMPAIGN)/campaign.json' ]; then echo '$(CAMPAIGN)'; else echo reference; fi)
@@ -48,6 +51,9 @@ ECHO_CAMPAIGN ?= $(shell if [ -f 'data/raw/echo-$(HOST_SHORT)/campaign.json' ]; 
 LATENCY_CAMPAIGN ?= $(shell if [ -f 'data/raw/latency-$(HOST_SHORT)/campaign.json' ]; then echo 'latency-$(HOST_SHORT)'; else echo reference-latency; fi)
 # The robustness appendix's abuse-suite result, the same way: this machine's (written by `make test`), else the
 # shipped reference. A file that does not exist makes the appendix a sentence saying so.
+# The network section's campaigns (make network-study): network-<host> (netns) and network-<host>-loopback,
+# else the shipped reference-network and reference-network-loopback.
+NETWORK_CAMPAIGN ?= $(shell if [ -f 'data/raw/network-$(HOST_SHORT)/campaign.json' ]; then echo 'network-$(HOST_SHORT)'; else echo reference-network; fi)
 ROBUSTNESS ?= $(shell if [ -f data/processed/robustness.json ]; then echo data/processed/robustness.json; else echo data/raw/reference-robustness/robustness.json; fi)
 
 PYTHON ?= python3
@@ -105,8 +111,10 @@ ANALYSIS_STAMP := data/processed/.analysis.stamp
 ANALYSIS_ARGS := data/processed/.analysis-args
 ANALYSIS_SOURCES := $(shell find archbench paper/templates -type f \( -name '*.py' -o -name '*.j2' -o -name '*.toml' -o -name '*.lua' \) 2>/dev/null) notebooks/analyze.ipynb
 ANALYSIS_RAW = $(shell find 'data/raw/$(REPORT_CAMPAIGN)' 'data/raw/$(ECHO_CAMPAIGN)' data/raw/'$(LATENCY_CAMPAIGN)' \
-  data/raw/'$(LATENCY_CAMPAIGN)'-001 -type f 2>/dev/null) $(wildcard $(ROBUSTNESS))
-ANALYSIS_ARGS_TEXT = campaign=$(REPORT_CAMPAIGN) echo=$(ECHO_CAMPAIGN) latency=$(LATENCY_CAMPAIGN) robustness=$(ROBUSTNESS)
+  data/raw/'$(LATENCY_CAMPAIGN)'-001 'data/raw/$(NETWORK_CAMPAIGN)' 'data/raw/$(NETWORK_CAMPAIGN)'-loopback \
+  -type f 2>/dev/null) $(wildcard $(ROBUSTNESS))
+ANALYSIS_ARGS_TEXT = campaign=$(REPORT_CAMPAIGN) echo=$(ECHO_CAMPAIGN) latency=$(LATENCY_CAMPAIGN) \
+  network=$(NETWORK_CAMPAIGN) robustness=$(ROBUSTNESS)
 
 analysis: $(ANALYSIS_STAMP)
 
@@ -119,10 +127,10 @@ $(ANALYSIS_STAMP): $(ANALYSIS_ARGS) $(ANALYSIS_SOURCES) $(ANALYSIS_RAW) $(VENV_S
 	@test -f 'data/raw/$(REPORT_CAMPAIGN)/campaign.json' || \
 	  { echo "no campaign data/raw/$(REPORT_CAMPAIGN)/campaign.json (run make trials, or set REPORT_CAMPAIGN)" >&2; exit 1; }
 	@echo "    echo section: campaign $(ECHO_CAMPAIGN); latency section: campaign $(LATENCY_CAMPAIGN)"
-	@echo "    robustness appendix: $(ROBUSTNESS)"
+	@echo "    robustness appendix: $(ROBUSTNESS); network section: campaigns $(NETWORK_CAMPAIGN){,-loopback}"
 	$(PY) -m archbench notebook analyze --campaign $(REPORT_CAMPAIGN) -p campaign $(REPORT_CAMPAIGN) \
 	  -p echo_campaign '$(ECHO_CAMPAIGN)' -p latency_campaign '$(LATENCY_CAMPAIGN)' -p robustness '$(ROBUSTNESS)' \
-	  --output-dir data/processed/executed
+	  -p network_campaign '$(NETWORK_CAMPAIGN)' --output-dir data/processed/executed
 	@touch $@
 
 # latexmk is itself incremental; make runs it only when the generated inputs or the TeX sources changed.
@@ -224,7 +232,7 @@ verify: $(VENV_STAMP)
 	@echo "==> verify: data/raw against data/raw/MANIFEST.sha256"
 	$(PY) -m archbench manifest
 
-.PHONY: import echo-study latency-study
+.PHONY: import echo-study latency-study network-study
 import: $(VENV_STAMP)
 	@test -n '$(RAW)' || { echo "usage: make import RAW=path/to/raw [IMPORT_AS=newname]" >&2; exit 2; }
 	@echo "==> import: campaigns of $(RAW) -> data/raw/"
@@ -241,6 +249,14 @@ echo-study: servers $(VENV_STAMP)
 latency-study: servers $(VENV_STAMP)
 	@echo "==> latency-study: notebooks/latency_study.ipynb -> data/raw/latency-$(HOST_SHORT)*/"
 	$(PY) -m archbench notebook latency_study --campaign latency-$(HOST_SHORT) -p campaign latency-$(HOST_SHORT)
+	$(PY) -m archbench manifest --update
+
+# Issue 12 (source 000's separate-client vs loopback): notebooks/network_study.ipynb, campaigns network-<host>
+# (placement netns, LINK or 1gbit; needs root) and network-<host>-loopback (about 2-3 minutes).
+network-study: servers $(VENV_STAMP)
+	@echo "==> network-study: notebooks/network_study.ipynb -> data/raw/network-$(HOST_SHORT){,-loopback}/"
+	$(PY) -m archbench notebook network_study --campaign network-$(HOST_SHORT) -p campaign network-$(HOST_SHORT) \
+	  $(if $(LINK),-p link '$(LINK)')
 	$(PY) -m archbench manifest --update
 
 clean:
@@ -270,10 +286,10 @@ help:
 	@echo "  bench      every architecture and nginx at depth 1 and 16; medians, ratios to nginx, targets"
 	@echo "  verify     check data/raw against its checksum manifest (modified or missing files)"
 	@echo "  import     RAW=path/to/raw [IMPORT_AS=name]: merge another machine's campaigns (never overwrites)"
-	@echo "  echo-study / latency-study   notebooks/echo_study.ipynb, notebooks/latency_study.ipynb"
+	@echo "  echo-study / latency-study / network-study   notebooks/{echo,latency,network}_study.ipynb"
 	@echo "  clean      remove build and generated outputs (never data/raw)"
 	@echo "  distclean  clean, and remove $(VENV)"
 	@echo "Variables: PROFILE=smoke|default|full  CAMPAIGN  REPORT_CAMPAIGN  PYTHON=$(PYTHON)  VENV  BUILD_DIR  JOBS=$(JOBS)"
-	@echo "           PLACEMENT=loopback|netns  LINK (netns: '1gbit')  SERVER_CPUS  LOAD_CPUS  LOAD_THREADS (default: from the CPU topology)"
+	@echo "           PLACEMENT=loopback|netns|ssh  LINK (netns: '1gbit')  HOSTS (ssh: inventory TOML)  SERVER_CPUS  LOAD_CPUS  LOAD_THREADS (default: from the CPU topology)"
 	@echo "           ECHO_CAMPAIGN=$(ECHO_CAMPAIGN)  LATENCY_CAMPAIGN=$(LATENCY_CAMPAIGN) (the echo and latency sections)"
 	@echo "           ROBUSTNESS=$(ROBUSTNESS) (the robustness appendix: the abuse suite's result)"

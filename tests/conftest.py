@@ -113,6 +113,7 @@ INTEGRATION_TESTS: dict[str, frozenset[str]] = {
     ),
     "test_report_robustness": frozenset({"test_report_pdf_builds_with_the_appendix"}),
     "test_report_stats": frozenset({"test_pdf_with_the_sections_builds"}),
+    "test_report_network": frozenset({"test_report_pdf_builds_with_the_network_section"}),
 }
 
 

@@ -174,7 +174,7 @@ def test_repetition_numbers_widen_past_99() -> None:
 
 
 def test_profiles_and_expected_durations() -> None:
-    assert PROFILE_NAMES == ("smoke", "default", "full", "bench", "echo", "latency")
+    assert PROFILE_NAMES == ("smoke", "default", "full", "bench", "echo", "latency", "network")
     assert len(expand_grid(params(profile="smoke"))) == 10
     assert len(expand_grid(params(profile="full"))) == 219
     assert len(expand_grid(params(profile="bench"))) == 22

@@ -26,6 +26,7 @@ from archbench.config.paths import FIGURES_DIR, GENERATED_DIR, PAPER_DIR, PROCES
 from archbench.report import echo as report_echo
 from archbench.report import environment, figures, findings, latex, main_tables
 from archbench.report import latency as report_latency
+from archbench.report import network as report_network
 from archbench.report import robustness as report_robustness
 from archbench.report import statistics as report_stats
 from archbench.report.prose import Prose
@@ -69,6 +70,7 @@ class ReportOutputs:
     echo: report_echo.EchoStudy | None = None
     latency: report_latency.LatencyStudy | None = None
     robustness: report_robustness.RobustnessResult | None = None  # the abuse-suite result the appendix shows
+    network: report_network.NetworkStudy | None = None  # the netns campaign and its loopback twin
 
     @property
     def summary(self) -> pd.DataFrame:
@@ -111,6 +113,8 @@ def build_report(
     latency_knee_p99_ms: float = report_latency.KNEE_P99_S * 1000,
     latency_knee_p99_alt_ms: float = report_latency.KNEE_P99_ALT_S * 1000,
     robustness: str | Path | None = None,
+    network_campaign: str | None = None,
+    network_loopback_campaign: str | None = None,
 ) -> ReportOutputs:
     """Process one raw campaign and regenerate every generated input of paper/report.tex.
 
@@ -121,6 +125,8 @@ def build_report(
     `robustness` is the abuse-suite result of the robustness appendix (a path, relative to the repository root);
     None: `<processed_dir>/robustness.json` when it exists, else `<raw_root>/reference-robustness/robustness.json`,
     else the appendix says there is none (archbench.report.robustness).
+    `network_campaign` is the netns campaign of sections/network.tex and `network_loopback_campaign` its loopback
+    twin (default `<network_campaign>-loopback`); without both the section is a sentence saying which is missing.
     """
     campaign_dir = resolve_campaign(campaign, Path(raw_root))
     for name, value in (("latency_knee_p99_ms", latency_knee_p99_ms), ("latency_knee_p99_alt_ms", latency_knee_p99_alt_ms)):
@@ -132,6 +138,9 @@ def build_report(
         latency_campaign, Path(raw_root), Path(processed_dir), source_001=latency_001_campaign,
         criteria=report_latency.Criteria(p99_s=latency_knee_p99_ms / 1000, p99_alt_s=latency_knee_p99_alt_ms / 1000),
     )
+    network = report_network.process_network_campaigns(
+        network_campaign, Path(raw_root), Path(processed_dir), loopback=network_loopback_campaign
+    )
     # The abuse suite's result (robustness appendix): the given file, else this machine's, else the shipped reference.
     robustness_result = report_robustness.load_robustness(robustness, Path(processed_dir), Path(raw_root))
     generated_dir = Path(generated_dir)
@@ -139,10 +148,10 @@ def build_report(
     generated_dir.mkdir(parents=True, exist_ok=True)
     made_figures = figures.make_figures(processed.summary, processed.trials, figures_dir)
     generated = write_generated_tex(processed, generated_dir, figures_dir, made_figures,
-                                    studies=(echo, latency, robustness_result))
+                                    studies=(echo, latency, robustness_result, network))
     macro_names = latex.macros_used((generated_dir / MACROS_FILE).read_text(encoding="utf-8"))
     return ReportOutputs(campaign, processed, generated, made_figures, frozenset(macro_names), echo, latency,
-                         robustness_result)
+                         robustness_result, network)
 
 
 def write_generated_tex(
@@ -168,7 +177,7 @@ def write_generated_tex(
     # Statistics, cross-OS, rules and environment sections (paper/sections/): their macros join the set
     # before it is rendered; their tables and the Q-Q figure are written below with the others.
     statistics_files = report_stats.generate(processed, macros, generated_dir, figures_dir, present)
-    # The echo and latency studies (sections/echo.tex, sections/latency.tex): macros, tables, figures.
+    # The studies (sections/echo.tex, latency.tex, robustness.tex, network.tex): macros, tables, figures.
     study_files = {}
     for study in studies:
         study_files.update(study.outputs(macros, generated_dir.parent, figures_dir, prose))
@@ -244,11 +253,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-001-campaign")
     parser.add_argument("--robustness", help="abuse-suite result for the robustness appendix (default: "
                         "<processed-dir>/robustness.json, else <raw-root>/reference-robustness/robustness.json)")
+    parser.add_argument("--network-campaign", help="netns campaign of sections/network.tex under --raw-root; its "
+                        "loopback twin is <name>-loopback unless --network-loopback-campaign names it")
+    parser.add_argument("--network-loopback-campaign")
     args = parser.parse_args(argv)
     try:
         outputs = build_report(args.campaign, args.raw_root, args.processed_dir, args.generated_dir, args.figures_dir,
                                echo_campaign=args.echo_campaign, latency_campaign=args.latency_campaign,
-                               latency_001_campaign=args.latency_001_campaign, robustness=args.robustness)
+                               latency_001_campaign=args.latency_001_campaign, robustness=args.robustness,
+                               network_campaign=args.network_campaign,
+                               network_loopback_campaign=args.network_loopback_campaign)
     except ParameterError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
