@@ -46,6 +46,7 @@ from archbench.analyze.fields import (
 from archbench.analyze.labels import Labeller
 from archbench.analyze.values import key_text, number, sum_or_nan
 from archbench.data import storage
+from archbench.parse.combine import combine_outputs
 
 ParsedRecord = dict[str, Any]
 Parser = Callable[[Path], ParsedRecord]
@@ -256,6 +257,12 @@ def output_flags(parsed: ParsedRecord | None, status: Any) -> list[str]:
 def _parse_load_output(
     load: Mapping[str, Any], record: Mapping[str, Any], campaign_dir: Path, parse: Parser
 ) -> tuple[ParsedRecord | None, str | None]:
+    if load.get("hosts"):  # placement ssh: one load generator per client host, each output kept verbatim
+        try:
+            each = [parse(campaign_dir / host["output_file"]) for host in load["hosts"]]
+            return (each[0] if len(each) == 1 else combine_outputs(each)), None
+        except Exception as error:  # noqa: BLE001 - as below: a visible row, not a crash
+            return None, f"{type(error).__name__}: {error}"
     output_file = load.get("output_file")
     if not output_file:
         tool = load.get("tool") or (record.get("config") or {}).get("load_generator") or "wrk"

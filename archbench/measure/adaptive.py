@@ -46,6 +46,7 @@ from typing import Any
 from archbench.config.plan import PlannedTrial, TrialConfig, repetition_id, repetition_width
 from archbench.data.storage import load_campaign, write_new_json
 from archbench.parse import LoadOutputError, parse_output
+from archbench.parse.combine import combine_outputs
 from archbench.stats import DEFAULT_CONFIDENCE, mean_ci_t
 
 SUMMARY_DIR = "adaptive"
@@ -81,11 +82,14 @@ class ConfigState:
 def trial_throughput(record: Mapping[str, Any], campaign_dir: Path) -> tuple[float | None, list[str]]:
     """(throughput, flags) of a stored trial; (None, []) if it has no usable load output."""
     load = record.get("load") or {}
-    if record.get("status") != "ok" or not load.get("output_file"):
+    outputs = [host["output_file"] for host in load.get("hosts") or []] or [load.get("output_file")]
+    if record.get("status") != "ok" or not all(outputs):
         return None, []
     try:
-        text = (Path(campaign_dir) / load["output_file"]).read_text(encoding="utf-8")
-        parsed = parse_output(load["tool"], text)
+        texts = [(Path(campaign_dir) / name).read_text(encoding="utf-8") for name in outputs]
+        # Placement ssh: one output per client host, whose counts add up (archbench.parse.combine).
+        each = [parse_output(load["tool"], text) for text in texts]
+        parsed = each[0] if len(each) == 1 else combine_outputs(each)
     except (OSError, LoadOutputError, ValueError):
         return None, ["unparsed"]
     rate = parsed.get("requests_per_sec")
