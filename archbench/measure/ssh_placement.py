@@ -368,37 +368,46 @@ def run_ssh_trial(
     pid_match = server.wait_for_line(PID_PATTERN, params.ready_timeout_s + CONNECT_TIMEOUT_S)
     remote_pid = int(pid_match.group("pid")) if pid_match else None
     server_info["pid"] = remote_pid
-    ready = server.wait_for_line(READY_LINE, params.ready_timeout_s) if remote_pid is not None else None
-    ran_load = False
-    unsupported = False
-    if ready is None:
-        early = server.wait(0.5)
-        if early is not None and early.exit_code == EXIT_UNSUPPORTED:
-            unsupported = True
-            problems.append(f"server reports an unsupported feature (exit status 3): {tail(server.output_so_far())}")
-        elif early is not None:
-            problems.append(
-                f"server on host {server_host.name} exited with status {early.exit_code} before its ready line "
-                f"(255: ssh failed); output tail: {tail(server.output_so_far()) or '(none)'}"
-            )
+    try:
+        ready = server.wait_for_line(READY_LINE, params.ready_timeout_s) if remote_pid is not None else None
+        ran_load = False
+        unsupported = False
+        if ready is None:
+            early = server.wait(0.5)
+            if early is not None and early.exit_code == EXIT_UNSUPPORTED:
+                unsupported = True
+                problems.append(
+                    f"server reports an unsupported feature (exit status 3): {tail(server.output_so_far())}"
+                )
+            elif early is not None:
+                problems.append(
+                    f"server on host {server_host.name} exited with status {early.exit_code} before its ready line "
+                    f"(255: ssh failed); output tail: {tail(server.output_so_far()) or '(none)'}"
+                )
+            else:
+                problems.append(f"no ready line from host {server_host.name} within {params.ready_timeout_s:g} s")
         else:
-            problems.append(f"no ready line from host {server_host.name} within {params.ready_timeout_s:g} s")
-    else:
-        server_info["ready_line"] = ready.group(0)
-        server_info["ready_after_s"] = round(time.monotonic() - server.started, 6)
-        wrong_host = placement.unexpected_host(ready.group("host"))
-        if wrong_host is not None:
-            problems.append(wrong_host)
-        else:
-            ran_load = True
-            problems += _run_clients(placement, config, int(ready.group("port")), params, trial_id, load_info,
-                                     outputs, started)  # fmt: skip
-    problems += _stop_server(placement, server, remote_pid, params, server_info, ran_load)
-    output, _ = server.output()
-    outputs[server_file] = output
-    server_info["stats"] = shutdown_stats(output)
-    if ran_load and server_info["stats"] is None:
-        problems.append("no shutdown JSON line in the server's output")
+            server_info["ready_line"] = ready.group(0)
+            server_info["ready_after_s"] = round(time.monotonic() - server.started, 6)
+            wrong_host = placement.unexpected_host(ready.group("host"))
+            if wrong_host is not None:
+                problems.append(wrong_host)
+            else:
+                ran_load = True
+                problems += _run_clients(placement, config, int(ready.group("port")), params, trial_id, load_info,
+                                         outputs, started)  # fmt: skip
+        problems += _stop_server(placement, server, remote_pid, params, server_info, ran_load)
+        output, _ = server.output()
+        outputs[server_file] = output
+        server_info["stats"] = shutdown_stats(output)
+        if ran_load and server_info["stats"] is None:
+            problems.append("no shutdown JSON line in the server's output")
+    except BaseException:
+        # An interrupt (Ctrl-C, SIGTERM) or an error mid-trial: ssh forwards no signal, so the remote server
+        # would outlive the local ssh the caller stops; kill it by its pid first (best effort, bounded).
+        if remote_pid is not None and server.poll() is None:
+            placement.run(server_host, f"kill -KILL {remote_pid}")
+        raise
     return SshTrial(server=server_info, load=load_info, problems=problems, outputs=outputs, unsupported=unsupported)
 
 
