@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from archbench.config import topology as cpu_topology
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WRK_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "wrk"
 REAL_BUILD_DIR = REPO_ROOT / "build"
+TWO_CPU_TOPOLOGY = REPO_ROOT / "tests" / "fixtures" / "topology" / "2cpu"
 BUILD_HINT = "cmake -S servers_c -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2"
 
 
@@ -133,3 +136,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             or name in INTEGRATION_TESTS.get(module, frozenset())
         ):
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(autouse=True)
+def two_cpu_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "auto" CPU values resolve on the 2-CPU fixture topology (server CPU 0, load CPU 1, wrk -t1), the shape
+    the tests' expected trial ids and durations were written for, whatever machine runs them; a test about
+    topology passes its own tree (`topology=` or `--topology-root`), which this leaves alone."""
+    machine = cpu_topology.read_topology(TWO_CPU_TOPOLOGY, affinity=(0, 1))
+    real = cpu_topology.read_topology
+
+    def read(root: Path | str = "/", affinity: object = None) -> cpu_topology.CpuTopology:
+        return machine if str(root) == "/" and affinity is None else real(root, affinity)
+
+    monkeypatch.setattr("archbench.config.params.read_topology", read)
+    monkeypatch.setattr("archbench.cli.main.read_topology", read)
