@@ -27,62 +27,10 @@ from collections.abc import Callable
 from server_harness import print_results
 
 from archbench.measure.server_protocol import parse_ready_line, sanitizer_report, shutdown_stats
+from archbench.parse.echo_client import FIELDS, MAX_CONNS_FIELDS  # the keys of echo_client's JSON report
 
 READY_TIMEOUT_S = 10.0
 RUN_TIMEOUT_S = 60.0
-
-THROUGHPUT_KEYS = [
-    "tool",
-    "mode",
-    "host",
-    "port",
-    "connections",
-    "threads",
-    "duration_s",
-    "size",
-    "depth",
-    "rate",
-    "connect_rate",
-    "connect_timeout_s",
-    "sources",
-    "seed",
-    "nofile_soft",
-    "nofile_hard",
-    "elapsed_s",
-    "window_s",
-    "interrupted",
-    "connected",
-    "all_connected_s",
-    "open_at_end",
-    "not_attempted",
-    "connect_errors",
-    "closed_early",
-    "bytes_sent",
-    "bytes_received",
-    "echoes",
-    "window_echoes",
-    "echoes_per_sec",
-    "unanswered_messages",
-    "due_unsent_messages",
-    "verify_errors",
-    "first_verify_error",
-    "rtt_ns",
-    "series",
-    "max_conns",
-    "exit_status",
-]
-MAX_CONNS_KEYS = [
-    "cap",
-    "reached",
-    "alive_at_end",
-    "stop_reason",
-    "stop_s",
-    "echo_timeouts",
-    "server_pid",
-    "server_rss_before_bytes",
-    "server_rss_after_bytes",
-    "server_rss_per_conn_bytes",
-]
 
 
 class CheckFailure(AssertionError):
@@ -193,7 +141,7 @@ class Checks:
         finally:
             stats = server.stop()
             server.kill()
-        missing = [k for k in THROUGHPUT_KEYS if k not in r]
+        missing = [k for k in FIELDS if k not in r]
         expect(not missing, f"JSON lacks {missing}")
         expect(code == 0, f"exit {code} against a correct server: {r}")
         expect(r["verify_errors"] == 0 and r["first_verify_error"] is None, "verification errors")
@@ -305,7 +253,7 @@ class Checks:
         finally:
             server.kill()
         m = r["max_conns"]
-        missing = [k for k in MAX_CONNS_KEYS if k not in m]
+        missing = [k for k in MAX_CONNS_FIELDS if k not in m]
         expect(not missing, f"max_conns lacks {missing}")
         expect(code == 0 and r["mode"] == "max_conns", f"exit {code}")
         expect(m["stop_reason"] == "cap_reached" and m["reached"] == 300 and m["alive_at_end"] == 300, f"{m}")

@@ -44,7 +44,7 @@ MODE_THROUGHPUT = "throughput"
 MODE_MAX_CONNS = "max_conns"
 MB = 1e6  # bytes per second are reported in MB/s (10^6 bytes)
 KIB = 1024.0
-# Source 004's numbers, quoted as cited facts (its report, /work/shared/seeds/004_*.txt).
+# Source 004's numbers, quoted as cited facts (its report, cited as src004morneau in paper/references.bib).
 SOURCE_004_CEILINGS = {"epoll": 28_000, "poll": 6_000}
 # Linux's default ip_local_port_range, 32768-60999: the ports one source address can use.
 DEFAULT_EPHEMERAL_PORTS = 60999 - 32768 + 1

@@ -55,7 +55,7 @@ CLIENT_BOUND_BUSY = 0.95
 # A floor at or above this fraction of the first threshold is "near" it: the criterion is barely measurable.
 FLOOR_NEAR_FRACTION = 0.5
 
-# Source 001's wrk2 results, quoted as cited facts (its README, /work/shared/seeds/001_*.txt):
+# Source 001's wrk2 results, quoted as cited facts (its README, cited as src001tooomasy in paper/references.bib):
 # wrk2 -t16 -c2000 -d30s -R200000, latency avg and max as printed, requests/s and socket timeouts.
 SOURCE_001_RATE = 200_000
 SOURCE_001_CONNECTIONS = 2000
