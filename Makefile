@@ -1,7 +1,7 @@
 # archbench: build the C servers, benchmark them with wrk through the papermill
 # notebooks, analyse the campaign and build paper/report.pdf.
 #
-#   make all                  setup, servers, trials, analysis, paper (PROFILE=default)
+#   make all                  setup, servers, trials, studies, analysis, paper (PROFILE=default)
 #   make test                 C build (-Werror) + ctest + pytest
 #   make paper                analysis + LaTeX only (from data/raw/reference on a fresh clone)
 #   make help                 every target and variable
@@ -47,13 +47,15 @@ REPORT_CAMPAIGN ?= $(shell if [ -f 'data/raw/$(CAMPAIGN)/campaign.json' ]; then 
 # machine's if it exists, else the shipped reference-echo / reference-latency. A campaign that does not
 # exist makes its section a sentence saying so; the report still builds. The latency section also reads
 # $(LATENCY_CAMPAIGN)-001 (source 001's set-up) when it exists.
-ECHO_CAMPAIGN ?= $(shell if [ -f 'data/raw/echo-$(HOST_SHORT)/campaign.json' ]; then echo 'echo-$(HOST_SHORT)'; else echo reference-echo; fi)
-LATENCY_CAMPAIGN ?= $(shell if [ -f 'data/raw/latency-$(HOST_SHORT)/campaign.json' ]; then echo 'latency-$(HOST_SHORT)'; else echo reference-latency; fi)
+# (The full study's campaign first, then the short one `make all` measures, then the shipped reference.)
+first_campaign = $(firstword $(foreach c,$(1),$(if $(wildcard data/raw/$(c)/campaign.json),$(c))) $(2))
+ECHO_CAMPAIGN ?= $(call first_campaign,echo-$(HOST_SHORT) echo-short-$(HOST_SHORT),reference-echo)
+LATENCY_CAMPAIGN ?= $(call first_campaign,latency-$(HOST_SHORT) latency-short-$(HOST_SHORT),reference-latency)
 # The robustness appendix's abuse-suite result, the same way: this machine's (written by `make test`), else the
 # shipped reference. A file that does not exist makes the appendix a sentence saying so.
 # The network section's campaigns (make network-study): network-<host> (netns) and network-<host>-loopback,
 # else the shipped reference-network and reference-network-loopback.
-NETWORK_CAMPAIGN ?= $(shell if [ -f 'data/raw/network-$(HOST_SHORT)/campaign.json' ]; then echo 'network-$(HOST_SHORT)'; else echo reference-network; fi)
+NETWORK_CAMPAIGN ?= $(call first_campaign,network-$(HOST_SHORT) network-short-$(HOST_SHORT),reference-network)
 ROBUSTNESS ?= $(shell if [ -f data/processed/robustness.json ]; then echo data/processed/robustness.json; else echo data/raw/reference-robustness/robustness.json; fi)
 
 PYTHON ?= python3
@@ -75,7 +77,7 @@ STARTED := $(shell date +%s)
 .PHONY: all setup venv servers trials analysis paper test bench clean distclean help
 .PHONY: test-sanitize fuzz lint test-unit FORCE
 
-all: setup servers trials analysis paper
+all: setup servers trials studies analysis paper
 	@echo "==> all: done in $$(( $$(date +%s) - $(STARTED) )) s: paper/report.pdf from campaign $(REPORT_CAMPAIGN) (profile $(PROFILE))"
 
 # System tools (apt-get as root, else the command to run) and the pinned .venv.
@@ -109,7 +111,8 @@ trials: servers $(VENV_STAMP)
 # or which campaigns the report uses (ANALYSIS_ARGS holds them and changes only when they do).
 ANALYSIS_STAMP := data/processed/.analysis.stamp
 ANALYSIS_ARGS := data/processed/.analysis-args
-ANALYSIS_SOURCES := $(shell find archbench paper/templates -type f \( -name '*.py' -o -name '*.j2' -o -name '*.toml' -o -name '*.lua' \) 2>/dev/null) notebooks/analyze.ipynb
+ANALYSIS_SOURCES := $(shell find archbench paper/templates -type f \( -name '*.py' -o -name '*.j2' -o -name '*.toml' -o -name '*.lua' \) 2>/dev/null) notebooks/analyze.ipynb \
+  $(wildcard data/external/*.csv)
 ANALYSIS_RAW = $(shell find 'data/raw/$(REPORT_CAMPAIGN)' 'data/raw/$(ECHO_CAMPAIGN)' data/raw/'$(LATENCY_CAMPAIGN)' \
   data/raw/'$(LATENCY_CAMPAIGN)'-001 'data/raw/$(NETWORK_CAMPAIGN)' 'data/raw/$(NETWORK_CAMPAIGN)'-loopback \
   -type f 2>/dev/null) $(wildcard $(ROBUSTNESS))
@@ -131,6 +134,8 @@ $(ANALYSIS_STAMP): $(ANALYSIS_ARGS) $(ANALYSIS_SOURCES) $(ANALYSIS_RAW) $(VENV_S
 	$(PY) -m archbench notebook analyze --campaign $(REPORT_CAMPAIGN) -p campaign $(REPORT_CAMPAIGN) \
 	  -p echo_campaign '$(ECHO_CAMPAIGN)' -p latency_campaign '$(LATENCY_CAMPAIGN)' -p robustness '$(ROBUSTNESS)' \
 	  -p network_campaign '$(NETWORK_CAMPAIGN)' --output-dir data/processed/executed
+	@# The notebooks appendix again, now that analyze.ipynb itself is exported to paper/notebooks/ too.
+	$(PY) -m archbench.report.notebook_index
 	@touch $@
 
 # latexmk is itself incremental; make runs it only when the generated inputs or the TeX sources changed.
@@ -232,12 +237,41 @@ verify: $(VENV_STAMP)
 	@echo "==> verify: data/raw against data/raw/MANIFEST.sha256"
 	$(PY) -m archbench manifest
 
-.PHONY: import echo-study latency-study network-study
+.PHONY: import echo-study latency-study network-study studies
 import: $(VENV_STAMP)
 	@test -n '$(RAW)' || { echo "usage: make import RAW=path/to/raw [IMPORT_AS=newname]" >&2; exit 2; }
 	@echo "==> import: campaigns of $(RAW) -> data/raw/"
 	$(PY) -m archbench import '$(RAW)' $(if $(IMPORT_AS),--as '$(IMPORT_AS)')
 	$(PY) -m archbench manifest --update
+
+# The short studies `make all` runs after the main campaign, so that the echo, latency and network sections
+# of the report are measured on this machine too (PROFILE=default; about 5 minutes on 2 CPUs together): the
+# same notebooks as the full studies below with fewer clients, rates, pool sizes, trials and seconds, into
+# campaigns echo-short-<host>, latency-short-<host>{-closed,,-001} and network-short-<host>{,-loopback}.
+# PROFILE=full runs the full studies instead; PROFILE=smoke none (the report then uses the shipped ones).
+# The network study needs root (network namespaces); without it the step says so and is skipped.
+SHORT_ECHO := -p clients '[100, 1000]' -p duration_s 2 -p trials 3 -p warmup False -p max_conns_cap 0
+SHORT_LATENCY := -p fractions '[0.5, 0.9, 1.1]' -p duration_s 2 -p trials 2 -p warmup False
+SHORT_NETWORK := -p thread_counts '[1, 3, 5]' -p trials 3
+studies: servers $(VENV_STAMP)
+ifeq ($(PROFILE),full)
+	$(MAKE) --no-print-directory echo-study latency-study network-study
+else ifeq ($(PROFILE),default)
+	@echo "==> studies: short echo, latency and network studies -> data/raw/{echo,latency,network}-short-$(HOST_SHORT)*/"
+	$(PY) -m archbench notebook echo_study --campaign echo-short-$(HOST_SHORT) -p campaign echo-short-$(HOST_SHORT) $(SHORT_ECHO)
+	$(PY) -m archbench notebook latency_study --campaign latency-short-$(HOST_SHORT) \
+	  -p campaign latency-short-$(HOST_SHORT) $(SHORT_LATENCY)
+	@if [ "$$(id -u)" = 0 ]; then \
+	  echo "$(PY) -m archbench notebook network_study --campaign network-short-$(HOST_SHORT) ..."; \
+	  $(PY) -m archbench notebook network_study --campaign network-short-$(HOST_SHORT) \
+	    -p campaign network-short-$(HOST_SHORT) $(SHORT_NETWORK) $(if $(LINK),-p link '$(LINK)'); \
+	else \
+	  echo "    network study skipped: network namespaces need root (the report uses $(NETWORK_CAMPAIGN))"; \
+	fi
+	$(PY) -m archbench manifest --update
+else
+	@echo "==> studies: none for PROFILE=$(PROFILE) (the report's echo, latency and network sections use $(ECHO_CAMPAIGN), $(LATENCY_CAMPAIGN), $(NETWORK_CAMPAIGN))"
+endif
 
 # Issue 4 (source 004): notebooks/echo_study.ipynb, campaign echo-<host> (about 17 minutes).
 echo-study: servers $(VENV_STAMP)
@@ -259,9 +293,34 @@ network-study: servers $(VENV_STAMP)
 	  $(if $(LINK),-p link '$(LINK)')
 	$(PY) -m archbench manifest --update
 
+# Issue 16: the study in one checked archive, dist/archbench-<commit>-<campaign>.tar.gz (+ .sha256): the source, the
+# campaigns the report used (data/processed/.analysis-args) with their manifest lines, data/processed, the executed
+# notebooks, the report and ARTIFACT.md (archbench/cli/artifact.py). Uncommitted changes under archbench/ servers_c/
+# paper/ notebooks/ are refused unless ALLOW_DIRTY=1. check-artifact unpacks ARTIFACT into a fresh directory,
+# verifies every checksum and rebuilds the report's macros and tables from its raw data (no trial), byte for byte.
+.PHONY: artifact check-artifact
+ALLOW_DIRTY ?=
+artifact: paper
+	@echo "==> artifact: source, campaigns, processed data, notebooks and report -> dist/ (python -m archbench artifact)"
+	$(PY) -m archbench artifact $(if $(filter 1 yes true,$(ALLOW_DIRTY)),--allow-dirty)
+
+check-artifact: $(VENV_STAMP)
+	@test -n '$(ARTIFACT)' || { echo "usage: make check-artifact ARTIFACT=dist/archbench-<commit>-<campaign>.tar.gz" >&2; exit 2; }
+	@echo "==> check-artifact: $(ARTIFACT): checksums, then the report rebuilt from its raw data and compared"
+	$(PY) -m archbench check-artifact '$(ARTIFACT)'
+
+# JupyterLab from the venv, headless on loopback, the kernel "archbench (.venv)" registered in the venv; it prints
+# the URL with its token (python -m archbench lab). Ctrl-C stops it.
+LAB_PORT ?= 8888
+LAB_IP ?= 127.0.0.1
+.PHONY: lab
+lab: $(VENV_STAMP)
+	@echo "==> lab: JupyterLab on $(LAB_IP):$(LAB_PORT) with the kernel 'archbench' of $(VENV) (Ctrl-C stops it)"
+	$(PY) -m archbench lab --port $(LAB_PORT) --ip $(LAB_IP) --no-browser
+
 clean:
-	@echo "==> clean: $(BUILD_DIR)/, data/processed/, paper/generated/, paper/figures/, LaTeX output (data/raw is kept)"
-	rm -rf -- '$(BUILD_DIR)' data/processed paper/generated paper/figures
+	@echo "==> clean: $(BUILD_DIR)/, data/processed/, paper/generated/, paper/figures/, paper/notebooks/, LaTeX output (data/raw is kept)"
+	rm -rf -- '$(BUILD_DIR)' data/processed paper/generated paper/figures paper/notebooks
 	rm -rf -- build-asan build-tsan build-fuzz
 	rm -f -- paper/report.pdf $(addprefix paper/*.,$(LATEX_AUX))
 
@@ -271,11 +330,12 @@ distclean: clean
 
 help:
 	@echo "Targets:"
-	@echo "  all        setup, servers, trials, analysis, paper (PROFILE=$(PROFILE))"
+	@echo "  all        setup, servers, trials, studies, analysis, paper (PROFILE=$(PROFILE))"
 	@echo "  setup      system tools (apt-get as root, else prints the command) and $(VENV) (scripts/setup.sh)"
 	@echo "  venv       only $(VENV) from requirements.txt (re-run when the pins change)"
 	@echo "  servers    cmake -S servers_c -B $(BUILD_DIR) (Release, -Werror) + build: $(BUILD_DIR)/bin/<architecture>"
 	@echo "  trials     notebooks/run_trials.ipynb for CAMPAIGN=$(CAMPAIGN) (resumes if interrupted)"
+	@echo "  studies    short echo, latency and network studies (PROFILE=default; full ones for PROFILE=full)"
 	@echo "  analysis   notebooks/analyze.ipynb for REPORT_CAMPAIGN=$(REPORT_CAMPAIGN)"
 	@echo "  paper      analysis, then latexmk -> paper/report.pdf"
 	@echo "  test       lint, C build (-Werror), ctest --output-on-failure, pytest -q tests/"
@@ -287,6 +347,9 @@ help:
 	@echo "  verify     check data/raw against its checksum manifest (modified or missing files)"
 	@echo "  import     RAW=path/to/raw [IMPORT_AS=name]: merge another machine's campaigns (never overwrites)"
 	@echo "  echo-study / latency-study / network-study   notebooks/{echo,latency,network}_study.ipynb"
+	@echo "  lab        JupyterLab (headless, LAB_IP=$(LAB_IP) LAB_PORT=$(LAB_PORT)) with the venv's kernel; prints the URL"
+	@echo "  artifact   dist/archbench-<commit>-<campaign>.tar.gz: source, raw campaigns, report, SHA256SUMS (ALLOW_DIRTY=1)"
+	@echo "  check-artifact  ARTIFACT=path: verify an archive's checksums and rebuild its report's numbers from its raw data"
 	@echo "  clean      remove build and generated outputs (never data/raw)"
 	@echo "  distclean  clean, and remove $(VENV)"
 	@echo "Variables: PROFILE=smoke|default|full  CAMPAIGN  REPORT_CAMPAIGN  PYTHON=$(PYTHON)  VENV  BUILD_DIR  JOBS=$(JOBS)"

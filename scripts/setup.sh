@@ -3,7 +3,7 @@
 #
 #   scripts/setup.sh [all|system|venv|tools]  (default: all; `make setup` runs `all`)
 #
-#   system  checks gcc/make, cmake, liburing, wrk, nginx, taskset, python3 with venv, latexmk,
+#   system  checks gcc/make, cmake, liburing, wrk, httperf, iperf3, nginx, taskset, python3 with venv, latexmk,
 #           pdflatex and the LaTeX packages paper/report.tex uses. What is missing
 #           is installed with apt-get when running as root; otherwise the exact
 #           `sudo apt-get install ...` command is printed and the script exits 1.
@@ -122,6 +122,9 @@ check_system() {
         fi
     fi
     have wrk || need wrk wrk
+    # source 002's load generator, and the campaigns' iperf3 bandwidth baseline (archbench/measure/baseline.py)
+    have httperf || need httperf httperf
+    have iperf3 || need iperf3 iperf3
     # the reference server: nginx-light is enough (stub_status included); it lives in /usr/sbin
     have nginx || [[ -x /usr/sbin/nginx ]] && ! pretend_missing nginx || need nginx nginx-light
     have taskset || need taskset util-linux
@@ -165,7 +168,7 @@ is_root() { [[ -z "${ARCHBENCH_SETUP_NOT_ROOT:-}" && "$(id -u)" == 0 ]]; }
 setup_system() {
     check_system
     if ((${#MISSING_WHAT[@]} == 0)); then
-        say "system tools present (gcc, make, cmake, liburing, wrk, nginx, taskset, $PYTHON + venv, latexmk, pdflatex, LaTeX packages)"
+        say "system tools present (gcc, make, cmake, liburing, wrk, httperf, iperf3, nginx, taskset, $PYTHON + venv, latexmk, pdflatex, LaTeX packages)"
         return
     fi
     say "missing: ${MISSING_WHAT[*]}"
@@ -229,6 +232,8 @@ setup_venv() {
     "${pip[@]}" install -q -e .
     # setuptools leaves its build metadata in the work tree; the install does not need it
     rm -rf archbench.egg-info
+    say "Jupyter kernel 'archbench' (the notebooks' kernelspec) registered in $VENV"
+    "$VENV/bin/python" -m ipykernel install --prefix "$VENV" --name archbench --display-name "archbench (.venv)" >/dev/null
     printf '%s\n' "$want" >"$STAMP.tmp"
     mv -f "$STAMP.tmp" "$STAMP"
     say "$VENV ready ($("$VENV/bin/python" -V 2>&1))"

@@ -29,11 +29,19 @@ from abuse.cases import CASE_NAMES, Result, Settings, run_variant
 from abuse.report import write_report
 from abuse.variants import VARIANTS, Variant
 
+from archbench.config.servers import server_specs
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = Path(os.environ.get("ARCHBENCH_ABUSE_BUILD_DIR", REPO_ROOT / "build"))
 if not BUILD_DIR.is_absolute():
     BUILD_DIR = REPO_ROOT / BUILD_DIR
 JOBS = max(1, int(os.environ.get("ARCHBENCH_ABUSE_JOBS", "4")))
+# Registered architectures the suite does not run, each with its reason; every other one must have a variant.
+NOT_ABUSED = {
+    "nginx": "not a build/bin server (tests/test_nginx.py runs it)",
+    "pong": "the upper bound parses nothing, so the malformed, oversized and slow-head cases do not apply; "
+    "servers_c/tests/pong_conformance.py runs the cases that do and names the exempt ones",
+}
 
 
 def _settings() -> Settings:
@@ -115,6 +123,13 @@ def test_variants_match_ctest_conformance() -> None:
             expand = (lambda t, trigger=trigger: t.replace("${trigger}", trigger)) if trigger else (lambda t: t)
             found[expand(tokens[1])] = (tokens[tokens.index("BINARY") + 1], tuple(expand(a) for a in args))
     assert found == {v.name: (v.binary, v.args) for v in VARIANTS}
+
+
+def test_every_registered_architecture_is_abused_or_excused_by_name() -> None:
+    """No architecture leaves the suite silently: it has a variant or a reason in NOT_ABUSED."""
+    abused = {v.architecture for v in VARIANTS}
+    assert abused.isdisjoint(NOT_ABUSED)
+    assert set(server_specs()) == abused | set(NOT_ABUSED)
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,7 @@ def test_unknown_server_lists_valid_ones() -> None:
     rejects(
         "servers[1]",
         "unknown architecture 'lighttpd'; valid: blocking, thread_per_conn, thread_pool, poll, "
-        "epoll, reactor, reuseport, prefork, io_uring, nginx",
+        "epoll, reactor, reuseport, prefork, io_uring, nginx, pong",
         servers=["blocking", "lighttpd"],
     )
 

@@ -112,9 +112,9 @@ def test_configs_reached_twice_are_kept_once() -> None:
     ids = [c.config_id for c in grid]
     # The foundation sweep (14) and the architecture comparison (22) share three configurations.
     assert len(ids) == len(set(ids)) == 33
-    assert ids.count("thread_pool-request-queue-t2-c100-lt1-d2s") == 1
-    assert ids.count("thread_pool-request-queue-t1-c100-lt1-d2s") == 1
-    assert ids.count("blocking-c100-lt1-d2s") == 1
+    assert ids.count("thread_pool-request-queue-t2-c100-lt1-d1s") == 1
+    assert ids.count("thread_pool-request-queue-t1-c100-lt1-d1s") == 1
+    assert ids.count("blocking-c100-lt1-d1s") == 1
 
 
 def test_plan_is_deterministic_for_a_seed() -> None:
@@ -154,11 +154,11 @@ def test_trial_ids_unique_safe_and_per_contract() -> None:
     counts = Counter(t.config_id for t in plan)
     assert set(counts.values()) == {9}
     sample = next(
-        t for t in plan if t.config_id == "thread_pool-connection-queue-t16-c400-lt1-d5s" and t.repetition == 3
+        t for t in plan if t.config_id == "thread_pool-connection-queue-t11-c400-lt1-d5s" and t.repetition == 3
     )
-    assert sample.trial_id == "thread_pool-connection-queue-t16-c400-lt1-d5s-r03"
+    assert sample.trial_id == "thread_pool-connection-queue-t11-c400-lt1-d5s-r03"
     warmup = next(t for t in plan if t.config_id == sample.config_id and t.warmup)
-    assert warmup.trial_id == "thread_pool-connection-queue-t16-c400-lt1-d5s-warmup"
+    assert warmup.trial_id == "thread_pool-connection-queue-t11-c400-lt1-d5s-warmup"
     assert warmup.repetition == 0
 
 
@@ -174,14 +174,14 @@ def test_repetition_numbers_widen_past_99() -> None:
 
 
 def test_profiles_and_expected_durations() -> None:
-    assert PROFILE_NAMES == ("smoke", "default", "full", "bench", "echo", "latency", "network")
+    assert PROFILE_NAMES == ("smoke", "default", "full", "bench", "echo", "latency", "network", "sources")
     assert len(expand_grid(params(profile="smoke"))) == 10
-    assert len(expand_grid(params(profile="full"))) == 219
+    assert len(expand_grid(params(profile="full"))) == 232
     assert len(expand_grid(params(profile="bench"))) == 22
     # smoke must fit in 3 minutes including the build and its share of the tests, so its trials well under that.
     assert expected_duration_s("smoke", topology=REFERENCE) == 10 * 3 * (1 + TRIAL_OVERHEAD_S) < 60
-    assert 5 * 60 <= expected_duration_s("default", topology=REFERENCE) <= 7 * 60
-    assert expected_duration_s("full", topology=REFERENCE) == 219 * 9 * (5 + TRIAL_OVERHEAD_S) <= 3 * 3600
+    assert 3 * 60 <= expected_duration_s("default", topology=REFERENCE) <= 4 * 60
+    assert expected_duration_s("full", topology=REFERENCE) == 232 * 9 * (5 + TRIAL_OVERHEAD_S) <= 3 * 3600
     assert expected_duration_s("bench", topology=REFERENCE) == 22 * 6 * (5 + TRIAL_OVERHEAD_S)
 
 
@@ -194,18 +194,18 @@ def test_profile_values_are_fresh_copies() -> None:
 def test_explicit_sweep_overrides_the_profile_entries() -> None:
     grid = expand_grid(params(profile="default", thread_counts=[3], connection_counts=[50], pipeline_depths=[1]))
     assert [c.config_id for c in grid] == [
-        "thread_pool-request-queue-t3-c50-lt1-d2s",
-        "thread_pool-connection-queue-t3-c50-lt1-d2s",
-        "thread_per_conn-c50-lt1-d2s",
-        "blocking-c50-lt1-d2s",
-        "poll-c50-lt1-d2s",
-        "epoll-level-c50-lt1-d2s",
-        "epoll-edge-c50-lt1-d2s",
-        "reactor-edge-t3-c50-lt1-d2s",
-        "reuseport-edge-t3-c50-lt1-d2s",
-        "prefork-level-t3-c50-lt1-d2s",
-        "io_uring-t3-c50-lt1-d2s",
-        "nginx-t3-c50-lt1-d2s",
+        "thread_pool-request-queue-t3-c50-lt1-d1s",
+        "thread_pool-connection-queue-t3-c50-lt1-d1s",
+        "thread_per_conn-c50-lt1-d1s",
+        "blocking-c50-lt1-d1s",
+        "poll-c50-lt1-d1s",
+        "epoll-level-c50-lt1-d1s",
+        "epoll-edge-c50-lt1-d1s",
+        "reactor-edge-t3-c50-lt1-d1s",
+        "reuseport-edge-t3-c50-lt1-d1s",
+        "prefork-level-t3-c50-lt1-d1s",
+        "io_uring-t3-c50-lt1-d1s",
+        "nginx-t3-c50-lt1-d1s",
     ]
 
 
@@ -267,7 +267,7 @@ def test_full_sweeps_connections_at_one_thread_and_threads_at_100_connections() 
         ("epoll", "level"),
         ("epoll", "edge"),
     }
-    # Source 000's pool-size sweep is kept whole.
+    # Source 000's pool-size sweep is kept whole: its 2, 4, ..., 12 threads are pool sizes 1, 3, ..., 11.
     assert sorted(
         c.threads
         for c in grid
@@ -275,7 +275,7 @@ def test_full_sweeps_connections_at_one_thread_and_threads_at_100_connections() 
         and c.connections == 400
         and dict(c.options)["dispatch"] == "connection"
         and c.pipeline == 1
-    ) == [1, 2, 4, 6, 8, 10, 12, 16]
+    ) == [1, 3, 5, 7, 9, 11]
 
 
 def test_bench_profile_runs_every_architecture_once_per_depth() -> None:

@@ -26,6 +26,7 @@ ARCHITECTURES = [
     "prefork",
     "io_uring",
     "nginx",
+    "pong",
 ]
 
 
@@ -48,6 +49,7 @@ def test_registry_order_and_parallelism_flags() -> None:
         "prefork": "--workers",
         "io_uring": "--threads",
         "nginx": "worker_processes",
+        "pong": "--threads",
     }
     assert [name for name, spec in specs.items() if spec.takes_threads] == [
         "thread_pool",
@@ -56,6 +58,7 @@ def test_registry_order_and_parallelism_flags() -> None:
         "prefork",
         "io_uring",
         "nginx",
+        "pong",
     ]
     assert {name for name, spec in specs.items() if spec.cpu_source == CPU_SOURCE_STATS} == {"nginx"}
     assert {spec.cpu_source for name, spec in specs.items() if name != "nginx"} == {CPU_SOURCE_TREE}

@@ -37,6 +37,7 @@ CONCURRENT_ARCHITECTURES = [
     ["reuseport", "--threads", "2"],
     ["prefork", "--workers", "2"],
     ["io_uring", "--threads", "2"],
+    ["pong", "--threads", "2"],  # the upper bound: it never parses, but wrk's requests need no parsing
 ]
 
 

@@ -12,11 +12,15 @@
                             [--max-conns-cap CAP] [--max-conns-duration-s S]
                             [--rate-fractions F ...] [--offered-rates R ...] [--saturation-campaign NAME]
                             [--rate-reference KEY] [--ci-target PCT] [--max-trials N]
+                            [--adaptive-criterion mean|paired|paired_median] [--adaptive-budget-s S]
                             [--placement loopback|netns|ssh] [--link MODEL] [--hosts FILE] [--topology-root DIR] [--dry-run]
     python -m archbench bench [--trials 5] [--duration-s 5] [--campaign NAME] [--raw-root data/raw]
                               [--build-dir build] [--server-cpus CPUS] [--load-cpus CPUS] [--seed N]
     python -m archbench notebook NAME [--campaign C] [--raw-root data/raw] [--output-dir DIR] [-p KEY VALUE]...
     python -m archbench import PATH [--raw-root data/raw] [--as NEWNAME]
+    python -m archbench artifact [--allow-dirty] [--dist dist]          (archbench.cli.artifact)
+    python -m archbench check-artifact ARCHIVE [--no-pdf] [--keep DIR]  (archbench.cli.artifact_check)
+    python -m archbench lab [--port 8888] [--ip 127.0.0.1] [--no-browser] [--token T]
 
 Exit status: 0 done, 1 could not run (missing binary, existing campaign with other
 parameters, notebook error...), 2 invalid parameter, 130 interrupted (re-run to resume).
@@ -32,9 +36,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from archbench.cli import artifact, artifact_check, lab
 from archbench.cli.notebooks import NotebookFailed, execute_notebook, parse_parameter_value
 from archbench.config.params import ParameterError, Parameters, resolve_parameters
 from archbench.config.plan import TrialConfig, estimate_duration_s, expand_grid
+from archbench.config.plan_description import describe_configurations
 from archbench.config.profiles import PROFILE_NAMES, TRIAL_OVERHEAD_S
 from archbench.config.topology import AUTO, CpuSplit, CpuTopology, read_topology
 from archbench.config.values import parse_cpu_list
@@ -46,7 +52,7 @@ from archbench.measure.bench import run_bench
 from archbench.measure.latency import saturation_rates, saturation_source
 from archbench.measure.progress import format_duration
 from archbench.measure.runner import CampaignInterrupted, PreflightError, run_campaign
-from archbench.parse import LoadOutputError, parse_file
+from archbench.parse import LoadOutputError, known_tools, parse_file
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -123,7 +129,13 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("http", "echo"),
         help="http (default) or echo: servers run --proto echo, echo_client is the load",
     )
-    parser.add_argument("--load-generator", help="wrk (closed loop), oha or wrk2 (open loop), echo_client (echo)")
+    parser.add_argument(
+        "--load-generator", help="wrk or httperf (closed loop), oha or wrk2 (open loop), echo_client (echo)"
+    )
+    parser.add_argument("--httperf-calls", type=int, metavar="K", help="httperf --num-calls (requests per connection)")
+    parser.add_argument("--httperf-rate", type=int, metavar="R", help="httperf --rate, connections/s (0: none)")
+    parser.add_argument("--httperf-hog", action=argparse.BooleanOptionalAction, default=None, help="httperf --hog")
+    parser.add_argument("--baseline-s", type=int, metavar="S", help="iperf3 baseline length at creation (0: none)")
     parser.add_argument("--message-size", type=int, metavar="BYTES", help="echo: bytes per message (default 64)")
     parser.add_argument("--sources", type=int, metavar="K", help="echo: source addresses 127.0.0.1..K (0: no bind)")
     parser.add_argument("--connect-rate", type=int, metavar="R", help="echo: connections per second (0: all at once)")
@@ -165,6 +177,18 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="adaptive repetition: at most N measured trials per configuration (default 3 x --trials)",
     )
     parser.add_argument(
+        "--adaptive-criterion",
+        choices=("mean", "paired", "paired_median"),
+        help="what --ci-target bounds: each configuration's mean (default), every paired ratio to the reference "
+        "(whole rounds), or their median",
+    )
+    parser.add_argument(
+        "--adaptive-budget-s",
+        type=float,
+        metavar="S",
+        help="adaptive repetition: no round starts that would take the adaptive trials beyond S seconds",
+    )
+    parser.add_argument(
         "--placement",
         choices=("loopback", "netns", "ssh"),
         help="where server and load generator run: both on loopback (default), each in its own network "
@@ -198,7 +222,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     parse = commands.add_parser("parse", help="print a load-generator output file as the parsed JSON record")
     parse.add_argument("file", type=Path)
-    parse.add_argument("--tool", help="load generator (default: from the name <trial-id>.<tool>.txt)")
+    parse.add_argument(
+        "--tool",
+        choices=known_tools(),
+        help="the tool that wrote FILE (default: from the name <trial-id>.<tool>.txt, else from the content)",
+    )
 
     run = commands.add_parser("run", help="run (or resume) a campaign")
     _add_run_arguments(run)
@@ -246,6 +274,13 @@ def build_parser() -> argparse.ArgumentParser:
     notebook.add_argument("--output-dir", type=Path, help="save the executed copy here instead (read-only notebooks)")
     notebook.add_argument("--notebooks-dir", type=Path, default=Path("notebooks"), help="default: %(default)s")
     notebook.add_argument(
+        "--html-dir",
+        type=Path,
+        help="HTML export's directory (default: paper/notebooks/ when --raw-root is the repository's data/raw, "
+        "else no export)",
+    )
+    notebook.add_argument("--no-html", action="store_true", help="do not export the executed notebook to HTML")
+    notebook.add_argument(
         "-p",
         "--parameter",
         nargs=2,
@@ -254,6 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar=("KEY", "VALUE"),
         help="notebook parameter; VALUE is JSON (numbers, lists, null) or a plain string",
     )
+    lab.add_arguments(commands.add_parser("lab", help="JupyterLab with the project's kernel (make lab)"))
+    artifact.add_parsers(commands)
     return parser
 
 
@@ -293,9 +330,15 @@ RUN_PARAMETER_NAMES = (
     "rate_reference",
     "ci_target",
     "max_trials",
+    "adaptive_criterion",
+    "adaptive_budget_s",
     "placement",
     "link",
     "hosts",
+    "httperf_calls",
+    "httperf_rate",
+    "httperf_hog",
+    "baseline_s",
 )
 
 
@@ -309,8 +352,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         configs = expand_grid(params)
         print(_describe_split(params, configs, topology or read_topology()))
-        for config in configs:
-            print(config.config_id)
+        for line in describe_configurations(params, configs):
+            print(line)
         runs = params.trials + (1 if params.warmup else 0)
         expected = estimate_duration_s(params, TRIAL_OVERHEAD_S)
         adaptive = (
@@ -383,8 +426,17 @@ def cmd_notebook(args: argparse.Namespace) -> int:
         raw_root=args.raw_root,
         output_dir=args.output_dir,
         notebooks_dir=args.notebooks_dir,
+        html_dir=args.html_dir,
+        export=not args.no_html,
     )
+    if run.html is not None:
+        print(f"HTML: {run.html}", file=sys.stderr)
     print(run.executed_copy)
+    return EXIT_OK
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    lab.run_lab(args.port, args.ip, args.no_browser, args.token)
     return EXIT_OK
 
 
@@ -417,8 +469,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "run": cmd_run,
         "bench": cmd_bench,
         "notebook": cmd_notebook,
+        "lab": cmd_lab,
         "import": cmd_import,
         "manifest": cmd_manifest,
+        "artifact": artifact.cmd_artifact,
+        "check-artifact": artifact_check.cmd_check_artifact,
     }
     try:
         return handlers[args.command](args)

@@ -7,6 +7,20 @@ Papermill writes to a temporary file; the copy is then written with the same
 write-once rule as raw data, so neither the source notebook nor an earlier
 executed copy is ever replaced.
 
+A notebook that ran to the end is also exported to HTML (nbconvert, figures embedded as data URIs) to
+`paper/notebooks/NAME.html` (a notebook saved in an explicit output directory, e.g. analyze) or
+`paper/notebooks/NAME-<campaign>.html` (one beside its campaign), regenerable and replaced by the next run;
+the report's appendix lists them (archbench.report.notebook_index, from the `archbench:*` meta tags written
+here). For a raw root other than the repository's data/raw (tests, scratch runs) only an explicit `html_dir`
+exports.
+
+While the notebook runs, everything its cells print (the runner's per-trial progress lines with their ETA,
+the tqdm bar) is copied to this process's stderr as it arrives, so `make trials` shows progress live; stdout
+stays for the result (the executed copy's path).
+
+The kernel is the project's (archbench.cli.lab.ProjectKernelManager): this process's interpreter, whatever
+kernelspec the notebook names.
+
 Ctrl-C reaches this process but not the kernel, which jupyter_client starts in a session of its own: while a
 notebook runs, SIGINT and SIGTERM are passed on to the kernel as an interrupt, so the running cell stops the
 way `python -m archbench run` does (finished trials kept, children and network namespaces removed) and the
@@ -20,15 +34,25 @@ import json
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+import nbformat
+import papermill
+from nbconvert import HTMLExporter
+
+from archbench.cli.lab import KERNEL_NAME, ProjectKernelManager
+from archbench.config.paths import PAPER_DIR, RAW_ROOT
 from archbench.data.storage import CAMPAIGN_FILE, EXECUTED_DIR, write_new_file
+from archbench.report.notebook_index import NOTEBOOKS_DIR, meta_tags
+
+HTML_DIR = PAPER_DIR / NOTEBOOKS_DIR
 
 
 class NotebookFailed(RuntimeError):
@@ -43,6 +67,7 @@ class NotebookFailed(RuntimeError):
 class NotebookRun:
     source: Path
     executed_copy: Path
+    html: Path | None = None  # the HTML export (None: not exported)
 
 
 def parse_parameter_value(text: str) -> Any:
@@ -133,6 +158,9 @@ def execute_notebook(
     output_dir: Path | str | None = None,
     notebooks_dir: Path | str = "notebooks",
     cwd: Path | str | None = None,
+    html_dir: Path | str | None = None,
+    export: bool = True,
+    live_output: TextIO | None = None,
 ) -> NotebookRun:
     """Execute notebooks/NAME.ipynb with papermill; `campaign` and `raw_root` are passed as parameters.
 
@@ -140,9 +168,10 @@ def execute_notebook(
     named); if the notebook fails before the campaign directory exists (e.g. a
     bad parameter), no directory is created and the copy stays in a temporary
     directory whose path the error names.
+    With `export`, a notebook that succeeded is also exported to HTML in `html_dir` (default: paper/notebooks/
+    for campaigns under the repository's data/raw, else none). The cells' output is copied to `live_output`
+    (default: sys.stderr) as it arrives.
     """
-    import papermill
-
     source = notebook_source(name, Path(notebooks_dir))
     if output_dir is None and not campaign:
         raise ValueError("campaign: needed to save the executed notebook beside it (or give an output directory)")
@@ -158,6 +187,7 @@ def execute_notebook(
 
     scratch = Path(tempfile.mkdtemp(prefix=f"archbench-{source.stem}-"))
     scratch_copy = scratch / source.name
+    live = live_output or sys.stderr
     error: Exception | None = None
     try:
         with interrupts_forwarded_to_kernel():
@@ -168,6 +198,10 @@ def execute_notebook(
                 cwd=str(cwd or Path.cwd()),
                 progress_bar=False,
                 log_output=False,
+                stdout_file=live,
+                stderr_file=live,
+                kernel_name=KERNEL_NAME,
+                kernel_manager_class=ProjectKernelManager,
             )
     except Exception as exc:  # noqa: BLE001 - re-raised below after the copy is kept
         error = exc
@@ -183,7 +217,51 @@ def execute_notebook(
             f"{source} failed: {_describe(error)}" + (f" (executed copy: {where})" if where else ""), where
         ) from error
     assert saved is not None
-    return NotebookRun(source=source, executed_copy=saved)
+    exported = None
+    if export:
+        beside_campaign = output_dir is None
+        html_name = f"{source.stem}-{campaign}.html" if beside_campaign else f"{source.stem}.html"
+        directory = Path(html_dir) if html_dir is not None else default_html_dir(Path(raw_root))
+        if directory is not None:
+            exported = export_html(saved, directory / html_name, notebook=source.stem, campaign=campaign or "")
+    return NotebookRun(source=source, executed_copy=saved, html=exported)
+
+
+def default_html_dir(raw_root: Path) -> Path | None:
+    """paper/notebooks/ for the repository's campaigns; None (no export unless asked) for a raw root elsewhere,
+    whose notebooks the repository's report does not list (and whose executed/ holds only notebooks)."""
+    return HTML_DIR if raw_root.resolve() == RAW_ROOT.resolve() else None
+
+
+def executed_at(notebook: nbformat.NotebookNode) -> str:
+    """When papermill finished the notebook (UTC, ISO 8601 to the second), else now."""
+    end = str(notebook.metadata.get("papermill", {}).get("end_time") or "")
+    try:
+        moment = datetime.fromisoformat(end)
+    except ValueError:
+        moment = datetime.now(timezone.utc)
+    if moment.tzinfo is None:  # papermill writes UTC without saying so
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def export_html(executed_copy: Path, target: Path, *, notebook: str, campaign: str) -> Path:
+    """Write `executed_copy` as HTML to `target` (replacing an earlier export), figures embedded, with the
+    meta tags the report's appendix reads."""
+    node = nbformat.read(executed_copy, as_version=4)
+    body, _resources = HTMLExporter().from_notebook_node(node)
+    facts = {
+        "notebook": notebook,
+        "campaign": campaign,
+        "executed": executed_at(node),
+        "executed-copy": executed_copy.name,
+    }
+    body = body.replace("<head>", "<head>\n" + meta_tags(facts), 1)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = target.with_name(f".{target.name}.tmp")
+    scratch.write_text(body, encoding="utf-8")
+    scratch.replace(target)  # a reader never sees half a file
+    return target
 
 
 def _describe(error: Exception) -> str:

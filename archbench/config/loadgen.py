@@ -12,11 +12,19 @@
   adds its uncorrected histogram for comparison).
 * `echo_client`: the verifying echo load generator of `build/bin/`
   (contracts.md section 6), for configurations with `proto` echo.
+* `httperf` (Debian package httperf 0.9): closed loop, HTTP, source 002's tool. It
+  opens `connections` connections in all (`--num-conns`), at `httperf_rate` per
+  second (`--rate`; 0 omits it: httperf then opens each connection when the
+  previous one has closed), and sends `httperf_calls` requests on each, one after
+  the other (`--num-calls`). It has no duration: it ends when its connections are
+  done, so `duration_s` is its time budget. It is one single-threaded process
+  waiting in select(), so at most FD_SETSIZE (1024) descriptors, about 1000
+  connections, can be open at once; beyond that it counts fd-unavail errors.
 
 Where each program is found: wrk on PATH; oha in the project's `.tools/bin/`
 (where `make setup` installs it with cargo) first, then PATH; wrk2 named by
 the environment variable `WRK2`, else `wrk2` on PATH; echo_client in the build
-directory. `missing_reason()` says, for preflight, what is absent and how to
+directory; httperf on PATH. `missing_reason()` says, for preflight, what is absent and how to
 get it.
 """
 
@@ -24,13 +32,14 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from archbench.config.paths import REPO_ROOT
+from archbench.config.values import ParameterError, boolean, non_negative_int, positive_int
 
 # Beyond duration + timeout, how long a load generator may take to connect, finish and print.
 LOAD_SLACK_S = 15.0
@@ -289,8 +298,127 @@ class EchoClient(LoadGenerator):
         return exit_code in (0, 1)
 
 
+@dataclass(frozen=True)
+class HttperfWorkload:
+    """What httperf sends beyond the config's `connections` (its --num-conns): the trial config's
+    httperf fields (contracts.md section 2), present in httperf configurations only."""
+
+    calls: int = 1  # --num-calls: requests per connection, each after the previous reply
+    rate: int = 0  # --rate: connections opened per second; 0: one after the other (no --rate)
+    hog: bool = True  # --hog: use the whole ephemeral port range, as source 002 did
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"httperf_calls": self.calls, "httperf_rate": self.rate, "httperf_hog": self.hog}
+
+    def id_parts(self) -> list[str]:
+        """After the load generator's name in a config id: k<calls>[-cr<rate>][-nohog]."""
+        parts = [f"k{self.calls}"]
+        if self.rate:
+            parts.append(f"cr{self.rate}")
+        if not self.hog:
+            parts.append("nohog")
+        return parts
+
+
+# The campaign parameters of httperf's workload and their defaults, which a campaign without httperf keeps.
+HTTPERF_DEFAULTS: dict[str, Any] = {"httperf_calls": 1, "httperf_rate": 0, "httperf_hog": True}
+
+
+def httperf_values(values: Mapping[str, Any], used: bool) -> dict[str, Any]:
+    """httperf_calls (>= 1), httperf_rate (>= 0, 0: no --rate) and httperf_hog, checked. `used`: some
+    configuration of the campaign runs httperf; without one they must keep their defaults."""
+
+    def given(name: str) -> Any:
+        value = values.get(name)
+        return HTTPERF_DEFAULTS[name] if value is None else value
+
+    checked = {
+        "httperf_calls": positive_int(given("httperf_calls"), "httperf_calls"),
+        "httperf_rate": non_negative_int(given("httperf_rate"), "httperf_rate"),
+        "httperf_hog": boolean(given("httperf_hog"), "httperf_hog"),
+    }
+    if not used:
+        for name, default in HTTPERF_DEFAULTS.items():
+            if checked[name] != default:
+                raise ParameterError(name, "applies to load_generator httperf only (no configuration runs httperf)")
+    return checked
+
+
+def httperf_pipeline_depths(
+    servers: Iterable[Any], campaign_generator: str, campaign_depths: Iterable[int]
+) -> list[int]:
+    """The pipeline depths of the configurations httperf runs (`servers`: the campaign's ServerEntry
+    objects, each with its own load_generator and pipeline or None); empty when no entry runs httperf."""
+    depths: list[int] = []
+    for entry in servers:
+        if (entry.load_generator or campaign_generator) == "httperf":
+            depths += list(entry.pipeline or campaign_depths)
+    return depths
+
+
+def check_httperf_load(load_threads: tuple[int, ...], load_threads_auto: bool, depths: Iterable[int]) -> None:
+    """httperf is one single-threaded process sending one request at a time per connection: load_threads
+    must be 1 (or auto, which gives httperf configurations 1) and its configurations' pipeline depths 1."""
+    if not load_threads_auto and any(threads != 1 for threads in load_threads):
+        raise ParameterError(
+            "load_threads", f"{list(load_threads)}: httperf is one single-threaded process; use 1 (or auto)"
+        )
+    deep = [depth for depth in depths if depth != 1]
+    if deep:
+        raise ParameterError(
+            "pipeline_depths",
+            f"httperf sends one request at a time per connection; pipeline depth {deep[0]} is wrk's (pipeline.lua)",
+        )
+
+
+@dataclass(frozen=True)
+class Httperf(LoadGenerator):
+    """httperf: `--num-conns` is the config's `connections`, `--num-calls`, `--rate` and `--hog` its
+    httperf fields; `--timeout` the runner's load timeout (seconds, per connection)."""
+
+    name: str = "httperf"
+    executable: str = "httperf"
+
+    def command(
+        self,
+        config: Mapping[str, Any],
+        url: str,
+        timeout_s: int,
+        *,
+        build_dir: Path = Path("build"),
+        server_pid: int | None = None,
+    ) -> list[str]:
+        target = urlsplit(url)
+        workload = HttperfWorkload(
+            calls=int(config.get("httperf_calls") or 1),
+            rate=int(config.get("httperf_rate") or 0),
+            hog=bool(config.get("httperf_hog", True)),
+        )
+        argv = [self.program(build_dir)]
+        if workload.hog:
+            argv.append("--hog")
+        argv += [
+            "--timeout",
+            str(timeout_s),
+            "--server",
+            str(target.hostname),
+            "--port",
+            # As written, not target.port: the dry run aims at a placeholder ("PORT") that is no number.
+            target.netloc.rpartition(":")[2],
+            "--uri",
+            target.path or "/",
+            "--num-conns",
+            str(config["connections"]),
+            "--num-calls",
+            str(workload.calls),
+        ]
+        if workload.rate:
+            argv += ["--rate", str(workload.rate)]
+        return argv
+
+
 def load_generators() -> dict[str, LoadGenerator]:
-    return {"wrk": Wrk(), "wrk2": Wrk2(), "oha": Oha(), "echo_client": EchoClient()}
+    return {"wrk": Wrk(), "wrk2": Wrk2(), "oha": Oha(), "echo_client": EchoClient(), "httperf": Httperf()}
 
 
 def load_generator(name: str) -> LoadGenerator:

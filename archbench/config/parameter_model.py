@@ -34,6 +34,12 @@ LATER_PARAMETER_DEFAULTS: dict[str, Any] = {
     "saturation_source": None,
     "ci_target": None,
     "max_trials": None,
+    "adaptive_criterion": "mean",
+    "adaptive_budget_s": None,
+    "httperf_calls": 1,
+    "httperf_rate": 0,
+    "httperf_hog": True,
+    "baseline_s": 0,
     "placement": "loopback",
     "link": None,
     "hosts": None,
@@ -49,6 +55,8 @@ PositiveInts = list[int]
 # "auto:N" reaches at least N threads.
 AutoSweep = Annotated[str, StringConstraints(pattern=r"^auto(:[1-9][0-9]*)?$")]
 Auto = Literal["auto"]
+# Which of the five write-ups an entry reproduces (docs/sources.md): "000" to "004".
+SourceNumber = Annotated[str, StringConstraints(pattern=r"^[0-9]{3}$")]
 
 
 class _Closed(BaseModel):
@@ -68,6 +76,9 @@ class StoredServerEntry(_Closed):
     threads: PositiveInts | None = Field(None, description="Own thread sweep; replaces thread_counts for this entry")
     connections: PositiveInts | None = Field(None, description="Own connection sweep; replaces connection_counts")
     pipeline: PositiveInts | None = Field(None, description="Own pipeline-depth sweep; replaces pipeline_depths")
+    source: SourceNumber | None = Field(None, description="the write-up it reproduces (docs/sources.md)")
+    response: str | None = Field(None, description="its own --response; missing: the campaign's")
+    load_generator: str | None = Field(None, description="its own closed-loop load generator; missing: the campaign's")
 
 
 class StoredCpuTopology(_Closed):
@@ -122,6 +133,18 @@ class StoredParameters(_Closed):
     saturation_source: str | None = None
     ci_target: float | None = Field(None, description="95% CI half-width target, percent of the mean")
     max_trials: int | None = None
+    adaptive_criterion: Literal["mean", "paired", "paired_median"] = Field(
+        "mean",
+        description="what ci_target bounds: each configuration's mean throughput (mean), every paired ratio to the "
+        "reference in whole rounds (paired), or their median (paired_median); missing: mean",
+    )
+    adaptive_budget_s: float | None = Field(None, description="wall-time budget of the adaptive phase, seconds")
+    httperf_calls: int = Field(1, description="httperf --num-calls (requests per connection)")
+    httperf_rate: int = Field(0, description="httperf --rate (connections per second); 0: no --rate, one after another")
+    httperf_hog: bool = Field(True, description="httperf --hog")
+    baseline_s: int = Field(
+        0, description="seconds of the iperf3 bandwidth baseline at creation (0: none; campaigns before it had none)"
+    )
     placement: Literal["loopback", "netns", "ssh"] = Field(
         "loopback",
         description="where server and load generator ran: loopback, one network namespace each, or other hosts "
@@ -161,6 +184,9 @@ class ProfileServerEntry(_Closed):
     threads: PositiveInts | AutoSweep | None = None
     connections: PositiveInts | None = None
     pipeline: PositiveInts | None = None
+    source: SourceNumber | None = None
+    response: str | None = None
+    load_generator: str | None = None
 
 
 class ProfileValues(_Closed):
@@ -200,3 +226,9 @@ class ProfileValues(_Closed):
     saturation_source: str | None = None
     ci_target: float | None = None
     max_trials: int | None = None
+    adaptive_criterion: Literal["mean", "paired", "paired_median"] | None = None
+    adaptive_budget_s: float | None = None
+    httperf_calls: int | None = None
+    httperf_rate: int | None = None
+    httperf_hog: bool | None = None
+    baseline_s: int | None = None

@@ -39,10 +39,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from archbench.config.hosts import InventoryError, load_inventory
-from archbench.config.loadgen import load_generators, open_loop_generators
+from archbench.config.loadgen import (
+    check_httperf_load,
+    httperf_pipeline_depths,
+    httperf_values,
+    load_generators,
+    open_loop_generators,
+)
 from archbench.config.parameter_model import LATER_PARAMETER_DEFAULTS
 from archbench.config.profiles import PROFILE_NAMES, profile_values
-from archbench.config.servers import PROTOCOLS, ServerSpec, check_response, server_specs
+from archbench.config.server_entry import ServerEntry, entry_mapping_from_text, parse_server_entry
+from archbench.config.servers import PROTOCOLS, check_response, server_specs
 from archbench.config.topology import (
     AUTO,
     CpuSplit,
@@ -55,7 +62,6 @@ from archbench.config.topology import (
 )
 from archbench.config.values import (
     ParameterError,
-    as_tuple,
     boolean,
     format_cpu_list,
     non_negative_int,
@@ -67,121 +73,19 @@ from archbench.config.values import (
 )
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-ENTRY_SWEEP_KEYS = ("threads", "connections", "pipeline")
+# What adaptive repetition's ci_target bounds (archbench.measure.adaptive: MEAN_, PAIRED_, PAIRED_MEDIAN_CRITERION).
+ADAPTIVE_CRITERIA = ("mean", "paired", "paired_median")
 # The campaign-wide sweep that replaces each per-entry one when given explicitly.
 CAMPAIGN_SWEEPS = {"threads": "thread_counts", "connections": "connection_counts", "pipeline": "pipeline_depths"}
 # Parameters that do not change what a campaign measures, so a re-run may differ in them. The CPU lists
 # themselves are identity; the topology they came from, and whether load_threads was "auto" (which only
 # fits the counts per configuration, as an explicit list must already fit), are not.
-NOT_IDENTITY = ("campaign", "raw_root", "cpu_topology", "load_threads_auto")
+NOT_IDENTITY = ("campaign", "raw_root", "cpu_topology", "load_threads_auto", "baseline_s")
 # Open files each trial needs beyond one per connection, in the server and in wrk alike
 # (listening socket, epoll and event descriptors, pipes, libraries, nginx's logs).
 FD_HEADROOM = 256
 # echo_client --sources K binds to 127.0.0.(1 + i mod K): K at most 254 stays inside 127.0.0.1-254.
 MAX_SOURCES = 254
-
-
-# --------------------------------------------------------------------------- server entries
-
-
-@dataclass(frozen=True)
-class ServerEntry:
-    """One architecture in the campaign, with its option values and optional own sweeps."""
-
-    architecture: str
-    options: tuple[tuple[str, tuple[Any, ...]], ...] = ()  # option name -> values to run
-    threads: tuple[int, ...] | None = None  # worker threads or worker processes, per architecture
-    connections: tuple[int, ...] | None = None
-    pipeline: tuple[int, ...] | None = None  # wrk pipeline depths
-
-    def option_values(self, spec: ServerSpec) -> list[tuple[str, tuple[Any, ...]]]:
-        """Every option of the architecture with the values to run (default if not given)."""
-        given = dict(self.options)
-        return [(o.name, given.get(o.name, (o.default,))) for o in spec.options]
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"architecture": self.architecture}
-        for name, values in self.options:
-            out[name] = list(values)
-        if self.threads is not None:
-            out["threads"] = list(self.threads)
-        if self.connections is not None:
-            out["connections"] = list(self.connections)
-        if self.pipeline is not None:
-            out["pipeline"] = list(self.pipeline)
-        return out
-
-    def without_sweeps(self, threads: bool, connections: bool, pipeline: bool = False) -> ServerEntry:
-        return dataclasses.replace(
-            self,
-            threads=None if threads else self.threads,
-            connections=None if connections else self.connections,
-            pipeline=None if pipeline else self.pipeline,
-        )
-
-
-def _scalar(text: str) -> Any:
-    return int(text) if re.fullmatch(r"-?\d+", text) else text
-
-
-def _entry_mapping_from_text(text: str, parameter: str) -> dict[str, Any]:
-    """ "thread_pool:dispatch=connection/request,threads=2/8" -> mapping form."""
-    architecture, _, rest = text.partition(":")
-    mapping: dict[str, Any] = {"architecture": architecture.strip()}
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not key or not value:
-            raise ParameterError(parameter, f"{item!r} in {text!r} is not key=value (values separated by /)")
-        mapping[key.strip()] = [_scalar(v.strip()) for v in value.split("/")]
-    return mapping
-
-
-def parse_server_entry(spec: str | Mapping[str, Any] | ServerEntry, parameter: str) -> ServerEntry:
-    if isinstance(spec, ServerEntry):
-        mapping: Mapping[str, Any] = spec.to_dict()
-    elif isinstance(spec, str):
-        mapping = _entry_mapping_from_text(spec, parameter)
-    elif isinstance(spec, Mapping):
-        mapping = spec
-    else:
-        raise ParameterError(parameter, f"{spec!r} is neither an architecture name nor a mapping")
-
-    specs = server_specs()
-    architecture = mapping.get("architecture")
-    if architecture not in specs:
-        raise ParameterError(parameter, f"unknown architecture {architecture!r}; valid: {', '.join(specs)}")
-    server = specs[architecture]
-    valid_keys = ["architecture", *(o.name for o in server.options), "connections", "pipeline"]
-    if server.takes_threads:
-        valid_keys.append("threads")
-
-    options: list[tuple[str, tuple[Any, ...]]] = []
-    sweeps: dict[str, tuple[int, ...]] = {}
-    for key, raw in mapping.items():
-        if key == "architecture":
-            continue
-        if key not in valid_keys:
-            raise ParameterError(
-                parameter, f"{architecture} does not take {key!r} (it takes: {', '.join(valid_keys[1:])})"
-            )
-        values = as_tuple(raw, f"{parameter}.{key}")
-        if not values:
-            raise ParameterError(parameter, f"{key} of {architecture} is empty")
-        if key in ENTRY_SWEEP_KEYS:
-            sweeps[key] = positive_ints(values, f"{parameter}.{key}")
-            continue
-        option = server.option(key)
-        assert option is not None
-        for value in values:
-            problem = option.check(value)
-            if problem:
-                raise ParameterError(f"{parameter}.{key}", f"{architecture}: {problem}")
-        options.append((key, tuple(dict.fromkeys(values))))
-    order = [o.name for o in server.options]
-    options.sort(key=lambda item: order.index(item[0]))
-    return ServerEntry(
-        architecture, tuple(options), sweeps.get("threads"), sweeps.get("connections"), sweeps.get("pipeline")
-    )
 
 
 def default_campaign_name(profile: str) -> str:
@@ -233,6 +137,16 @@ class Parameters:
     # mean throughput is at most ci_target % of the mean, or a configuration has max_trials.
     ci_target: float | None = None
     max_trials: int | None = None
+    # What ci_target bounds: "mean" (each configuration's mean throughput, above), "paired" (every paired ratio
+    # to the reference the report compares, in whole rounds) or "paired_median" (their median); and an optional
+    # wall-time budget of the adaptive phase in seconds (archbench.measure.adaptive).
+    adaptive_criterion: str = "mean"
+    adaptive_budget_s: float | None = None
+    # httperf's workload (archbench.config.loadgen.Httperf): --num-calls, --rate (0: none), --hog.
+    httperf_calls: int = 1
+    httperf_rate: int = 0
+    httperf_hog: bool = True
+    baseline_s: int = 2  # iperf3 bandwidth baseline at campaign creation (archbench.measure.baseline); 0: none
     # Where the server and the load generator run (archbench.measure.placement): both on this host over
     # loopback, or each in its own network namespace joined by a veth pair, optionally shaped by a link model
     # ("<rate>" or "<rate> <delay>", tc's units, e.g. "1gbit" or "1gbit 50us").
@@ -309,7 +223,7 @@ def _without_sweeps(spec: str | Mapping[str, Any] | ServerEntry, keys: set[str])
         return spec.without_sweeps(
             threads="threads" in keys, connections="connections" in keys, pipeline="pipeline" in keys
         )
-    mapping = _entry_mapping_from_text(spec, "servers") if isinstance(spec, str) else spec
+    mapping = entry_mapping_from_text(spec, "servers") if isinstance(spec, str) else spec
     if not isinstance(mapping, Mapping):
         return spec  # not an entry at all: validate names the problem
     return {key: value for key, value in mapping.items() if key not in keys}
@@ -344,6 +258,10 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: Cp
         _check_open_file_limit((echo["max_conns_cap"],), (), parameter="max_conns_cap")
     trials = positive_int(v.get("trials", 5), "trials")
     adaptive = _adaptive_values(v, trials)
+    httperf_depths = httperf_pipeline_depths(servers, load["load_generator"], sweeps["pipeline_depths"])
+    httperf = httperf_values(v, used=bool(httperf_depths))
+    if httperf_depths:
+        check_httperf_load(sweeps["load_threads"], sweeps["load_threads_auto"], httperf_depths)
     campaign = _campaign(v, profile)
     placement = _placement(v)
     return Parameters(
@@ -357,6 +275,7 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: Cp
         **cpus,
         seed=seed,
         wrk_timeout_s=positive_int(v.get("wrk_timeout_s", 2), "wrk_timeout_s"),
+        baseline_s=non_negative_int(2 if v.get("baseline_s") is None else v["baseline_s"], "baseline_s"),
         ready_timeout_s=positive_float(v.get("ready_timeout_s", 5.0), "ready_timeout_s"),
         stop_grace_s=positive_float(v.get("stop_grace_s", 5.0), "stop_grace_s"),
         response=response,
@@ -366,6 +285,7 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: Cp
         **echo,
         **open_loop,
         **adaptive,
+        **httperf,
         **placement,
     )
 
@@ -436,7 +356,7 @@ def _servers(v: Mapping[str, Any], server_cpu_count: int) -> tuple[ServerEntry, 
 
 def _with_auto_threads(spec: Any, server_cpu_count: int) -> Any:
     """An entry whose `threads` is "auto" (or "auto:N") with that sweep spelled out."""
-    mapping = _entry_mapping_from_text(spec, "servers") if isinstance(spec, str) else spec
+    mapping = entry_mapping_from_text(spec, "servers") if isinstance(spec, str) else spec
     if not isinstance(mapping, Mapping):
         return spec
     sweep = auto_sweep(mapping.get("threads"), server_cpu_count)
@@ -587,6 +507,12 @@ def _load_values(v: Mapping[str, Any], servers: tuple[ServerEntry, ...]) -> dict
     for index, entry in enumerate(servers):
         if not specs[entry.architecture].serves(proto):
             raise ParameterError(f"servers[{index}]", f"{entry.architecture} does not serve proto {proto}")
+        own = generators.get(entry.load_generator or load_generator)
+        if entry.load_generator and own is not None and (own.protocol != proto or own.open_loop):
+            raise ParameterError(
+                f"servers[{index}].load_generator",
+                f"{entry.load_generator} must speak {proto} in a closed loop (open-loop generators are campaign-wide)",
+            )
     return {"proto": proto, "load_generator": load_generator}
 
 
@@ -679,19 +605,31 @@ def _open_loop_values(v: Mapping[str, Any], open_loop: bool, load_generator: str
 
 
 def _adaptive_values(v: Mapping[str, Any], trials: int) -> dict[str, Any]:
-    """ci_target (percent of the mean) and max_trials; max_trials defaults to 3 x trials."""
+    """ci_target (percent), max_trials (default 3 x trials), adaptive_criterion and adaptive_budget_s (seconds)."""
     target, most = v.get("ci_target"), v.get("max_trials")
+    criterion = v.get("adaptive_criterion") or "mean"
+    budget = v.get("adaptive_budget_s")
+    if criterion not in ADAPTIVE_CRITERIA:
+        raise ParameterError("adaptive_criterion", f"{criterion!r}; valid: {', '.join(ADAPTIVE_CRITERIA)}")
     if target is None:
-        if most is not None:
-            raise ParameterError("max_trials", "applies only with ci_target (adaptive repetition)")
-        return {"ci_target": None, "max_trials": None}
+        for name, value in (("max_trials", most), ("adaptive_budget_s", budget)):
+            if value is not None:
+                raise ParameterError(name, "applies only with ci_target (adaptive repetition)")
+        if criterion != "mean":
+            raise ParameterError("adaptive_criterion", "applies only with ci_target (adaptive repetition)")
+        return {"ci_target": None, "max_trials": None, "adaptive_criterion": criterion, "adaptive_budget_s": None}
     ci_target = positive_float(target, "ci_target")
     if ci_target >= 100:
         raise ParameterError("ci_target", f"{target!r}: a half-width of 100% of the mean or more is no target")
     max_trials = 3 * trials if most is None else positive_int(most, "max_trials")
     if max_trials < trials:
         raise ParameterError("max_trials", f"{max_trials} is below trials ({trials})")
-    return {"ci_target": ci_target, "max_trials": max_trials}
+    return {
+        "ci_target": ci_target,
+        "max_trials": max_trials,
+        "adaptive_criterion": criterion,
+        "adaptive_budget_s": None if budget is None else positive_float(budget, "adaptive_budget_s"),
+    }
 
 
 def _check_open_file_limit(

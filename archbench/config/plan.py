@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from archbench.config.loadgen import HttperfWorkload
 from archbench.config.params import ParameterError, Parameters, resolve_parameters
 from archbench.config.profiles import TRIAL_OVERHEAD_S
 from archbench.config.servers import all_option_names, server_spec
@@ -54,6 +55,8 @@ class TrialConfig:
     pipeline: int = 1  # requests (echo: messages) in flight per connection; wrk without a script sends one
     echo: EchoWorkload | None = None  # proto echo: echo_client's workload; None: HTTP
     offered: OfferedLoad | None = None  # open loop (oha, wrk2): the rate offered; None: closed loop
+    httperf: HttperfWorkload | None = None  # httperf's calls, rate and hog; None: another load generator
+    source: str | None = None  # the write-up its entry reproduces (docs/sources.md); not part of its identity
 
     def as_dict(self) -> dict[str, Any]:
         """The `config` of a trial record; every option field of every architecture is present.
@@ -77,6 +80,10 @@ class TrialConfig:
             out.update(self.echo.as_dict())
         if self.offered is not None:
             out.update(self.offered.as_dict())
+        if self.httperf is not None:
+            out.update(self.httperf.as_dict())
+        if self.source is not None:
+            out["source"] = self.source
         return out
 
     @property
@@ -104,6 +111,8 @@ class TrialConfig:
                 parts.append(response_id_part(self.response))
             if self.load_generator != "wrk":
                 parts.append(self.load_generator)
+            if self.httperf is not None:
+                parts += self.httperf.id_parts()
         if self.offered is not None:
             parts.append(f"rate{self.offered.offered_rate}")
         if self.pipeline != 1:
@@ -224,6 +233,7 @@ def expand_grid(params: Parameters) -> list[TrialConfig]:
         connection_counts = entry.connections or params.connection_counts
         pipeline_depths = entry.pipeline or params.pipeline_depths
         echo = _echo_workload(params)
+        httperf = _httperf_workload(params, entry.load_generator or params.load_generator)
         for option_values, threads in itertools.product(itertools.product(*option_choices), thread_counts):
             options = tuple(zip(option_names, option_values, strict=True))
             for connections, load_threads, pipeline in itertools.product(
@@ -233,15 +243,21 @@ def expand_grid(params: Parameters) -> list[TrialConfig]:
                     architecture=entry.architecture,
                     connections=connections,
                     load_threads=(
-                        fitting_load_threads(load_threads, connections) if params.load_threads_auto else load_threads
+                        1  # httperf is one single-threaded process (params checks an explicit count is 1)
+                        if httperf is not None
+                        else fitting_load_threads(load_threads, connections)
+                        if params.load_threads_auto
+                        else load_threads
                     ),
                     duration_s=params.duration_s,
                     threads=threads,
                     options=options,
-                    response=params.response,
-                    load_generator=params.load_generator,
+                    response=entry.response or params.response,
+                    load_generator=entry.load_generator or params.load_generator,
                     pipeline=pipeline,
                     echo=echo,
+                    source=entry.source,
+                    httperf=httperf,
                 )
                 for variant in offered_loads(config, params):
                     configs.setdefault(variant.config_id, variant)
@@ -265,6 +281,12 @@ def _echo_workload(params: Parameters) -> EchoWorkload | None:
     if params.proto != "echo":
         return None
     return EchoWorkload(message_size=params.message_size, sources=params.sources, connect_rate=params.connect_rate)
+
+
+def _httperf_workload(params: Parameters, load_generator: str) -> HttperfWorkload | None:
+    if load_generator != "httperf":
+        return None
+    return HttperfWorkload(calls=params.httperf_calls, rate=params.httperf_rate, hog=params.httperf_hog)
 
 
 def offered_loads(config: TrialConfig, params: Parameters) -> Iterator[TrialConfig]:

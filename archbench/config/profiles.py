@@ -1,6 +1,8 @@
 """Named parameter sets: smoke (tests, CI), default (minutes), full (hours), bench (the efficiency benchmark),
-echo (source 004's study), latency (source 001's architectures) and network (source 000's separate-client vs
-loopback comparison, one profile for two campaigns that differ in placement).
+echo (source 004's study), latency (source 001's architectures), network (source 000's separate-client vs
+loopback comparison, one profile for two campaigns that differ in placement) and sources (each source's own
+protocol as far as the machine allows; docs/sources.md says, per source, what it measured and which profile,
+campaign and report section reproduces it).
 
 Each profile is a data file, `profiles.d/<name>.toml` beside this module, whose comments explain its
 choices and expected duration; its keys are parameter names (`ProfileValues` checks them on loading, and
@@ -43,7 +45,7 @@ PROFILE_DIR = Path(__file__).with_name("profiles.d")
 
 # The order in which help texts and error messages list the profiles; tests/test_profiles.py keeps it
 # equal to the files in PROFILE_DIR.
-PROFILE_NAMES = ("smoke", "default", "full", "bench", "echo", "latency", "network")
+PROFILE_NAMES = ("smoke", "default", "full", "bench", "echo", "latency", "network", "sources")
 
 # Wall time of one trial beyond its wrk duration: server start and ready line,
 # wrk's start-up and the final ~0.1 s it overruns, server shutdown, commit.

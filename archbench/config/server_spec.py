@@ -66,6 +66,10 @@ class ServerSpec:
     (`--workers`), or nginx's `worker_processes`. None: the architecture has a
     fixed parallelism (one loop, or a thread per connection) and the
     campaign's thread counts do not multiply it.
+
+    `upper_bound` marks a program that is not a correct server but bounds what
+    one can do with the load (pong: it finds requests by their terminator and
+    answers each with the same bytes, never parsing them).
     """
 
     name: str
@@ -74,6 +78,15 @@ class ServerSpec:
     threads_flag: str | None = None
     options: tuple[ServerOption, ...] = field(default_factory=tuple)
     cpu_source: str = CPU_SOURCE_TREE
+    # True: an upper bound (pong), not a correct server: it answers requests it never parses, and the
+    # report must say so wherever it appears.
+    upper_bound: bool = False
+    protocols: tuple[str, ...] = PROTOCOLS  # the --proto values it serves
+
+    @property
+    def label(self) -> str:
+        """How the report names it: an upper bound says it is one."""
+        return f"{self.name} (upper bound)" if self.upper_bound else self.name
 
     @property
     def takes_threads(self) -> bool:
@@ -100,8 +113,9 @@ class ServerSpec:
         return {}
 
     def serves(self, proto: str) -> bool:
-        """Whether it speaks `proto` (contracts.md section 1: every build/bin server serves http and echo)."""
-        return proto in PROTOCOLS
+        """Whether it speaks `proto` (contracts.md section 1: every build/bin server serves http and echo,
+        except the upper bound pong, http only)."""
+        return proto in self.protocols
 
     def flags(self, config: Mapping[str, Any]) -> list[str]:
         """The architecture flags for a configuration (no host/port)."""

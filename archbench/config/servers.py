@@ -6,7 +6,9 @@ configuration field `threads` holds that parallelism whatever it is called:
 worker threads (`--threads`), worker processes (prefork `--workers`) or nginx's
 `worker_processes`. An architecture that is not a `build/bin/` executable
 (nginx, see `archbench.measure.nginx`) subclasses `ServerSpec` and overrides
-`command()` and the preflight checks.
+`command()` and the preflight checks. pong is in the registry too, last, marked
+`upper_bound`: source 002's upper bound, which answers requests without parsing
+them and so is not a correct server (`ServerSpec.label` says so).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "server_spec",
     "server_specs",
     "trigger_option",
+    "upper_bound_architectures",
     "variant_label",
 ]
 
@@ -106,6 +109,16 @@ def server_specs() -> dict[str, ServerSpec]:
             threads_flag="--threads",
         ),
         NginxSpec(),
+        # Not a server: source 002's upper bound, beside the others (servers_c/pong/pong.c).
+        ServerSpec(
+            name="pong",
+            binary="pong",
+            summary="the upper bound, not a correct server: N epoll loops (SO_REUSEPORT) answer each "
+            "request terminator with the same response, parsing nothing",
+            threads_flag="--threads",
+            upper_bound=True,
+            protocols=("http",),
+        ),
     ]
     return {spec.name: spec for spec in specs}
 
@@ -115,6 +128,11 @@ def server_spec(name: str) -> ServerSpec:
     if name not in specs:
         raise KeyError(f"unknown architecture {name!r}; valid: {', '.join(specs)}")
     return specs[name]
+
+
+def upper_bound_architectures() -> tuple[str, ...]:
+    """The registry's upper bounds (pong): measured beside the servers, never counted as one."""
+    return tuple(name for name, spec in server_specs().items() if spec.upper_bound)
 
 
 def all_option_names() -> list[str]:

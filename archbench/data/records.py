@@ -72,6 +72,11 @@ class TrialConfigRecord(_Closed):
     saturation_rate: float | None = Field(None, description="open loop only: req/s")
     saturation_of: str | None = Field(None, description="open loop only: a saturation key")
     saturation_source: str | None = Field(None, description="open loop only: which campaign and statistic")
+    source: str | None = Field(None, description="the write-up its profile entry reproduces (docs/sources.md); "
+                                                 "missing when the entry names none")
+    httperf_calls: int | None = Field(None, description="httperf trials only: --num-calls")
+    httperf_rate: int | None = Field(None, description="httperf trials only: --rate, 0 = none")
+    httperf_hog: bool | None = Field(None, description="httperf trials only: --hog")
 
 
 class ServerRun(_Closed):
@@ -210,6 +215,27 @@ class Provenance(_Open):
     python_packages: dict[str, str | None] | None = Field(None, description=f"null if not installed; "
                                                                             f"{MISSING_IN_OLDER}")
     tools: dict[str, str | None]
+    bandwidth_baseline: dict[str, Any] | None = Field(
+        None, description="the campaign's iperf3 baseline (archbench.measure.baseline), measured when it was "
+                          "created; missing in older campaigns and their records")
+
+
+class TickShares(_Closed):
+    """Shares of one CPU set's ticks over the load interval, from /proc/stat (archbench.measure.cpustat). Closed."""
+
+    ticks: int = Field(description="USER_HZ ticks elapsed over the set's CPUs (about 100 per CPU and second)")
+    iowait: float
+    irq: float
+    softirq: float
+    steal: float = Field(description="taken by the hypervisor: time the guest did not run at all")
+
+
+class CpuSharesRecord(_Closed):
+    """The record's `cpu_shares`: the noise diagnostics of the load interval. Closed."""
+
+    machine: TickShares | None = Field(description="the aggregate 'cpu' line: every CPU of the machine")
+    server_cpus: TickShares | None = Field(description="server.cpus; null if a CPU was missing from a reading")
+    load_cpus: TickShares | None = Field(description="load.cpus; null if a CPU was missing from a reading")
 
 
 class TrialRecord(_Closed):
@@ -235,6 +261,8 @@ class TrialRecord(_Closed):
     open_files: OpenFiles | None = Field(None, description=MISSING_IN_OLDER)
     placement: PlacementRecord | SshPlacementRecord | None = Field(
         None, description="netns and ssh trials only; missing means both on loopback (every older record)")
+    cpu_shares: CpuSharesRecord | None = Field(
+        None, description=f"null when not measured (no load ran, ssh placement, not Linux); {MISSING_IN_OLDER}")
     provenance: Provenance
 
 

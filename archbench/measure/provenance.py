@@ -25,6 +25,8 @@ TOOL_VERSION_COMMANDS: dict[str, list[str]] = {
     "cmake": ["cmake", "--version"],
     "gcc": ["gcc", "--version"],
     "nginx": ["nginx", "-v"],  # "nginx version: nginx/1.22.1" on stderr; null where nginx is absent
+    "httperf": ["httperf", "--version"],  # "httperf: httperf-0.9.0 compiled ..."
+    "iperf3": ["iperf3", "--version"],  # "iperf 3.12 (cJSON 1.7.15)"
 }
 COMPILER_NAMES = {"GNU": "gcc", "Clang": "clang", "AppleClang": "apple-clang", "IntelLLVM": "icx"}
 # Data directories are excluded from the dirty check: writing data/raw must not make the code "dirty".

@@ -16,7 +16,8 @@ wait4 numbers, or "stats", the server's own, for nginx without its launcher) and
 generator was (`load.cpu_utilisation`, its own user + sys time per wall second and CPU), so downstream
 can mark client-bound trials. Because rusage leaves out interrupt and softirq time, where loopback
 TCP does much of its work, `server.cpus_busy` and `load.cpus_busy` also give the busy fraction of each
-CPU set during the load, from /proc/stat (archbench.measure.cpustat).
+CPU set during the load, from /proc/stat (archbench.measure.cpustat), and `cpu_shares` the same interval's
+steal, irq, softirq and iowait shares, for the machine and each CPU set (the noise diagnostics).
 
 With placement netns (archbench.measure.placement) the server's address is its namespace's
 (10.213.<k>.1) and both commands are prefixed with `ip netns exec <namespace>`; the record then has a
@@ -25,7 +26,9 @@ With placement netns (archbench.measure.placement) the server's address is its n
 A campaign runs the plan of `archbench.config.plan` in order, skipping trials already
 committed, and commits each trial's files with `archbench.data.storage` as soon as
 it ends, so an interrupted campaign loses at most the trial in flight. The placement is set up once,
-before the first trial, and removed after the last (also on an interrupt or an error).
+before the first trial, and removed after the last (also on an interrupt or an error). A new campaign first
+measures its iperf3 bandwidth baseline through that placement (archbench.measure.baseline), kept in the
+provenance of campaign.json and of every trial record.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ from archbench.config.plan import PlannedTrial, plan_campaign
 from archbench.config.servers import server_spec, server_specs
 from archbench.data.storage import Campaign, CampaignMismatchError, CampaignStore, load_campaign, signals_deferred
 from archbench.measure import adaptive
-from archbench.measure.cpustat import busy_fraction, read_cpu_times
+from archbench.measure.baseline import BASELINE_KEY, measure_baseline
+from archbench.measure.cpustat import busy_fraction, cpu_shares, cpu_times, read_proc_stat
 from archbench.measure.placement import Loopback, Placement, PlacementError, network_placement, preflight_problems
 from archbench.measure.processes import ManagedProcess
 from archbench.measure.progress import Progress
@@ -147,6 +151,7 @@ def run_trial(
     problems: list[str] = []
     unsupported = False
     outputs: dict[str, bytes] = {}
+    shares: dict[str, Any] = {}  # _run_load fills it: the load interval's steal/irq/softirq/iowait (cpustat)
 
     children: list[ManagedProcess] = []  # everything started, so an interrupt can stop it all
     try:
@@ -195,6 +200,7 @@ def run_trial(
                         server_info,
                         outputs,
                         children,
+                        shares,
                     )
                     if load_problem:
                         problems.append(load_problem)
@@ -232,6 +238,7 @@ def run_trial(
     placement_record = placement.record()
     if placement_record is not None:
         record["placement"] = placement_record
+    record["cpu_shares"] = shares.get("cpu_shares")
     return TrialOutcome(record=record, outputs=outputs)
 
 
@@ -263,6 +270,7 @@ def _run_load(
     server_info: dict[str, Any],
     outputs: dict[str, bytes],
     children: list[ManagedProcess],
+    shares: dict[str, Any],
 ) -> str | None:
     scheme = "tcp" if generator.protocol == "echo" else "http"
     url = f"{scheme}://{host}:{port}/"
@@ -272,17 +280,16 @@ def _run_load(
     )
     argv = placement.load_argv(["taskset", "-c", params.load_cpus, *command])
     load_info["argv"] = argv
-    cpu_times_before = read_cpu_times()
+    stat_before = read_proc_stat()
     load = spawn(argv, merge_stderr=False, children=children)
     limit_s = generator.time_limit_s(config, params.wrk_timeout_s)
     ended = load.wait(limit_s)
-    cpu_times_after = read_cpu_times()
-    load_info["cpus_busy"] = busy_fraction(
-        cpu_times_before, cpu_times_after, parse_cpu_list(params.load_cpus, "load_cpus")
-    )
-    server_info["cpus_busy"] = busy_fraction(
-        cpu_times_before, cpu_times_after, parse_cpu_list(params.server_cpus, "server_cpus")
-    )
+    stat_after = read_proc_stat()
+    load_cpus = parse_cpu_list(params.load_cpus, "load_cpus")
+    server_cpus = parse_cpu_list(params.server_cpus, "server_cpus")
+    load_info["cpus_busy"] = busy_fraction(cpu_times(stat_before), cpu_times(stat_after), load_cpus)
+    server_info["cpus_busy"] = busy_fraction(cpu_times(stat_before), cpu_times(stat_after), server_cpus)
+    shares["cpu_shares"] = cpu_shares(stat_before, stat_after, server_cpus=server_cpus, load_cpus=load_cpus)
     problem = None
     if ended is None:
         ended = load.kill()
@@ -393,6 +400,10 @@ def preflight(params: Parameters, plan: list[PlannedTrial]) -> None:
     placement_problems = preflight_problems(params.placement, params.link)
     if params.placement == "ssh":
         placement_problems += local_problems(params)
+        # local_problems checks the campaign's load generator; entries may name their own (e.g. httperf).
+        own = sorted({t.config.load_generator for t in plan} - {"wrk", params.load_generator})
+        if own:
+            placement_problems.append(f"placement ssh runs wrk on the client hosts, not {', '.join(own)}")
     if params.placement != "loopback" and params.proto == "echo" and params.sources:
         placement_problems.append(
             f"echo sources bind the load generator to 127.0.0.x, which placement {params.placement} cannot reach: "
@@ -473,8 +484,12 @@ def _run_placed_campaign(
     stream: TextIO,
 ) -> CampaignResult:
     provenance = collect_provenance(params.build_dir)
+    # The bandwidth baseline: measured once, before the campaign's first trial; a resumed run carries it on.
     if existing is None:
+        provenance[BASELINE_KEY] = measure_baseline(params, placement)
         store.create(_campaign_meta(params, plan, provenance))
+    elif BASELINE_KEY in (existing.get("provenance") or {}):
+        provenance[BASELINE_KEY] = existing["provenance"][BASELINE_KEY]
 
     finished = store.finished_trial_ids()
     todo = [t for t in plan if t.trial_id not in finished]
@@ -532,6 +547,15 @@ def _run_adaptive_phase(
     """Rounds of extra trials until every configuration meets ci_target or has max_trials (archbench.measure.adaptive)."""
     assert params.ci_target is not None and params.max_trials is not None and params.seed is not None
     configs = list({t.config_id: t.config for t in plan}.values())
+    if params.adaptive_criterion != adaptive.MEAN_CRITERION:  # whole rounds on the paired ratios
+
+        def run_round(extra: list[PlannedTrial]) -> None:
+            work_s = float(sum(t.config.duration_s for t in extra))
+            progress = Progress(total=len(extra), already_done=0, remaining_work_s=work_s, stream=stream)
+            _run_trials(extra, params, provenance, placement, store, result, progress, planned_total=len(plan))
+
+        adaptive.run_paired_phase(params, configs, store.path, len(plan), run_round, stream)
+        return
     while True:
         states = adaptive.config_states(store.path, configs)
         records = load_campaign(store.path).trials

@@ -23,13 +23,28 @@ import pandas as pd
 from archbench.analyze import analysis
 from archbench.config.params import ParameterError
 from archbench.config.paths import FIGURES_DIR, GENERATED_DIR, PAPER_DIR, PROCESSED_DIR, RAW_ROOT, REPO_ROOT
+from archbench.report import (
+    artifact_appendix,
+    environment,
+    figures,
+    findings,
+    latex,
+    main_tables,
+    notebook_index,
+    pipeline,
+)
 from archbench.report import echo as report_echo
-from archbench.report import environment, figures, findings, latex, main_tables
 from archbench.report import latency as report_latency
 from archbench.report import network as report_network
 from archbench.report import robustness as report_robustness
 from archbench.report import statistics as report_stats
+from archbench.report.baseline import baseline_macros
+from archbench.report.pipeline import resolve_campaign
 from archbench.report.prose import Prose
+from archbench.report.published import published_outputs
+from archbench.report.statistics.noise import noise_outputs
+from archbench.report.statistics.paired import paired_outputs
+from archbench.report.summary import summary_outputs
 
 # The files report.tex inputs; each is always written, so a stale one from an
 # earlier campaign can never be picked up.
@@ -56,7 +71,16 @@ MAIN_FIGURES = {
 }
 FIGURES_TEMPLATE = "main/figures"
 
-__all__ = ["ParameterError", "ReportOutputs", "build_pdf", "build_report", "main", "write_generated_tex"]
+__all__ = [
+    "ParameterError",
+    "ReportOutputs",
+    "build_pdf",
+    "build_report",
+    "main",
+    "resolve_campaign",
+    "write_generated_tex",
+    "write_report",
+]
 
 
 @dataclass(frozen=True)
@@ -89,18 +113,6 @@ def resolve_path(value: str | Path | None, default: Path) -> Path:
     return path if path.is_absolute() else REPO_ROOT / path
 
 
-def resolve_campaign(campaign: str, raw_root: Path) -> Path:
-    """The campaign directory, or a ParameterError that lists what exists."""
-    raw_root = Path(raw_root)
-    if not raw_root.is_dir():
-        raise ParameterError("raw_root", f"{raw_root} is not a directory")
-    available = analysis.list_campaigns(raw_root)
-    if not campaign or campaign not in available:
-        listing = ", ".join(available) if available else "none"
-        raise ParameterError("campaign", f"no campaign {campaign!r} under {raw_root}; available campaigns: {listing}")
-    return raw_root / campaign
-
-
 def build_report(
     campaign: str,
     raw_root: Path = RAW_ROOT,
@@ -128,11 +140,36 @@ def build_report(
     `network_campaign` is the netns campaign of sections/network.tex and `network_loopback_campaign` its loopback
     twin (default `<network_campaign>-loopback`); without both the section is a sentence saying which is missing.
     """
-    campaign_dir = resolve_campaign(campaign, Path(raw_root))
-    for name, value in (("latency_knee_p99_ms", latency_knee_p99_ms), ("latency_knee_p99_alt_ms", latency_knee_p99_alt_ms)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
-            raise ParameterError(name, f"a latency threshold in milliseconds > 0, got {value!r}")
-    processed = analysis.process_campaign(campaign_dir, Path(processed_dir))
+    # The steps of archbench.report.pipeline, in the order notebooks/analyze.ipynb runs them one by one.
+    campaign_dir = pipeline.check_parameters(campaign, Path(raw_root), latency_knee_p99_ms, latency_knee_p99_alt_ms)
+    processed = pipeline.process_main_campaign(campaign_dir, Path(processed_dir))
+    return write_report(
+        processed, raw_root, processed_dir, generated_dir, figures_dir, echo_campaign=echo_campaign,
+        latency_campaign=latency_campaign, latency_001_campaign=latency_001_campaign,
+        latency_knee_p99_ms=latency_knee_p99_ms, latency_knee_p99_alt_ms=latency_knee_p99_alt_ms,
+        robustness=robustness, network_campaign=network_campaign, network_loopback_campaign=network_loopback_campaign,
+    )
+
+
+def write_report(
+    processed: analysis.ProcessedCampaign,
+    raw_root: Path = RAW_ROOT,
+    processed_dir: Path = PROCESSED_DIR,
+    generated_dir: Path = GENERATED_DIR,
+    figures_dir: Path = FIGURES_DIR,
+    echo_campaign: str | None = None,
+    latency_campaign: str | None = None,
+    latency_001_campaign: str | None = None,
+    latency_knee_p99_ms: float = report_latency.KNEE_P99_S * 1000,
+    latency_knee_p99_alt_ms: float = report_latency.KNEE_P99_ALT_S * 1000,
+    robustness: str | Path | None = None,
+    network_campaign: str | None = None,
+    network_loopback_campaign: str | None = None,
+) -> ReportOutputs:
+    """What build_report does once the main campaign is processed (its parameters as there): the studies'
+    campaigns, the figures and every generated file. notebooks/analyze.ipynb calls it with the campaign its
+    earlier steps processed."""
+    campaign = Path(processed.campaign.path).name
     echo = report_echo.process_echo_campaign(echo_campaign, Path(raw_root), Path(processed_dir))
     latency = report_latency.process_latency_campaigns(
         latency_campaign, Path(raw_root), Path(processed_dir), source_001=latency_001_campaign,
@@ -143,12 +180,17 @@ def build_report(
     )
     # The abuse suite's result (robustness appendix): the given file, else this machine's, else the shipped reference.
     robustness_result = report_robustness.load_robustness(robustness, Path(processed_dir), Path(raw_root))
+    # The artifact appendix and the title page's citation line: commands, durations and requirements of the campaigns.
+    artifact = artifact_appendix.collect_appendix(processed.campaign, Path(raw_root), echo_campaign, latency_campaign,
+                                                  latency_001_campaign, network_campaign, network_loopback_campaign)
     generated_dir = Path(generated_dir)
     figures_dir = Path(figures_dir)
     generated_dir.mkdir(parents=True, exist_ok=True)
-    made_figures = figures.make_figures(processed.summary, processed.trials, figures_dir)
+    made_figures = pipeline.draw_figures(processed, figures_dir)
     generated = write_generated_tex(processed, generated_dir, figures_dir, made_figures,
-                                    studies=(echo, latency, robustness_result, network))
+                                    studies=(echo, latency, robustness_result, network, artifact))
+    # The executed notebooks' HTML exports beside the report (paper/notebooks/): the appendix listing them.
+    generated.update(notebook_index.write_notebook_index(generated_dir))
     macro_names = latex.macros_used((generated_dir / MACROS_FILE).read_text(encoding="utf-8"))
     return ReportOutputs(campaign, processed, generated, made_figures, frozenset(macro_names), echo, latency,
                          robustness_result, network)
@@ -165,6 +207,8 @@ def write_generated_tex(
     prose = Prose()
     macros = latex.MacroSet()
     environment.environment_macros(macros, campaign.meta, campaign.trials, trials, summary, prose)
+    # The campaign's iperf3 bandwidth baseline beside the fastest configuration's bytes per second.
+    baseline_macros(macros, campaign.meta, summary, prose)
     findings.finding_macros(macros, summary, prose)
     table_blocks = main_tables.pool_size_table_blocks(summary, prose)
     present = {k: v is not None for k, v in made_figures.items()}
@@ -177,6 +221,15 @@ def write_generated_tex(
     # Statistics, cross-OS, rules and environment sections (paper/sections/): their macros join the set
     # before it is rendered; their tables and the Q-Q figure are written below with the others.
     statistics_files = report_stats.generate(processed, macros, generated_dir, figures_dir, present)
+    # Paired ratios within rounds (issue 15): paired-ratios.csv, its table, the forest plot and their macros.
+    statistics_files.update(paired_outputs(processed, macros, generated_dir, figures_dir, prose))
+    # Noise diagnostics (issue 15): drift across rounds, autocorrelation in execution order, steal and interrupts.
+    statistics_files.update(noise_outputs(processed, macros, generated_dir, figures_dir, prose))
+    # Published beside measured (sections/published.tex) and the one-page summary of the sources (sections/summary.tex).
+    published_files, source_facts = published_outputs(
+        summary, trials, processed.trials_csv.parent, macros, generated_dir, figures_dir, prose
+    )
+    statistics_files.update({**published_files, **summary_outputs(source_facts, prose)})
     # The studies (sections/echo.tex, latency.tex, robustness.tex, network.tex): macros, tables, figures.
     study_files = {}
     for study in studies:

@@ -42,6 +42,7 @@ from archbench.report.statistics.format import (
     truthy,
     two_lines,
 )
+from archbench.report.statistics.paired_power import POWER_PCT, add_detectable_differences, detectable_facts
 
 TEMPLATE = "statistics/comparisons"  # paper/templates/statistics/comparisons.tex.j2
 
@@ -184,7 +185,7 @@ def run_comparisons(
     frame = pd.DataFrame(records)
     if frame.empty:
         return frame
-    return adjust_within_families(frame, alpha)
+    return add_detectable_differences(adjust_within_families(frame, alpha), values, alpha)
 
 
 def adjust_within_families(frame: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
@@ -264,6 +265,7 @@ def comparisons_table(frame: pd.DataFrame, prose: Prose) -> str:
         (latex.stacked("Effect size", r"{[}95\,\% CI{]}"), "r"),
         (latex.stacked("Difference a$-$b", r"(r/s) {[}95\,\% CI{]}"), "r"),
         (latex.stacked("Ratio a/b", r"{[}95\,\% CI{]}"), "r"),
+        (latex.stacked("Det.", r"(\%)"), "r"),  # smallest detectable difference (paired_power)
     ]
     body: list[str | list[str]] = []
     for family, rows in frame.groupby("family", sort=False):
@@ -289,11 +291,12 @@ def comparisons_table(frame: pd.DataFrame, prose: Prose) -> str:
                     effect_cell(row),
                     difference_cell(row),
                     ratio_cell(row),
+                    format_decimal(row.get("detectable_pct"), 0),
                 ]
             )
     body = [line if isinstance(line, str) else " & ".join(line) + r" \\[2pt]" for line in body]
     caption = prose.sentence(TEMPLATE, "table_caption")
-    notes = prose.sentence(TEMPLATE, "table_notes", ratio=True, within_families=True)
+    notes = prose.sentence(TEMPLATE, "table_notes", ratio=True, within_families=True, power_pct=POWER_PCT)
     return latex.render_longtable(
         fill_first(columns), body, caption, "tab:comparisons", notes=notes_after(notes), size=COMPARISONS_SIZE
     )
@@ -322,6 +325,7 @@ def comparison_sentence(frame: pd.DataFrame, seed: int | None, resamples: int, p
         "resamples": format_count(resamples),
         "csv": COMPARISONS_CSV,
     }
+    facts.update(detectable_facts(frame))
     hopeless = tested[tested["notes"].fillna("").str.contains("no outcome could be significant")]
     facts["hopeless"] = len(hopeless)
     if not hopeless.empty:

@@ -7,7 +7,6 @@ import os
 import textwrap
 from pathlib import Path
 
-import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -22,6 +21,7 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 from archbench.report.statistics.files import QQ_FIGURE
 from archbench.report.statistics.format import QQ_COLUMNS, QQ_MAX_PANELS, count_of, measured_values, several_depths
+from archbench.report.theme import paper_theme
 
 TEMPLATE = "statistics/diagnostics"  # the caption sits with the normality sentences it illustrates
 
@@ -59,8 +59,7 @@ def qq_figure(summary: pd.DataFrame, trials: pd.DataFrame):
     several = several_depths(summary)
     columns = min(QQ_COLUMNS, len(chosen))
     rows = math.ceil(len(chosen) / columns)
-    style = dict(figures.STYLE, **{"axes.titlesize": 6.5, "xtick.labelsize": 6.5, "ytick.labelsize": 6.5})
-    with matplotlib.rc_context(style):
+    with paper_theme(**{"axes.titlesize": 6.5, "xtick.labelsize": 6.5, "ytick.labelsize": 6.5}):
         figure = Figure(figsize=(6.3, 1.95 * rows + 0.45))
         axes = figure.subplots(rows, columns, squeeze=False, sharex=True, sharey=True)
         limit = 2.0

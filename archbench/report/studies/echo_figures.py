@@ -8,34 +8,54 @@ import math
 from pathlib import Path
 from typing import Any
 
-import matplotlib
 import numpy as np
 import pandas as pd
+import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from archbench.analyze.analysis import number
-from archbench.report.figures import MARKERS, STYLE, FigureFile, save_figure
+from archbench.report.plots import FigureFile, means_with_trials, save_figure
 from archbench.report.studies.common import remove_stale_files, sorted_rows
 from archbench.report.studies.echo_data import MB, EchoResults, representative_trials
 from archbench.report.studies.plotting import (
-    ci_error_bars,
-    colours_for,
     compact_tick,
     hide_unused_panels,
+    label_colours,
     panel_grid,
     thousands_tick,
 )
+from archbench.report.theme import MARKERS, paper_theme
 
 SCALING_FIGURE = "echo-scaling.pdf"
 TIME_SERIES_FIGURE = "echo-time-series.pdf"
 FLAGGED_RING = "red"
+RECEIVED_MB = "received_mb_per_sec"
+# Legend label -> (series column, dashes, colour) of the time-series lines.
+DIRECTIONS: dict[str, tuple[str, str | tuple[float, float], str]] = {
+    "sent": ("bytes_sent_per_sec", "", "C0"),
+    "received": ("bytes_received_per_sec", (4, 2), "C3"),
+}
 
 
 def _family_colours(study: EchoResults) -> dict[str, Any]:
-    labels = list(dict.fromkeys(list(study.summary.get("variant", [])) + list(study.max_conns.get("variant", []))))
-    return colours_for(labels)
+    return label_colours([study.summary, study.max_conns], "variant")
+
+
+def clean_trials(study: EchoResults, lines: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
+    """The trials behind the summary's received-bytes mean and interval of each line's configurations:
+    measured, ok, not flagged; received bytes in MB/s (RECEIVED_MB)."""
+    ids = {str(c) for _, rows in lines for c in rows["config_id"]}
+    trials = study.trials
+    chosen = trials[
+        trials["config_id"].astype(str).isin(ids)
+        & ~trials["warmup"].astype(bool)
+        & (trials["status"] == "ok")
+        & ~trials["flagged"].astype(bool)
+    ]
+    data = chosen[["variant", "connections"]].astype({"connections": float})
+    return data.assign(**{RECEIVED_MB: chosen["bytes_received_per_sec"].astype(float) / MB}).dropna()
 
 
 def scaling_figure(study: EchoResults) -> Figure | None:
@@ -49,24 +69,23 @@ def scaling_figure(study: EchoResults) -> Figure | None:
     if not lines:
         return None
     colours = _family_colours(study)
-    with matplotlib.rc_context(STYLE):
+    with paper_theme():
         figure = Figure(figsize=(5.6, 4.6))
         top, bottom = figure.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [1, 1]})
-        for index, (variant, rows) in enumerate(lines):
+        top.set_xscale("log")
+        order = [variant for variant, _ in lines]
+        means_with_trials(
+            top,
+            clean_trials(study, lines),
+            "connections",
+            RECEIVED_MB,
+            "variant",
+            order,
+            {v: colours[v] for v in order},
+        )
+        for index, (_variant, rows) in enumerate(lines):
             marker = MARKERS[index % len(MARKERS)]
-            colour = colours.get(variant)
-            mean, yerr = ci_error_bars(rows, "bytes_received_per_sec", MB)
-            top.errorbar(
-                rows["connections"],
-                mean,
-                yerr=yerr,
-                marker=marker,
-                markersize=4,
-                capsize=3,
-                linewidth=1.2,
-                color=colour,
-                label=variant,
-            )
+            colour = colours.get(_variant)
             flagged = rows[rows["n_flagged"] > 0]
             if not flagged.empty:
                 top.scatter(
@@ -91,7 +110,7 @@ def scaling_figure(study: EchoResults) -> Figure | None:
                 color=colour,
                 alpha=0.8,
             )
-        top.set_xscale("log")
+        top.set_xlabel("")
         top.set_ylabel("Received (MB/s)\nmean, 95 % CI")
         top.set_ylim(bottom=0)
         bottom.set_yscale("log")
@@ -101,6 +120,8 @@ def scaling_figure(study: EchoResults) -> Figure | None:
         bottom.xaxis.set_minor_formatter(NullFormatter())
         bottom.yaxis.set_major_formatter(FuncFormatter(compact_tick))
         handles, labels = top.get_legend_handles_labels()
+        if top.get_legend() is not None:
+            top.get_legend().remove()
         if (summary["n_flagged"] > 0).any():
             handles.append(
                 Line2D(
@@ -118,6 +139,19 @@ def scaling_figure(study: EchoResults) -> Figure | None:
     return figure
 
 
+def _steps(samples: pd.DataFrame) -> pd.DataFrame:
+    """One trial's per-second samples in long form for a step line per direction: each sample covers
+    (previous second, second], so each line starts at 0 (the start of connecting) at its first sample's rate."""
+    seconds = np.concatenate([[0.0], samples["second"].to_numpy(dtype=float)])
+    frames = []
+    for label, (column, _, _) in DIRECTIONS.items():
+        values = samples[column].to_numpy(dtype=float) / MB
+        frames.append(
+            pd.DataFrame({"second": seconds, "mb_per_sec": np.concatenate([values[:1], values]), "direction": label})
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
 def time_series_figure(study: EchoResults) -> tuple[Figure | None, pd.DataFrame]:
     """Bytes sent and received per second against seconds since echo_client started connecting, one panel
     per architecture, for the representative trial at the largest client count."""
@@ -130,29 +164,31 @@ def time_series_figure(study: EchoResults) -> tuple[Figure | None, pd.DataFrame]
     picks = sorted_rows(picks).reset_index(drop=True)
     count = len(picks)
     rows_n, columns = panel_grid(count)
-    with matplotlib.rc_context(STYLE):
+    with paper_theme():
         figure = Figure(figsize=(5.8, 0.6 + 1.85 * rows_n), layout="constrained")
         panels = figure.subplots(rows_n, columns, sharex=True, sharey=True, squeeze=False)
         for index, (_, pick) in enumerate(picks.iterrows()):
             axes = panels[index // columns][index % columns]
             samples = study.series[study.series["trial_id"] == pick["trial_id"]].sort_values("second")
-            # Each sample covers (previous second, second]: a step that starts at 0, the start of connecting.
-            x = np.concatenate([[0.0], samples["second"].to_numpy(dtype=float)])
-            for column, style, label in (
-                ("bytes_sent_per_sec", "-", "sent"),
-                ("bytes_received_per_sec", "--", "received"),
-            ):
-                values = samples[column].to_numpy(dtype=float) / MB
-                y = np.concatenate([values[:1], values])
-                axes.step(
-                    x,
-                    y,
-                    where="pre",
-                    linestyle=style,
-                    linewidth=1.2,
-                    label=label,
-                    color="C0" if label == "sent" else "C3",
-                )
+            sns.lineplot(
+                data=_steps(samples),
+                x="second",
+                y="mb_per_sec",
+                hue="direction",
+                hue_order=list(DIRECTIONS),
+                palette={label: colour for label, (_, _, colour) in DIRECTIONS.items()},
+                style="direction",
+                style_order=list(DIRECTIONS),
+                dashes={label: dashes for label, (_, dashes, _) in DIRECTIONS.items()},
+                drawstyle="steps-pre",
+                linewidth=1.2,
+                errorbar=None,
+                ax=axes,
+            )
+            if axes.get_legend() is not None:  # one legend for the figure, below the panels
+                axes.get_legend().remove()
+            axes.set_xlabel("")
+            axes.set_ylabel("")
             connected = number(pick.get("all_connected_s"))
             if not math.isnan(connected):
                 axes.axvline(connected, color="0.5", linestyle=":", linewidth=0.9)

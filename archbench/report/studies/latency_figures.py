@@ -6,23 +6,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
+import seaborn as sns
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from archbench.report.figures import MARKERS, STYLE, FigureFile, save_figure
 from archbench.report.latex import is_missing
+from archbench.report.plots import FigureFile, means_with_trials, save_figure
 from archbench.report.studies.common import remove_stale_files
 from archbench.report.studies.latency_data import SETUP_SWEEP, LatencyResults, ms_text, threshold_key
 from archbench.report.studies.plotting import (
-    ci_error_bars,
-    colours_for,
     compact_tick,
     hide_unused_panels,
     kilo_tick,
+    label_colours,
     panel_grid,
 )
+from archbench.report.theme import paper_theme
 
 ACHIEVED_FIGURE = "latency-achieved.pdf"
 PERCENTILES_FIGURE = "latency-percentiles.pdf"
@@ -34,8 +36,24 @@ PERCENTILE_LINES = (
     ("latency_p99_9_s_mean", "p99.9", "-", "D"),
     ("latency_max_s_max", "max", ":", "v"),
 )
+PERCENTILE_PALETTE = "flare"  # sequential: the higher the percentile, the darker its line
 THRESHOLD_STYLES = ("--", "-.")
 KNEE_COLOURS = ("0.1", "0.5")
+
+
+def sweep_trials(study: LatencyResults, sweep: pd.DataFrame) -> pd.DataFrame:
+    """The trials behind the sweep's achieved-rate means and intervals: measured, status ok, of its
+    configurations (campaign and config id), one row per trial with its server label."""
+    keys = set(zip(sweep["campaign"].astype(str), sweep["config_id"].astype(str), strict=True))
+    trials = study.trials
+    ours = [(str(c), str(i)) in keys for c, i in zip(trials["campaign"], trials["config_id"], strict=True)]
+    chosen = trials[pd.Series(ours, index=trials.index, dtype=bool) & ~trials["warmup"].astype(bool)]
+    chosen = chosen[chosen["status"] == "ok"]
+    return (
+        chosen[["server", "offered_rate", "achieved_rate"]]
+        .dropna()
+        .astype({"offered_rate": float, "achieved_rate": float})
+    )
 
 
 def achieved_figure(study: LatencyResults) -> Figure | None:
@@ -45,52 +63,78 @@ def achieved_figure(study: LatencyResults) -> Figure | None:
     if sweep.empty or sweep["offered_rate"].nunique() < 2:
         return None
     servers = list(dict.fromkeys(sweep["server"]))
-    colours = colours_for(servers)
-    with matplotlib.rc_context(STYLE):
+    colours = label_colours([sweep], "server")
+    with paper_theme():
         figure = Figure(figsize=(5.6, 3.8))
         axes = figure.subplots()
         low = float(sweep["offered_rate"].min()) * 0.8
         high = float(sweep["offered_rate"].max()) * 1.25
         axes.plot([low, high], [low, high], color="0.6", linestyle="--", linewidth=0.9, label="achieved = offered")
-        for index, server in enumerate(servers):
-            rows = sweep[sweep["server"] == server].sort_values("offered_rate")
-            mean, yerr = ci_error_bars(rows, "achieved")
-            axes.errorbar(
-                rows["offered_rate"],
-                mean,
-                yerr=yerr,
-                marker=MARKERS[index % len(MARKERS)],
-                markersize=4,
-                capsize=2,
-                linewidth=1.1,
-                color=colours[server],
-                label=server,
+        axes.set_xscale("log")
+        means_with_trials(
+            axes, sweep_trials(study, sweep), "offered_rate", "achieved_rate", "server", servers, colours, log_y=True
+        )
+        bound = sweep[sweep["n_client_bound"] > 0]
+        if not bound.empty:
+            axes.scatter(
+                bound["offered_rate"].astype(float),
+                bound["achieved_mean"].astype(float),
+                s=70,
+                facecolors="none",
+                edgecolors="black",
+                linewidths=0.8,
+                zorder=5,
             )
-            bound = rows[rows["n_client_bound"] > 0]
-            if not bound.empty:
-                axes.scatter(
-                    bound["offered_rate"],
-                    bound["achieved_mean"],
-                    s=70,
-                    facecolors="none",
-                    edgecolors="black",
-                    linewidths=0.8,
-                    zorder=5,
-                )
         if (sweep["n_client_bound"] > 0).any():
             axes.scatter(
                 [], [], s=70, facecolors="none", edgecolors="black", linewidths=0.8, label="with client-bound trials"
             )
-        axes.set_xscale("log")
-        axes.set_yscale("log")
         axes.set_xlim(low, high)
         for axis in (axes.xaxis, axes.yaxis):
             axis.set_major_formatter(FuncFormatter(kilo_tick))
             axis.set_minor_formatter(NullFormatter())
         axes.set_xlabel("Offered rate (requests/s, log scale)")
         axes.set_ylabel("Achieved rate (requests/s, log scale)\nmean, 95 % CI")
-        axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.17), frameon=False, ncol=2)
+        axes.legend(
+            *axes.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, -0.17), frameon=False, ncol=2
+        )
     return figure
+
+
+def _percentile_lines(axes: Axes, rows: pd.DataFrame) -> None:
+    """One server's latency percentiles (ms) against the offered rate: a seaborn lineplot of the summary's
+    means in long form, one line per percentile from light (p50) to dark (p99.9), max dotted."""
+    labels = [label for _, label, _, _ in PERCENTILE_LINES]
+    long = rows.melt(
+        id_vars=["offered_rate"],
+        value_vars=[column for column, _, _, _ in PERCENTILE_LINES],
+        var_name="column",
+        value_name="latency_s",
+    )
+    long["percentile"] = long["column"].map({column: label for column, label, _, _ in PERCENTILE_LINES})
+    long = long.assign(
+        offered_rate=long["offered_rate"].astype(float), latency_ms=long["latency_s"].astype(float) * 1e3
+    )
+    sns.lineplot(
+        data=long.dropna(subset=["latency_ms"]),
+        x="offered_rate",
+        y="latency_ms",
+        hue="percentile",
+        hue_order=labels,
+        palette=dict(zip(labels, sns.color_palette(PERCENTILE_PALETTE, len(labels)), strict=True)),
+        style="percentile",
+        style_order=labels,
+        markers={label: marker for _, label, _, marker in PERCENTILE_LINES},
+        dashes={label: "" if style == "-" else (1, 1.5) for _, label, style, _ in PERCENTILE_LINES},
+        markersize=3.5,
+        linewidth=1.0,
+        errorbar=None,
+        ax=axes,
+    )
+    if axes.get_legend() is not None:  # one legend for the figure, below the panels
+        axes.get_legend().remove()
+    axes.set_xlabel("")
+    axes.set_ylabel("")
 
 
 def percentiles_figure(study: LatencyResults) -> Figure | None:
@@ -108,23 +152,13 @@ def percentiles_figure(study: LatencyResults) -> Figure | None:
         return None
     rows_n, columns = panel_grid(len(servers))
     criteria = study.criteria
-    with matplotlib.rc_context(STYLE):
+    with paper_theme():
         figure = Figure(figsize=(5.9, 0.9 + 2.1 * rows_n), layout="constrained")
         panels = figure.subplots(rows_n, columns, sharey=True, squeeze=False)
         for index, server in enumerate(servers):
             axes = panels[index // columns][index % columns]
             rows = sweep[sweep["server"] == server].sort_values("offered_rate")
-            for line_index, (column, label, style, marker) in enumerate(PERCENTILE_LINES):
-                axes.plot(
-                    rows["offered_rate"],
-                    rows[column].to_numpy(dtype=float) * 1e3,
-                    linestyle=style,
-                    marker=marker,
-                    markersize=3,
-                    linewidth=1.0,
-                    label=label,
-                    color=f"C{line_index}",
-                )
+            _percentile_lines(axes, rows)
             bound = rows[rows["n_client_bound"] > 0]
             if not bound.empty:
                 axes.scatter(

@@ -1,7 +1,8 @@
 """Figure helpers the echo and latency studies share: colours, error bars, panel grids, tick labels.
 
-Figures are built with matplotlib's object API (`Figure`, never pyplot), so building the report in a
-notebook leaves its inline backend and pyplot's current figure untouched.
+Figures are built with matplotlib's object API (`Figure`, never pyplot) inside `theme.paper_theme()`, so
+building the report in a notebook leaves its inline backend and pyplot's current figure untouched, and
+coloured by architecture (`label_colours`), so a server has the colour it has in every other figure.
 """
 
 from __future__ import annotations
@@ -17,11 +18,26 @@ import numpy as np
 import pandas as pd
 
 from archbench.report.figures import FigureFile
+from archbench.report.theme import architecture_palette
 
 
 def colours_for(labels: Sequence[str]) -> dict[str, Any]:
+    """Colours for labels whose architecture is unknown: matplotlib's tab10/tab20 in label order."""
     palette = matplotlib.colormaps["tab10" if len(labels) <= 10 else "tab20"]
     return {label: palette(index % palette.N) for index, label in enumerate(labels)}
+
+
+def label_colours(frames: Sequence[pd.DataFrame], label_column: str) -> dict[str, Any]:
+    """{label: colour} of the labels in `label_column` of `frames`, each its architecture's colour (the
+    frames' `architecture` column) as in every figure of the report; order-of-appearance colours when a
+    frame has no architecture column."""
+    frames = [f for f in frames if not f.empty and label_column in f]
+    if not all("architecture" in f for f in frames):
+        return colours_for(list(dict.fromkeys(label for f in frames for label in f[label_column])))
+    pairs = [
+        (str(label), str(arch)) for f in frames for label, arch in zip(f[label_column], f["architecture"], strict=True)
+    ]
+    return dict(architecture_palette([label for label, _ in pairs], [arch for _, arch in pairs]))
 
 
 def include_path(figure: FigureFile | None, paper_dir: Path) -> str | None:

@@ -1,0 +1,292 @@
+"""Each source's published answer beside this machine's, and whether they agree (the report's published-beside-
+measured section and its one-page summary).
+
+Three rules decide agreement; the report's templates (paper/templates/summary/) state them in words:
+
+* Effect direction (sources 000, 002, 003): a ratio of two throughputs (more workers over one worker, 64 over 32
+  connections). The source's and ours each point up, down or nowhere: up when the ratio's 95 % interval lies above
+  1, down when below, nowhere when it contains 1 (a published ratio without an interval counts at face value).
+  They agree when both point the same way, disagree when they point opposite ways or one points and the other
+  does not, and the verdict is "inconclusive" only where ours has no interval.
+* Ordering (sources 001, 004): every pair of servers the source separates by more than `TIE_FRACTION` must not
+  be separated the other way by our intervals (ours "separates" a pair when their 95 % intervals do not overlap).
+  Agree: no pair contradicted and at least one confirmed; disagree: a pair contradicted; inconclusive: none of the
+  source's pairs separated here.
+* Ceiling (source 004): the connection count a server held here, against the ceiling the source published for
+  it: a server that held more than its published ceiling contradicts it.
+
+A source whose set-up no campaign here measured gets the verdict "not measured".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from archbench.analyze.published import published_value
+from archbench.stats.welch import ratio_ci_from_stats
+
+AGREE, DISAGREE, INCONCLUSIVE, NOT_MEASURED = "agree", "disagree", "inconclusive", "not measured"
+# Published values closer than this fraction of the larger are a tie: the source did not separate them.
+TIE_FRACTION = 0.10
+SOURCE_000_CONNECTIONS = 400
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """A ratio of two throughputs with its 95 % interval (NaN bounds: none)."""
+
+    value: float
+    low: float = math.nan
+    high: float = math.nan
+
+    @property
+    def direction(self) -> str | None:
+        """up, down, flat; None without an interval (then only a published value at face value has one)."""
+        if math.isnan(self.low) or math.isnan(self.high):
+            return None
+        return "up" if self.low > 1 else "down" if self.high < 1 else "flat"
+
+    def contains(self, value: float) -> bool:
+        return not (math.isnan(self.low) or math.isnan(self.high)) and self.low <= value <= self.high
+
+
+def summary_ratio(top: pd.Series, bottom: pd.Series, column: str = "mean", sd: str = "sd") -> Ratio:
+    """top / bottom of two summary rows (mean, sd, n), with the delta-method interval of archbench.stats; a row
+    over itself is 1 exactly, without an interval (the normalising point)."""
+    if top is bottom or top.equals(bottom):
+        return Ratio(1.0)
+    value, interval = ratio_ci_from_stats(
+        float(top[column]), float(top[sd]), int(top["n"]), float(bottom[column]), float(bottom[sd]), int(bottom["n"])
+    )
+    return Ratio(value, interval.low, interval.high)
+
+
+def direction_verdict(published: Ratio, ours: Ratio | None) -> str:
+    """The effect-direction rule: a published ratio without interval points up above 1, down below."""
+    if ours is None:
+        return NOT_MEASURED
+    theirs = published.direction or ("up" if published.value > 1 else "down" if published.value < 1 else "flat")
+    mine = ours.direction
+    if mine is None:
+        return INCONCLUSIVE
+    return AGREE if theirs == mine else DISAGREE
+
+
+def ordering_verdict(
+    published: Mapping[str, float], ours: Mapping[str, tuple[float, float]], tie: float = TIE_FRACTION
+) -> tuple[str, int, int]:
+    """(verdict, pairs confirmed, pairs contradicted) of the ordering rule; `ours` maps a server to its interval."""
+    common = [name for name in published if name in ours and not any(map(math.isnan, ours[name]))]
+    confirmed = contradicted = 0
+    for index, first in enumerate(common):
+        for second in common[index + 1 :]:
+            a, b = published[first], published[second]
+            if abs(a - b) <= tie * max(a, b):
+                continue
+            high, low = (first, second) if a > b else (second, first)
+            if ours[high][0] > ours[low][1]:
+                confirmed += 1
+            elif ours[high][1] < ours[low][0]:
+                contradicted += 1
+    if not common:
+        return NOT_MEASURED, 0, 0
+    verdict = DISAGREE if contradicted else AGREE if confirmed else INCONCLUSIVE
+    return verdict, confirmed, contradicted
+
+
+def combined(verdicts: Sequence[str]) -> str:
+    """One verdict of several parts: disagree if any part does, agree if every measured part does."""
+    measured = [v for v in verdicts if v != NOT_MEASURED]
+    if not measured:
+        return NOT_MEASURED
+    if DISAGREE in measured:
+        return DISAGREE
+    return AGREE if all(v == AGREE for v in measured) else INCONCLUSIVE
+
+
+# --------------------------------------------------------------------------- source 000: the pool-size curve
+
+
+def source_000_published_curve(source000: pd.DataFrame) -> pd.DataFrame:
+    """Its loopback table normalised to its 1-worker point: pool_size, mean, ratio, ratio interval."""
+    table = source000[source000["table"] == "loopback"].sort_values("thread_pool_size")
+    base = table.iloc[0]
+    rows = []
+    for _, row in table.iterrows():
+        ratio = summary_ratio(row, base, "mean_rps", "sd_rps")
+        rows.append(
+            {"pool_size": int(row["thread_pool_size"]), "mean": float(row["mean_rps"]), "ratio": ratio.value,
+             "ratio_low": ratio.low, "ratio_high": ratio.high, "n": int(row["n"])}
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def network_loopback_summary(network_comparison: pd.DataFrame) -> pd.DataFrame:
+    """The network study's loopback campaign (source 000's pool sizes at 400 connections) as summary rows."""
+    if network_comparison.empty:
+        return pd.DataFrame()
+    frame = network_comparison.rename(columns={"loopback_mean": "mean", "loopback_sd": "sd", "loopback_n": "n"})
+    return frame.assign(architecture="thread_pool", dispatch="request", pipeline=1, response="test")[
+        ["architecture", "dispatch", "pipeline", "response", "threads", "connections", "mean", "sd", "n"]
+    ]
+
+
+def source_000_measured_curve(
+    summary: pd.DataFrame, loopback: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, int | None, str]:
+    """Our thread pool (request dispatch, pipeline 1) normalised to N = 1, and where it comes from ("main" or
+    "network"): the main campaign at source 000's 400 connections if it has N = 1 and another size there, else the
+    network study's loopback campaign (source 000's sizes at 400), else the main campaign at the connection count
+    with the most pool sizes."""
+    curve, connections = _measured_curve(summary)
+    if connections == SOURCE_000_CONNECTIONS:
+        return curve, connections, "main"
+    network, network_connections = _measured_curve(loopback if loopback is not None else pd.DataFrame())
+    if network_connections is not None:
+        return network, network_connections, "network"
+    return curve, connections, "main"
+
+
+def _measured_curve(summary: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
+    if summary.empty or "dispatch" not in summary:
+        return pd.DataFrame(), None
+    pool = summary[
+        (summary["architecture"] == "thread_pool")
+        & (summary["dispatch"] == "request")
+        & (pd.to_numeric(summary["pipeline"], errors="coerce").fillna(1) == 1)
+        & (summary["response"].fillna("test") == "test")
+        & (pd.to_numeric(summary["n"], errors="coerce").fillna(0) >= 2)
+    ]
+    usable = {c: rows for c, rows in pool.groupby("connections") if 1 in set(rows["threads"]) and len(rows) >= 2}
+    if not usable:
+        return pd.DataFrame(), None
+    connections = (
+        SOURCE_000_CONNECTIONS if SOURCE_000_CONNECTIONS in usable else max(usable, key=lambda c: len(usable[c]))
+    )
+    rows_here = usable[connections].sort_values("threads")
+    base = rows_here[rows_here["threads"] == 1].iloc[0]
+    rows = []
+    for _, row in rows_here.iterrows():
+        ratio = summary_ratio(row, base)
+        rows.append(
+            {"pool_size": int(row["threads"]), "mean": float(row["mean"]), "ratio": ratio.value,
+             "ratio_low": ratio.low, "ratio_high": ratio.high, "n": int(row["n"])}
+        )  # fmt: skip
+    return pd.DataFrame(rows), int(connections)
+
+
+def last_ratio(curve: pd.DataFrame) -> Ratio | None:
+    if curve.empty or len(curve) < 2:
+        return None
+    row = curve.iloc[-1]
+    return Ratio(float(row["ratio"]), float(row["ratio_low"]), float(row["ratio_high"]))
+
+
+# --------------------------------------------------------------------------- source 001: four architectures
+
+
+def source_001_measured(latency_summary: pd.DataFrame) -> pd.DataFrame:
+    """Our four at 2000 connections under one fixed offered rate (the latency study's source-001 set-up)."""
+    if latency_summary.empty or "setup" not in latency_summary:
+        return pd.DataFrame()
+    rows = latency_summary[latency_summary["setup"] == "source_001"]
+    return rows[
+        ["architecture", "connections", "offered_rate", "achieved_mean", "achieved_ci95_low", "achieved_ci95_high",
+         "n", "timeouts_mean"]
+    ].reset_index(drop=True)  # fmt: skip
+
+
+def source_001_verdict(published: pd.DataFrame, measured: pd.DataFrame) -> tuple[str, int, int]:
+    if measured.empty:
+        return NOT_MEASURED, 0, 0
+    theirs = dict(zip(published["our_architecture"], published["requests_per_s"], strict=True))
+    ours = {
+        row.architecture: (float(row.achieved_ci95_low), float(row.achieved_ci95_high)) for row in measured.itertuples()
+    }
+    return ordering_verdict(theirs, ours)
+
+
+# --------------------------------------------------------------------------- sources 002 and 003
+
+
+def response_rows(summary: pd.DataFrame, architecture: str, response_part: str) -> pd.DataFrame:
+    """Summary rows of an architecture whose --response contains `response_part`, pipeline 1, n >= 2."""
+    if summary.empty or "response" not in summary:
+        return pd.DataFrame()
+    rows = summary[
+        (summary["architecture"] == architecture)
+        & summary["response"].fillna("").str.contains(response_part, regex=False)
+        & (pd.to_numeric(summary["pipeline"], errors="coerce").fillna(1) == 1)
+        & (pd.to_numeric(summary["n"], errors="coerce").fillna(0) >= 2)
+    ]
+    return rows
+
+
+def worker_ratio(rows: pd.DataFrame, top: int, bottom: int) -> Ratio | None:
+    by_workers = {int(row["threads"]): row for _, row in rows.iterrows() if not pd.isna(row["threads"])}
+    if top not in by_workers or bottom not in by_workers:
+        return None
+    return summary_ratio(by_workers[top], by_workers[bottom])
+
+
+def connection_ratio(rows: pd.DataFrame, top: int, bottom: int) -> Ratio | None:
+    by_connections = {int(row["connections"]): row for _, row in rows.iterrows()}
+    if top not in by_connections or bottom not in by_connections:
+        return None
+    return summary_ratio(by_connections[top], by_connections[bottom])
+
+
+def source_003_ratio(summary: pd.DataFrame) -> tuple[Ratio | None, str | None]:
+    """64 over 32 connections for a threaded server: source 003's "Hello World!" pool, else its thread per
+    connection (with "hello"), else a thread per connection with any response."""
+    for architecture, part in (("thread_pool", "hello"), ("thread_per_conn", "hello"), ("thread_per_conn", "")):
+        ratio = connection_ratio(response_rows(summary, architecture, part), 64, 32)
+        if ratio is not None:
+            return ratio, architecture
+    return None, None
+
+
+def source_003_published(published003: pd.DataFrame) -> Ratio:
+    low = published_value(published003, "throughput_increase_min_pct")
+    high = published_value(published003, "throughput_increase_max_pct")
+    assert low is not None and high is not None
+    # Its range over three hosts, as a ratio: the middle as the value, the range as its bounds.
+    return Ratio(1 + (low + high) / 200, 1 + low / 100, 1 + high / 100)
+
+
+# --------------------------------------------------------------------------- source 004: echo
+
+
+def source_004_measured(echo_summary: pd.DataFrame) -> pd.DataFrame:
+    if echo_summary.empty:
+        return pd.DataFrame()
+    rows = echo_summary[echo_summary["architecture"].isin(["thread_per_conn", "poll", "epoll"])]
+    return rows[
+        ["architecture", "connections", "bytes_received_per_sec_mean", "bytes_received_per_sec_ci95_low",
+         "bytes_received_per_sec_ci95_high", "n"]
+    ].reset_index(drop=True)  # fmt: skip
+
+
+def source_004_verdicts(
+    published: pd.DataFrame, measured: pd.DataFrame, ceilings: Mapping[str, float], held: Mapping[str, float]
+) -> dict[str, str]:
+    """Per part: bytes per second at each client count (ordering), and the connection ceilings."""
+    verdicts: dict[str, str] = {}
+    for clients, theirs in published.groupby("connections"):
+        ours_rows = measured[measured["connections"] == clients] if not measured.empty else measured
+        ours = {
+            row.architecture: (float(row.bytes_received_per_sec_ci95_low), float(row.bytes_received_per_sec_ci95_high))
+            for row in ours_rows.itertuples()
+        }
+        mapping = dict(zip(theirs["our_architecture"], theirs["bytes_per_s"], strict=True))
+        verdicts[f"bytes {int(clients)}"] = ordering_verdict(mapping, ours)[0] if len(mapping) > 1 else NOT_MEASURED
+    common = [name for name in ceilings if name in held]
+    if not common:
+        verdicts["ceiling"] = NOT_MEASURED
+    else:
+        verdicts["ceiling"] = DISAGREE if any(held[name] > ceilings[name] for name in common) else AGREE
+    return verdicts

@@ -1,0 +1,92 @@
+"""The campaign's bandwidth baseline beside its throughput in bytes per second (paper/report.tex, Results).
+
+campaign.json's provenance carries the iperf3 baseline measured when the campaign was created
+(`archbench.measure.baseline`, key `bandwidth_baseline`); campaigns recorded before it (every shipped one)
+have none, and the sentence then says so. The fastest configuration is the one with the highest mean
+throughput; its bytes per second are that mean times its response length: the length nginx's launcher
+measured for nginx (`response_bytes`), else our servers' response computed from its format
+(`archbench.analyze.analysis.our_response_bytes`). Its share of the baseline compares payload bits
+(headers included, requests and TCP/IP overhead not) with the bits one iperf3 stream carried.
+
+Macros: \\abBandwidthBaselineGbit (Gbit/s, or a dash), \\abFastestResponseBytesPerSecond (MB/s),
+\\abFastestBaselineShare (percent), \\abBandwidthBaselineFinding (the sentence, from
+paper/templates/baseline/sentences.tex.j2).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from archbench.analyze.analysis import Labeller, our_response_bytes
+from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal, format_percent, is_missing
+from archbench.report.prose import Prose
+
+TEMPLATE = "baseline/sentences"
+HALF = 0.5  # a share of the baseline from which the path itself may bound the rate
+BASELINE_KEY = "bandwidth_baseline"  # archbench.measure.baseline.BASELINE_KEY (report must not import measure)
+
+
+def recorded_baseline(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The campaign's baseline record, or None when campaign.json has none."""
+    baseline = (meta.get("provenance") or {}).get(BASELINE_KEY)
+    return baseline if isinstance(baseline, Mapping) else None
+
+
+def response_length(row: Mapping[str, Any]) -> float:
+    """Bytes of one response of this configuration: nginx's as measured, else ours as computed."""
+    measured = row.get("response_bytes")
+    if not is_missing(measured):
+        return float(measured)
+    ours = our_response_bytes(row.get("response") or "test")
+    return math.nan if ours is None else float(ours)
+
+
+def fastest_row(summary: pd.DataFrame) -> pd.Series | None:
+    """The configuration with the highest mean throughput whose response length is known."""
+    if summary.empty or "mean" not in summary:
+        return None
+    rows = summary[pd.to_numeric(summary["mean"], errors="coerce").notna()]
+    rows = rows[[not math.isnan(response_length(row)) for _, row in rows.iterrows()]]
+    if rows.empty:
+        return None
+    return rows.loc[pd.to_numeric(rows["mean"]).idxmax()]
+
+
+def baseline_facts(meta: Mapping[str, Any], summary: pd.DataFrame) -> dict[str, Any]:
+    """The template's facts: what was recorded, the baseline, the fastest configuration and its share."""
+    baseline = recorded_baseline(meta)
+    status = None if baseline is None else str(baseline.get("status") or "")
+    bits = None if baseline is None else baseline.get("received_bits_per_s")
+    measured = status == "ok" and isinstance(bits, (int, float)) and bits > 0
+    fastest = fastest_row(summary)
+    bytes_per_s = math.nan if fastest is None else float(fastest["mean"]) * response_length(fastest)
+    facts: dict[str, Any] = {
+        "recorded": baseline is not None,
+        "measured": measured,
+        "status": escape(status or ""),
+        "reason": escape(str(baseline.get("reason") or "")) if baseline is not None else "",
+        "placement": escape(str(baseline.get("placement") or "")) if baseline is not None else "",
+        "seconds": format_count(baseline.get("duration_s")) if baseline is not None else MISSING,
+        "version": escape(str(baseline.get("version") or "")) if baseline is not None else "",
+        "gbit": format_decimal(bits / 1e9, 2) if measured else MISSING,
+        "has_fastest": fastest is not None,
+        "fastest": escape(Labeller(summary).variant(fastest)) if fastest is not None else "",
+        "fastest_rate": format_count(fastest["mean"]) if fastest is not None else MISSING,
+        "response_bytes": format_count(response_length(fastest)) if fastest is not None else MISSING,
+        "megabytes_per_s": format_decimal(bytes_per_s / 1e6, 1),
+        "share": format_percent(bytes_per_s * 8 / bits, 1) if measured and fastest is not None else MISSING,
+        "below_half": bool(measured and fastest is not None and bytes_per_s * 8 / bits < HALF),
+    }
+    return facts
+
+
+def baseline_macros(macros: MacroSet, meta: Mapping[str, Any], summary: pd.DataFrame, prose: Prose) -> None:
+    facts = baseline_facts(meta, summary)
+    macros.add("bandwidth baseline gbit", facts["gbit"], "iperf3 baseline, Gbit/s received (one TCP stream)")
+    macros.add("fastest response bytes per second", facts["megabytes_per_s"], "fastest configuration's responses, MB/s")
+    macros.add("fastest baseline share", facts["share"], "fastest configuration's response bits / baseline bits")
+    macros.add("bandwidth baseline finding", prose.sentence(TEMPLATE, "finding", facts), "the baseline sentence")

@@ -1,0 +1,153 @@
+"""The Figure API every figure module builds on: how a figure is saved (a deterministic PDF), the interval
+seaborn draws (`t_interval`, the tables' Student-t interval), means with their single trials
+(`means_with_trials`), and the tick labels and axis limits the figures share.
+
+Figures are matplotlib `Figure` objects drawn by seaborn's axes-level functions on our own axes, inside
+`theme.paper_theme()`, never through pyplot: importing this module selects no backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from archbench import stats
+from archbench.report.theme import MARKERS, PAPER_RC
+
+# Kept for callers that apply the theme themselves (matplotlib.rc_context(STYLE)); new code: paper_theme().
+STYLE: dict[str, object] = PAPER_RC
+PDF_METADATA = {"CreationDate": None, "ModDate": None, "Creator": "archbench", "Producer": None}
+
+
+@dataclass(frozen=True)
+class FigureFile:
+    path: Path
+    series_labels: tuple[str, ...]
+
+
+def save_figure(figure: Figure, path: Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="pdf", metadata=PDF_METADATA, bbox_inches="tight")
+    return path
+
+
+def thousands(value: float, _position: int) -> str:
+    return f"{value:,.0f}"
+
+
+def t_interval(values: Sequence[float]) -> tuple[float, float]:
+    """seaborn's `errorbar` computed as summary.csv computes its ci95 columns: the Student-t interval of the
+    mean (archbench.stats), so an interval seaborn draws is the one the tables print; NaN below two values
+    (seaborn then draws no bar)."""
+    interval = stats.mean_ci_t(values, stats.DEFAULT_CONFIDENCE)
+    return interval.low, interval.high
+
+
+def measured_ok(trials: pd.DataFrame | None, config_ids: set[str]) -> pd.DataFrame:
+    """The trials a summary row's mean and interval are computed from: measured (not warm-up), status ok."""
+    if trials is None or trials.empty:
+        return pd.DataFrame(columns=["config_id", "requests_per_sec"])
+    chosen = trials["config_id"].astype(str).isin(config_ids) & ~trials["warmup"].astype(bool)
+    return trials[chosen & (trials["status"] == "ok")]
+
+
+def mean_error_bars(rows: pd.DataFrame) -> np.ndarray:
+    """Asymmetric-capable yerr from the CI columns; NaN (n < 2) draws no bar."""
+    mean = rows["mean"].to_numpy(dtype=float)
+    low = np.clip(mean - rows["ci95_low"].to_numpy(dtype=float), 0, None)
+    high = np.clip(rows["ci95_high"].to_numpy(dtype=float) - mean, 0, None)
+    return np.vstack([np.nan_to_num(low), np.nan_to_num(high)])
+
+
+def means_with_trials(
+    axes: Axes,
+    data: pd.DataFrame,
+    x: str,
+    y: str,
+    hue: str,
+    order: Sequence[str],
+    palette: dict[str, object],
+    log_y: bool = False,
+) -> None:
+    """Mean of `y` with its 95 % CI against numeric `x`, a line per `hue` level (seaborn lineplot over the
+    trials, errorbar=t_interval), the single trials as faint points behind it (swarmplot). `data` holds one
+    row per trial: exactly the trials the summary's mean and interval were computed from. x is drawn on its
+    native scale, so set a log x scale before calling; a log y scale is `log_y`, set here after seaborn has
+    aggregated (on a log y axis seaborn averages log10 values: a geometric mean, not the table's mean)."""
+    if axes.get_yscale() != "linear":
+        raise ValueError("means_with_trials: leave y linear and pass log_y=True (seaborn would average logs)")
+    common = {"data": data, "x": x, "y": y, "hue": hue, "hue_order": list(order), "palette": palette, "ax": axes}
+    # A swarm, not a strip: seaborn's strip jitter draws from numpy's global random state (a PDF would
+    # differ run to run); a swarm is placed deterministically.
+    sns.swarmplot(
+        **common, native_scale=True, size=2.4, alpha=0.45, linewidth=0, legend=False, zorder=1, warn_thresh=1.0
+    )
+    # lineplot, not pointplot: pointplot aligns every hue on the union of x values, which breaks the line of a
+    # series that skips one of them.
+    sns.lineplot(
+        **common,
+        style=hue,
+        style_order=list(order),
+        markers=dict(zip(order, MARKERS, strict=False)),
+        dashes=False,
+        estimator="mean",
+        errorbar=t_interval,
+        err_style="bars",
+        err_kws={"capsize": 3, "elinewidth": 0.9, "capthick": 0.9},
+        markersize=5,
+        linewidth=1.2,
+    )
+    if log_y:
+        axes.set_yscale("log")
+    _fit_log_axes(axes, data, x, y, hue)
+
+
+def _fit_log_axes(axes: Axes, data: pd.DataFrame, x: str, y: str, hue: str) -> None:
+    """Limits of a log axis from the values drawn: on a log axis seaborn 0.13's lineplot error bars enter the
+    data limits in log10 units (2 for 100), which would stretch the axis down to about 1."""
+    if data.empty:
+        return
+    intervals = [t_interval(group[y].to_numpy(dtype=float)) for _, group in data.groupby([hue, x])]
+    ends = {
+        x: data[x].to_numpy(dtype=float),
+        y: np.concatenate([data[y].to_numpy(dtype=float), np.array(intervals, dtype=float).ravel()]),
+    }
+    for name, axis_scale, set_limits in ((x, axes.get_xscale(), axes.set_xlim), (y, axes.get_yscale(), axes.set_ylim)):
+        values = ends[name][np.isfinite(ends[name]) & (ends[name] > 0)]
+        if axis_scale != "log" or values.size == 0:
+            continue
+        margin = max((values.max() / values.min()) ** 0.05, 1.1)
+        set_limits(values.min() / margin, values.max() * margin)
+
+
+def kilo(value: float, _position: int) -> str:
+    """Axis ticks in thousands: 600k, 1.2M for millions."""
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:g}M"
+    if abs(value) >= 1e3:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"
+
+
+CLIP_FACTOR = 2.0
+CLIPPED_MARKER = {"x": ">", "y": "^"}
+
+
+def axis_limit(means: list[float], highs: list[float]) -> float:
+    """The upper axis limit: the largest interval end, unless that is beyond CLIP_FACTOR x the largest mean."""
+    means = [m for m in means if not np.isnan(m)]
+    ends = [h for h in highs if not np.isnan(h)] + means
+    if not means:
+        return 1.0
+    largest_mean, largest_end = max(means), max(ends)
+    if largest_mean > 0 and largest_end > CLIP_FACTOR * largest_mean:
+        return 1.5 * largest_mean
+    return largest_end * 1.05 if largest_end > 0 else 1.0

@@ -1,0 +1,165 @@
+"""Published beside measured and the one-page summary: the agreement rules, the normalised curves, and the
+generated section and table from synthetic campaigns (with every study present, and with none)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from archbench.analyze import published_compare as compare
+from archbench.analyze.crossos import load_source000
+from archbench.config.paths import EXTERNAL_DIR
+from archbench.report.latex import MacroSet
+from archbench.report.prose import Prose
+from archbench.report.published import published_outputs
+from archbench.report.summary import summary_outputs
+
+# --------------------------------------------------------------------------- the rules
+
+
+def test_direction_rule() -> None:
+    up, flat, down = compare.Ratio(1.5, 1.2, 1.8), compare.Ratio(1.0, 0.9, 1.1), compare.Ratio(0.7, 0.6, 0.8)
+    assert compare.direction_verdict(compare.Ratio(5.6, 5.4, 5.8), up) == compare.AGREE
+    assert compare.direction_verdict(compare.Ratio(5.6, 5.4, 5.8), flat) == compare.DISAGREE
+    assert compare.direction_verdict(compare.Ratio(5.6, 5.4, 5.8), down) == compare.DISAGREE
+    # A published ratio without an interval counts at face value; ours without one decides nothing.
+    assert compare.direction_verdict(compare.Ratio(2.0), up) == compare.AGREE
+    assert compare.direction_verdict(compare.Ratio(2.0), compare.Ratio(1.4)) == compare.INCONCLUSIVE
+    assert compare.direction_verdict(compare.Ratio(2.0), None) == compare.NOT_MEASURED
+
+
+def test_ordering_rule_counts_confirmed_and_contradicted_pairs() -> None:
+    published = {"a": 100.0, "b": 50.0, "c": 48.0}  # b and c within 10 %: a tie, not a pair
+    assert compare.ordering_verdict(published, {"a": (90, 110), "b": (40, 60), "c": (10, 20)}) == (
+        compare.AGREE,
+        2,
+        0,
+    )
+    assert compare.ordering_verdict(published, {"a": (10, 20), "b": (40, 60)})[0] == compare.DISAGREE
+    assert compare.ordering_verdict(published, {"a": (30, 60), "b": (40, 70)}) == (compare.INCONCLUSIVE, 0, 0)
+    assert compare.ordering_verdict(published, {"d": (1, 2)})[0] == compare.NOT_MEASURED
+
+
+def test_combined_verdict() -> None:
+    assert compare.combined([compare.AGREE, compare.NOT_MEASURED]) == compare.AGREE
+    assert compare.combined([compare.AGREE, compare.DISAGREE]) == compare.DISAGREE
+    assert compare.combined([compare.AGREE, compare.INCONCLUSIVE]) == compare.INCONCLUSIVE
+    assert compare.combined([compare.NOT_MEASURED]) == compare.NOT_MEASURED
+
+
+def test_source_000_published_curve_is_its_loopback_table_over_its_two_threads() -> None:
+    curve = compare.source_000_published_curve(load_source000(EXTERNAL_DIR / "source000_throughput.csv"))
+    assert list(curve["pool_size"]) == [1, 3, 5, 7, 9, 11]
+    assert curve["ratio"].iloc[0] == 1.0 and math.isnan(curve["ratio_low"].iloc[0])
+    assert curve["ratio"].iloc[4] == pytest.approx(621257 / 107345)
+    assert (curve["ratio_low"].iloc[1:] < curve["ratio"].iloc[1:]).all()
+
+
+# --------------------------------------------------------------------------- synthetic campaigns
+
+
+def summary_row(architecture: str, threads: float | None, connections: int, mean: float, **more: object) -> dict:
+    return {
+        "architecture": architecture,
+        "dispatch": more.pop("dispatch", None),
+        "threads": threads,
+        "connections": connections,
+        "pipeline": 1,
+        "response": more.pop("response", "test"),
+        "mean": mean,
+        "sd": mean * 0.02,
+        "n": 5,
+        **more,
+    }
+
+
+@pytest.fixture
+def main_summary() -> pd.DataFrame:
+    rows = [summary_row("thread_pool", n, 400, 100000 * (1 + 0.1 * n), dispatch="request") for n in (1, 3, 5)]
+    hello = "hello"
+    rows += [summary_row("thread_per_conn", None, c, m, response=hello) for c, m in ((32, 50000), (64, 70000))]
+    rows += [
+        summary_row("prefork", w, 1000, 80000 - 1000 * w, response="file:data/external/source002_index.html")
+        for w in (1, 2, 4, 8)
+    ]
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def trials() -> pd.DataFrame:
+    return pd.DataFrame({"server_cpus": ["0"], "load_cpus": ["1"], "load_threads": [1]})
+
+
+def write_studies(directory: Path) -> None:
+    latency = pd.DataFrame(
+        {
+            "setup": "source_001",
+            "architecture": ["blocking", "thread_per_conn", "epoll", "reactor"],
+            "connections": 2000,
+            "offered_rate": 90000,
+            "achieved_mean": [10000, 60000, 62000, 61000],
+            "achieved_ci95_low": [9000, 50000, 55000, 52000],
+            "achieved_ci95_high": [11000, 70000, 69000, 70000],
+            "n": 3,
+            "timeouts_mean": [4000, 2000, 0, 0],
+        }
+    )
+    latency.to_csv(directory / "latency-summary.csv", index=False)
+    echo = pd.DataFrame(
+        [
+            {"campaign": "echo-test", "architecture": a, "connections": c, "bytes_received_per_sec_mean": m,
+             "bytes_received_per_sec_ci95_low": m * 0.9, "bytes_received_per_sec_ci95_high": m * 1.1, "n": 3}
+            for a, c, m in [("thread_per_conn", 100, 7e6), ("poll", 100, 11e6), ("epoll", 100, 11e6),
+                            ("thread_per_conn", 1000, 4e6), ("epoll", 1000, 8e6), ("epoll", 10000, 6e6)]
+        ]
+    )  # fmt: skip
+    echo.to_csv(directory / "echo-summary.csv", index=False)
+    pd.DataFrame(
+        {"architecture": ["poll", "epoll"], "reached_median": [19500.0, 19500.0], "cap": [19500.0, 19500.0]}
+    ).to_csv(directory / "echo-max-conns.csv", index=False)
+
+
+def build(summary: pd.DataFrame, trials: pd.DataFrame, tmp_path: Path) -> tuple[dict, dict, MacroSet]:
+    generated, figures = tmp_path / "paper" / "generated", tmp_path / "paper" / "figures"
+    generated.mkdir(parents=True)
+    macros = MacroSet()
+    files, sources = published_outputs(summary, trials, tmp_path, macros, generated, figures, Prose())
+    return files, sources, macros
+
+
+def test_every_source_compared_when_every_study_is_there(main_summary, trials, tmp_path: Path) -> None:
+    write_studies(tmp_path)
+    files, sources, macros = build(main_summary, trials, tmp_path)
+    verdicts = {number: facts.verdict for number, facts in sources.items()}
+    # 000: up in both; 001: blocking below the rest in both; 002: prefork falls here while the source's scaled;
+    # 003: 64 over 32 up in both; 004: poll held more than its published 6,000 (and 100-client bytes flip).
+    assert verdicts == {"000": "agree", "001": "agree", "002": "disagree", "003": "agree", "004": "disagree"}
+    assert (tmp_path / "paper" / "figures" / "published-000-pool.pdf").is_file()
+    assert (tmp_path / "paper" / "figures" / "published-002-workers.pdf").is_file()
+    assert "figures/published-000-pool.pdf" in files["published-000.tex"]
+    assert "from $N=1$ to $N=5$" in files["published-000.tex"]
+    assert "60,000" in files["published-001.tex"] and "190,965" in files["published-001.tex"]
+    assert "inside source~003's range" in files["published-003.tex"]
+    assert "poll held 19,500 (the cap)" in files["published-004.tex"]
+    assert r"\abLoadThreadsReason" in macros.names()
+    assert "(1 here, on 1 load CPU" in macros.macros[r"\abLoadThreadsReason"].value
+    table = summary_outputs(sources, Prose())["summary-table.tex"]
+    assert table.count(r"\\") >= 5 + 2 and r"\textbf{disagree}" in table and r"\label{tab:summary}" in table
+    assert "more than 10\\,\\%" in table
+
+
+def test_without_studies_each_source_says_it_was_not_measured(trials, tmp_path: Path) -> None:
+    files, sources, _ = build(pd.DataFrame(), trials, tmp_path)
+    assert {facts.verdict for facts in sources.values()} == {compare.NOT_MEASURED}
+    assert "stands alone" in files["published-000.tex"]
+    assert "No campaign processed here ran source~001" in files["published-001.tex"]
+    assert "neither claim is tested here" in files["published-002.tex"]
+    assert "not tested here" in files["published-003.tex"]
+    assert "No echo campaign" in files["published-004.tex"]
+    # Source 000's published curve is drawn even alone.
+    assert (tmp_path / "paper" / "figures" / "published-000-pool.pdf").is_file()
+    table = summary_outputs(sources, Prose())["summary-table.tex"]
+    assert table.count("not measured") >= 10
