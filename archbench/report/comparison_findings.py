@@ -33,6 +33,7 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
+from archbench.report.statistics.paired_power import DEFAULT_POWER, detectable_against
 
 ARCHITECTURES = "findings/architectures"
 
@@ -152,13 +153,18 @@ def _nginx_facts(one: Comparison, labels: Labeller) -> dict[str, Any]:
     low, high = ours.loc[ratios.idxmin()], ours.loc[ratios.idxmax()]
     ref_ci = interval_of(reference)
     faster = slower = 0
-    for _, row in ours.iterrows():
+    undistinguished = []
+    for index, row in ours.iterrows():
         ci = interval_of(row)
         if ci.is_defined and ref_ci.is_defined and not ci.overlaps(ref_ci):
             if row["mean"] > reference["mean"]:
                 faster += 1
             else:
                 slower += 1
+        else:
+            undistinguished.append(index)
+    # "Not distinguishable" says nothing without the size of difference these trials could have shown.
+    detectable = detectable_against(ours, reference).loc[undistinguished].dropna()
     facts.update(
         low=escape(labels.variant(low)),
         low_ratio=format_decimal(low["ratio_to_nginx"], 2),
@@ -167,6 +173,10 @@ def _nginx_facts(one: Comparison, labels: Labeller) -> dict[str, Any]:
         faster=format_count(faster),
         slower=format_count(slower),
         ours=format_count(len(ours)),
+        detectable_median=format_decimal(detectable.median(), 0) if len(detectable) else None,
+        detectable_low=format_decimal(detectable.min(), 0) if len(detectable) else None,
+        detectable_high=format_decimal(detectable.max(), 0) if len(detectable) else None,
+        detectable_power=format_decimal(100 * DEFAULT_POWER, 0),
     )
     return facts
 
