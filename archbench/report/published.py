@@ -61,8 +61,14 @@ def ratio_text(ratio: compare.Ratio | None) -> tuple[str, str]:
 
 
 def read_processed(processed_dir: Path, name: str) -> pd.DataFrame:
+    """The processed table, or an empty frame when the campaign wrote none or wrote it without rows."""
     path = Path(processed_dir) / name
-    return pd.read_csv(path) if path.is_file() else pd.DataFrame()
+    if not path.is_file():
+        return pd.DataFrame()
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
 
 
 def server_cpu_count(summary: pd.DataFrame, trials: pd.DataFrame) -> str:
