@@ -6,7 +6,7 @@
 #   make paper                analysis + LaTeX only (from data/raw/reference on a fresh clone)
 #   make help                 every target and variable
 #
-# Variables: PROFILE=smoke|default|full, CAMPAIGN, REPORT_CAMPAIGN, ECHO_CAMPAIGN, LATENCY_CAMPAIGN, ROBUSTNESS,
+# Variables: PROFILE=smoke|default|full, CAMPAIGN, REPORT_CAMPAIGN, ECHO_CAMPAIGN, LATENCY_CAMPAIGN, SOURCES_CAMPAIGN, ROBUSTNESS,
 # PLACEMENT, LINK, HOSTS, SERVER_CPUS, LOAD_CPUS, LOAD_THREADS, PYTHON, VENV, BUILD_DIR, JOBS.
 
 SHELL := /bin/bash
@@ -56,6 +56,8 @@ LATENCY_CAMPAIGN ?= $(call first_campaign,latency-$(HOST_SHORT) latency-short-$(
 # The network section's campaigns (make network-study): network-<host> (netns) and network-<host>-loopback,
 # else the shipped reference-network and reference-network-loopback.
 NETWORK_CAMPAIGN ?= $(call first_campaign,network-$(HOST_SHORT) network-short-$(HOST_SHORT),reference-network)
+# Each source's own protocol (profile sources, make sources-study): this machine's, else the shipped one.
+SOURCES_CAMPAIGN ?= $(call first_campaign,sources-$(HOST_SHORT),reference-sources)
 ROBUSTNESS ?= $(shell if [ -f data/processed/robustness.json ]; then echo data/processed/robustness.json; else echo data/raw/reference-robustness/robustness.json; fi)
 
 PYTHON ?= python3
@@ -115,9 +117,9 @@ ANALYSIS_SOURCES := $(shell find archbench paper/templates -type f \( -name '*.p
   $(wildcard data/external/*.csv)
 ANALYSIS_RAW = $(shell find 'data/raw/$(REPORT_CAMPAIGN)' 'data/raw/$(ECHO_CAMPAIGN)' data/raw/'$(LATENCY_CAMPAIGN)' \
   data/raw/'$(LATENCY_CAMPAIGN)'-001 'data/raw/$(NETWORK_CAMPAIGN)' 'data/raw/$(NETWORK_CAMPAIGN)'-loopback \
-  -type f 2>/dev/null) $(wildcard $(ROBUSTNESS))
+  'data/raw/$(SOURCES_CAMPAIGN)' -type f 2>/dev/null) $(wildcard $(ROBUSTNESS))
 ANALYSIS_ARGS_TEXT = campaign=$(REPORT_CAMPAIGN) echo=$(ECHO_CAMPAIGN) latency=$(LATENCY_CAMPAIGN) \
-  network=$(NETWORK_CAMPAIGN) robustness=$(ROBUSTNESS)
+  network=$(NETWORK_CAMPAIGN) robustness=$(ROBUSTNESS) sources=$(SOURCES_CAMPAIGN)
 
 analysis: $(ANALYSIS_STAMP)
 
@@ -131,9 +133,11 @@ $(ANALYSIS_STAMP): $(ANALYSIS_ARGS) $(ANALYSIS_SOURCES) $(ANALYSIS_RAW) $(VENV_S
 	  { echo "no campaign data/raw/$(REPORT_CAMPAIGN)/campaign.json (run make trials, or set REPORT_CAMPAIGN)" >&2; exit 1; }
 	@echo "    echo section: campaign $(ECHO_CAMPAIGN); latency section: campaign $(LATENCY_CAMPAIGN)"
 	@echo "    robustness appendix: $(ROBUSTNESS); network section: campaigns $(NETWORK_CAMPAIGN){,-loopback}"
+	@echo "    sources' own protocols (published beside measured): campaign $(SOURCES_CAMPAIGN)"
 	$(PY) -m archbench notebook analyze --campaign $(REPORT_CAMPAIGN) -p campaign $(REPORT_CAMPAIGN) \
 	  -p echo_campaign '$(ECHO_CAMPAIGN)' -p latency_campaign '$(LATENCY_CAMPAIGN)' -p robustness '$(ROBUSTNESS)' \
-	  -p network_campaign '$(NETWORK_CAMPAIGN)' --output-dir data/processed/executed
+	  -p network_campaign '$(NETWORK_CAMPAIGN)' -p sources_campaign '$(SOURCES_CAMPAIGN)' \
+	  --output-dir data/processed/executed
 	@# The notebooks appendix again, now that analyze.ipynb itself is exported to paper/notebooks/ too.
 	$(PY) -m archbench.report.notebook_index
 	@touch $@
@@ -237,7 +241,7 @@ verify: $(VENV_STAMP)
 	@echo "==> verify: data/raw against data/raw/MANIFEST.sha256"
 	$(PY) -m archbench manifest
 
-.PHONY: import echo-study latency-study network-study studies
+.PHONY: import echo-study latency-study network-study sources-study studies
 import: $(VENV_STAMP)
 	@test -n '$(RAW)' || { echo "usage: make import RAW=path/to/raw [IMPORT_AS=newname]" >&2; exit 2; }
 	@echo "==> import: campaigns of $(RAW) -> data/raw/"
@@ -291,6 +295,15 @@ network-study: servers $(VENV_STAMP)
 	@echo "==> network-study: notebooks/network_study.ipynb -> data/raw/network-$(HOST_SHORT){,-loopback}/"
 	$(PY) -m archbench notebook network_study --campaign network-$(HOST_SHORT) -p campaign network-$(HOST_SHORT) \
 	  $(if $(LINK),-p link '$(LINK)')
+	$(PY) -m archbench manifest --update
+
+# Issue 14 (each source's own protocol): the sources profile, about 22 minutes on 2 CPUs, campaign
+# sources-<host> (SOURCES_CAMPAIGN: the report's published-beside-measured section reads it, else the shipped
+# reference-sources). Not part of `make all`: it alone would take its whole 15-minute budget.
+sources-study: servers $(VENV_STAMP)
+	@echo "==> sources-study: notebooks/run_trials.ipynb, profile sources -> data/raw/sources-$(HOST_SHORT)/"
+	$(PY) -m archbench notebook run_trials --campaign sources-$(HOST_SHORT) -p profile sources \
+	  -p campaign sources-$(HOST_SHORT) $(TRIAL_OPTIONS)
 	$(PY) -m archbench manifest --update
 
 # Issue 16: the study in one checked archive, dist/archbench-<commit>-<campaign>.tar.gz (+ .sha256): the source, the
@@ -347,6 +360,7 @@ help:
 	@echo "  verify     check data/raw against its checksum manifest (modified or missing files)"
 	@echo "  import     RAW=path/to/raw [IMPORT_AS=name]: merge another machine's campaigns (never overwrites)"
 	@echo "  echo-study / latency-study / network-study   notebooks/{echo,latency,network}_study.ipynb"
+	@echo "  sources-study  profile sources (each source's own protocol, ~22 min) -> data/raw/sources-<host>/"
 	@echo "  lab        JupyterLab (headless, LAB_IP=$(LAB_IP) LAB_PORT=$(LAB_PORT)) with the venv's kernel; prints the URL"
 	@echo "  artifact   dist/archbench-<commit>-<campaign>.tar.gz: source, raw campaigns, report, SHA256SUMS (ALLOW_DIRTY=1)"
 	@echo "  check-artifact  ARTIFACT=path: verify an archive's checksums and rebuild its report's numbers from its raw data"
@@ -355,4 +369,5 @@ help:
 	@echo "Variables: PROFILE=smoke|default|full  CAMPAIGN  REPORT_CAMPAIGN  PYTHON=$(PYTHON)  VENV  BUILD_DIR  JOBS=$(JOBS)"
 	@echo "           PLACEMENT=loopback|netns|ssh  LINK (netns: '1gbit')  HOSTS (ssh: inventory TOML)  SERVER_CPUS  LOAD_CPUS  LOAD_THREADS (default: from the CPU topology)"
 	@echo "           ECHO_CAMPAIGN=$(ECHO_CAMPAIGN)  LATENCY_CAMPAIGN=$(LATENCY_CAMPAIGN) (the echo and latency sections)"
+	@echo "           SOURCES_CAMPAIGN=$(SOURCES_CAMPAIGN) (sources 000, 002, 003 in the published-beside-measured section)"
 	@echo "           ROBUSTNESS=$(ROBUSTNESS) (the robustness appendix: the abuse suite's result)"

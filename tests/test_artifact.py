@@ -106,11 +106,12 @@ def repack(archive: Path, target: Path, change) -> Path:
 
 
 def test_analysis_args_name_the_study_campaigns_they_imply(tmp_path: Path) -> None:
-    for name in ("c", "e", "l-closed", "l", "l-001", "n", "n-loopback", "rob"):
+    for name in ("c", "e", "l-closed", "l", "l-001", "n", "n-loopback", "s", "rob"):
         (tmp_path / name).mkdir()
-    args = AnalysisArgs.parse("campaign=c echo=e latency=l network=n robustness=data/raw/rob/robustness.json")
-    assert args.raw_campaigns(tmp_path) == ["c", "e", "l-closed", "l", "l-001", "n", "n-loopback", "rob"]
+    args = AnalysisArgs.parse("campaign=c echo=e latency=l network=n robustness=data/raw/rob/robustness.json sources=s")
+    assert args.raw_campaigns(tmp_path) == ["c", "e", "l-closed", "l", "l-001", "n", "n-loopback", "s", "rob"]
     assert args.report_arguments()[:3] == ["c", "--echo-campaign", "e"]
+    assert args.report_arguments()[-2:] == ["--sources-campaign", "s"]
     with pytest.raises(ArtifactError):
         AnalysisArgs.parse("echo=e")
     with pytest.raises(ArtifactError):

@@ -15,6 +15,8 @@ from archbench.config.paths import EXTERNAL_DIR
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
 from archbench.report.published import published_outputs
+from archbench.report.studies.common import StudySource
+from archbench.report.studies.sources_data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign, process_sources_campaign
 from archbench.report.summary import summary_outputs
 
 # --------------------------------------------------------------------------- the rules
@@ -163,3 +165,70 @@ def test_without_studies_each_source_says_it_was_not_measured(trials, tmp_path: 
     assert (tmp_path / "paper" / "figures" / "published-000-pool.pdf").is_file()
     table = summary_outputs(sources, Prose())["summary-table.tex"]
     assert table.count("not measured") >= 10
+
+
+def sources_campaign_summary() -> pd.DataFrame:
+    """A sources campaign: 000's six pool sizes at 400, 002's file under wrk (1-8 workers, pong) and httperf,
+    003's "Hello World!" pool at 32 and 64 connections."""
+    file = "file:data/external/source002_index.html"
+    rows = [summary_row("thread_pool", n, 400, 90000 * (1 + 0.05 * n), dispatch="request") for n in (1, 3, 5, 7, 9, 11)]
+    rows += [
+        summary_row("prefork", w, 1000, 60000 + 2000 * w, response=file, load_generator="wrk") for w in range(1, 9)
+    ]
+    rows += [summary_row("nginx", w, 1000, 70000, response=file, load_generator="wrk") for w in (1, 2)]
+    rows += [summary_row("pong", 1, 1000, 77000, response=file, load_generator="wrk")]
+    rows += [
+        summary_row(name, 1, 1000, mean, response=file, load_generator="httperf", ci95_low=mean * 0.98,
+                    ci95_high=mean * 1.02)
+        for name, mean in (("prefork", 30000), ("nginx", 35000), ("pong", 42000))
+    ]  # fmt: skip
+    rows += [
+        summary_row("thread_pool", 2, c, m, dispatch="connection", response="hello")
+        for c, m in ((32, 40000), (64, 52000))
+    ]
+    return pd.DataFrame(rows).assign(campaign="sources-x")
+
+
+def test_the_sources_campaign_is_read_before_the_main_one(main_summary, trials, tmp_path: Path) -> None:
+    generated, figures = tmp_path / "paper" / "generated", tmp_path / "paper" / "figures"
+    generated.mkdir(parents=True)
+    campaign = SourcesCampaign(StudySource("sources-x", None, None), trials, sources_campaign_summary())
+    files, sources = published_outputs(
+        main_summary, trials, tmp_path, MacroSet(), generated, figures, Prose(), sources_campaign=campaign
+    )
+    # 000 from the sources campaign (N up to 11 at 400), not the main one (N up to 5).
+    assert sources["000"].facts["origin"] == "sources"
+    assert "sources campaign \\texttt{sources-\\allowbreak{}x}" in files["published-000.tex"]
+    assert "$N=11$" in files["published-000.tex"]
+    # 002: prefork rises with workers here (its wrk rows; the httperf row at one worker is not its 1-worker point).
+    assert sources["002"].verdict == "agree"
+    assert sources["002"].facts["prefork_top"] == 8
+    text = files["published-002.tex"]
+    assert r"\label{tab:published-002}" in text
+    assert "1.10 times" in text  # pong under wrk over nginx, the faster correct server: 77,000 / 70,000
+    assert "1.20 times" in text  # under httperf: 42,000 / 35,000
+    assert "42,000" in text and "30,000" in text
+    # 003 from the sources campaign's pool: 52,000 / 40,000 = 1.30, inside 1.28-1.82.
+    assert "campaign \\texttt{sources-\\allowbreak{}x}" in files["published-003.tex"]
+    assert "inside source~003's range" in files["published-003.tex"]
+
+
+def test_without_a_sources_campaign_the_main_campaign_answers(main_summary, trials, tmp_path: Path) -> None:
+    files, sources, _ = build(main_summary, trials, tmp_path)
+    assert sources["000"].facts["origin"] == "main"
+    assert "tab:published-002" not in files["published-002.tex"]  # neither pong nor httperf measured
+
+
+def test_sources_campaign_csvs_are_written_and_stale_ones_removed(tmp_path: Path) -> None:
+    raw_root = Path(__file__).parent / "fixtures" / "campaigns"
+    processed = tmp_path / "processed"
+    processed.mkdir()
+    campaign = process_sources_campaign("fixture-minimal", raw_root, processed)
+    assert campaign.available and campaign.name == "fixture-minimal"
+    written = pd.read_csv(processed / SUMMARY_CSV)
+    assert len(written) == len(campaign.summary) > 0 and set(written["campaign"]) == {"fixture-minimal"}
+    assert (processed / TRIALS_CSV).is_file()
+    with pytest.warns(UserWarning, match="sources campaign 'absent'"):
+        missing = process_sources_campaign("absent", raw_root, processed)
+    assert not missing.available
+    assert not (processed / SUMMARY_CSV).exists() and not (processed / TRIALS_CSV).exists()

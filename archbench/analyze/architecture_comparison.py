@@ -12,6 +12,7 @@ import pandas as pd
 from archbench.analyze.fields import DEFAULT_PIPELINE, FAMILY_FIELDS, POINT_FIELDS, REFERENCE_ARCHITECTURE
 from archbench.analyze.labels import Labeller, family_key, sort_configurations
 from archbench.analyze.values import key_text, number
+from archbench.config.servers import upper_bound_architectures
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,22 @@ class Comparison:
     def connections(self) -> int:
         return int(float(self.point["connections"]))
 
+    @property
+    def correct_rows(self) -> pd.DataFrame:
+        """Our rows without the upper bound (source 002's pong answers without parsing: no correct server)."""
+        return self.rows[~self.rows["architecture"].isin(upper_bound_architectures())]
+
+    @property
+    def upper_bound(self) -> pd.Series | None:
+        """The upper bound's row when it was measured at this point."""
+        bound = self.rows[self.rows["architecture"].isin(upper_bound_architectures())]
+        bound = bound[pd.to_numeric(bound["mean"], errors="coerce").notna()]
+        return bound.iloc[0] if not bound.empty else None
+
     def fastest(self) -> pd.Series | None:
-        """The configuration with the highest mean throughput, nginx included."""
+        """The correct configuration with the highest mean throughput, nginx included, the upper bound not."""
         rows = self.all_rows
+        rows = rows[~rows["architecture"].isin(upper_bound_architectures())]
         rows = rows[pd.to_numeric(rows["mean"], errors="coerce").notna()]
         if rows.empty:
             return None

@@ -136,12 +136,15 @@ def network_loopback_summary(network_comparison: pd.DataFrame) -> pd.DataFrame:
 
 
 def source_000_measured_curve(
-    summary: pd.DataFrame, loopback: pd.DataFrame | None = None
+    summary: pd.DataFrame, loopback: pd.DataFrame | None = None, sources: pd.DataFrame | None = None
 ) -> tuple[pd.DataFrame, int | None, str]:
-    """Our thread pool (request dispatch, pipeline 1) normalised to N = 1, and where it comes from ("main" or
-    "network"): the main campaign at source 000's 400 connections if it has N = 1 and another size there, else the
-    network study's loopback campaign (source 000's sizes at 400), else the main campaign at the connection count
-    with the most pool sizes."""
+    """Our thread pool (request dispatch, pipeline 1) normalised to N = 1, and where it comes from ("sources",
+    "main" or "network"): the sources campaign (source 000's protocol) at its 400 connections, else the main
+    campaign there if it has N = 1 and another size, else the network study's loopback campaign (source 000's sizes
+    at 400), else the main campaign at the connection count with the most pool sizes."""
+    protocol, protocol_connections = _measured_curve(sources if sources is not None else pd.DataFrame())
+    if protocol_connections == SOURCE_000_CONNECTIONS:
+        return protocol, protocol_connections, "sources"
     curve, connections = _measured_curve(summary)
     if connections == SOURCE_000_CONNECTIONS:
         return curve, connections, "main"
@@ -213,15 +216,20 @@ def source_001_verdict(published: pd.DataFrame, measured: pd.DataFrame) -> tuple
 # --------------------------------------------------------------------------- sources 002 and 003
 
 
-def response_rows(summary: pd.DataFrame, architecture: str, response_part: str) -> pd.DataFrame:
-    """Summary rows of an architecture whose --response contains `response_part`, pipeline 1, n >= 2."""
+def response_rows(
+    summary: pd.DataFrame, architecture: str, response_part: str, load_generator: str = "wrk"
+) -> pd.DataFrame:
+    """Summary rows of an architecture whose --response contains `response_part`, pipeline 1, n >= 2, measured by
+    `load_generator` (a campaign without the column ran wrk)."""
     if summary.empty or "response" not in summary:
         return pd.DataFrame()
+    generator = summary["load_generator"] if "load_generator" in summary else pd.Series("wrk", index=summary.index)
     rows = summary[
         (summary["architecture"] == architecture)
         & summary["response"].fillna("").str.contains(response_part, regex=False)
         & (pd.to_numeric(summary["pipeline"], errors="coerce").fillna(1) == 1)
         & (pd.to_numeric(summary["n"], errors="coerce").fillna(0) >= 2)
+        & (generator.fillna("wrk") == load_generator)
     ]
     return rows
 

@@ -15,7 +15,7 @@ member order, owners and times; its SHA-256 is printed and written beside it (`<
 sha256sum format).
 
 The campaigns come from data/processed/.analysis-args, which the Makefile writes
-(`campaign=X echo=Y latency=Z network=N robustness=PATH`): the latency study also writes `<Z>-closed` and
+(`campaign=X echo=Y latency=Z network=N robustness=PATH sources=S`): the latency study also writes `<Z>-closed` and
 `<Z>-001`, the network study `<N>-loopback`, and a robustness file under data/raw/ brings its directory.
 Uncommitted changes under archbench/, servers_c/, paper/ or notebooks/ are refused (exit 2) unless
 --allow-dirty; the archive's name then says `-dirty` and so does ARTIFACT.md.
@@ -76,6 +76,7 @@ class AnalysisArgs:
     latency: str | None = None
     network: str | None = None
     robustness: str | None = None
+    sources: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> AnalysisArgs:
@@ -88,6 +89,7 @@ class AnalysisArgs:
             values.get("latency") or None,
             values.get("network") or None,
             values.get("robustness") or None,
+            values.get("sources") or None,
         )
 
     def raw_campaigns(self, raw_root: Path) -> list[str]:
@@ -97,6 +99,7 @@ class AnalysisArgs:
             names += [f"{self.latency}-closed", self.latency, f"{self.latency}-001"]
         if self.network:
             names += [self.network, f"{self.network}-loopback"]
+        names.append(self.sources)
         robustness = Path(self.robustness) if self.robustness else None
         if robustness is not None and not robustness.is_absolute() and robustness.parts[:2] == ("data", "raw"):
             names.append(robustness.parts[2])
@@ -113,6 +116,7 @@ class AnalysisArgs:
             ("--latency-campaign", self.latency),
             ("--network-campaign", self.network),
             ("--robustness", self.robustness),
+            ("--sources-campaign", self.sources),
         ):
             if value:
                 arguments += [flag, value]

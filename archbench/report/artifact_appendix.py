@@ -261,6 +261,8 @@ def command_of_profile(profile: str) -> str:
         return f"make all PROFILE={profile}"
     if profile == "bench":
         return "make bench"
+    if profile == "sources":
+        return "make sources-study"
     return f"python -m archbench run --profile {profile}" if profile else "make trials"
 
 
@@ -273,6 +275,7 @@ def collect_appendix(
     network: str | None = None,
     network_loopback: str | None = None,
     repo_root: Path = REPO_ROOT,
+    sources: str | None = None,
 ) -> ArtifactAppendix:
     """The appendix of a report built from `main` and the named study campaigns under `raw_root`."""
     raw_root = Path(raw_root)
@@ -297,6 +300,7 @@ def collect_appendix(
             _present(raw_root, [network, network_loopback or f"{network}{NETWORK_LOOPBACK_SUFFIX}"] if network else []),
             expected_runs=2,
         ),
+        Experiment("sources", "make sources-study", _profile_duration("sources"), _present(raw_root, [sources])),
     ]
     if main_profile != "bench":
         experiments.append(Experiment("bench", "make bench", _profile_duration("bench")))

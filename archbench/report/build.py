@@ -44,6 +44,7 @@ from archbench.report.prose import Prose
 from archbench.report.published import published_outputs
 from archbench.report.statistics.noise import noise_outputs
 from archbench.report.statistics.paired import paired_outputs
+from archbench.report.studies.sources_data import SourcesCampaign, process_sources_campaign
 from archbench.report.summary import summary_outputs
 
 # The files report.tex inputs; each is always written, so a stale one from an
@@ -127,6 +128,7 @@ def build_report(
     robustness: str | Path | None = None,
     network_campaign: str | None = None,
     network_loopback_campaign: str | None = None,
+    sources_campaign: str | None = None,
 ) -> ReportOutputs:
     """Process one raw campaign and regenerate every generated input of paper/report.tex.
 
@@ -139,6 +141,8 @@ def build_report(
     else the appendix says there is none (archbench.report.robustness).
     `network_campaign` is the netns campaign of sections/network.tex and `network_loopback_campaign` its loopback
     twin (default `<network_campaign>-loopback`); without both the section is a sentence saying which is missing.
+    `sources_campaign` is the `sources` profile's campaign (each source's own protocol): the published-beside-measured
+    section reads sources 000, 002 and 003 from it where it measured them, else from the main campaign.
     """
     # The steps of archbench.report.pipeline, in the order notebooks/analyze.ipynb runs them one by one.
     campaign_dir = pipeline.check_parameters(campaign, Path(raw_root), latency_knee_p99_ms, latency_knee_p99_alt_ms)
@@ -148,6 +152,7 @@ def build_report(
         latency_campaign=latency_campaign, latency_001_campaign=latency_001_campaign,
         latency_knee_p99_ms=latency_knee_p99_ms, latency_knee_p99_alt_ms=latency_knee_p99_alt_ms,
         robustness=robustness, network_campaign=network_campaign, network_loopback_campaign=network_loopback_campaign,
+        sources_campaign=sources_campaign,
     )
 
 
@@ -165,6 +170,7 @@ def write_report(
     robustness: str | Path | None = None,
     network_campaign: str | None = None,
     network_loopback_campaign: str | None = None,
+    sources_campaign: str | None = None,
 ) -> ReportOutputs:
     """What build_report does once the main campaign is processed (its parameters as there): the studies'
     campaigns, the figures and every generated file. notebooks/analyze.ipynb calls it with the campaign its
@@ -178,17 +184,19 @@ def write_report(
     network = report_network.process_network_campaigns(
         network_campaign, Path(raw_root), Path(processed_dir), loopback=network_loopback_campaign
     )
+    sources = process_sources_campaign(sources_campaign, Path(raw_root), Path(processed_dir))
     # The abuse suite's result (robustness appendix): the given file, else this machine's, else the shipped reference.
     robustness_result = report_robustness.load_robustness(robustness, Path(processed_dir), Path(raw_root))
     # The artifact appendix and the title page's citation line: commands, durations and requirements of the campaigns.
     artifact = artifact_appendix.collect_appendix(processed.campaign, Path(raw_root), echo_campaign, latency_campaign,
-                                                  latency_001_campaign, network_campaign, network_loopback_campaign)
+                                                  latency_001_campaign, network_campaign, network_loopback_campaign,
+                                                  sources=sources_campaign)
     generated_dir = Path(generated_dir)
     figures_dir = Path(figures_dir)
     generated_dir.mkdir(parents=True, exist_ok=True)
     made_figures = pipeline.draw_figures(processed, figures_dir)
     generated = write_generated_tex(processed, generated_dir, figures_dir, made_figures,
-                                    studies=(echo, latency, robustness_result, network, artifact))
+                                    studies=(echo, latency, robustness_result, network, artifact), sources=sources)
     # The executed notebooks' HTML exports beside the report (paper/notebooks/): the appendix listing them.
     generated.update(notebook_index.write_notebook_index(generated_dir))
     macro_names = latex.macros_used((generated_dir / MACROS_FILE).read_text(encoding="utf-8"))
@@ -202,6 +210,7 @@ def write_generated_tex(
     figures_dir: Path,
     made_figures: dict[str, figures.FigureFile | None],
     studies: tuple = (),
+    sources: SourcesCampaign | None = None,
 ) -> dict[str, Path]:
     summary, trials, campaign = processed.summary, processed.trials, processed.campaign
     prose = Prose()
@@ -227,7 +236,7 @@ def write_generated_tex(
     statistics_files.update(noise_outputs(processed, macros, generated_dir, figures_dir, prose))
     # Published beside measured (sections/published.tex) and the one-page summary of the sources (sections/summary.tex).
     published_files, source_facts = published_outputs(
-        summary, trials, processed.trials_csv.parent, macros, generated_dir, figures_dir, prose
+        summary, trials, processed.trials_csv.parent, macros, generated_dir, figures_dir, prose, sources_campaign=sources
     )
     statistics_files.update({**published_files, **summary_outputs(source_facts, prose)})
     # The studies (sections/echo.tex, latency.tex, robustness.tex, network.tex): macros, tables, figures.
@@ -309,13 +318,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--network-campaign", help="netns campaign of sections/network.tex under --raw-root; its "
                         "loopback twin is <name>-loopback unless --network-loopback-campaign names it")
     parser.add_argument("--network-loopback-campaign")
+    parser.add_argument("--sources-campaign", help="the sources profile's campaign under --raw-root (each source's own "
+                        "protocol; the published-beside-measured section)")
     args = parser.parse_args(argv)
     try:
         outputs = build_report(args.campaign, args.raw_root, args.processed_dir, args.generated_dir, args.figures_dir,
                                echo_campaign=args.echo_campaign, latency_campaign=args.latency_campaign,
                                latency_001_campaign=args.latency_001_campaign, robustness=args.robustness,
                                network_campaign=args.network_campaign,
-                               network_loopback_campaign=args.network_loopback_campaign)
+                               network_loopback_campaign=args.network_loopback_campaign,
+                               sources_campaign=args.sources_campaign)
     except ParameterError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

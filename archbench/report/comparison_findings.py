@@ -19,6 +19,7 @@ from archbench.analyze.analysis import (
     Labeller,
     key_text,
 )
+from archbench.analyze.published_compare import summary_ratio
 from archbench.report.latex import (
     MISSING,
     MacroSet,
@@ -79,7 +80,9 @@ def _upper_bound_facts(one: Comparison, labels: Labeller, first: bool) -> dict[s
     }
     if fastest is None:
         return facts
-    facts["single"] = len(one.all_rows) < 2
+    correct = _correct_all_rows(one)
+    facts["single"] = len(correct) < 2 and one.upper_bound is None
+    facts.update(_bound_facts(one, fastest, labels))
     if facts["single"]:
         return facts
     interval = format_interval(fastest["ci95_low"], fastest["ci95_high"])
@@ -91,9 +94,8 @@ def _upper_bound_facts(one: Comparison, labels: Labeller, first: bool) -> dict[s
         runner_up=None,
         clause=_client_bound_clause(fastest),
     )
-    others = one.all_rows[
-        (one.all_rows["config_id"] != fastest["config_id"])
-        & pd.to_numeric(one.all_rows["mean"], errors="coerce").notna()
+    others = correct[
+        (correct["config_id"] != fastest["config_id"]) & pd.to_numeric(correct["mean"], errors="coerce").notna()
     ]
     if not others.empty:
         runner_up = others.loc[pd.to_numeric(others["mean"]).idxmax()]
@@ -110,6 +112,31 @@ def _upper_bound_facts(one: Comparison, labels: Labeller, first: bool) -> dict[s
     return facts
 
 
+def _correct_all_rows(one: Comparison) -> pd.DataFrame:
+    """Our correct rows and the reference (everything the comparison ranks; the upper bound bounds them)."""
+    if one.reference is None:
+        return one.correct_rows
+    return pd.concat([one.correct_rows, one.reference.to_frame().T], ignore_index=True)
+
+
+def _bound_facts(one: Comparison, fastest: pd.Series, labels: Labeller) -> dict[str, Any]:
+    """The upper bound (source 002's pong) where measured: its rate and the fastest correct server's share of it."""
+    bound = one.upper_bound
+    if bound is None:
+        return {"bound_name": None}
+    share = summary_ratio(fastest, bound)
+    interval = format_interval(bound["ci95_low"], bound["ci95_high"])
+    return {
+        "bound_name": escape(labels.variant(bound)),
+        "bound_mean": format_count(bound["mean"]),
+        "bound_interval": None if interval == MISSING else interval,
+        "share": format_decimal(share.value, 2),
+        "share_interval": None
+        if math.isnan(share.low)
+        else f"{format_decimal(share.low, 2)}--{format_decimal(share.high, 2)}",
+    }
+
+
 def upper_bound_sentences(comparisons: list[Comparison], labels: Labeller, prose: Prose) -> str:
     """The fastest server per pipeline depth and whose bound it is (source 002 framed the first as the bound)."""
     facts = [_upper_bound_facts(one, labels, first=index == 0) for index, one in enumerate(comparisons)]
@@ -121,7 +148,7 @@ def upper_bound_summary(comparisons: list[Comparison], labels: Labeller, prose: 
     parts = []
     for one in comparisons:
         fastest = one.fastest()
-        if fastest is None or len(one.all_rows) < 2:
+        if fastest is None or (len(_correct_all_rows(one)) < 2 and one.upper_bound is None):
             continue
         n = 0 if is_missing(fastest.get("n")) else int(float(fastest["n"]))
         bound = 0 if is_missing(fastest.get("n_client_bound")) else int(float(fastest["n_client_bound"]))
@@ -131,6 +158,7 @@ def upper_bound_summary(comparisons: list[Comparison], labels: Labeller, prose: 
                 "pipeline": str(one.pipeline),
                 "mean": format_count(fastest["mean"]),
                 "bound": "all" if bound and bound >= n else ("part" if bound else "none"),
+                "share": _bound_facts(one, fastest, labels).get("share"),
             }
         )
     return prose.sentence(ARCHITECTURES, "upper_bound_summary", parts=parts)
@@ -145,7 +173,7 @@ def _nginx_facts(one: Comparison, labels: Labeller) -> dict[str, Any]:
     }
     if reference is None or is_missing(reference.get("mean")):
         return facts
-    ours = one.rows[pd.to_numeric(one.rows["mean"], errors="coerce").notna()]
+    ours = one.correct_rows[pd.to_numeric(one.correct_rows["mean"], errors="coerce").notna()]
     facts.update(reference=escape(labels.variant(reference)), mean=format_count(reference["mean"]), low=None)
     if ours.empty:
         return facts

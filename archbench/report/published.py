@@ -31,6 +31,8 @@ from archbench.report import latex
 from archbench.report.latex import Column, MacroSet, format_count, format_decimal, format_interval
 from archbench.report.prose import Prose
 from archbench.report.published_figures import plot_relative_curves
+from archbench.report.studies.common import tt
+from archbench.report.studies.sources_data import SourcesCampaign, no_sources_campaign
 
 SENTENCES = "published/sentences"
 TABLES = "published/tables"
@@ -82,11 +84,11 @@ def server_cpu_count(summary: pd.DataFrame, trials: pd.DataFrame) -> str:
 
 
 def source_000(
-    summary: pd.DataFrame, processed_dir: Path, external: Path
+    summary: pd.DataFrame, processed_dir: Path, external: Path, sources_summary: pd.DataFrame | None = None
 ) -> tuple[SourceFacts, pd.DataFrame, pd.DataFrame]:
     published = compare.source_000_published_curve(load_source000(external / "source000_throughput.csv"))
     loopback = compare.network_loopback_summary(read_processed(processed_dir, NETWORK_COMPARISON_CSV))
-    measured, connections, origin = compare.source_000_measured_curve(summary, loopback)
+    measured, connections, origin = compare.source_000_measured_curve(summary, loopback, sources_summary)
     theirs, ours = compare.last_ratio(published), compare.last_ratio(measured)
     assert theirs is not None
     facts: dict[str, Any] = {"measured": ours is not None, "connections": connections, "origin": origin}
@@ -153,6 +155,39 @@ def source_001(latency_summary: pd.DataFrame, external: Path) -> tuple[SourceFac
     return SourceFacts("001", verdict, facts), table
 
 
+SOURCE_002_SERVERS = ("prefork", "nginx", "pong")
+
+
+def source_002_one_worker(summary: pd.DataFrame) -> tuple[list[list[str]], dict[str, Any]]:
+    """The one-worker rows of source 002's servers under wrk and under httperf (replies per second): table rows,
+    and the facts the sentence quotes (pong's rate over the fastest correct server's, per load generator)."""
+    rows: list[list[str]] = []
+    rates: dict[str, dict[str, pd.Series]] = {"wrk": {}, "httperf": {}}
+    for name in SOURCE_002_SERVERS:
+        cells = [architecture_label(name)]
+        for generator in rates:
+            found = compare.response_rows(summary, name, "source002", generator)
+            found = found[pd.to_numeric(found["threads"], errors="coerce").fillna(1) == 1] if not found.empty else found
+            if found.empty:
+                cells += [latex.MISSING, latex.MISSING]
+                continue
+            row = found.iloc[0]
+            rates[generator][name] = row
+            cells += [format_count(row["mean"]), format_interval(row.get("ci95_low"), row.get("ci95_high"))]
+        rows.append(cells)
+    facts: dict[str, Any] = {}
+    for generator, by_server in rates.items():
+        correct = [by_server[n] for n in ("prefork", "nginx") if n in by_server]
+        if "pong" in by_server and correct:
+            fastest = max(correct, key=lambda r: float(r["mean"]))
+            ratio = compare.summary_ratio(by_server["pong"], fastest)
+            facts[f"pong_{generator}_ratio"], facts[f"pong_{generator}_ci"] = ratio_text(ratio)
+            facts[f"pong_{generator}_over"] = architecture_label(str(fastest["architecture"]))
+    facts["httperf_measured"] = bool(rates["httperf"])
+    # Without pong or httperf the table would repeat the figure's one-worker points.
+    return (rows if rates["httperf"] or "pong" in rates["wrk"] else []), facts
+
+
 def source_002(summary: pd.DataFrame, cpus: str) -> tuple[SourceFacts, pd.DataFrame]:
     prefork = compare.response_rows(summary, "prefork", "source002")
     nginx = compare.response_rows(summary, "nginx", "source002")
@@ -170,6 +205,8 @@ def source_002(summary: pd.DataFrame, cpus: str) -> tuple[SourceFacts, pd.DataFr
             if r is not None:
                 curves.append({"series": name, "x": n, "ratio": r.value, "low": r.low, "high": r.high})
     facts["connections"] = format_count(prefork["connections"].iloc[0]) if not prefork.empty else latex.MISSING
+    facts["one_worker_rows"], one_worker = source_002_one_worker(summary)
+    facts.update(one_worker)
     # Direction rule against its claim that prefork scales to 8 workers (its nginx claim is stated, not scored:
     # it has no published number).
     claim = compare.Ratio(2.0)  # "does scale": up, at face value
@@ -258,16 +295,37 @@ def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
 # --------------------------------------------------------------------------- outputs
 
 
+def campaign_name(summary: pd.DataFrame) -> str:
+    return tt(summary["campaign"].iloc[0]) if not summary.empty and "campaign" in summary else latex.MISSING
+
+
 def collect(
-    summary: pd.DataFrame, trials: pd.DataFrame, processed_dir: Path, external: Path = EXTERNAL_DIR
+    summary: pd.DataFrame,
+    trials: pd.DataFrame,
+    processed_dir: Path,
+    external: Path = EXTERNAL_DIR,
+    sources: SourcesCampaign | None = None,
 ) -> tuple[dict[str, SourceFacts], dict[str, Any]]:
-    """Every source's facts, and the frames and tables the section draws."""
+    """Every source's facts, and the frames and tables the section draws. Sources 000, 002 and 003 come from the
+    sources campaign where it measured them (their own protocols), else from the main campaign."""
+    sources = sources if sources is not None else no_sources_campaign()
     cpus = server_cpu_count(summary, trials)
-    facts000, published000, measured000 = source_000(summary, processed_dir, external)
-    facts000.facts["server_cpus"] = cpus
+    sources_cpus = server_cpu_count(sources.summary, sources.trials) if sources.available else cpus
+    facts000, published000, measured000 = source_000(summary, processed_dir, external, sources.summary)
+    from_sources = facts000.facts["origin"] == "sources"
+    facts000.facts["server_cpus"] = sources_cpus if from_sources else cpus
+    facts000.facts["campaign_tt"] = campaign_name(sources.summary if from_sources else summary)
     facts001, table001 = source_001(read_processed(processed_dir, LATENCY_SUMMARY_CSV), external)
-    facts002, curves002 = source_002(summary, cpus)
-    facts003 = source_003(summary, external)
+    facts002, curves002 = source_002(sources.summary, sources_cpus)
+    facts002.facts["campaign_tt"] = campaign_name(sources.summary)
+    if not facts002.facts["measured"]:
+        facts002, curves002 = source_002(summary, cpus)
+        facts002.facts["campaign_tt"] = campaign_name(summary)
+    facts003 = source_003(sources.summary, external)
+    facts003.facts["campaign_tt"] = campaign_name(sources.summary)
+    if not facts003.facts["measured"]:
+        facts003 = source_003(summary, external)
+        facts003.facts["campaign_tt"] = campaign_name(summary)
     facts004, table004 = source_004(processed_dir, external)
     sources = {f.source: f for f in (facts000, facts001, facts002, facts003, facts004)}
     drawn = {"published000": published000, "measured000": measured000, "curves002": curves002,
@@ -304,9 +362,10 @@ def published_outputs(
     figures_dir: Path,
     prose: Prose,
     external: Path = EXTERNAL_DIR,
+    sources_campaign: SourcesCampaign | None = None,
 ) -> tuple[dict[str, str], dict[str, SourceFacts]]:
     """The section's generated files (name -> text) and every source's facts (for the summary)."""
-    sources, drawn = collect(summary, trials, processed_dir, external)
+    sources, drawn = collect(summary, trials, processed_dir, external, sources_campaign)
     macros.add("load threads reason", load_threads_reason(trials, prose), "why wrk runs with the threads it runs")
     paper_dir = Path(generated_dir).parent
     curve000 = pd.concat(
@@ -327,7 +386,8 @@ def published_outputs(
         "published-001.tex": prose.sentence(SENTENCES, "s001", sources["001"].facts) + "\n"
         + drawn["table001"].replace(r"\caption{}", r"\caption{" + prose.sentence(TABLES, "t001_caption") + "}"),
         "published-002.tex": prose.sentence(SENTENCES, "s002", sources["002"].facts) + "\n"
-        + (figure002 if sources["002"].facts["measured"] else ""),
+        + (figure002 if sources["002"].facts["measured"] else "")
+        + table_002(sources["002"].facts["one_worker_rows"], prose),
         "published-003.tex": prose.sentence(SENTENCES, "s003", sources["003"].facts) + "\n",
         "published-004.tex": prose.sentence(SENTENCES, "s004", held_facts(sources["004"].facts, prose)) + "\n"
         + drawn["table004"].replace(r"\caption{}", r"\caption{" + prose.sentence(TABLES, "t004_caption") + "}"),
@@ -338,6 +398,20 @@ def published_outputs(
 
 def held_facts(facts: dict[str, Any], prose: Prose) -> dict[str, Any]:
     return {**facts, "held_sentence": prose.sentence(SENTENCES, "held", facts) or latex.MISSING}
+
+
+def table_002(rows: list[list[str]], prose: Prose) -> str:
+    """Source 002's servers at one worker under wrk and httperf; nothing when no campaign measured them."""
+    if not rows:
+        return ""
+    columns = [
+        Column("server", "l"),
+        Column("wrk req/s", "r"),
+        Column("95\\,\\% CI", "r"),
+        Column("httperf replies/s", "r"),
+        Column("95\\,\\% CI", "r"),
+    ]
+    return latex.render_longtable(columns, rows, prose.sentence(TABLES, "t002_caption"), "tab:published-002")
 
 
 def table_000(published: pd.DataFrame, measured: pd.DataFrame, prose: Prose) -> str:
