@@ -267,3 +267,14 @@ def test_a_changed_macro_is_named_by_the_rebuild(real_archive: Path, tmp_path: P
 
     result = artifact_check.check_artifact(repack(real_archive, tmp_path / "m.tar.gz", change), pdf=False)
     assert result.problems == ["differs from the archived one: paper/generated/macros.tex"]
+
+
+def test_the_campaigns_the_cross_host_comparison_reads_are_archived_too(tmp_path: Path) -> None:
+    # The report compares its campaign with the shipped reference and with every campaign imported from another
+    # machine; a rebuild from the archive must find them, or its numbers differ from the archived ones.
+    for name in ("c", "reference", "imported", "unrelated"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "campaign.json").write_text("{}")
+    (tmp_path / "imported" / "import").mkdir()
+    args = AnalysisArgs.parse("campaign=c echo= latency= network= robustness=")
+    assert args.raw_campaigns(tmp_path) == ["c", "imported", "reference"]

@@ -43,6 +43,7 @@ from archbench.config.paths import REPO_ROOT
 from archbench.data import manifest, storage
 from archbench.report.latex import campaign_provenance
 from archbench.report.prose import environment as template_environment
+from archbench.report.statistics.crossos_data import analysed_campaigns
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 ANALYSIS_ARGS = Path("data/processed/.analysis-args")
@@ -103,6 +104,9 @@ class AnalysisArgs:
         robustness = Path(self.robustness) if self.robustness else None
         if robustness is not None and not robustness.is_absolute() and robustness.parts[:2] == ("data", "raw"):
             names.append(robustness.parts[2])
+        # The cross-host and reference comparisons read the shipped reference and every imported campaign beside
+        # the report's: without them the rebuilt report would say there is nothing to compare.
+        names += analysed_campaigns(Path(raw_root), self.campaign)
         present = [n for n in dict.fromkeys(names) if n and (Path(raw_root) / n).is_dir()]
         if self.campaign not in present:
             raise ArtifactError(f"the report's campaign {self.campaign!r} is not under {raw_root}")
