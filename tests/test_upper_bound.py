@@ -59,7 +59,7 @@ def test_pong_bounds_the_correct_servers_and_is_ranked_with_none_of_them() -> No
     text = upper_bound_sentences(comparisons, analysis.Labeller(frame), Prose())
     assert "the fastest correct server is epoll" in text
     assert "0.90 times" in text  # 45,000 / 50,000
-    assert "the upper bound, pong at 50,000" in text and "no correct server" in text
+    assert "the rate of pong (upper bound) at 50,000" in text and "no correct server" in text
     assert "runner-up, poll" in text  # the runner-up is a correct server too
     summary_text = upper_bound_summary(comparisons, analysis.Labeller(frame), Prose())
     assert (

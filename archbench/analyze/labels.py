@@ -11,6 +11,7 @@ import pandas as pd
 
 from archbench.analyze.fields import ARCHITECTURE_ORDER, FAMILY_FIELDS, THREAD_UNITS
 from archbench.analyze.values import key_text, number
+from archbench.config.servers import upper_bound_architectures
 
 
 def architecture_rank(architecture: Any) -> int:
@@ -72,6 +73,8 @@ class Labeller:
         trigger = key_text(row.get("trigger"))
         if trigger and (architecture == "epoll" or architecture in self.multiple_triggers):
             name += f" ({trigger})"
+        if architecture in upper_bound_architectures():
+            name += " (upper bound)"  # every table and figure says that it is no correct server
         return name
 
     def variant(self, row: Mapping[str, Any]) -> str:
