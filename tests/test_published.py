@@ -192,6 +192,7 @@ def sources_campaign_summary() -> pd.DataFrame:
 def test_the_sources_campaign_is_read_before_the_main_one(main_summary, trials, tmp_path: Path) -> None:
     generated, figures = tmp_path / "paper" / "generated", tmp_path / "paper" / "figures"
     generated.mkdir(parents=True)
+    trials = trials.assign(hostname="vm")
     campaign = SourcesCampaign(StudySource("sources-x", None, None), trials, sources_campaign_summary())
     files, sources = published_outputs(
         main_summary, trials, tmp_path, MacroSet(), generated, figures, Prose(), sources_campaign=campaign
@@ -232,3 +233,20 @@ def test_sources_campaign_csvs_are_written_and_stale_ones_removed(tmp_path: Path
         missing = process_sources_campaign("absent", raw_root, processed)
     assert not missing.available
     assert not (processed / SUMMARY_CSV).exists() and not (processed / TRIALS_CSV).exists()
+
+
+def test_a_sources_campaign_from_another_host_leaves_source_000_to_this_one(
+    main_summary, trials, tmp_path: Path
+) -> None:
+    # make all on a new machine: its own sweep answers source 000; the shipped sources campaign still gives 002.
+    generated, figures = tmp_path / "paper" / "generated", tmp_path / "paper" / "figures"
+    generated.mkdir(parents=True)
+    shipped = SourcesCampaign(
+        StudySource("reference-sources", None, None), trials.assign(hostname="vm"), sources_campaign_summary()
+    )
+    _, sources = published_outputs(
+        main_summary, trials.assign(hostname="laptop"), tmp_path, MacroSet(), generated, figures, Prose(),
+        sources_campaign=shipped,
+    )  # fmt: skip
+    assert sources["000"].facts["origin"] == "main" and sources["000"].facts["measured_last_n"] == 5
+    assert sources["002"].facts["prefork_top"] == 8

@@ -295,6 +295,10 @@ def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
 # --------------------------------------------------------------------------- outputs
 
 
+def hosts(trials: pd.DataFrame) -> set[str]:
+    return {str(h) for h in trials["hostname"].dropna()} if "hostname" in trials else set()
+
+
 def campaign_name(summary: pd.DataFrame) -> str:
     return tt(summary["campaign"].iloc[0]) if not summary.empty and "campaign" in summary else latex.MISSING
 
@@ -311,7 +315,12 @@ def collect(
     sources = sources if sources is not None else no_sources_campaign()
     cpus = server_cpu_count(summary, trials)
     sources_cpus = server_cpu_count(sources.summary, sources.trials) if sources.available else cpus
-    facts000, published000, measured000 = source_000(summary, processed_dir, external, sources.summary)
+    # Source 000's sweep: the sources campaign only when it ran on the main campaign's host, so that `make all` on
+    # another machine sets that machine's own sweep (main campaign or network study) beside the source.
+    same_host = bool(hosts(sources.trials)) and hosts(sources.trials) <= hosts(trials)
+    facts000, published000, measured000 = source_000(
+        summary, processed_dir, external, sources.summary if same_host else None
+    )
     from_sources = facts000.facts["origin"] == "sources"
     facts000.facts["server_cpus"] = sources_cpus if from_sources else cpus
     facts000.facts["campaign_tt"] = campaign_name(sources.summary if from_sources else summary)
