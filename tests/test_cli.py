@@ -8,6 +8,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import papermill
 import pytest
 from conftest import REPO_ROOT, WRK_FIXTURES
 
@@ -176,6 +177,23 @@ def test_notebook_with_bad_parameter_fails_naming_it(tmp_path: Path, repo_env: d
     assert done.returncode == 1
     assert "ParameterError: duration_s: -1 is not a positive integer" in done.stderr
     assert not raw.exists()  # no campaign directory for a campaign that never started
+
+
+def test_notebook_refuses_a_parameter_its_parameters_cell_does_not_declare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # papermill alone would only warn and run the notebook without it.
+    raw = tmp_path / "raw"
+    argv = ["notebook", "run_trials", "--campaign", "nb", "--raw-root", str(raw), "-p", "adaptive_critrion", "paired"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert "adaptive_critrion: not a parameter of run_trials.ipynb" in error and "adaptive_criterion" in error
+    assert not raw.exists()
+
+
+def test_run_trials_declares_every_adaptive_parameter() -> None:
+    declared = set(papermill.inspect_notebook(str(REPO_ROOT / "notebooks" / "run_trials.ipynb")))
+    assert {"ci_target", "max_trials", "adaptive_criterion", "adaptive_budget_s", "hosts"} <= declared
 
 
 def test_notebook_runs_a_campaign_and_keeps_each_executed_copy(

@@ -49,6 +49,7 @@ from nbconvert import HTMLExporter
 
 from archbench.cli.lab import KERNEL_NAME, ProjectKernelManager
 from archbench.config.paths import PAPER_DIR, RAW_ROOT
+from archbench.config.values import ParameterError
 from archbench.data.storage import CAMPAIGN_FILE, EXECUTED_DIR, write_new_file
 from archbench.report.notebook_index import NOTEBOOKS_DIR, meta_tags
 
@@ -184,6 +185,12 @@ def execute_notebook(
         values["campaign"] = campaign
     values["raw_root"] = str(raw_root)
     values.update(parameters or {})
+    # papermill only warns about a name the parameters cell does not declare, and the notebook then runs without
+    # it: a misspelt or unsupported parameter would change nothing, silently.
+    declared = papermill.inspect_notebook(str(source))
+    unknown = sorted(set(parameters or {}) - set(declared))
+    if unknown:
+        raise ParameterError(unknown[0], f"not a parameter of {source.name}; its parameters: {', '.join(declared)}")
 
     scratch = Path(tempfile.mkdtemp(prefix=f"archbench-{source.stem}-"))
     scratch_copy = scratch / source.name
