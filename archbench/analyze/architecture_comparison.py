@@ -39,6 +39,12 @@ class Comparison:
         return self.rows[~self.rows["architecture"].isin(upper_bound_architectures())]
 
     @property
+    def ranked_rows(self) -> pd.DataFrame:
+        """Every row the comparison ranks: our correct rows and the reference (the upper bound bounds them)."""
+        rows = self.all_rows
+        return rows[~rows["architecture"].isin(upper_bound_architectures())]
+
+    @property
     def upper_bound(self) -> pd.Series | None:
         """The upper bound's row when it was measured at this point."""
         bound = self.rows[self.rows["architecture"].isin(upper_bound_architectures())]
@@ -47,8 +53,7 @@ class Comparison:
 
     def fastest(self) -> pd.Series | None:
         """The correct configuration with the highest mean throughput, nginx included, the upper bound not."""
-        rows = self.all_rows
-        rows = rows[~rows["architecture"].isin(upper_bound_architectures())]
+        rows = self.ranked_rows
         rows = rows[pd.to_numeric(rows["mean"], errors="coerce").notna()]
         if rows.empty:
             return None

@@ -80,7 +80,7 @@ def _upper_bound_facts(one: Comparison, labels: Labeller, first: bool) -> dict[s
     }
     if fastest is None:
         return facts
-    correct = _correct_all_rows(one)
+    correct = one.ranked_rows
     facts["single"] = len(correct) < 2 and one.upper_bound is None
     facts.update(_bound_facts(one, fastest, labels))
     if facts["single"]:
@@ -112,13 +112,6 @@ def _upper_bound_facts(one: Comparison, labels: Labeller, first: bool) -> dict[s
     return facts
 
 
-def _correct_all_rows(one: Comparison) -> pd.DataFrame:
-    """Our correct rows and the reference (everything the comparison ranks; the upper bound bounds them)."""
-    if one.reference is None:
-        return one.correct_rows
-    return pd.concat([one.correct_rows, one.reference.to_frame().T], ignore_index=True)
-
-
 def _bound_facts(one: Comparison, fastest: pd.Series, labels: Labeller) -> dict[str, Any]:
     """The upper bound (source 002's pong) where measured: its rate and the fastest correct server's share of it."""
     bound = one.upper_bound
@@ -148,7 +141,7 @@ def upper_bound_summary(comparisons: list[Comparison], labels: Labeller, prose: 
     parts = []
     for one in comparisons:
         fastest = one.fastest()
-        if fastest is None or (len(_correct_all_rows(one)) < 2 and one.upper_bound is None):
+        if fastest is None or (len(one.ranked_rows) < 2 and one.upper_bound is None):
             continue
         n = 0 if is_missing(fastest.get("n")) else int(float(fastest["n"]))
         bound = 0 if is_missing(fastest.get("n_client_bound")) else int(float(fastest["n_client_bound"]))
