@@ -139,7 +139,7 @@ $(ANALYSIS_STAMP): $(ANALYSIS_ARGS) $(ANALYSIS_SOURCES) $(ANALYSIS_RAW) $(VENV_S
 	  -p network_campaign '$(NETWORK_CAMPAIGN)' -p sources_campaign '$(SOURCES_CAMPAIGN)' \
 	  --output-dir data/processed/executed
 	@# The notebooks appendix again, now that analyze.ipynb itself is exported to paper/notebooks/ too.
-	$(PY) -m archbench.report.notebook_index
+	$(PY) -m archbench.report.studies.notebooks.index
 	@touch $@
 
 # latexmk is itself incremental; make runs it only when the generated inputs or the TeX sources changed.

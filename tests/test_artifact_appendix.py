@@ -7,10 +7,10 @@ from pathlib import Path
 
 from archbench.config.plan import expected_duration_s
 from archbench.data import storage
-from archbench.report import artifact_appendix
-from archbench.report.artifact_appendix import collect_appendix, debian_packages, format_duration, python_pins
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
+from archbench.report.studies.artifact import facts as artifact_appendix
+from archbench.report.studies.artifact.facts import collect_appendix, debian_packages, format_duration, python_pins
 
 REPO = Path(__file__).resolve().parent.parent
 RAW = REPO / "data" / "raw"

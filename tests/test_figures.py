@@ -9,7 +9,7 @@ import pytest
 import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
 from archbench.analyze import analysis
-from archbench.report import figures
+from archbench.report.studies.pool import figures
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 

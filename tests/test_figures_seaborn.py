@@ -16,12 +16,14 @@ from matplotlib.collections import LineCollection, PathCollection
 
 from archbench import stats
 from archbench.analyze import analysis
-from archbench.report import figures, theme
-from archbench.report import latency as report_latency
-from archbench.report.echo import process_echo_campaign
-from archbench.report.studies import echo_figures, latency_figures
-from archbench.report.studies.echo_data import MB
-from archbench.report.studies.latency_data import SETUP_SWEEP
+from archbench.report import theme
+from archbench.report.studies import latency as report_latency
+from archbench.report.studies.echo import figures as echo_figures
+from archbench.report.studies.echo import process_echo_campaign
+from archbench.report.studies.echo.data import MB
+from archbench.report.studies.latency import figures as latency_figures
+from archbench.report.studies.latency.data import SETUP_SWEEP
+from archbench.report.studies.pool import figures
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 

@@ -13,8 +13,10 @@ import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
 from archbench.analyze import analysis
 from archbench.report import build as report
-from archbench.report import findings, latex, main_tables
+from archbench.report import latex
 from archbench.report.prose import Prose
+from archbench.report.studies.pool import facts as findings
+from archbench.report.studies.pool import tables as main_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"

@@ -26,8 +26,8 @@ from archbench.analyze.noise import (
 )
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
-from archbench.report.statistics.noise import NOISE_FIGURE, NOISE_FILE, TEMPLATE, noise_outputs, steal_facts
-from archbench.report.statistics.noise_figure import noise_figure
+from archbench.report.studies.statistics.noise import NOISE_FIGURE, NOISE_FILE, TEMPLATE, noise_outputs, steal_facts
+from archbench.report.studies.statistics.noise_figure import noise_figure
 from archbench.stats.autocorrelation import autocorrelation
 from archbench.stats.drift import relative_slope
 

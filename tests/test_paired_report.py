@@ -1,4 +1,4 @@
-"""The paired ratios in the report (archbench.report.statistics.paired and paired_power): the CSV, table,
+"""The paired ratios in the report (archbench.report.studies.statistics.paired and paired_power): the CSV, table,
 forest plot, macros and the "could have detected" phrase, on a small synthetic trials frame."""
 
 from __future__ import annotations
@@ -17,9 +17,13 @@ from archbench.analyze import analysis
 from archbench.analyze.paired import PAIRED_CSV, paired_ratios
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
-from archbench.report.statistics.paired import PAIRED_FIGURE, PAIRED_TABLE_FILE, paired_outputs
-from archbench.report.statistics.paired_figure import forest_figure, forest_rows
-from archbench.report.statistics.paired_power import add_detectable_differences, detectable_against, detectable_facts
+from archbench.report.studies.statistics.paired import PAIRED_FIGURE, PAIRED_TABLE_FILE, paired_outputs
+from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
+from archbench.report.studies.statistics.paired_power import (
+    add_detectable_differences,
+    detectable_against,
+    detectable_facts,
+)
 from archbench.stats.power import welch_detectable_pct
 
 PROSE = Prose()

@@ -12,12 +12,12 @@ import pytest
 from archbench.analyze import published_compare as compare
 from archbench.analyze.crossos import load_source000
 from archbench.config.paths import EXTERNAL_DIR
+from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
-from archbench.report.published import published_outputs
-from archbench.report.studies.common import StudySource
-from archbench.report.studies.sources_data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign, process_sources_campaign
-from archbench.report.summary import summary_outputs
+from archbench.report.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign, process_sources_campaign
+from archbench.report.studies.sources.facts import published_outputs
+from archbench.report.studies.summary.tables import summary_outputs
 
 # --------------------------------------------------------------------------- the rules
 

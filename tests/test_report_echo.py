@@ -15,11 +15,13 @@ import synthetic_studies as ss  # tests/fixtures/campaigns/synthetic_studies.py 
 
 from archbench.parse import parse_file
 from archbench.report import build as report
-from archbench.report import echo as report_echo
 from archbench.report import latex
+from archbench.report.common import sorted_rows
 from archbench.report.prose import Prose
-from archbench.report.studies import echo_data, echo_figures, echo_tables
-from archbench.report.studies.common import sorted_rows
+from archbench.report.studies import echo as report_echo
+from archbench.report.studies.echo import data as echo_data
+from archbench.report.studies.echo import figures as echo_figures
+from archbench.report.studies.echo import tables as echo_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
@@ -379,7 +381,7 @@ def test_study_figures_leave_pyplot_untouched(real, synthetic_root, tmp_path):
     import matplotlib
     import matplotlib.pyplot as plt
 
-    from archbench.report import latency as report_latency
+    from archbench.report.studies import latency as report_latency
 
     backend = matplotlib.get_backend()
     before = plt.get_fignums()

@@ -13,8 +13,8 @@ import synthetic_studies as ss  # tests/fixtures/campaigns/synthetic_studies.py 
 
 from archbench.parse import parse_file
 from archbench.report import build as report
-from archbench.report import latency as report_latency
 from archbench.report import latex
+from archbench.report.studies import latency as report_latency
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"

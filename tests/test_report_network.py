@@ -19,9 +19,9 @@ from archbench import stats
 from archbench.config.profiles import profile_values
 from archbench.report import build as report
 from archbench.report import latex
-from archbench.report import network as report_network
 from archbench.report.prose import Prose
-from archbench.report.studies.network_data import FRAME_OVERHEAD_BYTES, LinkBound, source000_pools
+from archbench.report.studies import network as report_network
+from archbench.report.studies.network.data import FRAME_OVERHEAD_BYTES, LinkBound, source000_pools
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"

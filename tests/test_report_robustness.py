@@ -13,10 +13,10 @@ import pytest
 
 from archbench.report import build as report
 from archbench.report import latex
-from archbench.report import robustness as rr
-from archbench.report import robustness_result as rres
-from archbench.report import robustness_text as rtext
 from archbench.report.prose import Prose
+from archbench.report.studies import robustness as rr
+from archbench.report.studies.robustness import data as rres
+from archbench.report.studies.robustness import facts as rtext
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "paper"

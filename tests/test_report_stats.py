@@ -1,4 +1,4 @@
-"""archbench.report.statistics: the statistics, cross-OS, rules and environment sections of the report.
+"""archbench.report.studies.statistics: the statistics, cross-OS, rules and environment sections of the report.
 
 Besides the shipped fixture campaigns (two trials per configuration at most), a synthetic raw root
 holds campaigns with enough trials for every path: `stats-here` (six trials per configuration, a
@@ -26,15 +26,17 @@ from archbench import stats
 from archbench.analyze import analysis, crossos
 from archbench.measure import provenance
 from archbench.report import build as report
+from archbench.report import formats as stats_format
 from archbench.report import latex
-from archbench.report import statistics as report_stats
 from archbench.report.prose import Prose
-from archbench.report.statistics import adaptive_state, crossos_data, crossos_tables
-from archbench.report.statistics import comparisons as stats_comparisons
-from archbench.report.statistics import diagnostics as stats_diagnostics
-from archbench.report.statistics import environment as stats_environment
-from archbench.report.statistics import format as stats_format
-from archbench.report.statistics import qq as stats_qq
+from archbench.report.studies import statistics as report_stats
+from archbench.report.studies.crossos import data as crossos_data
+from archbench.report.studies.crossos import tables as crossos_tables
+from archbench.report.studies.environment import tables as stats_environment
+from archbench.report.studies.statistics import adaptive_state
+from archbench.report.studies.statistics import comparisons as stats_comparisons
+from archbench.report.studies.statistics import diagnostics as stats_diagnostics
+from archbench.report.studies.statistics import qq as stats_qq
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
@@ -458,7 +460,7 @@ def test_qq_figure_of_the_main_configurations(here, tmp_path):
     figure = stats_qq.qq_figure(outputs.summary, outputs.trials)
     assert sum(ax.get_visible() for ax in figure.axes) == len(chosen)
     again = tmp_path / "again.pdf"
-    from archbench.report import figures
+    from archbench.report.studies.pool import figures
 
     figures.save_figure(figure, again)
     assert again.read_bytes() == pdf.read_bytes()  # deterministic

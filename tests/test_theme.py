@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from archbench.config.servers import server_specs
-from archbench.report import figures, theme
-from archbench.report.studies.plotting import label_colours
+from archbench.report import theme
+from archbench.report.plotting import label_colours
+from archbench.report.studies.pool import figures
 
 
 def _hue(colour) -> float:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from archbench.analyze import analysis
-from archbench.report.comparison_findings import upper_bound_sentences, upper_bound_summary
 from archbench.report.prose import Prose
+from archbench.report.studies.architectures.facts import upper_bound_sentences, upper_bound_summary
 
 
 def row(architecture: str, mean: float, config_id: str, **more: object) -> dict:

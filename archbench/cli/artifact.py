@@ -43,7 +43,7 @@ from archbench.config.paths import REPO_ROOT
 from archbench.data import manifest, storage
 from archbench.report.latex import campaign_provenance
 from archbench.report.prose import environment as template_environment
-from archbench.report.statistics.crossos_data import analysed_campaigns
+from archbench.report.studies.crossos.data import analysed_campaigns
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 ANALYSIS_ARGS = Path("data/processed/.analysis-args")

@@ -23,29 +23,26 @@ import pandas as pd
 from archbench.analyze import analysis
 from archbench.config.params import ParameterError
 from archbench.config.paths import FIGURES_DIR, GENERATED_DIR, PAPER_DIR, PROCESSED_DIR, RAW_ROOT, REPO_ROOT
-from archbench.report import (
-    artifact_appendix,
-    environment,
-    figures,
-    findings,
-    latex,
-    main_tables,
-    notebook_index,
-    pipeline,
-)
-from archbench.report import echo as report_echo
-from archbench.report import latency as report_latency
-from archbench.report import network as report_network
-from archbench.report import robustness as report_robustness
-from archbench.report import statistics as report_stats
-from archbench.report.baseline import baseline_macros
+from archbench.report import latex, pipeline
+from archbench.report.studies import echo as report_echo
+from archbench.report.studies import latency as report_latency
+from archbench.report.studies import network as report_network
+from archbench.report.studies import robustness as report_robustness
+from archbench.report.studies import statistics as report_stats
+from archbench.report.studies.artifact import facts as artifact_appendix
+from archbench.report.studies.method import facts as environment
+from archbench.report.studies.notebooks import index as notebook_index
+from archbench.report.studies.pool import facts as findings
+from archbench.report.studies.pool import figures
+from archbench.report.studies.pool import tables as main_tables
+from archbench.report.studies.architectures.baseline import baseline_macros
 from archbench.report.pipeline import resolve_campaign
 from archbench.report.prose import Prose
-from archbench.report.published import published_outputs
-from archbench.report.statistics.noise import noise_outputs
-from archbench.report.statistics.paired import paired_outputs
-from archbench.report.studies.sources_data import SourcesCampaign, process_sources_campaign
-from archbench.report.summary import summary_outputs
+from archbench.report.studies.sources.facts import published_outputs
+from archbench.report.studies.statistics.noise import noise_outputs
+from archbench.report.studies.statistics.paired import paired_outputs
+from archbench.report.studies.sources.data import SourcesCampaign, process_sources_campaign
+from archbench.report.studies.summary.tables import summary_outputs
 
 # The files report.tex inputs; each is always written, so a stale one from an
 # earlier campaign can never be picked up.
@@ -138,7 +135,7 @@ def build_report(
     latency knee's two p99 thresholds are in milliseconds.
     `robustness` is the abuse-suite result of the robustness appendix (a path, relative to the repository root);
     None: `<processed_dir>/robustness.json` when it exists, else `<raw_root>/reference-robustness/robustness.json`,
-    else the appendix says there is none (archbench.report.robustness).
+    else the appendix says there is none (archbench.report.studies.robustness).
     `network_campaign` is the netns campaign of sections/network.tex and `network_loopback_campaign` its loopback
     twin (default `<network_campaign>-loopback`); without both the section is a sentence saying which is missing.
     `sources_campaign` is the `sources` profile's campaign (each source's own protocol): the published-beside-measured

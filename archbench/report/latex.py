@@ -16,8 +16,8 @@ wrk latencies), each explained under the table that uses it.
 Besides the primitives, this module renders the two table families other report
 modules cite by label (the source-000 pool-size tables and the architecture
 comparison per pipeline depth); the files that hold them, the configurations
-table and the sentences citing them are in archbench.report.main_tables, the
-environment macros in archbench.report.environment.
+table and the sentences citing them are in archbench.report.studies.pool.tables, the
+environment macros in archbench.report.studies.method.facts.
 """
 
 from __future__ import annotations

@@ -31,9 +31,9 @@ from archbench import stats
 from archbench.analyze import analysis
 from archbench.config.params import ParameterError
 from archbench.data import storage
-from archbench.report import figures
-from archbench.report.statistics.comparisons import comparison_pairs, run_comparisons
-from archbench.report.statistics.qq import qq_figure
+from archbench.report.studies.pool import figures
+from archbench.report.studies.statistics.comparisons import comparison_pairs, run_comparisons
+from archbench.report.studies.statistics.qq import qq_figure
 
 __all__ = [
     "check_parameters",

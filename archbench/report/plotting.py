@@ -1,0 +1,85 @@
+"""Figure helpers the echo and latency studies share: colours, error bars, panel grids, tick labels.
+
+Figures are built with matplotlib's object API (`Figure`, never pyplot) inside `theme.paper_theme()`, so
+building the report in a notebook leaves its inline backend and pyplot's current figure untouched, and
+coloured by architecture (`label_colours`), so a server has the colour it has in every other figure.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import numpy as np
+import pandas as pd
+
+from archbench.report.studies.pool.figures import FigureFile
+from archbench.report.theme import architecture_palette
+
+
+def colours_for(labels: Sequence[str]) -> dict[str, Any]:
+    """Colours for labels whose architecture is unknown: matplotlib's tab10/tab20 in label order."""
+    palette = matplotlib.colormaps["tab10" if len(labels) <= 10 else "tab20"]
+    return {label: palette(index % palette.N) for index, label in enumerate(labels)}
+
+
+def label_colours(frames: Sequence[pd.DataFrame], label_column: str) -> dict[str, Any]:
+    """{label: colour} of the labels in `label_column` of `frames`, each its architecture's colour (the
+    frames' `architecture` column) as in every figure of the report; order-of-appearance colours when a
+    frame has no architecture column."""
+    frames = [f for f in frames if not f.empty and label_column in f]
+    if not all("architecture" in f for f in frames):
+        return colours_for(list(dict.fromkeys(label for f in frames for label in f[label_column])))
+    pairs = [
+        (str(label), str(arch)) for f in frames for label, arch in zip(f[label_column], f["architecture"], strict=True)
+    ]
+    return dict(architecture_palette([label for label, _ in pairs], [arch for _, arch in pairs]))
+
+
+def include_path(figure: FigureFile | None, paper_dir: Path) -> str | None:
+    """The figure's path as \\includegraphics takes it (relative to the paper directory); None without a figure."""
+    return None if figure is None else Path(os.path.relpath(figure.path, paper_dir)).as_posix()
+
+
+def ci_error_bars(rows: pd.DataFrame, prefix: str, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(means, yerr) of `<prefix>_mean` and its `<prefix>_ci95_low/high` interval, divided by `scale`; yerr is
+    what errorbar takes: the distances below and above each mean, 0 where the interval is undefined."""
+    mean = rows[f"{prefix}_mean"].to_numpy(dtype=float) / scale
+    low = np.nan_to_num(np.clip(mean - rows[f"{prefix}_ci95_low"].to_numpy(dtype=float) / scale, 0, None))
+    high = np.nan_to_num(np.clip(rows[f"{prefix}_ci95_high"].to_numpy(dtype=float) / scale - mean, 0, None))
+    return mean, np.vstack([low, high])
+
+
+def panel_grid(count: int) -> tuple[int, int]:
+    """(rows, columns) of a figure with one panel per server: two columns unless there is a single panel."""
+    columns = 1 if count == 1 else 2
+    return math.ceil(count / columns), columns
+
+
+def hide_unused_panels(panels: np.ndarray, count: int) -> None:
+    """Hide the grid's slots after the first `count` panels (an odd count leaves one empty)."""
+    columns = panels.shape[1]
+    for index in range(count, panels.size):
+        panels[index // columns][index % columns].set_visible(False)
+
+
+def thousands_tick(value: float, _position: int) -> str:
+    return f"{value:,.0f}"
+
+
+def compact_tick(value: float, _position: int) -> str:
+    """A log axis's tick label: thousands separators from 1 up, plain decimals below (0.1, not 0)."""
+    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+
+def kilo_tick(value: float, _position: int) -> str:
+    """A rate axis's tick label: 500, 2k, 1.5M."""
+    if value >= 1e6:
+        return f"{value / 1e6:g}M"
+    if value >= 1e3:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"

@@ -1,0 +1,401 @@
+"""Generated prose of the architecture comparison: upper bounds, nginx, response lengths, the sources' designs.
+
+Like archbench.report.studies.pool.facts (which calls it), this module computes facts; every sentence is a macro of
+paper/templates/findings/architectures.tex.j2.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from archbench.analyze import analysis
+from archbench.analyze.analysis import (
+    CLIENT_BOUND_THRESHOLD,
+    REFERENCE_ARCHITECTURE,
+    Comparison,
+    Labeller,
+    key_text,
+)
+from archbench.analyze.published_compare import summary_ratio
+from archbench.report.latex import (
+    MISSING,
+    MacroSet,
+    escape,
+    format_compact,
+    format_count,
+    format_decimal,
+    format_interval,
+    format_list,
+    format_percent,
+    interval_of,
+    is_missing,
+)
+from archbench.report.prose import Prose
+from archbench.report.studies.statistics.paired_power import DEFAULT_POWER, detectable_against
+
+ARCHITECTURES = "findings/architectures"
+
+
+def client_bound_rule(threshold: float = CLIENT_BOUND_THRESHOLD) -> str:
+    """The client-bound threshold in percent, as the sentences quote it."""
+    return f"{threshold * 100:.0f}"
+
+
+def depth_of(row: pd.Series) -> str:
+    return key_text(row.get("pipeline")) or "1"
+
+
+def _client_bound_clause(row: pd.Series, threshold: float = CLIENT_BOUND_THRESHOLD) -> dict[str, Any]:
+    """Whose bound the fastest configuration is: the client's when wrk's CPU was saturated (the clause's facts)."""
+    n = int(float(row.get("n") or 0)) if not is_missing(row.get("n")) else 0
+    bound = 0 if is_missing(row.get("n_client_bound")) else int(float(row["n_client_bound"]))
+    utilisation = row.get("load_cpu_utilisation_mean")
+    if bound and bound >= n:
+        kind = "all"
+    elif bound:
+        kind = "part"
+    elif is_missing(utilisation):
+        kind = "unknown"
+    else:
+        kind = "server"
+    return {
+        "kind": kind,
+        "trials": n,
+        "trials_text": format_count(n),
+        "bound": format_count(bound),
+        "rule": client_bound_rule(threshold),
+        "utilisation": format_percent(utilisation),
+    }
+
+
+def _upper_bound_facts(one: Comparison, labels: Labeller, first: bool) -> dict[str, Any]:
+    fastest = one.fastest()
+    facts: dict[str, Any] = {
+        "pipeline": str(one.pipeline),
+        "connections": format_count(one.connections),
+        "fastest": None if fastest is None else escape(labels.variant(fastest)),
+    }
+    if fastest is None:
+        return facts
+    correct = one.ranked_rows
+    facts["single"] = len(correct) < 2 and one.upper_bound is None
+    facts.update(_bound_facts(one, fastest, labels))
+    if facts["single"]:
+        return facts
+    interval = format_interval(fastest["ci95_low"], fastest["ci95_high"])
+    facts.update(
+        first=first,
+        reference=fastest["architecture"] == REFERENCE_ARCHITECTURE,
+        mean=format_count(fastest["mean"]),
+        interval=None if interval == MISSING else interval,
+        runner_up=None,
+        clause=_client_bound_clause(fastest),
+    )
+    others = correct[
+        (correct["config_id"] != fastest["config_id"]) & pd.to_numeric(correct["mean"], errors="coerce").notna()
+    ]
+    if not others.empty:
+        runner_up = others.loc[pd.to_numeric(others["mean"]).idxmax()]
+        best_ci, runner_ci = interval_of(fastest), interval_of(runner_up)
+        if best_ci.is_defined and runner_ci.is_defined:
+            relation = "overlap" if best_ci.overlaps(runner_ci) else "above"
+        else:
+            relation = "undefined"
+        facts.update(
+            runner_up=escape(labels.variant(runner_up)),
+            runner_relation=relation,
+            runner_interval=format_interval(runner_up["ci95_low"], runner_up["ci95_high"]),
+        )
+    return facts
+
+
+def _bound_facts(one: Comparison, fastest: pd.Series, labels: Labeller) -> dict[str, Any]:
+    """The upper bound (source 002's pong) where measured: its rate and the fastest correct server's share of it."""
+    bound = one.upper_bound
+    if bound is None:
+        return {"bound_name": None}
+    share = summary_ratio(fastest, bound)
+    interval = format_interval(bound["ci95_low"], bound["ci95_high"])
+    return {
+        "bound_name": escape(labels.variant(bound)),
+        "bound_mean": format_count(bound["mean"]),
+        "bound_interval": None if interval == MISSING else interval,
+        "share": format_decimal(share.value, 2),
+        "share_interval": None
+        if math.isnan(share.low)
+        else f"{format_decimal(share.low, 2)}--{format_decimal(share.high, 2)}",
+    }
+
+
+def upper_bound_sentences(comparisons: list[Comparison], labels: Labeller, prose: Prose) -> str:
+    """The fastest server per pipeline depth and whose bound it is (source 002 framed the first as the bound)."""
+    facts = [_upper_bound_facts(one, labels, first=index == 0) for index, one in enumerate(comparisons)]
+    return prose.sentence(ARCHITECTURES, "upper_bounds", comparisons=facts)
+
+
+def upper_bound_summary(comparisons: list[Comparison], labels: Labeller, prose: Prose) -> str:
+    """One clause for the abstract: the fastest server per depth, and whose bound it is."""
+    parts = []
+    for one in comparisons:
+        fastest = one.fastest()
+        if fastest is None or (len(one.ranked_rows) < 2 and one.upper_bound is None):
+            continue
+        n = 0 if is_missing(fastest.get("n")) else int(float(fastest["n"]))
+        bound = 0 if is_missing(fastest.get("n_client_bound")) else int(float(fastest["n_client_bound"]))
+        parts.append(
+            {
+                "name": escape(labels.variant(fastest)),
+                "pipeline": str(one.pipeline),
+                "mean": format_count(fastest["mean"]),
+                "bound": "all" if bound and bound >= n else ("part" if bound else "none"),
+                "share": _bound_facts(one, fastest, labels).get("share"),
+            }
+        )
+    return prose.sentence(ARCHITECTURES, "upper_bound_summary", parts=parts)
+
+
+def _nginx_facts(one: Comparison, labels: Labeller) -> dict[str, Any]:
+    reference = one.reference
+    facts: dict[str, Any] = {
+        "pipeline": str(one.pipeline),
+        "connections": format_count(one.connections),
+        "reference": None,
+    }
+    if reference is None or is_missing(reference.get("mean")):
+        return facts
+    ours = one.correct_rows[pd.to_numeric(one.correct_rows["mean"], errors="coerce").notna()]
+    facts.update(reference=escape(labels.variant(reference)), mean=format_count(reference["mean"]), low=None)
+    if ours.empty:
+        return facts
+    ratios = pd.to_numeric(ours["ratio_to_nginx"], errors="coerce")
+    low, high = ours.loc[ratios.idxmin()], ours.loc[ratios.idxmax()]
+    ref_ci = interval_of(reference)
+    faster = slower = 0
+    undistinguished = []
+    for index, row in ours.iterrows():
+        ci = interval_of(row)
+        if ci.is_defined and ref_ci.is_defined and not ci.overlaps(ref_ci):
+            if row["mean"] > reference["mean"]:
+                faster += 1
+            else:
+                slower += 1
+        else:
+            undistinguished.append(index)
+    # "Not distinguishable" says nothing without the size of difference these trials could have shown.
+    detectable = detectable_against(ours, reference).loc[undistinguished].dropna()
+    facts.update(
+        low=escape(labels.variant(low)),
+        low_ratio=format_decimal(low["ratio_to_nginx"], 2),
+        high=escape(labels.variant(high)),
+        high_ratio=format_decimal(high["ratio_to_nginx"], 2),
+        faster=format_count(faster),
+        slower=format_count(slower),
+        ours=format_count(len(ours)),
+        detectable_median=format_decimal(detectable.median(), 0) if len(detectable) else None,
+        detectable_low=format_decimal(detectable.min(), 0) if len(detectable) else None,
+        detectable_high=format_decimal(detectable.max(), 0) if len(detectable) else None,
+        detectable_power=format_decimal(100 * DEFAULT_POWER, 0),
+    )
+    return facts
+
+
+def response_bytes_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> None:
+    """Our response length (computed), nginx's (measured), the difference, and wrk's per-response bytes."""
+    nginx = summary[summary["architecture"] == REFERENCE_ARCHITECTURE] if not summary.empty else summary
+    response = key_text(nginx["response"].iloc[0]) if not nginx.empty and "response" in nginx else "test"
+    response = response or "test"
+    ours = analysis.our_response_bytes(response)
+    macros.add("our response bytes", format_count(ours), f"length of our {response} response, computed from its format")
+    measured = (
+        sorted({float(v) for v in nginx["response_bytes"] if not is_missing(v)})
+        if not nginx.empty and "response_bytes" in nginx
+        else []
+    )
+    macros.add(
+        "nginx response bytes",
+        format_list(measured) if measured else MISSING,
+        "length of nginx's response as its trial records measure it",
+    )
+    difference = (max(measured) - ours) if measured and ours is not None else None
+    macros.add(
+        "response byte difference", format_count(difference), "nginx's response minus ours, bytes (largest if several)"
+    )
+    facts: dict[str, Any] = {
+        "response": escape(response),
+        "ours": None if ours is None else format_count(ours),
+        "lengths": format_list(measured) if measured else None,
+        "nginx_read": None,
+    }
+    if ours is not None and measured:
+        facts.update(difference=format_count(difference), share=format_decimal(difference / ours * 100.0, 0))
+        if "bytes_per_response_mean" in summary:
+            theirs_read = analysis.stats.sample_mean(nginx["bytes_per_response_mean"])
+            ours_rows = summary[
+                (summary["architecture"] != REFERENCE_ARCHITECTURE)
+                & (summary["response"].map(key_text).isin([response, ""]) if "response" in summary else True)
+            ]
+            ours_read = analysis.stats.sample_mean(ours_rows["bytes_per_response_mean"])
+            if not (math.isnan(theirs_read) or math.isnan(ours_read)):
+                # wrk prints its byte count rounded to two decimals of KB/MB; 1 % is well above that rounding.
+                agree = (
+                    abs(theirs_read - max(measured)) <= 0.01 * max(measured) and abs(ours_read - ours) <= 0.01 * ours
+                )
+                facts.update(
+                    nginx_read=format_decimal(theirs_read, 1), ours_read=format_decimal(ours_read, 1), agree=agree
+                )
+    macros.add(
+        "response bytes finding",
+        prose.sentence(ARCHITECTURES, "response_bytes", facts),
+        "nginx's response length against ours",
+    )
+
+
+def poll_epoll_finding(summary: pd.DataFrame, prose: Prose) -> str:
+    """Source 004's comparison: poll against epoll at equal depth and point."""
+    if summary.empty:
+        return prose.sentence(ARCHITECTURES, "poll_epoll", kind="empty")
+    measured = summary[pd.to_numeric(summary["mean"], errors="coerce").notna()]
+    poll = measured[measured["architecture"] == "poll"]
+    epoll = measured[measured["architecture"] == "epoll"]
+    if poll.empty or epoll.empty:
+        return prose.sentence(ARCHITECTURES, "poll_epoll", kind="not_both")
+    keys = [f for f in ("pipeline", *analysis.POINT_FIELDS) if f in summary]
+    labels = Labeller(summary)
+    points = []
+    pairs = overlapping = 0
+    for _, p in poll.iterrows():
+        same = epoll[[all(key_text(e[k]) == key_text(p[k]) for k in keys) for _, e in epoll.iterrows()]]
+        if same.empty:
+            continue
+        ratios = []
+        for _, e in same.iterrows():
+            pairs += 1
+            if interval_of(p).is_defined and interval_of(e).is_defined and interval_of(p).overlaps(interval_of(e)):
+                overlapping += 1
+            ratios.append({"ratio": format_decimal(p["mean"] / e["mean"], 2), "epoll": escape(labels.variant(e))})
+        points.append({"depth": depth_of(p), "connections": format_count(p["connections"]), "ratios": ratios})
+    return prose.sentence(
+        ARCHITECTURES,
+        "poll_epoll",
+        kind="pairs",
+        points=points,
+        overlapping=format_count(overlapping),
+        pairs=format_count(pairs),
+    )
+
+
+def source_one_finding(comparisons: list[Comparison], prose: Prose) -> str:
+    """Source 001's four designs (blocking, thread per connection, epoll, reactor) at the shallowest depth."""
+    wanted = ("blocking", "thread_per_conn", "epoll", "reactor")
+    for one in comparisons:
+        rows = one.rows[one.rows["architecture"].isin(wanted)]
+        if rows.empty:
+            continue
+        labels = Labeller(one.all_rows)
+        designs = []
+        for _, row in rows.iterrows():
+            starved = row.get("starved_connections_mean")
+            designs.append(
+                {
+                    "name": escape(labels.variant(row)),
+                    "mean": format_count(row["mean"]),
+                    "starved": None if is_missing(starved) else format_compact(starved),
+                    "timeouts": format_compact(row.get("timeouts_mean")),
+                }
+            )
+        return prose.sentence(
+            ARCHITECTURES,
+            "source_one",
+            pipeline=str(one.pipeline),
+            connections=format_count(one.connections),
+            designs=designs,
+        )
+    return prose.sentence(ARCHITECTURES, "source_one", designs=None)
+
+
+def architecture_cpu_finding(comparisons: list[Comparison], prose: Prose) -> str:
+    depths = []
+    for one in comparisons:
+        rows = one.rows.dropna(subset=["server_cpu_us_per_request"])
+        if rows.empty or len(one.all_rows) < 2:
+            continue
+        labels = Labeller(one.all_rows)
+        values = pd.to_numeric(rows["server_cpu_us_per_request"])
+        cheapest, dearest = rows.loc[values.idxmin()], rows.loc[values.idxmax()]
+        with_nginx = one.reference is not None and not is_missing(one.reference.get("server_cpu_us_per_request"))
+        depths.append(
+            {
+                "pipeline": str(one.pipeline),
+                "cheapest": format_decimal(cheapest["server_cpu_us_per_request"], 2),
+                "cheapest_name": escape(labels.variant(cheapest)),
+                "dearest": format_decimal(dearest["server_cpu_us_per_request"], 2),
+                "dearest_name": escape(labels.variant(dearest)),
+                "nginx": format_decimal(one.reference["server_cpu_us_per_request"], 2) if with_nginx else None,
+            }
+        )
+    return prose.sentence(ARCHITECTURES, "architecture_cpu", depths=depths)
+
+
+def nginx_cpu_source_finding(summary: pd.DataFrame, prose: Prose) -> str:
+    nginx = summary[summary["architecture"] == REFERENCE_ARCHITECTURE] if not summary.empty else summary
+    sources = (
+        {
+            s
+            for value in nginx.get("server_cpu_source", pd.Series(dtype=str)).fillna("")
+            for s in str(value).split(";")
+            if s
+        }
+        if not nginx.empty
+        else set()
+    )
+    if nginx.empty:
+        kind = "no_nginx"
+    elif sources == {analysis.CPU_SOURCE_STATS}:
+        kind = "own_processes"
+    elif sources == {analysis.CPU_SOURCE_TREE}:
+        kind = "process_tree"
+    elif not sources:
+        kind = "unrecorded"
+    else:
+        kind = "mixed"
+    return prose.sentence(ARCHITECTURES, "nginx_cpu_source", kind=kind)
+
+
+def architecture_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> list[Comparison]:
+    """The upper bounds, nginx and the response lengths; returns the comparisons they describe."""
+    comparisons = analysis.comparisons(summary)
+    labels = Labeller(summary)
+    macros.add(
+        "upper bound finding",
+        upper_bound_sentences(comparisons, labels, prose),
+        "fastest server per pipeline depth and whose bound it is",
+    )
+    macros.add(
+        "upper bound summary", upper_bound_summary(comparisons, labels, prose), "the upper bounds in one sentence"
+    )
+    has_nginx = not summary.empty and (summary["architecture"] == REFERENCE_ARCHITECTURE).any()
+    nginx_facts = [_nginx_facts(one, labels) for one in comparisons] if has_nginx else []
+    macros.add(
+        "nginx finding",
+        prose.sentence(ARCHITECTURES, "nginx", comparisons=nginx_facts),
+        "our architectures against nginx per depth",
+    )
+    connections = sorted({one.connections for one in comparisons})
+    macros.add("comparison connections", format_list(connections), "wrk connections of the comparison tables")
+    response_bytes_macros(macros, summary, prose)
+    return comparisons
+
+
+def design_macros(macros: MacroSet, summary: pd.DataFrame, comparisons: list[Comparison], prose: Prose) -> None:
+    """The sources' design comparisons (poll against epoll, source 001's four) and CPU per request."""
+    macros.add("poll epoll finding", poll_epoll_finding(summary, prose), "source 004: poll against epoll")
+    macros.add("source one finding", source_one_finding(comparisons, prose), "source 001's four designs")
+    macros.add(
+        "architecture cpu finding",
+        architecture_cpu_finding(comparisons, prose),
+        "server CPU per request by architecture",
+    )
+    macros.add("nginx cpu source finding", nginx_cpu_source_finding(summary, prose), "which CPU numbers nginx's are")

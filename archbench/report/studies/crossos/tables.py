@@ -1,0 +1,293 @@
+"""Cross-OS tables and sentences (source 000, measured hosts, the reference campaign)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from archbench.analyze.analysis import key_text
+from archbench.report import latex
+from archbench.report.formats import (
+    ALPHA,
+    MEASURED_SIZE,
+    TEST_NAMES,
+    count_of,
+    family_row,
+    fill_first,
+    first_named,
+    fmt_bracket,
+    fmt_number,
+    fmt_rate,
+    notes_after,
+    truthy,
+    two_lines,
+)
+from archbench.report.latex import (
+    escape,
+    format_count,
+    format_decimal,
+    is_missing,
+)
+from archbench.report.prose import Prose
+from archbench.report.studies.crossos.data import FACTOR_WORDS, CrossOs, factor_names
+from archbench.report.studies.statistics.comparisons import (
+    difference_cell,
+    effect_cell,
+    p_cell,
+    p_equation,
+    ratio_cell,
+)
+
+TEMPLATE = "statistics/crossos"  # paper/templates/statistics/crossos.tex.j2
+
+
+def source000_table(state: CrossOs, prose: Prose) -> str:
+    if state.source_error or (state.source_os.empty and state.source_setups.empty):
+        return prose.sentence(TEMPLATE, "source_unreadable_table", error=escape(state.source_error or "empty")) + "\n"
+    columns = [
+        ("a vs b", "l"),
+        (latex.stacked("Means a, b (r/s)", "{[}$n${]}"), "r"),
+        (r"$t$ ($\nu$)", "r"),
+        (r"$p_{\mathrm{Holm}}$", "r"),
+        (latex.stacked("Difference a$-$b", r"(r/s) {[}95\,\% CI{]}"), "r"),
+        (latex.stacked("Ratio a/b", r"{[}95\,\% CI{]}"), "r"),
+        (latex.stacked("Hedges' $g$", r"{[}95\,\% CI{]}"), "r"),
+        (latex.stacked("Hardware", "differs"), "c"),
+    ]
+    blocks = [(state.source_os, "os"), (state.source_setups, "setup")]
+    lines = []
+    for frame, block in blocks:
+        if frame.empty:
+            continue
+        if lines:
+            lines.append(r"\midrule")
+        title = prose.sentence(TEMPLATE, "source_block_title", block=block, tested=int(frame["family_size"].iloc[0]))
+        lines.append(family_row(len(columns), title))
+        for _, row in frame.iterrows():
+            at = f"{int(row['threads'])} threads" if "threads" in row and not is_missing(row.get("threads")) else ""
+            if row["group_by"] == "setup":
+                at = f"{escape(row.get('os', ''))}, {at}"
+            means = two_lines(
+                f"{fmt_rate(row['mean_a'])} [{count_of(row['n_a'])}]",
+                f"{fmt_rate(row['mean_b'])} {{[}}{count_of(row['n_b'])}{{]}}",
+            )
+            pair = f"{escape(row['a'])} vs {escape(row['b'])}"
+            lines.append(
+                " & ".join(
+                    [
+                        r"\begin{tabular}[t]{@{}l@{}}" + pair + r"\\{}" + at + r"\end{tabular}",
+                        means,
+                        f"{fmt_number(row['statistic'], 2)} ({fmt_number(row['df'], 1)})",
+                        p_cell(row.get("p_adjusted"), row.get("reject")),
+                        difference_cell(row),
+                        ratio_cell(row),
+                        effect_cell(row),
+                        "yes" if truthy(row.get("confounded_with_hardware")) else "no",
+                    ]
+                )
+                + r" \\[2pt]"
+            )
+    caption = prose.sentence(TEMPLATE, "source_caption")
+    return "\n".join(
+        [
+            r"\begin{table}[htbp]",
+            r"\centering",
+            r"\footnotesize",
+            r"\setlength{\tabcolsep}{3pt}",
+            r"\caption{" + caption + "}",
+            r"\label{tab:crossos-source000}",
+            r"\smallskip",
+            r"\begin{adjustbox}{max width=\linewidth}",
+            r"\begin{tabular}{" + "".join(a for _, a in columns) + "}",
+            r"\toprule",
+            " & ".join(h for h, _ in columns) + r" \\",
+            r"\midrule",
+            *lines,
+            r"\bottomrule",
+            r"\end{tabular}",
+            r"\end{adjustbox}",
+            r"\end{table}",
+            "",
+        ]
+    )
+
+
+def source000_sentences(state: CrossOs, prose: Prose) -> dict[str, str]:
+    if state.source_error or state.source_os.empty:
+        missing = prose.sentence(TEMPLATE, "source_unreadable", error=escape(state.source_error or "no rows"))
+        return {"source": missing, "confounding": "", "setup": "", "share": ""}
+    frame = state.source_os
+    significant = frame[frame["reject"].map(truthy)]
+    described = [
+        {
+            "a": escape(r["a"]),
+            "b": escape(r["b"]),
+            "threads": int(r["threads"]),
+            "mean_a": fmt_rate(r["mean_a"]),
+            "mean_b": fmt_rate(r["mean_b"]),
+            "ratio": fmt_number(r["ratio"], 2),
+        }
+        for _, r in significant.iterrows()
+    ]
+    named, more = first_named(described)
+    source = prose.sentence(
+        TEMPLATE,
+        "source",
+        tests=len(frame),
+        significant_count=len(significant),
+        alpha=format_decimal(ALPHA, 2),
+        significant=named,
+        more=more,
+    )
+    confounded = frame[frame["confounded_with_hardware"].map(truthy)]
+    pairs = []
+    for _, r in confounded.iterrows():
+        factors = [FACTOR_WORDS.get(f, f.replace("_", " ")) for f in factor_names(r["confounded_with"])]
+        pairs.append(
+            prose.sentence(
+                TEMPLATE, "confounded_pair", a=escape(r["a"]), b=escape(r["b"]), factors=list(dict.fromkeys(factors))
+            )
+        )
+    confounding = prose.sentence(
+        TEMPLATE, "confounding", total=len(frame), confounded=len(confounded), pairs=list(dict.fromkeys(pairs))
+    )
+    setups = state.source_setups
+    setup = ""
+    if not setups.empty:
+        parts = [
+            prose.sentence(
+                TEMPLATE,
+                "setup_part",
+                threads=int(r["threads"]),
+                mean_a=fmt_rate(r["mean_a"]),
+                n_a=count_of(r["n_a"]),
+                mean_b=fmt_rate(r["mean_b"]),
+                n_b=count_of(r["n_b"]),
+                p=p_equation(r["p_adjusted"]),
+            )
+            for _, r in setups.iterrows()
+        ]
+        others = sorted({FACTOR_WORDS.get(f, f) for c in setups["confounded_with"] for f in factor_names(c)})
+        setup = prose.sentence(
+            TEMPLATE, "setup", parts=parts, others=others, same=not setups["confounded_with_hardware"].map(truthy).any()
+        )
+    share = state.source_cpu_share
+    share_text = ""
+    if not share.empty:
+        share_text = prose.sentence(
+            TEMPLATE, "share", significant=int(share["reject"].map(truthy).sum()), total=len(share)
+        )
+    return {"source": source, "confounding": confounding, "setup": setup, "share": share_text}
+
+
+def _measured_label(row: Mapping[str, Any]) -> str:
+    if not is_missing(row.get("variant")) and not is_missing(row.get("connections")):
+        text = f"{escape(row['variant'])}, {format_count(row['connections'])} conn."
+        depth = key_text(row.get("pipeline"))
+        if depth and depth != "1":
+            text += f", $D={depth}$"
+        return text
+    return r"\texttt{" + escape(row.get("config_id", "")) + "}"
+
+
+def measured_table(frame: pd.DataFrame | None, label: str, caption: str, empty_comment: str, prose: Prose) -> str:
+    """(b) and (c): per-group means with intervals and the comparison, Holm-corrected (a long table); without
+    rows, the LaTeX comment `empty_comment` (the section's sentence already says why there is no table)."""
+    if frame is None or frame.empty:
+        return empty_comment
+    columns = [
+        ("Configuration; a vs b", "l"),
+        (r"$n_a/n_b$", "r"),
+        (latex.stacked("Mean a (r/s)", r"{[}95\,\% CI{]}"), "r"),
+        (latex.stacked("Mean b (r/s)", r"{[}95\,\% CI{]}"), "r"),
+        ("Test", "l"),
+        (r"$p_{\mathrm{Holm}}$", "r"),
+        (latex.stacked("Difference a$-$b", r"(r/s) {[}95\,\% CI{]}"), "r"),
+        (latex.stacked("Effect size", r"{[}95\,\% CI{]}"), "r"),
+        (latex.stacked("Hard-", "ware"), "c"),
+    ]
+    one_pair = frame[["a", "b"]].astype(str).drop_duplicates().shape[0] == 1
+    cells_of_rows = []
+    for _, row in frame.iterrows():
+        confounded = row.get("confounded_with_hardware")
+        hardware = (
+            "?" if confounded is None or is_missing(confounded) else ("differs" if truthy(confounded) else "same")
+        )
+        groups = "" if one_pair else r"\newline " + f"{escape(row['a'])} vs {escape(row['b'])}"
+        cells_of_rows.append(
+            [
+                _measured_label(row) + groups,
+                f"{count_of(row['n_a'])}/{count_of(row['n_b'])}",
+                two_lines(
+                    fmt_rate(row.get("mean_a")), fmt_bracket(row.get("mean_ci_low_a"), row.get("mean_ci_high_a"))
+                ),
+                two_lines(
+                    fmt_rate(row.get("mean_b")), fmt_bracket(row.get("mean_ci_low_b"), row.get("mean_ci_high_b"))
+                ),
+                TEST_NAMES.get(str(row["test"]), escape(row["test"])),
+                p_cell(row.get("p_adjusted"), row.get("reject")),
+                difference_cell(row),
+                effect_cell(row),
+                hardware,
+            ]
+        )
+    if one_pair:
+        columns[0] = ("Configuration", columns[0][1])
+    body = [" & ".join(cells) + r" \\[2pt]" for cells in cells_of_rows]
+    if one_pair:
+        first = frame.iloc[0]
+        body.insert(0, family_row(len(columns), f"a = {escape(first['a'])}, b = {escape(first['b'])}"))
+    notes = prose.sentence("statistics/comparisons", "table_notes", ratio=False, within_families=False)
+    return latex.render_longtable(
+        fill_first(columns), body, caption, label, tabcolsep="2.5pt", notes=notes_after(notes), size=MEASURED_SIZE
+    )
+
+
+def _confounding_summary(frame: pd.DataFrame, prose: Prose) -> str:
+    differs = frame[frame["confounded_with_hardware"].map(lambda v: v is not None and not is_missing(v) and truthy(v))]
+    unknown = frame[frame["confounded_with_hardware"].map(lambda v: v is None or is_missing(v))]
+    factors = sorted({FACTOR_WORDS.get(f, f) for c in frame["confounded_with"] for f in factor_names(c)})
+    return prose.sentence(TEMPLATE, "confounding_summary", differs=len(differs), unknown=len(unknown), factors=factors)
+
+
+def cross_host_sentence(state: CrossOs, prose: Prose) -> str:
+    hosts = state.measured_groups.get("hostname", [])
+    systems = state.measured_groups.get("os", [])
+    facts: dict[str, Any] = {
+        "campaigns": ", ".join(r"\texttt{" + escape(c) + "}" for c in state.measured_campaigns),
+        "group": state.measured_group,
+        "unreadable": [escape(u) for u in state.measured_unreadable],
+        "host": escape(hosts[0]) if len(hosts) == 1 else None,
+        "system": escape(systems[0]) if len(systems) == 1 else None,
+        "groups": len(state.measured_groups.get(state.measured_group, [])),
+        "comparisons": len(state.measured),
+    }
+    if state.measured_group and not state.measured.empty:
+        holm = int(state.measured["reject"].map(truthy).sum())
+        facts.update(
+            configurations=state.measured["config_id"].nunique(),
+            holm=holm,
+            alpha=format_decimal(ALPHA, 2),
+            confounding=_confounding_summary(state.measured, prose),
+        )
+    return prose.sentence(TEMPLATE, "cross_host", facts)
+
+
+def reference_sentence(state: CrossOs, campaign: str, prose: Prose) -> str:
+    frame = state.reference
+    facts: dict[str, Any] = {
+        "status": state.reference_status,
+        "error": escape(state.reference_error),
+        "campaign": escape(campaign),
+        "configurations": 0 if frame is None else len(frame),
+    }
+    if state.reference_status not in ("self", "missing", "error") and frame is not None and not frame.empty:
+        facts.update(
+            tested=int((frame["test"] != "none").sum()),
+            holm=int(frame["reject"].map(truthy).sum()),
+            alpha=format_decimal(ALPHA, 2),
+            confounding=_confounding_summary(frame, prose),
+        )
+    return prose.sentence(TEMPLATE, "reference", facts)

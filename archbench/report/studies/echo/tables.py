@@ -1,0 +1,176 @@
+"""The echo study's tables: throughput and RTT per server and client count, and the connection ceiling
+(--max-conns). Column headers are short labels; captions, notes and the no-data sentences are the
+templates' (paper/templates/echo/tables.tex.j2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from archbench.analyze import analysis
+from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD
+from archbench.report.latex import (
+    CLIENT_BOUND_MARK,
+    FAILED_MARK,
+    FLAGGED_MARK,
+    MISSING,
+    Column,
+    adjusted_table,
+    escape,
+    format_count,
+    format_ms,
+    format_significant,
+    is_missing,
+    mark_notes,
+    notes_block,
+    notes_for_marks,
+    render_tabular,
+    row_marks,
+    stacked,
+)
+from archbench.report.prose import Prose
+from archbench.report.studies.echo.data import KIB, MB, EchoResults
+
+TEMPLATE = "echo/tables"
+
+
+def mb_text(value: Any) -> str:
+    """Bytes per second as MB/s, three significant digits."""
+    return MISSING if is_missing(value) else format_significant(float(value) / MB, 3)
+
+
+def kib_text(value: Any) -> str:
+    """Bytes as KiB, three significant digits."""
+    return MISSING if is_missing(value) else format_significant(float(value) / KIB, 3)
+
+
+def _mb_interval(low: Any, high: Any) -> str:
+    if is_missing(low) or is_missing(high):
+        return MISSING
+    lo, hi = float(low) / MB, float(high) / MB
+    text_lo = format_significant(lo, 3) if lo >= 0 else "$-$" + format_significant(-lo, 3)
+    return f"{text_lo}--{format_significant(hi, 3)}"
+
+
+def count_range(low: Any, high: Any) -> str:
+    """ "17,000", or "6,000--7,500" when the trials differ."""
+    if is_missing(low):
+        return MISSING
+    if is_missing(high) or float(low) == float(high):
+        return format_count(low)
+    return f"{format_count(low)}--{format_count(high)}"
+
+
+def reasons_text(reasons: str) -> str:
+    """ "cap_reached:2;echo_timeout:1" -> "cap\\_reached (2), echo\\_timeout (1)"; one reason alone without its count."""
+    items = [item.rsplit(":", 1) for item in str(reasons or "").split(analysis.FLAG_SEPARATOR) if item]
+    if not items:
+        return MISSING
+    if len(items) == 1:
+        return r"\texttt{" + escape(items[0][0]) + "}"
+    return ", ".join(r"\texttt{" + escape(name) + "}" + f" ({count})" for name, count in items)
+
+
+def flagged_note(prose: Prose) -> str:
+    """The throughput table's note on its flagged mark."""
+    return prose.sentence(TEMPLATE, "flagged_note", mark=FLAGGED_MARK)
+
+
+def throughput_table(study: EchoResults, prose: Prose) -> str:
+    summary = study.summary
+    if summary.empty:
+        return prose.sentence(TEMPLATE, "no_throughput_table") + "\n"
+    columns = [
+        Column("Server", "l"),
+        Column("Clients", "r"),
+        Column("$n$", "r"),
+        Column(stacked("Received", "(MB/s)"), "r"),
+        Column(stacked(r"95\,\% CI", "(MB/s)"), "r"),
+        Column(stacked("RTT p50", "(ms)"), "r"),
+        Column(stacked("p99", "(ms)"), "r"),
+        Column(stacked("p99.9", "(ms)"), "r"),
+        Column(stacked("max", "(ms)"), "r"),
+        Column(stacked("Flagged/", "failed"), "r"),
+        Column(stacked("Verify", "errors"), "r"),
+        Column(stacked("Connect", "failures"), "r"),
+    ]
+    body, breaks = [], []
+    previous = None
+    for index, (_, row) in enumerate(summary.iterrows()):
+        if row["variant"] != previous:
+            breaks.append(index)
+            previous = row["variant"]
+        # The echo tables count unsupported trials but do not mark them.
+        marks = row_marks(row, client_bound=True, unsupported=False)
+        connect = row["connect_errors"]
+        if not is_missing(row.get("not_attempted")) and float(row["not_attempted"]) > 0:
+            connect = (0.0 if is_missing(connect) else float(connect)) + float(row["not_attempted"])
+        body.append(
+            [
+                escape(row["variant"]),
+                format_count(row["connections"]),
+                format_count(row["n"]),
+                mb_text(row["bytes_received_per_sec_mean"]) + marks,
+                _mb_interval(row["bytes_received_per_sec_ci95_low"], row["bytes_received_per_sec_ci95_high"]),
+                format_ms(row["rtt_p50_s_mean"]),
+                format_ms(row["rtt_p99_s_mean"]),
+                format_ms(row["rtt_p99_9_s_mean"]),
+                format_ms(row["rtt_max_s_max"]),
+                f"{format_count(row['n_flagged'])}/{format_count(row['n_failed'])}",
+                format_count(row["verify_errors"]),
+                format_count(connect),
+            ]
+        )
+    client_bound_note = prose.sentence(
+        TEMPLATE, "client_bound_note", mark=CLIENT_BOUND_MARK, threshold=f"{CLIENT_BOUND_THRESHOLD * 100:.0f}"
+    )
+    notes = notes_for_marks(
+        summary,
+        flagged=flagged_note(prose),
+        failed=mark_notes(prose).failed,
+        unsupported=None,
+        client_bound=client_bound_note,
+    )
+    caption = prose.sentence(TEMPLATE, "throughput_caption")
+    return adjusted_table(caption, "tab:echo", render_tabular(columns, body, breaks), notes_block(notes)) + "\n"
+
+
+def max_conns_table(study: EchoResults, prose: Prose) -> str:
+    table = study.max_conns
+    if table.empty:
+        return prose.sentence(TEMPLATE, "no_max_conns_table") + "\n"
+    columns = [
+        Column("Server", "l"),
+        Column("Cap", "r"),
+        Column("$n$", "r"),
+        Column(stacked("Connections", "held"), "r"),
+        Column(stacked("Alive at", "the end"), "r"),
+        Column("Why it stopped", r">{\raggedright\arraybackslash}p{3.1cm}"),
+        Column(stacked("Server RSS per", "connection (KiB)"), "r"),
+        Column(stacked("Open files", "soft/hard"), "r"),
+        Column(stacked("Flagged/", "failed"), "r"),
+    ]
+    body = []
+    for _, row in table.iterrows():
+        marks = row_marks(row, unsupported=False)
+        body.append(
+            [
+                escape(row["variant"]),
+                format_count(row["cap"]),
+                format_count(row["n"]),
+                count_range(row["reached_min"], row["reached_max"]) + marks,
+                format_count(row["alive_at_end_min"]),
+                reasons_text(row["stop_reasons"]),
+                kib_text(row["rss_per_conn_bytes_median"]),
+                f"{format_count(row['open_files_soft'])}/{format_count(row['open_files_hard'])}",
+                f"{format_count(row['n_flagged'])}/{format_count(row['n_failed'])}",
+            ]
+        )
+    flags = "; ".join(escape(f"{r['variant']}: {r['flags']}") for _, r in table.iterrows() if r["n_flagged"] > 0)
+    notes = notes_for_marks(
+        table,
+        unsupported=None,
+        flagged=prose.sentence(TEMPLATE, "max_conns_flagged_note", mark=FLAGGED_MARK, flags=flags),
+        failed=prose.sentence(TEMPLATE, "max_conns_failed_note", mark=FAILED_MARK),
+    )
+    caption = prose.sentence(TEMPLATE, "max_conns_caption")
+    return adjusted_table(caption, "tab:echo-max-conns", render_tabular(columns, body), notes_block(notes)) + "\n"

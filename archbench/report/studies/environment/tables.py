@@ -1,0 +1,363 @@
+"""The environment appendix: provenance and factors tables, and the environment sentence."""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from archbench.analyze import analysis, outliers
+from archbench.analyze.analysis import key_text
+from archbench.config.params import FD_HEADROOM
+from archbench.measure import provenance
+from archbench.report import latex
+from archbench.report.formats import plural
+from archbench.report.latex import (
+    escape,
+    escape_identifier,
+    format_count,
+    format_decimal,
+    format_list,
+)
+from archbench.report.prose import Prose
+
+# =========================================================================== environment appendix
+
+
+TEMPLATE = "statistics/environment"  # paper/templates/statistics/environment.tex.j2
+
+
+def trial_records(campaign: Any) -> list[dict[str, Any]]:
+    return list(getattr(campaign, "trials", []) or [])
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            _flatten(f"{prefix}.{key}" if prefix else str(key), inner, out)
+    else:
+        out[prefix] = value
+
+
+def provenance_values(meta: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Counter]:
+    """Flattened provenance key (tools.wrk, python_packages.numpy) -> Counter of its values over the trials
+    (campaign.json's provenance when the campaign has no trial record)."""
+    sources = [r.get("provenance") or {} for r in records] or [meta.get("provenance") or {}]
+    values: dict[str, Counter] = {}
+    for source in sources:
+        flat: dict[str, Any] = {}
+        _flatten("", source, flat)
+        for key, value in flat.items():
+            values.setdefault(key, Counter())[json.dumps(value, sort_keys=True, default=str)] += 1
+    return values
+
+
+def _value_text(raw: str, typewriter: bool = False) -> str:
+    value = json.loads(raw)
+    if value is None:
+        text = "not recorded"
+        return text
+    if isinstance(value, bool):
+        text = "yes" if value else "no"
+    elif isinstance(value, list):
+        text = ", ".join(str(v) for v in value)
+    else:
+        text = str(value)
+    text = escape(text.strip().splitlines()[0] if text.strip() else text)
+    return r"\texttt{" + text + "}" if typewriter else text
+
+
+def _counted(
+    counter: Counter | None, typewriter: bool = False, transform: Callable[[Any], str] | None = None, trials: int = 0
+) -> str:
+    if not counter:
+        return "not recorded"
+
+    def show(raw: str) -> str:
+        if transform is not None:
+            value = json.loads(raw)
+            return "not recorded" if value is None else transform(value)
+        return _value_text(raw, typewriter)
+
+    if len(counter) == 1:
+        return show(next(iter(counter)))
+    return "; ".join(f"{show(raw)} ({plural(count, 'trial')})" for raw, count in counter.most_common())
+
+
+def _gib(value: Any) -> str:
+    return format_decimal(float(value) / 2**30, 1) + r"\,GiB"
+
+
+NAME_COLUMN = r">{\raggedright\arraybackslash}p{4.4cm}"
+TOOL_ORDER = ("wrk", "wrk2", "oha", "nginx", "taskset", "cmake", "gcc")
+
+
+def two_columns(name: str, value: str) -> list[latex.Column]:
+    """A name column of fixed width and a value column that takes the rest of the text width."""
+    return [latex.Column(name, NAME_COLUMN), latex.Column(value, latex.FILL_COLUMN)]
+
+
+def provenance_table(
+    meta: Mapping[str, Any], records: Sequence[Mapping[str, Any]], trials: pd.DataFrame, prose: Prose
+) -> str:
+    """Every provenance fact the campaign recorded, grouped; a value that changed between trials is listed with
+    how many trials had each."""
+    values = provenance_values(meta, records)
+    groups: list[tuple[str, list[tuple[str, str]]]] = []
+    groups.append(
+        (
+            "Hardware",
+            [
+                ("CPU model", _counted(values.get("cpu_model"))),
+                ("Logical CPUs", _counted(values.get("cpu_count"))),
+                ("CPUs the runner could use", _counted(values.get("cpu_affinity"))),
+                ("Memory", _counted(values.get("memory_bytes"), transform=_gib)),
+            ],
+        )
+    )
+    groups.append(
+        (
+            "Operating system",
+            [
+                ("Operating system", _counted(values.get("os"))),
+                ("Family", _counted(values.get("os_family"))),
+                ("Kernel", _counted(values.get("kernel"))),
+                ("Host name", _counted(values.get("hostname"))),
+                ("Open files (soft, hard)", _counted(values.get("open_files_limit"))),
+                (r"\texttt{net.core.somaxconn}", _counted(values.get("somaxconn"))),
+            ],
+        )
+    )
+    groups.append(
+        (
+            "Build of the servers",
+            [
+                ("Compiler", _counted(values.get("compiler"))),
+                ("C flags", _counted(values.get("c_flags"), typewriter=True)),
+                ("Build type", _counted(values.get("build_type"))),
+                ("Architectures built", _counted(values.get("build_architectures"))),
+            ],
+        )
+    )
+    tools = sorted(
+        {k.split(".", 1)[1] for k in values if k.startswith("tools.")},
+        key=lambda t: (TOOL_ORDER.index(t) if t in TOOL_ORDER else len(TOOL_ORDER), t),
+    )
+    groups.append(
+        (
+            "Tools (first line of each version output)",
+            [(escape(t), _counted(values.get(f"tools.{t}"))) for t in tools] or [("Tools", "not recorded")],
+        )
+    )
+    packages = sorted(k.split(".", 1)[1] for k in values if k.startswith("python_packages."))
+    measured_python = [("Python", _counted(values.get("python")))]
+    if packages:
+        measured_python += [(escape(p), _counted(values.get(f"python_packages.{p}"))) for p in packages]
+    else:
+        measured_python.append(("Packages", "not recorded (the campaign predates their recording)"))
+    groups.append(("Python of the measurement (recorded with the trials)", measured_python))
+    analysis_packages = provenance.python_packages()
+    groups.append(
+        (
+            "Python of this analysis (the machine that built the report)",
+            [("Python", escape(platform.python_version()))]
+            + [(escape(name), escape(version or "not installed")) for name, version in analysis_packages.items()],
+        )
+    )
+    needed = [((r.get("open_files") or {}).get("needed")) for r in records]
+    needed = [int(n) for n in needed if isinstance(n, (int, float))]
+    server_cpus = Counter(
+        str((r.get("server") or {}).get("cpus")) for r in records if (r.get("server") or {}).get("cpus")
+    )
+    load_cpus = Counter(str((r.get("load") or {}).get("cpus")) for r in records if (r.get("load") or {}).get("cpus"))
+    groups.append(
+        (
+            "Limits and pinning of the trials",
+            [
+                (
+                    "Descriptors needed per process",
+                    f"at most {format_count(max(needed))} (connections + {analysis_headroom()})"
+                    if needed
+                    else "not recorded",
+                ),
+                (
+                    "Server CPUs (\\texttt{taskset -c})",
+                    "; ".join(f"{escape(k)} ({plural(v, 'trial')})" for k, v in server_cpus.most_common())
+                    if len(server_cpus) > 1
+                    else (escape(next(iter(server_cpus))) if server_cpus else "not recorded"),
+                ),
+                (
+                    "Load generator CPUs",
+                    "; ".join(f"{escape(k)} ({plural(v, 'trial')})" for k, v in load_cpus.most_common())
+                    if len(load_cpus) > 1
+                    else (escape(next(iter(load_cpus))) if load_cpus else "not recorded"),
+                ),
+            ],
+        )
+    )
+    groups.append(
+        (
+            "Code and campaign",
+            [
+                ("Git commit", _counted(values.get("git_commit"), typewriter=True)),
+                ("Uncommitted changes", _counted(values.get("git_dirty"))),
+                ("Campaign", escape(meta.get("campaign", ""))),
+                ("Profile", escape(meta.get("profile") or "not recorded")),
+                ("Seed of the trial order", escape(meta.get("seed", "not recorded"))),
+                ("Created (UTC)", escape(str(meta.get("created_at") or "not recorded")[:19].replace("T", " "))),
+            ],
+        )
+    )
+    body = []
+    for title, items in groups:
+        if body:
+            body.append(r"\midrule")
+        body.append(r"\multicolumn{2}{@{}l}{\textbf{" + title + r"}} \\")
+        body += [f"{name} & {value} \\\\" for name, value in items]
+    caption = prose.sentence(TEMPLATE, "provenance_caption")
+    return latex.render_longtable(two_columns("Item", "Value"), body, caption, "tab:provenance", size=r"\footnotesize")
+
+
+def analysis_headroom() -> str:
+    return str(FD_HEADROOM)
+
+
+FACTOR_NAMES = {
+    "architecture": "architecture",
+    "dispatch": "thread-pool dispatch",
+    "handoff": "thread-pool hand-off",
+    "trigger": "epoll trigger",
+    "max_threads": "thread cap (thread per connection)",
+    "threads": "threads or workers $N$",
+    "connections": "connections (wrk \\texttt{-c})",
+    "load_threads": "load threads (wrk \\texttt{-t})",
+    "duration_s": "duration (s)",
+    "response": "response",
+    "load_generator": "load generator",
+    "pipeline": "pipeline depth $D$",
+    "proto": "protocol",
+}
+# Campaign parameters that are bookkeeping, not factors (the name, where the files went).
+PARAMETER_SKIP = ("campaign", "raw_root", "build_dir")
+
+
+def factor_levels(summary: pd.DataFrame, trials: pd.DataFrame) -> list[tuple[str, list[tuple[str, int]]]]:
+    """(configuration field, [(level, configurations at it)]) for every configuration field, in CONFIG_FIELDS
+    order then the extras; 'none' is the level of an architecture without the field."""
+    if summary.empty:
+        return []
+    fields = trials.attrs.get("config_columns") or [f for f in analysis.CONFIG_FIELDS if f in summary]
+    out = []
+    for name in fields:
+        if name not in summary:
+            continue
+        default = "http" if name == "proto" else "n/a"  # contracts.md: a missing proto means http
+        counts = Counter(key_text(v) or default for v in summary[name])
+
+        def order(item: tuple[str, int], factor: str = name) -> tuple[int, float, str]:
+            level = item[0]
+            if level == "n/a":
+                return (2, 0.0, level)
+            try:
+                return (0, float(level), level)
+            except ValueError:
+                rank = analysis.architecture_rank(level) if factor == "architecture" else 0
+                return (1, float(rank), level)
+
+        out.append((name, sorted(counts.items(), key=order)))
+    return out
+
+
+def _parameter_text(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_parameter_text(v) for v in value) if value else "none"
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}={_parameter_text(v)}" for k, v in value.items()) if value else "none"
+    return str(value)
+
+
+def _server_entry_text(entry: Any) -> str:
+    if not isinstance(entry, Mapping):
+        return str(entry)
+    name = str(entry.get("architecture", "?"))
+    options = [
+        f"{k}={'/'.join(str(x) for x in v) if isinstance(v, (list, tuple)) else v}"
+        for k, v in entry.items()
+        if k != "architecture"
+    ]
+    return name + (":" + ",".join(options) if options else "")
+
+
+def factors_table(
+    meta: Mapping[str, Any],
+    summary: pd.DataFrame,
+    trials: pd.DataFrame,
+    records: Sequence[Mapping[str, Any]],
+    prose: Prose,
+) -> str:
+    levels = factor_levels(summary, trials)
+    varying = [(name, values) for name, values in levels if len(values) > 1]
+    fixed = [(name, values) for name, values in levels if len(values) == 1]
+    body = []
+
+    def level_text(items: list[tuple[str, int]], with_counts: bool) -> str:
+        return ", ".join(escape(level) + (f" ({count})" if with_counts else "") for level, count in items)
+
+    body.append(r"\multicolumn{2}{@{}l}{\textbf{Varying factors: levels (configurations at each)}} \\")
+    body += [f"{FACTOR_NAMES.get(n, escape(n))} & {level_text(values, True)} \\\\" for n, values in varying] or [
+        r"\multicolumn{2}{@{}l}{none: the campaign has "
+        + ("one configuration" if len(summary) == 1 else "no configuration")
+        + r"} \\"
+    ]
+    body.append(r"\midrule")
+    body.append(r"\multicolumn{2}{@{}l}{\textbf{Fixed factors (one level in every configuration)}} \\")
+    body += [f"{FACTOR_NAMES.get(n, escape(n))} & {level_text(values, False)} \\\\" for n, values in fixed] or [
+        r"\multicolumn{2}{@{}l}{none} \\"
+    ]
+    body.append(r"\midrule")
+    body.append(r"\multicolumn{2}{@{}l}{\textbf{Campaign parameters (campaign.json)}} \\")
+    parameters = dict(meta.get("parameters") or {})
+    if not parameters:
+        body.append(r"\multicolumn{2}{@{}l}{none recorded} \\")
+    for name, value in parameters.items():
+        if name in PARAMETER_SKIP:
+            continue
+        if name == "servers" and isinstance(value, list):
+            text = "; ".join(escape_identifier(_server_entry_text(e)) for e in value) or "none"
+        else:
+            text = escape(_parameter_text(value))
+        body.append(f"\\texttt{{{escape(name)}}} & {text} \\\\")
+    if "seed" not in parameters:
+        body.append(f"\\texttt{{seed}} & {escape(meta.get('seed', 'not recorded'))} \\\\")
+    if not trials.empty:
+        measured = trials[~outliers.truthy(trials["warmup"])]
+        per_config = measured.groupby("config_id").size() if not measured.empty else pd.Series(dtype=int)
+        warmups = trials[outliers.truthy(trials["warmup"])].groupby("config_id").size()
+        body.append(r"\midrule")
+        body.append(r"\multicolumn{2}{@{}l}{\textbf{As run (from the trial records)}} \\")
+        body.append(f"measured trials per configuration & {format_list(sorted(set(per_config.tolist())) or [0])} \\\\")
+        body.append(f"warm-up trials per configuration & {format_list(sorted(set(warmups.tolist())) or [0])} \\\\")
+        added = sum(1 for record in records if record.get("adaptive"))
+        body.append(f"trials added by adaptive repetition & {added} \\\\")
+    caption = prose.sentence(TEMPLATE, "factors_caption")
+    return latex.render_longtable(
+        two_columns("Factor", "Levels or value"), body, caption, "tab:factors", size=r"\footnotesize"
+    )
+
+
+def environment_sentence(
+    summary: pd.DataFrame, trials: pd.DataFrame, records: Sequence[Mapping[str, Any]], prose: Prose
+) -> str:
+    varying = [
+        FACTOR_NAMES.get(name, escape(name)) for name, levels in factor_levels(summary, trials) if len(levels) > 1
+    ]
+    changed = [r"\texttt{" + escape(c) + "}" for c in latex.provenance_differences(list(records))]
+    return prose.sentence(TEMPLATE, "environment", configurations=len(summary), varying=varying, changed=changed)

@@ -1,0 +1,219 @@
+"""The latency study's figures: achieved against offered rate, and the latency percentiles against the
+offered rate with the knee thresholds. Axis labels and legend entries are short fixed labels; the captions
+are the templates' (paper/templates/latency/figures.tex.j2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, NullFormatter
+
+from archbench.report.common import remove_stale_files
+from archbench.report.latex import is_missing
+from archbench.report.plots import FigureFile, means_with_trials, save_figure
+from archbench.report.plotting import (
+    compact_tick,
+    hide_unused_panels,
+    kilo_tick,
+    label_colours,
+    panel_grid,
+)
+from archbench.report.studies.latency.data import SETUP_SWEEP, LatencyResults, ms_text, threshold_key
+from archbench.report.theme import paper_theme
+
+ACHIEVED_FIGURE = "latency-achieved.pdf"
+PERCENTILES_FIGURE = "latency-percentiles.pdf"
+# (summary column, legend label, line style, marker) of each latency line of a panel.
+PERCENTILE_LINES = (
+    ("latency_p50_s_mean", "p50", "-", "o"),
+    ("latency_p90_s_mean", "p90", "-", "s"),
+    ("latency_p99_s_mean", "p99", "-", "^"),
+    ("latency_p99_9_s_mean", "p99.9", "-", "D"),
+    ("latency_max_s_max", "max", ":", "v"),
+)
+PERCENTILE_PALETTE = "flare"  # sequential: the higher the percentile, the darker its line
+THRESHOLD_STYLES = ("--", "-.")
+KNEE_COLOURS = ("0.1", "0.5")
+
+
+def sweep_trials(study: LatencyResults, sweep: pd.DataFrame) -> pd.DataFrame:
+    """The trials behind the sweep's achieved-rate means and intervals: measured, status ok, of its
+    configurations (campaign and config id), one row per trial with its server label."""
+    keys = set(zip(sweep["campaign"].astype(str), sweep["config_id"].astype(str), strict=True))
+    trials = study.trials
+    ours = [(str(c), str(i)) in keys for c, i in zip(trials["campaign"], trials["config_id"], strict=True)]
+    chosen = trials[pd.Series(ours, index=trials.index, dtype=bool) & ~trials["warmup"].astype(bool)]
+    chosen = chosen[chosen["status"] == "ok"]
+    return (
+        chosen[["server", "offered_rate", "achieved_rate"]]
+        .dropna()
+        .astype({"offered_rate": float, "achieved_rate": float})
+    )
+
+
+def achieved_figure(study: LatencyResults) -> Figure | None:
+    """Achieved against offered rate (log-log), one line per server of the sweep; y = x dashed."""
+    sweep = study.setup(SETUP_SWEEP)
+    sweep = sweep[sweep["achieved_mean"].notna()] if not sweep.empty else sweep
+    if sweep.empty or sweep["offered_rate"].nunique() < 2:
+        return None
+    servers = list(dict.fromkeys(sweep["server"]))
+    colours = label_colours([sweep], "server")
+    with paper_theme():
+        figure = Figure(figsize=(5.6, 3.8))
+        axes = figure.subplots()
+        low = float(sweep["offered_rate"].min()) * 0.8
+        high = float(sweep["offered_rate"].max()) * 1.25
+        axes.plot([low, high], [low, high], color="0.6", linestyle="--", linewidth=0.9, label="achieved = offered")
+        axes.set_xscale("log")
+        means_with_trials(
+            axes, sweep_trials(study, sweep), "offered_rate", "achieved_rate", "server", servers, colours, log_y=True
+        )
+        bound = sweep[sweep["n_client_bound"] > 0]
+        if not bound.empty:
+            axes.scatter(
+                bound["offered_rate"].astype(float),
+                bound["achieved_mean"].astype(float),
+                s=70,
+                facecolors="none",
+                edgecolors="black",
+                linewidths=0.8,
+                zorder=5,
+            )
+        if (sweep["n_client_bound"] > 0).any():
+            axes.scatter(
+                [], [], s=70, facecolors="none", edgecolors="black", linewidths=0.8, label="with client-bound trials"
+            )
+        axes.set_xlim(low, high)
+        for axis in (axes.xaxis, axes.yaxis):
+            axis.set_major_formatter(FuncFormatter(kilo_tick))
+            axis.set_minor_formatter(NullFormatter())
+        axes.set_xlabel("Offered rate (requests/s, log scale)")
+        axes.set_ylabel("Achieved rate (requests/s, log scale)\nmean, 95 % CI")
+        axes.legend(
+            *axes.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, -0.17), frameon=False, ncol=2
+        )
+    return figure
+
+
+def _percentile_lines(axes: Axes, rows: pd.DataFrame) -> None:
+    """One server's latency percentiles (ms) against the offered rate: a seaborn lineplot of the summary's
+    means in long form, one line per percentile from light (p50) to dark (p99.9), max dotted."""
+    labels = [label for _, label, _, _ in PERCENTILE_LINES]
+    long = rows.melt(
+        id_vars=["offered_rate"],
+        value_vars=[column for column, _, _, _ in PERCENTILE_LINES],
+        var_name="column",
+        value_name="latency_s",
+    )
+    long["percentile"] = long["column"].map({column: label for column, label, _, _ in PERCENTILE_LINES})
+    long = long.assign(
+        offered_rate=long["offered_rate"].astype(float), latency_ms=long["latency_s"].astype(float) * 1e3
+    )
+    sns.lineplot(
+        data=long.dropna(subset=["latency_ms"]),
+        x="offered_rate",
+        y="latency_ms",
+        hue="percentile",
+        hue_order=labels,
+        palette=dict(zip(labels, sns.color_palette(PERCENTILE_PALETTE, len(labels)), strict=True)),
+        style="percentile",
+        style_order=labels,
+        markers={label: marker for _, label, _, marker in PERCENTILE_LINES},
+        dashes={label: "" if style == "-" else (1, 1.5) for _, label, style, _ in PERCENTILE_LINES},
+        markersize=3.5,
+        linewidth=1.0,
+        errorbar=None,
+        ax=axes,
+    )
+    if axes.get_legend() is not None:  # one legend for the figure, below the panels
+        axes.get_legend().remove()
+    axes.set_xlabel("")
+    axes.set_ylabel("")
+
+
+def percentiles_figure(study: LatencyResults) -> Figure | None:
+    """p50/p90/p99/p99.9/max (log ms) against offered rate, one panel per server of the sweep, with the
+    knee thresholds and each server's knees."""
+    sweep = study.setup(SETUP_SWEEP)
+    if sweep.empty:
+        return None
+    servers = [
+        s
+        for s in dict.fromkeys(sweep["server"])
+        if sweep[(sweep["server"] == s)]["latency_p99_s_mean"].notna().sum() >= 1
+    ]
+    if not servers or sweep["offered_rate"].nunique() < 2:
+        return None
+    rows_n, columns = panel_grid(len(servers))
+    criteria = study.criteria
+    with paper_theme():
+        figure = Figure(figsize=(5.9, 0.9 + 2.1 * rows_n), layout="constrained")
+        panels = figure.subplots(rows_n, columns, sharey=True, squeeze=False)
+        for index, server in enumerate(servers):
+            axes = panels[index // columns][index % columns]
+            rows = sweep[sweep["server"] == server].sort_values("offered_rate")
+            _percentile_lines(axes, rows)
+            bound = rows[rows["n_client_bound"] > 0]
+            if not bound.empty:
+                axes.scatter(
+                    bound["offered_rate"],
+                    bound["latency_p99_s_mean"] * 1e3,
+                    s=60,
+                    facecolors="none",
+                    edgecolors="black",
+                    linewidths=0.8,
+                    zorder=5,
+                    label="client-bound trials",
+                )
+            for threshold, style in zip(criteria.thresholds, THRESHOLD_STYLES, strict=False):
+                axes.axhline(threshold * 1e3, color="0.35", linestyle=style, linewidth=0.8)
+            knee_row = study.knees[study.knees["server"] == server]
+            if not knee_row.empty:
+                for threshold, colour in zip(criteria.thresholds, KNEE_COLOURS, strict=False):
+                    knee = knee_row.iloc[0][f"knee_{threshold_key(threshold)}"]
+                    if not is_missing(knee):
+                        axes.axvline(float(knee), color=colour, linestyle=":", linewidth=1.0)
+            axes.set_yscale("log")
+            axes.set_title(server, fontsize=8)
+            axes.xaxis.set_major_formatter(FuncFormatter(kilo_tick))
+            axes.yaxis.set_major_formatter(FuncFormatter(compact_tick))
+        hide_unused_panels(panels, len(servers))
+        for axes in panels[-1]:
+            axes.set_xlabel("Offered rate (requests/s)")
+        for row in panels:
+            row[0].set_ylabel("Latency (ms, log)")
+        handles, labels = [], []
+        for axes in panels.flat:
+            for handle, label in zip(*axes.get_legend_handles_labels(), strict=True):
+                if label not in labels:
+                    handles.append(handle)
+                    labels.append(label)
+        for threshold, style in zip(criteria.thresholds, THRESHOLD_STYLES, strict=False):
+            handles.append(Line2D([], [], color="0.35", linestyle=style, linewidth=0.8))
+            labels.append(f"{ms_text(threshold)} ms")
+        handles.append(Line2D([], [], color=KNEE_COLOURS[0], linestyle=":"))
+        labels.append("knee")
+        figure.legend(handles, labels, loc="outside lower center", frameon=False, ncol=5)
+    return figure
+
+
+def make_latency_figures(study: LatencyResults, figures_dir: Path) -> dict[str, FigureFile | None]:
+    """Write the figures the study can produce (and delete those of an earlier run): {key: file or None}."""
+    figures_dir = Path(figures_dir)
+    made: dict[str, FigureFile | None] = {"achieved": None, "percentiles": None}
+    remove_stale_files(figures_dir, (ACHIEVED_FIGURE, PERCENTILES_FIGURE))
+    for key, build, name in (
+        ("achieved", achieved_figure, ACHIEVED_FIGURE),
+        ("percentiles", percentiles_figure, PERCENTILES_FIGURE),
+    ):
+        figure = build(study)
+        if figure is not None:
+            servers = tuple(dict.fromkeys(study.setup(SETUP_SWEEP)["server"]))
+            made[key] = FigureFile(save_figure(figure, figures_dir / name), servers)
+    return made

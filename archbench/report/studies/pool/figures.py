@@ -1,0 +1,255 @@
+"""PDF figures from the processed tables.
+
+Deterministic output: no creation date in the PDF metadata, fixed sizes and
+fonts, so a figure regenerated from the same data is the same file byte for
+byte (the report build can then be checked for drift).
+
+Figures are seaborn plots on matplotlib `Figure` objects (axes-level seaborn
+functions given our own axes, a Figure saved by its own canvas), never through
+pyplot's global state: importing this module selects no backend, so a
+notebook's inline backend is left as it is. Every figure is built inside
+`theme.paper_theme()` and coloured by `theme.architecture_palette`, so one
+architecture has one colour in every figure. Where seaborn computes an
+interval from the trials, its `errorbar` is `t_interval`, the Student-t
+interval of archbench.stats that summary.csv and the tables report; where
+only the summary is at hand, the intervals are drawn from its ci95 columns.
+
+This module holds the main campaign's sweep figures and `make_figures`; the
+Figure API (saving, `t_interval`, `means_with_trials`) is archbench.report.plots
+and the architecture comparison figures archbench.report.studies.architectures.figures,
+both re-exported here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
+
+from archbench.analyze import analysis
+from archbench.analyze.analysis import MULTI_LOOP_ARCHITECTURES, ORIGINAL_ARCHITECTURES, Series, series_of
+from archbench.report.plots import (
+    PDF_METADATA,
+    STYLE,
+    FigureFile,
+    means_with_trials,
+    measured_ok,
+    save_figure,
+    t_interval,
+    thousands,
+)
+from archbench.report.plots import mean_error_bars as _error_bars
+
+# The architecture figures and the Figure API live in their own modules; their names stay importable from
+# here, where the report and the notebooks have always found them.
+from archbench.report.studies.architectures.figures import (
+    CLIENT_BOUND_HATCH,
+    architectures_connections_figure,
+    architectures_cpu_figure,
+    architectures_threads_figure,
+    architectures_throughput_figure,
+    family_colours,
+)
+from archbench.report.theme import MARKERS, REFERENCE_COLOUR, architecture_palette, paper_theme
+
+POOL_SIZE_FIGURE = "throughput-vs-pool-size.pdf"
+CONNECTIONS_FIGURE = "throughput-vs-connections.pdf"
+ARCHITECTURES_THROUGHPUT_FIGURE = "architectures-throughput.pdf"
+ARCHITECTURES_CONNECTIONS_FIGURE = "architectures-vs-connections.pdf"
+ARCHITECTURES_THREADS_FIGURE = "architectures-vs-threads.pdf"
+ARCHITECTURES_CPU_FIGURE = "architectures-cpu-per-request.pdf"
+SERIES = "series"  # the hue column of the trial frames handed to seaborn
+__all__ = [
+    "CLIENT_BOUND_HATCH",
+    "MARKERS",
+    "PDF_METADATA",
+    "REFERENCE_COLOUR",
+    "STYLE",
+    "FigureFile",
+    "_error_bars",
+    "architectures_connections_figure",
+    "architectures_cpu_figure",
+    "architectures_threads_figure",
+    "architectures_throughput_figure",
+    "family_colours",
+    "make_figures",
+    "means_with_trials",
+    "measured_ok",
+    "save_figure",
+    "t_interval",
+]
+
+
+def _trial_points(trials: pd.DataFrame, series: Series, swept: str) -> pd.DataFrame:
+    """Individual measured ok trials of a series, to show the spread behind each mean."""
+    chosen = measured_ok(trials, {str(c) for c in series.rows["config_id"]})
+    return chosen[[swept, "requests_per_sec"]].dropna()
+
+
+def series_trials(trials: pd.DataFrame, series: list[Series], swept: str) -> pd.DataFrame:
+    """One frame for seaborn: each series' measured ok trials, `swept` as float, the series label in SERIES."""
+    frames = [_trial_points(trials, one, swept).assign(**{SERIES: one.label}) for one in series]
+    data = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[swept, "requests_per_sec"])
+    return data.astype({swept: float, "requests_per_sec": float})
+
+
+def series_palette(series: list[Series]) -> dict[str, object]:
+    return architecture_palette([s.label for s in series], [str(s.first["architecture"]) for s in series])
+
+
+def plot_means_and_trials(axes: Axes, series: list[Series], trials: pd.DataFrame, swept: str) -> dict[str, object]:
+    """Mean throughput ± 95 % CI against `swept`, a line per series, single trials behind (means_with_trials);
+    returns the palette {label: colour}."""
+    palette = series_palette(series)
+    data = series_trials(trials, series, swept)
+    means_with_trials(axes, data, swept, "requests_per_sec", SERIES, [s.label for s in series], palette)
+    return palette
+
+
+def pool_size_series(summary: pd.DataFrame) -> list[Series]:
+    return [s for s in series_of(summary, "threads") if s.first["architecture"] == "thread_pool"]
+
+
+def plot_throughput_vs_pool_size(summary: pd.DataFrame, trials: pd.DataFrame, path: Path) -> FigureFile | None:
+    """The pool-size figure as a PDF; None when the campaign cannot produce it."""
+    figure = pool_size_figure(summary, trials)
+    if figure is None:
+        return None
+    return FigureFile(save_figure(figure, path), tuple(s.label for s in pool_size_series(summary)))
+
+
+def plot_throughput_vs_connections(summary: pd.DataFrame, trials: pd.DataFrame, path: Path) -> FigureFile | None:
+    """The connection-count figure as a PDF; None when the campaign cannot produce it."""
+    figure = connections_figure(summary, trials)
+    if figure is None:
+        return None
+    return FigureFile(save_figure(figure, path), tuple(s.label for s in starvation_series(summary)))
+
+
+def pool_size_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | None:
+    """Mean throughput ± 95% CI against worker threads N, one line per dispatch mode, single trials behind.
+
+    Source 000 plotted the same axes as a scatter of means; the CIs are what it lacked.
+    None when the campaign has no thread-pool series with two or more pool sizes.
+    """
+    series = pool_size_series(summary)
+    if not series:
+        return None
+    with paper_theme():
+        figure = Figure(figsize=(5.6, 3.4))
+        axes = figure.subplots()
+        plot_means_and_trials(axes, series, trials, "threads")
+        axes.set_xlabel("Worker threads N (the accepting/polling thread is one more)")
+        axes.set_ylabel("Throughput (requests/s)")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.yaxis.set_major_formatter(FuncFormatter(thousands))
+        axes.set_ylim(bottom=0)
+        # Below the axes: inside, the legend would hide the error bars of some series.
+        axes.legend(
+            *axes.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False, ncol=1
+        )
+    return figure
+
+
+def starvation_series(summary: pd.DataFrame) -> list[Series]:
+    """Connection sweeps of source 000's designs (blocking, thread per connection, thread pool);
+    the event-driven architectures and nginx have their own connection figure."""
+    if summary.empty:
+        return []
+    return series_of(summary[summary["architecture"].isin(ORIGINAL_ARCHITECTURES)], "connections")
+
+
+def connections_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | None:
+    """Throughput (top) and starved connections (bottom) against connections, log x.
+
+    The lower panel is there because a starving server can post a fine
+    throughput from the few connections it serves; wrk does not report the rest.
+    """
+    series = starvation_series(summary)
+    if not series:
+        return None
+    with paper_theme():
+        figure = Figure(figsize=(5.6, 5.0))
+        top, bottom = figure.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+        top.set_xscale("log")
+        palette = plot_means_and_trials(top, series, trials, "connections")
+        starved = pd.concat([s.rows.assign(**{SERIES: s.label}) for s in series], ignore_index=True)
+        starved = starved.astype({"connections": float, "starved_connections_mean": float})
+        sns.lineplot(
+            data=starved,
+            x="connections",
+            y="starved_connections_mean",
+            hue=SERIES,
+            hue_order=list(palette),
+            palette=palette,
+            style=SERIES,
+            style_order=list(palette),
+            markers=dict(zip(palette, MARKERS, strict=False)),
+            dashes=False,
+            markersize=5,
+            linewidth=1.2,
+            errorbar=None,
+            legend=False,
+            ax=bottom,
+        )
+        for line in bottom.lines:  # a design that starves nobody sits on the x axis: keep it above the frame
+            line.set_clip_on(False)
+            line.set_zorder(3)
+        top.set_xlabel("")
+        top.set_ylabel("Throughput (requests/s)")
+        top.yaxis.set_major_formatter(FuncFormatter(thousands))
+        top.set_ylim(bottom=0)
+        handles, labels = top.get_legend_handles_labels()
+        if top.get_legend() is not None:
+            top.get_legend().remove()
+        bottom.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False, ncol=1)
+        bottom.set_xscale("log")
+        # Plain "1, 10, 100, 1,000" instead of 10^k mathtext: connection counts are read as counts.
+        bottom.xaxis.set_major_formatter(FuncFormatter(thousands))
+        bottom.xaxis.set_minor_formatter(NullFormatter())
+        bottom.set_xlabel("Concurrent wrk connections (log scale)")
+        bottom.set_ylabel("Starved connections\n(mean per trial)")
+        bottom.set_ylim(bottom=0)
+        bottom.yaxis.set_major_formatter(FuncFormatter(thousands))
+    return figure
+
+
+def _save_or_none(figure: Figure | None, path: Path, labels: tuple[str, ...] = ()) -> FigureFile | None:
+    return None if figure is None else FigureFile(save_figure(figure, path), labels)
+
+
+def make_figures(summary: pd.DataFrame, trials: pd.DataFrame, figures_dir: Path) -> dict[str, FigureFile | None]:
+    """All report figures; a value is None when the campaign lacks the data for it."""
+    figures_dir = Path(figures_dir)
+    comparisons = analysis.comparisons(summary)
+    bar_labels = tuple(f"depth {c.pipeline}" for c in comparisons)
+
+    def sweep_labels(swept: str, architectures: tuple[str, ...] | None) -> tuple[str, ...]:
+        return tuple(
+            label for one in comparisons for label, _ in analysis.family_sweeps(summary, one, swept, architectures)
+        )
+
+    return {
+        "pool_size": plot_throughput_vs_pool_size(summary, trials, figures_dir / POOL_SIZE_FIGURE),
+        "connections": plot_throughput_vs_connections(summary, trials, figures_dir / CONNECTIONS_FIGURE),
+        "architectures_throughput": _save_or_none(
+            architectures_throughput_figure(summary, trials), figures_dir / ARCHITECTURES_THROUGHPUT_FIGURE, bar_labels
+        ),
+        "architectures_connections": _save_or_none(
+            architectures_connections_figure(summary),
+            figures_dir / ARCHITECTURES_CONNECTIONS_FIGURE,
+            sweep_labels("connections", None),
+        ),
+        "architectures_threads": _save_or_none(
+            architectures_threads_figure(summary),
+            figures_dir / ARCHITECTURES_THREADS_FIGURE,
+            sweep_labels("threads", MULTI_LOOP_ARCHITECTURES),
+        ),
+        "architectures_cpu": _save_or_none(
+            architectures_cpu_figure(summary, trials), figures_dir / ARCHITECTURES_CPU_FIGURE, bar_labels
+        ),
+    }

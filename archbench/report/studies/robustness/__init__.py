@@ -1,0 +1,42 @@
+"""The robustness appendix (issue 7): the abuse suite's result as a matrix of server variants x abuse cases.
+
+Which result is shown, and how it is read, is archbench.report.studies.robustness.data (a missing or unreadable file
+makes every part of the appendix a sentence saying so; the report still builds). What is written
+(`RobustnessResult.outputs`, archbench.report.studies.robustness.facts): macros (`\\abRobustness...`, every number the
+appendix quotes), `generated/table-robustness.tex` (the matrix: a mark per variant and case, passed/total per
+variant and per architecture) and `generated/robustness-notes.tex` (every failed cell with what was expected and
+observed, the skipped and not-run cells, and the cases with what is expected of each architecture, grouped where
+the expectation differs between architectures, as for slowloris: event loops against one connection per slot).
+The words are in paper/templates/robustness/.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from archbench.config.paths import REPO_ROOT
+from archbench.report.latex import MacroSet
+from archbench.report.prose import Prose
+from archbench.report.studies.robustness import data as robustness_result
+from archbench.report.studies.robustness import facts as robustness_text
+
+
+@dataclass(frozen=True)
+class RobustnessResult(robustness_result.RobustnessResult):
+    """The result as the report's studies see it: data that can write its own part of the report."""
+
+    def outputs(
+        self, macros: MacroSet, paper_dir: Path, figures_dir: Path | None = None, prose: Prose | None = None
+    ) -> dict[str, str]:
+        """What archbench.report.build writes for the appendix: macros into `macros`, {generated file: LaTeX}."""
+        prose = prose or Prose()
+        robustness_text.robustness_macros(macros, self, prose)
+        return robustness_text.appendix_files(self, prose)
+
+
+def load_robustness(
+    requested: str | Path | None, processed_dir: Path, raw_root: Path, repo_root: Path = REPO_ROOT
+) -> RobustnessResult:
+    """The abuse-suite result the appendix shows (see archbench.report.studies.robustness.data), never raising for data."""
+    return robustness_result.read_robustness(requested, processed_dir, raw_root, repo_root, RobustnessResult)

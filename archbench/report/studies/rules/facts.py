@@ -1,0 +1,167 @@
+"""Hoefler and Belli's twelve rules: status and where each is met, citing only what this build has."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from archbench.analyze import analysis
+from archbench.analyze.analysis import key_text, main_pool_series
+from archbench.report import latex
+from archbench.report.formats import ALPHA
+from archbench.report.latex import (
+    escape,
+)
+from archbench.report.prose import Prose
+from archbench.report.studies.crossos.data import CrossOs
+from archbench.report.studies.statistics.adaptive_state import AdaptiveOutcome
+
+# =========================================================================== the twelve rules
+
+
+TEMPLATE = "statistics/rules"  # paper/templates/statistics/rules.tex.j2
+
+
+@dataclass
+class ReportContext:
+    """What the rules table may cite: which tables and figures exist in this build, and the key facts."""
+
+    summary: pd.DataFrame
+    trials: pd.DataFrame
+    meta: Mapping[str, Any]
+    pool_table_labels: list[str]
+    architecture_table_labels: list[str]
+    figures_present: dict[str, bool]
+    qq_present: bool
+    comparisons: pd.DataFrame
+    cross: CrossOs
+    adaptive_state: AdaptiveOutcome
+
+
+def main_pool_table_label(main: Any, labels: Sequence[str]) -> str | None:
+    """The label of the source-000 table that holds the main pool-size sweep (main_tables.pool_size_table_blocks
+    names them tab:threads-<architecture>-<dispatch>-<handoff>[-p<depth>])."""
+    first = main.first
+    stem = "tab:threads-" + "-".join(
+        k for k in ("thread_pool", key_text(first.get("dispatch")), key_text(first.get("handoff"))) if k
+    ).replace("_", "-")
+    depth = key_text(first.get("pipeline")) or "1"
+    wanted = stem if depth == "1" else f"{stem}-p{depth}"
+    return wanted if wanted in labels else None
+
+
+def cpus_in_use(trials: pd.DataFrame, meta: Mapping[str, Any]) -> tuple[set[int], int]:
+    """(the CPUs the server or the load generator was pinned to in any trial, the machine's logical CPUs or 0)."""
+    used: set[int] = set()
+    for column in ("server_cpus", "load_cpus"):
+        if column in trials:
+            for value in trials[column].dropna():
+                used |= analysis.parse_cpu_list(value)
+    count = (meta.get("provenance") or {}).get("cpu_count")
+    return used, int(count) if isinstance(count, (int, float)) and not isinstance(count, bool) else 0
+
+
+def rule_facts(ctx: ReportContext) -> list[dict[str, Any]]:
+    """The facts each of the twelve rules' text needs, in rule order, each with its status (met, partly, n/a)."""
+    summary = ctx.summary
+    has_data = bool(not summary.empty and (pd.to_numeric(summary["n"], errors="coerce").fillna(0) > 0).any())
+    n = pd.to_numeric(summary.get("n", pd.Series(dtype=float)), errors="coerce").fillna(0)
+    architecture_tables = list(ctx.architecture_table_labels)
+    comparisons = not ctx.comparisons.empty
+
+    main = main_pool_series(summary) if not summary.empty else None
+    main_sweep = main is not None and bool(main.rows["mean"].notna().any())
+    rule1 = {
+        "status": "met" if main_sweep or architecture_tables else "n/a",
+        "main_sweep": main_sweep,
+        "pool_table": main_pool_table_label(main, ctx.pool_table_labels) if main_sweep else None,
+        "architecture_tables": architecture_tables,
+    }
+
+    missing = (
+        int(pd.to_numeric(summary.get("n_missing", pd.Series(dtype=float)), errors="coerce").fillna(0).sum())
+        if not summary.empty
+        else 0
+    )
+    used, total = cpus_in_use(ctx.trials, ctx.meta)
+    idle = total - len(used) if total else 0
+    rule2 = {
+        "status": "partly" if idle > 0 else "met",
+        "profile": escape(ctx.meta.get("profile") or "unknown"),
+        "missing": missing,
+        "idle": idle,
+        "total": total,
+    }
+
+    checkable = summary[n >= 3] if not summary.empty else summary
+    failing = int((pd.to_numeric(checkable["shapiro_p"], errors="coerce") < ALPHA).sum()) if not checkable.empty else 0
+    normality_met = not checkable.empty and failing == 0 and len(checkable) == int((n > 0).sum())
+    cross_campaigns = not ctx.cross.measured.empty or (
+        ctx.cross.reference is not None and not ctx.cross.reference.empty
+    )
+    any_figure = any(ctx.figures_present.values()) or ctx.qq_present
+    return [
+        rule1,
+        rule2,
+        {"status": "met" if has_data else "n/a", "has_data": has_data},
+        {"status": "met", "comparisons": comparisons},
+        {"status": "met" if (n >= 2).any() else "partly"},
+        {
+            "status": "met" if normality_met else "partly",
+            "checkable": len(checkable),
+            "failing": failing,
+            "qq": ctx.qq_present,
+            "has_summary": not summary.empty,
+        },
+        {"status": "met" if comparisons else "partly", "comparisons": comparisons, "cross_campaigns": cross_campaigns},
+        {
+            "status": "met" if has_data else "n/a",
+            "has_data": has_data,
+            "has_summary": not summary.empty,
+            "architecture_tables": architecture_tables,
+        },
+        {"status": "met", "source000": not ctx.cross.source_os.empty},
+        {"status": "met"},
+        {"status": "partly", "architecture_tables": architecture_tables},
+        {"status": "met" if any_figure else "partly", "qq": ctx.qq_present},
+    ]
+
+
+def rule_rows(ctx: ReportContext, prose: Prose) -> list[tuple[str, str]]:
+    """(status, where and how) for each of the twelve rules, citing only what this build contains."""
+    return [
+        (facts["status"], prose.sentence(TEMPLATE, f"rule{number}", facts))
+        for number, facts in enumerate(rule_facts(ctx), start=1)
+    ]
+
+
+def rules_table(rows: Sequence[tuple[str, str]], prose: Prose) -> str:
+    body = []
+    for number, (status, text) in enumerate(rows, start=1):
+        rule = prose.sentence(TEMPLATE, "paraphrase", number=number)
+        body.append(f"{number} & {rule} & {prose.sentence(TEMPLATE, 'status_word', status=status)} & {text} \\\\[2pt]")
+    columns = [
+        latex.Column("", "r"),
+        latex.Column("Rule (paraphrased)", r">{\raggedright\arraybackslash}p{4.6cm}"),
+        latex.Column("Status", "l"),
+        latex.Column("Where and how", latex.FILL_COLUMN),
+    ]
+    return latex.render_longtable(
+        columns, body, prose.sentence(TEMPLATE, "caption"), "tab:rules", size=r"\footnotesize"
+    )
+
+
+def rules_summary_sentence(rows: Sequence[tuple[str, str]], prose: Prose) -> str:
+    statuses = [status for status, _ in rows]
+    return prose.sentence(
+        TEMPLATE,
+        "summary",
+        {
+            "met": statuses.count("met"),
+            "partly": [number for number, status in enumerate(statuses, start=1) if status == "partly"],
+            "na": [number for number, status in enumerate(statuses, start=1) if status == "n/a"],
+        },
+    )

@@ -1,0 +1,62 @@
+"""The sources campaign (profile `sources`, issue 14): each source's own protocol in a campaign of its own.
+
+The published-beside-measured section (archbench.report.studies.sources.facts) reads sources 000, 002 and 003 from this
+campaign when it measured them, and from the main campaign otherwise: a campaign has one plan, and the sources'
+protocols (source 000's 400 connections for 5 s, 002's 151-byte file at 1000 connections under wrk and httperf,
+003's "Hello World!" at 32 and 64 connections) are no part of the default one. Its trials and summary are processed
+the way the main campaign's are and written as sources-trials.csv and sources-summary.csv.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from archbench.analyze import analysis
+from archbench.report.common import (
+    StudySource,
+    load_campaign_or_reason,
+    remove_stale_files,
+    write_study_csvs,
+)
+
+TRIALS_CSV = "sources-trials.csv"
+SUMMARY_CSV = "sources-summary.csv"
+
+
+@dataclass(frozen=True)
+class SourcesCampaign:
+    """The sources campaign's tidy trials and per-configuration summary (both empty without a campaign)."""
+
+    source: StudySource
+    trials: pd.DataFrame
+    summary: pd.DataFrame
+
+    @property
+    def available(self) -> bool:
+        return not self.summary.empty
+
+    @property
+    def name(self) -> str:
+        return self.source.name
+
+
+def no_sources_campaign() -> SourcesCampaign:
+    return SourcesCampaign(StudySource(None, None, None), pd.DataFrame(), pd.DataFrame())
+
+
+def process_sources_campaign(requested: str | None, raw_root: Path, processed_dir: Path | None) -> SourcesCampaign:
+    """Read the sources campaign (if any) and write its CSVs into processed_dir (when given); without a campaign the
+    CSVs of an earlier run are removed, so none of them can pass for this run's."""
+    source = load_campaign_or_reason(requested, Path(raw_root), "sources")
+    if source.campaign is None:
+        if processed_dir is not None:
+            remove_stale_files(processed_dir, (TRIALS_CSV, SUMMARY_CSV))
+        return SourcesCampaign(source, pd.DataFrame(), pd.DataFrame())
+    trials = analysis.trials_frame(source.campaign)
+    summary = analysis.summary_frame(trials, source.campaign.meta.get("plan") or ())
+    if processed_dir is not None:
+        write_study_csvs(processed_dir, [source.campaign], {TRIALS_CSV: trials, SUMMARY_CSV: summary})
+    return SourcesCampaign(source, trials, summary)

@@ -1,0 +1,451 @@
+"""Published beside measured (paper/sections/published.tex) and the one-page summary's facts.
+
+Each source's published numbers (data/external/, `archbench.analyze.published`) are set beside the campaigns the
+report already processes: the main campaign's summary, and the echo and latency studies' summaries in the
+processed directory (their process steps write them before the report is generated, and remove them when the
+study has no campaign). `archbench.analyze.published_compare` computes the ratios, intervals and verdicts; the
+words are in paper/templates/published/ and paper/templates/summary/.
+
+Outputs: generated/published-000.tex … published-004.tex, the macro \\abLoadThreadsReason (the method's sentence on
+wrk -t), the figures published-000-pool.pdf and published-002-workers.pdf, and the summary's facts
+(`SourceFacts`, rendered by archbench.report.studies.summary.tables).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from archbench.analyze import published_compare as compare
+from archbench.analyze.crossos import load_source000
+from archbench.analyze.labels import architecture_label
+from archbench.analyze.published import published_table, source_001_throughput, source_004_echo
+from archbench.config.paths import EXTERNAL_DIR
+from archbench.config.values import parse_cpu_list
+from archbench.report import latex
+from archbench.report.common import tt
+from archbench.report.latex import Column, MacroSet, format_count, format_decimal, format_interval
+from archbench.report.prose import Prose
+from archbench.report.studies.sources.data import SourcesCampaign, no_sources_campaign
+from archbench.report.studies.sources.figures import plot_relative_curves
+
+SENTENCES = "published/sentences"
+TABLES = "published/tables"
+ECHO_SUMMARY_CSV = "echo-summary.csv"
+ECHO_MAX_CONNS_CSV = "echo-max-conns.csv"
+LATENCY_SUMMARY_CSV = "latency-summary.csv"
+NETWORK_COMPARISON_CSV = "network-comparison.csv"
+FIGURE_000 = "published-000-pool.pdf"
+FIGURE_002 = "published-002-workers.pdf"
+SOURCE_004_CEILINGS = {"epoll": 28000.0, "poll": 6000.0}  # data/external/source004_echo.csv, connection ceiling
+
+
+@dataclass(frozen=True)
+class SourceFacts:
+    """One source's facts for its section and its summary row."""
+
+    source: str
+    verdict: str
+    facts: dict[str, Any]
+
+
+def ratio_text(ratio: compare.Ratio | None) -> tuple[str, str]:
+    """(value, interval) formatted for the text: 1.58, 1.41--1.77."""
+    if ratio is None:
+        return latex.MISSING, latex.MISSING
+    interval = latex.MISSING if math.isnan(ratio.low) else f"{ratio.low:.2f}--{ratio.high:.2f}"
+    return f"{ratio.value:.2f}", interval
+
+
+def read_processed(processed_dir: Path, name: str) -> pd.DataFrame:
+    """The processed table, or an empty frame when the campaign wrote none or wrote it without rows."""
+    path = Path(processed_dir) / name
+    if not path.is_file():
+        return pd.DataFrame()
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
+def server_cpu_count(summary: pd.DataFrame, trials: pd.DataFrame) -> str:
+    lists = {str(v) for v in trials.get("server_cpus", pd.Series(dtype=str)).dropna()}
+    if len(lists) != 1:
+        return latex.MISSING
+    return str(len(parse_cpu_list(next(iter(lists)), "server_cpus")))
+
+
+# --------------------------------------------------------------------------- per source
+
+
+def source_000(
+    summary: pd.DataFrame, processed_dir: Path, external: Path, sources_summary: pd.DataFrame | None = None
+) -> tuple[SourceFacts, pd.DataFrame, pd.DataFrame]:
+    published = compare.source_000_published_curve(load_source000(external / "source000_throughput.csv"))
+    loopback = compare.network_loopback_summary(read_processed(processed_dir, NETWORK_COMPARISON_CSV))
+    measured, connections, origin = compare.source_000_measured_curve(summary, loopback, sources_summary)
+    theirs, ours = compare.last_ratio(published), compare.last_ratio(measured)
+    assert theirs is not None
+    facts: dict[str, Any] = {"measured": ours is not None, "connections": connections, "origin": origin}
+    facts["published_last"], _ = ratio_text(theirs)
+    facts["published_last_n"] = int(published["pool_size"].iloc[-1])
+    facts["published_peak_n"] = int(published.loc[published["mean"].idxmax(), "pool_size"])
+    facts["measured_last"], facts["measured_last_ci"] = ratio_text(ours)
+    facts["measured_last_n"] = int(measured["pool_size"].iloc[-1]) if ours is not None else None
+    common = sorted(set(published["pool_size"]) & set(measured["pool_size"]) - {1}) if ours is not None else []
+    inside = [
+        n
+        for n in common
+        if compare.Ratio(
+            *measured.loc[measured["pool_size"] == n, ["ratio", "ratio_low", "ratio_high"]].iloc[0]
+        ).contains(float(published.loc[published["pool_size"] == n, "ratio"].iloc[0]))
+    ]
+    facts["common_count"] = len(common)
+    facts["inside_count"] = len(inside) if common else None
+    return SourceFacts("000", compare.direction_verdict(theirs, ours), facts), published, measured
+
+
+def source_001(latency_summary: pd.DataFrame, external: Path) -> tuple[SourceFacts, str]:
+    published = source_001_throughput(external).set_index("our_architecture")
+    order = ["reactor", "epoll", "thread_per_conn", "blocking"]
+    measured = compare.source_001_measured(latency_summary)
+    measured = measured.set_index("architecture") if not measured.empty else measured
+    verdict, confirmed, contradicted = compare.source_001_verdict(published.reset_index(), measured.reset_index())
+    items, rows = [], []
+    for name in order:
+        label = architecture_label(name)
+        mean, ci, timeouts = latex.MISSING, latex.MISSING, latex.MISSING
+        if name in measured.index:
+            row = measured.loc[name]
+            mean = format_count(row["achieved_mean"])
+            ci = format_interval(row["achieved_ci95_low"], row["achieved_ci95_high"])
+            timeouts = format_count(row["timeouts_mean"])
+            items.append({"label": label, "mean": mean, "ci": ci})
+        rows.append(
+            [label, format_count(published.loc[name, "requests_per_s"]), format_count(published.loc[name, "timeouts"]),
+             mean, ci, timeouts]
+        )  # fmt: skip
+    facts: dict[str, Any] = {
+        "measured": not measured.empty,
+        "entries": items,
+        "published_items": [
+            {"label": architecture_label(n), "mean": format_count(published.loc[n, "requests_per_s"])} for n in order
+        ],
+        "confirmed": confirmed,
+        "contradicted": contradicted,
+        "tie": format_count(compare.TIE_FRACTION * 100),
+        "offered": format_count(measured["offered_rate"].iloc[0]) if not measured.empty else latex.MISSING,
+        "connections": format_count(measured["connections"].iloc[0]) if not measured.empty else latex.MISSING,
+        "n": format_count(measured["n"].min()) if not measured.empty else latex.MISSING,
+    }
+    columns = [
+        Column("architecture", "l"),
+        Column("source 001 req/s", "r"),
+        Column("timeouts", "r"),
+        Column("ours req/s", "r"),
+        Column("95\\,\\% CI", "r"),
+        Column("timeouts", "r"),
+    ]
+    table = latex.render_longtable(columns, rows, "", "tab:published-001")
+    return SourceFacts("001", verdict, facts), table
+
+
+SOURCE_002_SERVERS = ("prefork", "nginx", "pong")
+
+
+def source_002_one_worker(summary: pd.DataFrame) -> tuple[list[list[str]], dict[str, Any]]:
+    """The one-worker rows of source 002's servers under wrk and under httperf (replies per second): table rows,
+    and the facts the sentence quotes (pong's rate over the fastest correct server's, per load generator)."""
+    rows: list[list[str]] = []
+    rates: dict[str, dict[str, pd.Series]] = {"wrk": {}, "httperf": {}}
+    for name in SOURCE_002_SERVERS:
+        cells = [architecture_label(name)]
+        for generator in rates:
+            found = compare.response_rows(summary, name, "source002", generator)
+            found = found[pd.to_numeric(found["threads"], errors="coerce").fillna(1) == 1] if not found.empty else found
+            if found.empty:
+                cells += [latex.MISSING, latex.MISSING]
+                continue
+            row = found.iloc[0]
+            rates[generator][name] = row
+            cells += [format_count(row["mean"]), format_interval(row.get("ci95_low"), row.get("ci95_high"))]
+        rows.append(cells)
+    facts: dict[str, Any] = {}
+    for generator, by_server in rates.items():
+        correct = [by_server[n] for n in ("prefork", "nginx") if n in by_server]
+        if "pong" in by_server and correct:
+            fastest = max(correct, key=lambda r: float(r["mean"]))
+            ratio = compare.summary_ratio(by_server["pong"], fastest)
+            facts[f"pong_{generator}_ratio"], facts[f"pong_{generator}_ci"] = ratio_text(ratio)
+            facts[f"pong_{generator}_over"] = architecture_label(str(fastest["architecture"]))
+    facts["httperf_measured"] = bool(rates["httperf"])
+    # Without pong or httperf the table would repeat the figure's one-worker points.
+    return (rows if rates["httperf"] or "pong" in rates["wrk"] else []), facts
+
+
+def source_002(summary: pd.DataFrame, cpus: str) -> tuple[SourceFacts, pd.DataFrame]:
+    prefork = compare.response_rows(summary, "prefork", "source002")
+    nginx = compare.response_rows(summary, "nginx", "source002")
+    facts: dict[str, Any] = {"measured": len(prefork) >= 2, "server_cpus": cpus}
+    curves = []
+    for name, rows in (("prefork", prefork), ("nginx", nginx)):
+        workers = sorted(int(w) for w in rows["threads"].dropna()) if not rows.empty else []
+        top = workers[-1] if len(workers) >= 2 and workers[0] == 1 else None
+        ratio = compare.worker_ratio(rows, top, 1) if top is not None else None
+        facts[f"{name}_top"] = top
+        facts[f"{name}_ratio"], facts[f"{name}_ci"] = ratio_text(ratio)
+        facts[f"{name}_ratio_object"] = ratio
+        for n in workers:
+            r = compare.worker_ratio(rows, n, 1) if 1 in workers else None
+            if r is not None:
+                curves.append({"series": name, "x": n, "ratio": r.value, "low": r.low, "high": r.high})
+    facts["connections"] = format_count(prefork["connections"].iloc[0]) if not prefork.empty else latex.MISSING
+    facts["one_worker_rows"], one_worker = source_002_one_worker(summary)
+    facts.update(one_worker)
+    # Direction rule against its claim that prefork scales to 8 workers (its nginx claim is stated, not scored:
+    # it has no published number).
+    claim = compare.Ratio(2.0)  # "does scale": up, at face value
+    verdict = (
+        compare.direction_verdict(claim, facts["prefork_ratio_object"]) if facts["measured"] else compare.NOT_MEASURED
+    )
+    return SourceFacts("002", verdict, facts), pd.DataFrame(curves)
+
+
+def source_003(summary: pd.DataFrame, external: Path) -> SourceFacts:
+    published = compare.source_003_published(published_table("003", external))
+    ours, architecture = compare.source_003_ratio(summary)
+    facts: dict[str, Any] = {"measured": ours is not None}
+    facts["ratio"], facts["ratio_ci"] = ratio_text(ours)
+    facts["label"] = architecture_label(architecture, "connection", "stack") if architecture else latex.MISSING
+    facts["inside"] = bool(ours is not None and published.low <= ours.value <= published.high)
+    return SourceFacts("003", compare.direction_verdict(published, ours), facts)
+
+
+def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
+    published = source_004_echo(external)
+    echo = read_processed(processed_dir, ECHO_SUMMARY_CSV)
+    measured = compare.source_004_measured(echo)
+    max_conns = read_processed(processed_dir, ECHO_MAX_CONNS_CSV)
+    held: dict[str, float] = {}
+    capped: dict[str, bool] = {}
+    if not max_conns.empty:
+        for row in max_conns.itertuples():
+            if row.architecture in SOURCE_004_CEILINGS and not pd.isna(row.reached_median):
+                held[row.architecture] = float(row.reached_median)
+                capped[row.architecture] = bool(row.reached_median >= row.cap)
+    verdicts = compare.source_004_verdicts(published, measured, SOURCE_004_CEILINGS, held)
+    rows = []
+    for row in published.itertuples():
+        ours = (
+            measured[(measured["architecture"] == row.our_architecture) & (measured["connections"] == row.connections)]
+            if not measured.empty
+            else measured
+        )
+        mean = ours["bytes_received_per_sec_mean"].iloc[0] if not ours.empty else math.nan
+        low = ours["bytes_received_per_sec_ci95_low"].iloc[0] if not ours.empty else math.nan
+        high = ours["bytes_received_per_sec_ci95_high"].iloc[0] if not ours.empty else math.nan
+        rows.append(
+            [architecture_label(row.our_architecture), format_count(row.connections),
+             format_decimal(row.bytes_per_s / 1e6, 1), format_decimal(mean / 1e6, 1),
+             latex.MISSING if math.isnan(low) else f"{low / 1e6:.1f}--{high / 1e6:.1f}"]
+        )  # fmt: skip
+    columns = [
+        Column("server", "l"),
+        Column("clients", "r"),
+        Column("source 004 MB/s", "r"),
+        Column("ours MB/s", "r"),
+        Column("95\\,\\% CI", "r"),
+    ]
+    table = latex.render_longtable(columns, rows, "", "tab:published-004")
+    items = [
+        {"label": architecture_label(name), "held": format_count(held[name]), "capped": capped[name]}
+        for name in SOURCE_004_CEILINGS
+        if name in held
+    ]
+    at_100 = measured[measured["connections"] == 100] if not measured.empty else measured
+    best = (
+        architecture_label(at_100.sort_values("bytes_received_per_sec_mean").iloc[-1]["architecture"])
+        if not at_100.empty
+        else latex.MISSING
+    )
+    campaign = ""
+    if not echo.empty and "campaign" in echo:
+        campaign = r"\texttt{" + latex.escape(str(echo["campaign"].iloc[0])) + "}"
+    facts: dict[str, Any] = {
+        "measured": not measured.empty,
+        "entries": items,
+        "best_100": best,
+        "campaign_tt": campaign,
+    }
+    verdict = compare.combined(list(verdicts.values())) if not measured.empty else compare.NOT_MEASURED
+    facts["orderings"] = [
+        {"clients": format_count(key.split()[1]), "verdict": value}
+        for key, value in verdicts.items()
+        if key.startswith("bytes ") and value != compare.NOT_MEASURED
+    ]
+    facts["ceiling_verdict"] = verdicts["ceiling"]
+    return SourceFacts("004", verdict, facts), table
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+def hosts(trials: pd.DataFrame) -> set[str]:
+    return {str(h) for h in trials["hostname"].dropna()} if "hostname" in trials else set()
+
+
+def campaign_name(summary: pd.DataFrame) -> str:
+    return tt(summary["campaign"].iloc[0]) if not summary.empty and "campaign" in summary else latex.MISSING
+
+
+def collect(
+    summary: pd.DataFrame,
+    trials: pd.DataFrame,
+    processed_dir: Path,
+    external: Path = EXTERNAL_DIR,
+    sources: SourcesCampaign | None = None,
+) -> tuple[dict[str, SourceFacts], dict[str, Any]]:
+    """Every source's facts, and the frames and tables the section draws. Sources 000, 002 and 003 come from the
+    sources campaign where it measured them (their own protocols), else from the main campaign."""
+    sources = sources if sources is not None else no_sources_campaign()
+    cpus = server_cpu_count(summary, trials)
+    sources_cpus = server_cpu_count(sources.summary, sources.trials) if sources.available else cpus
+    # Source 000's sweep: the sources campaign only when it ran on the main campaign's host, so that `make all` on
+    # another machine sets that machine's own sweep (main campaign or network study) beside the source.
+    same_host = bool(hosts(sources.trials)) and hosts(sources.trials) <= hosts(trials)
+    facts000, published000, measured000 = source_000(
+        summary, processed_dir, external, sources.summary if same_host else None
+    )
+    from_sources = facts000.facts["origin"] == "sources"
+    facts000.facts["server_cpus"] = sources_cpus if from_sources else cpus
+    facts000.facts["campaign_tt"] = campaign_name(sources.summary if from_sources else summary)
+    facts001, table001 = source_001(read_processed(processed_dir, LATENCY_SUMMARY_CSV), external)
+    facts002, curves002 = source_002(sources.summary, sources_cpus)
+    facts002.facts["campaign_tt"] = campaign_name(sources.summary)
+    if not facts002.facts["measured"]:
+        facts002, curves002 = source_002(summary, cpus)
+        facts002.facts["campaign_tt"] = campaign_name(summary)
+    facts003 = source_003(sources.summary, external)
+    facts003.facts["campaign_tt"] = campaign_name(sources.summary)
+    if not facts003.facts["measured"]:
+        facts003 = source_003(summary, external)
+        facts003.facts["campaign_tt"] = campaign_name(summary)
+    facts004, table004 = source_004(processed_dir, external)
+    sources = {f.source: f for f in (facts000, facts001, facts002, facts003, facts004)}
+    drawn = {"published000": published000, "measured000": measured000, "curves002": curves002,
+             "table001": table001, "table004": table004}  # fmt: skip
+    return sources, drawn
+
+
+def load_threads_reason(trials: pd.DataFrame, prose: Prose) -> str:
+    loads = {str(v) for v in trials.get("load_cpus", pd.Series(dtype=str)).dropna()}
+    threads = sorted({int(v) for v in pd.to_numeric(trials.get("load_threads", pd.Series(dtype=float))).dropna()})
+    facts = {
+        "load_cpus": str(len(parse_cpu_list(next(iter(loads)), "load_cpus"))) if len(loads) == 1 else None,
+        "load_threads": latex.format_list(threads),
+    }
+    return prose.sentence(SENTENCES, "load_threads_reason", facts)
+
+
+def figure_or_sentence(
+    key: str, frame: pd.DataFrame, path: Path, paper_dir: Path, label: str, prose: Prose, x_label: str
+) -> str:
+    made = plot_relative_curves(frame, path, x_label) if not frame.empty else None
+    include = None if made is None else Path(os.path.relpath(made, paper_dir)).as_posix()
+    return latex.figure_block(
+        include, label, prose.sentence(TABLES, f"{key}_caption"), prose.sentence(TABLES, f"{key}_missing")
+    )
+
+
+def published_outputs(
+    summary: pd.DataFrame,
+    trials: pd.DataFrame,
+    processed_dir: Path,
+    macros: MacroSet,
+    generated_dir: Path,
+    figures_dir: Path,
+    prose: Prose,
+    external: Path = EXTERNAL_DIR,
+    sources_campaign: SourcesCampaign | None = None,
+) -> tuple[dict[str, str], dict[str, SourceFacts]]:
+    """The section's generated files (name -> text) and every source's facts (for the summary)."""
+    sources, drawn = collect(summary, trials, processed_dir, external, sources_campaign)
+    macros.add("load threads reason", load_threads_reason(trials, prose), "why wrk runs with the threads it runs")
+    paper_dir = Path(generated_dir).parent
+    curve000 = pd.concat(
+        [
+            drawn["published000"].assign(series="source 000 (published)"),
+            drawn["measured000"].assign(series="this machine"),
+        ]
+    ).rename(columns={"pool_size": "x", "ratio_low": "low", "ratio_high": "high"})
+    figure000 = figure_or_sentence(
+        "fig000", curve000, Path(figures_dir) / FIGURE_000, paper_dir, "fig:published-000", prose, "pool size $N$"
+    )
+    figure002 = figure_or_sentence(
+        "fig002", drawn["curves002"], Path(figures_dir) / FIGURE_002, paper_dir, "fig:published-002", prose, "workers"
+    )
+    files = {
+        "published-000.tex": figure000 + "\n" + prose.sentence(SENTENCES, "s000", sources["000"].facts) + "\n"
+        + table_000(drawn["published000"], drawn["measured000"], prose),
+        "published-001.tex": prose.sentence(SENTENCES, "s001", sources["001"].facts) + "\n"
+        + drawn["table001"].replace(r"\caption{}", r"\caption{" + prose.sentence(TABLES, "t001_caption") + "}"),
+        "published-002.tex": prose.sentence(SENTENCES, "s002", sources["002"].facts) + "\n"
+        + (figure002 if sources["002"].facts["measured"] else "")
+        + table_002(sources["002"].facts["one_worker_rows"], prose),
+        "published-003.tex": prose.sentence(SENTENCES, "s003", sources["003"].facts) + "\n",
+        "published-004.tex": prose.sentence(SENTENCES, "s004", held_facts(sources["004"].facts, prose)) + "\n"
+        + drawn["table004"].replace(r"\caption{}", r"\caption{" + prose.sentence(TABLES, "t004_caption") + "}"),
+    }  # fmt: skip
+    sources["004"].facts["held_sentence"] = held_facts(sources["004"].facts, prose)["held_sentence"]
+    return files, sources
+
+
+def held_facts(facts: dict[str, Any], prose: Prose) -> dict[str, Any]:
+    return {**facts, "held_sentence": prose.sentence(SENTENCES, "held", facts) or latex.MISSING}
+
+
+def table_002(rows: list[list[str]], prose: Prose) -> str:
+    """Source 002's servers at one worker under wrk and httperf; nothing when no campaign measured them."""
+    if not rows:
+        return ""
+    columns = [
+        Column("server", "l"),
+        Column("wrk req/s", "r"),
+        Column("95\\,\\% CI", "r"),
+        Column("httperf replies/s", "r"),
+        Column("95\\,\\% CI", "r"),
+    ]
+    return latex.render_longtable(columns, rows, prose.sentence(TABLES, "t002_caption"), "tab:published-002")
+
+
+def table_000(published: pd.DataFrame, measured: pd.DataFrame, prose: Prose) -> str:
+    rows = []
+    sizes = sorted(set(published["pool_size"]) | set(measured.get("pool_size", pd.Series(dtype=int))))
+    for n in sizes:
+        theirs = published[published["pool_size"] == n]
+        ours = measured[measured["pool_size"] == n] if not measured.empty else measured
+
+        def cells(frame: pd.DataFrame) -> list[str]:
+            if frame.empty:
+                return [latex.MISSING] * 3
+            row = frame.iloc[0]
+            value, interval = ratio_text(compare.Ratio(row["ratio"], row["ratio_low"], row["ratio_high"]))
+            return [format_count(row["mean"]), value, interval]
+
+        rows.append([str(n), str(n + 1), *cells(theirs), *cells(ours)])
+    columns = [
+        Column("$N$", "r"),
+        Column("its threads", "r"),
+        Column("source 000 r/s", "r"),
+        Column("ratio", "r"),
+        Column("95\\,\\% CI", "r"),
+        Column("ours r/s", "r"),
+        Column("ratio", "r"),
+        Column("95\\,\\% CI", "r"),
+    ]
+    return latex.render_longtable(columns, rows, prose.sentence(TABLES, "t000_caption"), "tab:published-000")

@@ -1,0 +1,312 @@
+"""Per-configuration diagnostics: the table and the statistics section's sentences."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from archbench import stats
+from archbench.analyze import outliers
+from archbench.analyze.analysis import Labeller
+from archbench.report import latex
+from archbench.report.formats import (
+    ALPHA,
+    DIAGNOSTICS_SIZE,
+    config_text,
+    count_of,
+    fill_first,
+    first_named,
+    fmt_bracket,
+    fmt_p,
+    fmt_pct,
+    fmt_rate,
+    notes_after,
+    several_depths,
+    two_lines,
+)
+from archbench.report.latex import (
+    MISSING,
+    escape_identifier,
+    format_count,
+    format_decimal,
+    is_missing,
+)
+from archbench.report.prose import Prose
+from archbench.report.studies.statistics.adaptive_state import AdaptiveOutcome
+from archbench.report.studies.statistics.files import OUTLIERS_CSV
+
+TEMPLATE = "statistics/diagnostics"  # paper/templates/statistics/diagnostics.tex.j2
+
+
+def diagnostics_table(summary: pd.DataFrame, adaptive_state: AdaptiveOutcome, prose: Prose) -> str:
+    """Per configuration: mean with its CI half-width (% of the mean), total/total rate, median with its
+    order-statistic interval and coverage, Shapiro-Wilk W and p, Tukey outliers (and the adaptive outcome)."""
+    if summary.empty:
+        return prose.block(TEMPLATE, "no_diagnostics")
+    labels = Labeller(summary)
+    several = several_depths(summary)
+    columns = [
+        ("Configuration", "l"),
+        ("$n$", "r"),
+        (latex.stacked("Mean", "(r/s)"), "r"),
+        (latex.stacked(r"$\pm$CI", r"(\%)"), "r"),
+        (latex.stacked(r"$\sum$req.", r"/$\sum$s"), "r"),
+        (latex.stacked("Median (r/s)", "{[}interval{]}"), "r"),
+        (latex.stacked("Cov.", r"(\%)"), "r"),
+        ("$W$", "r"),
+        ("$p$", "r"),
+        (latex.stacked("Out-", "liers"), "r"),
+    ]
+    if adaptive_state.enabled:
+        columns.append(("Target", "l"))
+    body = []
+    previous = None
+    for _, row in summary.iterrows():
+        family = labels.family(row)
+        if previous is not None and family != previous:
+            body.append(r"\midrule")
+        previous = family
+        outlier_cell = MISSING if count_of(row.get("n")) == 0 else str(count_of(row.get("n_outliers")))
+        if count_of(row.get("n_far_out")):
+            outlier_cell += f" ({count_of(row.get('n_far_out'))})"
+        cells = [
+            config_text(row, labels, several) + latex.row_marks(row),
+            format_count(row.get("n")),
+            fmt_rate(row.get("mean")),
+            format_decimal(row.get("ci95_half_width_pct"), 1),
+            fmt_rate(row.get("total_rate")),
+            two_lines(
+                fmt_rate(row.get("median")), fmt_bracket(row.get("median_ci95_low"), row.get("median_ci95_high"))
+            ),
+            format_decimal(100.0 * float(row["median_ci_coverage"]), 1)
+            if not is_missing(row.get("median_ci_coverage"))
+            else MISSING,
+            format_decimal(row.get("shapiro_w"), 3),
+            fmt_p(row.get("shapiro_p")),
+            outlier_cell,
+        ]
+        if adaptive_state.enabled:
+            state = adaptive_state.configs.get(str(row["config_id"]))
+            if state is None:
+                cells.append(MISSING)
+            elif state.get("met"):
+                cells.append("met")
+            else:
+                cells.append("max.\\ trials" if state.get("stopped_by") == "max_trials" else "not met")
+        body.append(" & ".join(cells) + r" \\[1pt]")
+    caption = prose.sentence(
+        TEMPLATE, "table_caption", adaptive=adaptive_state.enabled, target=format_decimal(adaptive_state.target_pct, 1)
+    )
+    return latex.render_longtable(
+        fill_first(columns),
+        body,
+        caption,
+        "tab:diagnostics",
+        tabcolsep="2.5pt",
+        notes=notes_after(mark_notes_of(summary, prose)),
+        size=DIAGNOSTICS_SIZE,
+    )
+
+
+def mark_notes_of(rows: pd.DataFrame, prose: Prose) -> str:
+    """The explanations of the flagged / failed / unsupported marks that `latex.row_marks` puts on these rows,
+    run together (a longtable's notes paragraph)."""
+    notes = latex.mark_notes(prose)
+    return " ".join(latex.notes_for_marks(rows, notes.flagged, notes.failed, notes.unsupported))
+
+
+def median_coverage_sentence(summary: pd.DataFrame, prose: Prose) -> str:
+    """The order-statistic interval and its exact coverage for each trial count n in the campaign."""
+    counts = sorted({count_of(n) for n in summary.get("n", pd.Series(dtype=float)) if count_of(n) >= 2})
+    facts = []
+    for n in counts:
+        result = stats.median_ci(np.arange(n, dtype=float))
+        facts.append(
+            {
+                "n": n,
+                "min_max": result.lower_rank == 1,
+                "lower": result.lower_rank,
+                "upper": result.upper_rank,
+                "coverage": format_decimal(100 * result.coverage, 1),
+                "short": not result.reaches_level,
+            }
+        )
+    return prose.sentence(TEMPLATE, "median_coverage", counts=facts)
+
+
+def determinism_sentence(summary: pd.DataFrame, prose: Prose) -> str:
+    rows = (
+        summary[pd.to_numeric(summary.get("n", pd.Series(dtype=float)), errors="coerce") >= 2]
+        if not summary.empty
+        else summary
+    )
+    if rows.empty:
+        return prose.sentence(TEMPLATE, "determinism", none=True)
+    sd = pd.to_numeric(rows["sd"], errors="coerce")
+    mean = pd.to_numeric(rows["mean"], errors="coerce")
+    cv = (100.0 * sd / mean.abs()).replace([np.inf, -np.inf], np.nan).dropna()
+    constant = int((sd == 0).sum())
+    return prose.sentence(
+        TEMPLATE,
+        "determinism",
+        none=False,
+        constant=constant,
+        varying=len(rows) - constant,
+        cv_min=None if cv.empty else fmt_pct(cv.min()),
+        cv_max=None if cv.empty else fmt_pct(cv.max()),
+        cv_median=None if cv.empty else fmt_pct(cv.median()),
+    )
+
+
+def normality_sentence(summary: pd.DataFrame, labels: Labeller, several: bool, prose: Prose) -> str:
+    if summary.empty:
+        return prose.sentence(TEMPLATE, "normality", empty=True)
+    n = pd.to_numeric(summary["n"], errors="coerce").fillna(0)
+    checkable = summary[n >= 3]
+    p = pd.to_numeric(checkable.get("shapiro_p", pd.Series(dtype=float)), errors="coerce")
+    failing, more = first_named([config_text(r, labels, several) for _, r in checkable[p < ALPHA].iterrows()])
+    return prose.sentence(
+        TEMPLATE,
+        "normality",
+        empty=False,
+        checkable=len(checkable),
+        passing=len(checkable[p >= ALPHA]),
+        failing=failing,
+        failing_more=more,
+        undefined=len(checkable[p.isna()]),
+        too_few=int(((n > 0) & (n < 3)).sum()),
+        alpha=format_decimal(ALPHA, 2),
+    )
+
+
+def rate_summary_sentence(summary: pd.DataFrame, labels: Labeller, several: bool, prose: Prose) -> str:
+    if summary.empty:
+        return prose.sentence(TEMPLATE, "rate_summary", empty=True)
+    mean = pd.to_numeric(summary["mean"], errors="coerce")
+    total = pd.to_numeric(summary.get("total_rate", pd.Series(math.nan, index=summary.index)), errors="coerce")
+    harmonic = pd.to_numeric(summary.get("harmonic_mean", pd.Series(math.nan, index=summary.index)), errors="coerce")
+    valid = mean.notna() & total.notna() & (total > 0)
+    if not valid.any():
+        return prose.sentence(TEMPLATE, "rate_summary", empty=False, valid=0)
+    relative = (100.0 * (mean - total).abs() / total)[valid]
+    both = valid & harmonic.notna()
+    harmonic_gap = fmt_pct((100.0 * (harmonic - total).abs() / total)[both].max(), 2) if both.any() else None
+    return prose.sentence(
+        TEMPLATE,
+        "rate_summary",
+        empty=False,
+        valid=int(valid.sum()),
+        gap=fmt_pct(relative.max(), 2),
+        worst=config_text(summary.loc[relative.idxmax()], labels, several),
+        harmonic_gap=harmonic_gap,
+    )
+
+
+def outlier_sentence(trials: pd.DataFrame, summary: pd.DataFrame, prose: Prose) -> tuple[str, pd.DataFrame]:
+    rows = (
+        outliers.outlier_rows(trials, by=("config_id",))
+        if not trials.empty and "requests_per_sec" in trials
+        else pd.DataFrame(columns=["config_id", "trial_id", "value", "kind"])
+    )
+    n = pd.to_numeric(summary.get("n", pd.Series(dtype=float)), errors="coerce").fillna(0)
+    named, more = first_named(
+        [
+            prose.sentence(
+                TEMPLATE,
+                "outlier_trial",
+                id=escape_identifier(r["trial_id"]),
+                rate=fmt_rate(r["value"]),
+                far=r["kind"] == "far out",
+            )
+            for _, r in rows.iterrows()
+        ]
+    )
+    text = prose.sentence(
+        TEMPLATE,
+        "outliers",
+        count=len(rows),
+        checkable=int((n >= 4).sum()),
+        configurations=rows["config_id"].nunique() if not rows.empty else 0,
+        far=int((rows["kind"] == "far out").sum()) if not rows.empty else 0,
+        trials=named,
+        more=more,
+        csv=OUTLIERS_CSV,
+    )
+    return text, rows
+
+
+def adaptive_sentence(
+    state: AdaptiveOutcome, labels: Labeller, summary: pd.DataFrame, several: bool, prose: Prose
+) -> str:
+    if not state.enabled:
+        return prose.sentence(TEMPLATE, "adaptive", enabled=False)
+    total = len(state.configs)
+    met = [cid for cid, c in state.configs.items() if c.get("met")]
+    stopped = [cid for cid, c in state.configs.items() if not c.get("met") and c.get("stopped_by") == "max_trials"]
+    by_id = {str(r["config_id"]): r for _, r in summary.iterrows()} if not summary.empty else {}
+
+    def name(cid: str) -> str:
+        return config_text(by_id[cid], labels, several) if cid in by_id else escape_identifier(cid)
+
+    named, more = first_named([name(c) for c in stopped])
+    return prose.sentence(
+        TEMPLATE,
+        "adaptive",
+        enabled=True,
+        target=format_decimal(state.target_pct, 1),
+        max_trials=state.max_trials,
+        met=len(met),
+        total=total,
+        stopped=named,
+        stopped_more=more,
+        open=total - len(met) - len(stopped),
+        recorded=state.source == "recorded",
+        has_summary=not summary.empty,
+    )
+
+
+def half_width_sentence(summary: pd.DataFrame, labels: Labeller, several: bool, prose: Prose) -> str:
+    half = (
+        pd.to_numeric(summary.get("ci95_half_width_pct", pd.Series(dtype=float)), errors="coerce")
+        if not summary.empty
+        else pd.Series(dtype=float)
+    )
+    defined = half.dropna()
+    if defined.empty:
+        return prose.sentence(TEMPLATE, "half_width", count=0)
+    return prose.sentence(
+        TEMPLATE,
+        "half_width",
+        count=len(defined),
+        median=fmt_pct(defined.median()),
+        min=fmt_pct(defined.min()),
+        max=fmt_pct(defined.max()),
+        narrowest=config_text(summary.loc[defined.idxmin()], labels, several),
+        widest=config_text(summary.loc[defined.idxmax()], labels, several),
+    )
+
+
+def mean_median_sentence(summary: pd.DataFrame, prose: Prose) -> str:
+    if summary.empty:
+        return prose.sentence(TEMPLATE, "mean_median", empty=True)
+    rows = summary[pd.to_numeric(summary["n"], errors="coerce") >= 2]
+    if rows.empty:
+        return prose.sentence(TEMPLATE, "mean_median", empty=False, count=0)
+    if (pd.to_numeric(rows["n"], errors="coerce") == 2).all():
+        return prose.sentence(TEMPLATE, "mean_median", empty=False, count=len(rows), all_two=True)
+    mean = pd.to_numeric(rows["mean"], errors="coerce")
+    median = pd.to_numeric(rows["median"], errors="coerce")
+    gap = (100.0 * (mean - median).abs() / mean.abs()).replace([np.inf, -np.inf], np.nan)
+    half = pd.to_numeric(rows.get("ci95_half_width_pct", pd.Series(math.nan, index=rows.index)), errors="coerce")
+    return prose.sentence(
+        TEMPLATE,
+        "mean_median",
+        empty=False,
+        count=len(rows),
+        all_two=False,
+        max_gap=fmt_pct(gap.max()),
+        median_gap=fmt_pct(gap.median()),
+        inside=int((gap <= half).sum()),
+    )

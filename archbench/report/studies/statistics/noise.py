@@ -1,0 +1,186 @@
+"""The statistics section's noise diagnostics: facts, macros, the figure and paper/generated/noise-diagnostics.tex.
+
+archbench.analyze.noise computes the diagnostics (and this writes its CSVs beside trials.csv); here they become
+formatted facts for paper/templates/statistics/noise.tex.j2, the macros the text may quote and the residual figure
+(archbench.report.studies.statistics.noise_figure). paper/sections/statistics.tex inputs the generated file under its
+"Noise diagnostics" subsection.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from archbench.analyze import analysis
+from archbench.analyze.analysis import Labeller
+from archbench.analyze.noise import NoiseDiagnostics, noise_diagnostics
+from archbench.report import latex, plots
+from archbench.report.formats import ALPHA, config_text, first_named, fmt_bracket, fmt_number, fmt_p, fmt_pct
+from archbench.report.formats import several_depths as several_depths_of
+from archbench.report.latex import MISSING, MacroSet, escape_identifier, format_decimal
+from archbench.report.prose import Prose
+from archbench.report.studies.statistics.noise_figure import noise_figure, residual_panels, steal_recorded
+from archbench.stats.autocorrelation import Autocorrelation
+
+TEMPLATE = "statistics/noise"
+NOISE_FILE = "noise-diagnostics.tex"  # paper/generated/
+NOISE_FIGURE = "noise-residuals.pdf"  # paper/figures/
+FIGURE_LABEL = "fig:noise"
+METRIC_KEYS = {"requests_per_sec": "throughput", "server_cpu_us_per_request": "cpu"}
+PANEL_NAMES = {"requests_per_sec": "throughput", "server_cpu_us_per_request": "server CPU time per request"}
+SLOPE_DIGITS = 2
+
+
+def p_clause(value: float) -> str:
+    """'$p=0.24$', '$p<0.001$', or a dash: the whole clause, so '<' is never typeset outside math."""
+    if math.isnan(value):
+        return MISSING
+    return "$p<0.001$" if value < 0.001 else f"$p={fmt_p(value)}$"
+
+
+def pct_of(fraction: float, digits: int = 1) -> str:
+    return fmt_pct(100.0 * fraction if not math.isnan(fraction) else math.nan, digits)
+
+
+def _acf_facts(result: Autocorrelation, within: Autocorrelation) -> dict[str, Any]:
+    return {
+        "has_acf": bool(result.lags),
+        "n": result.n,
+        "lag1": fmt_number(result.lag1, 2),
+        "band": format_decimal(result.band, 2),
+        "p": p_clause(result.p_value),
+        "max_lag": result.max_lag,
+        "correlated": bool(result.p_value < ALPHA),
+        "within_lag1": fmt_number(within.lag1, 2),
+        "within_p": p_clause(within.p_value),
+        "within_correlated": bool(within.p_value < ALPHA),
+    }
+
+
+def metric_facts(diagnostics: NoiseDiagnostics, summary: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per metric: drift, autocorrelation and round-effect facts, formatted for the template."""
+    names = _config_names(summary)
+    facts = []
+    for metric, key in METRIC_KEYS.items():
+        drift = diagnostics.drift_summary[metric]
+        rows = diagnostics.drift
+        drifting = rows[(rows["metric"] == metric) & rows["drifting"].astype(bool)] if not rows.empty else rows
+        named, more = first_named([names.get(str(c), escape_identifier(str(c))) for c in drifting.get("config_id", [])])
+        effect = diagnostics.round_effect[metric]
+        pooled = drift.pooled
+        facts.append(
+            {
+                "key": key,
+                "tested": drift.tested,
+                "median": fmt_pct(drift.median_pct, SLOPE_DIGITS),
+                "drifting": drift.drifting,
+                "drifting_named": named,
+                "drifting_more": more,
+                "pooled": pct_of(pooled.relative, SLOPE_DIGITS),
+                "pooled_interval": fmt_bracket(
+                    100.0 * pooled.ci.low, 100.0 * pooled.ci.high, lambda v: fmt_pct(v, SLOPE_DIGITS)
+                ),
+                "pooled_p": p_clause(pooled.p_value),
+                "round_share": None if math.isnan(effect.share) else pct_of(effect.share),
+                "round_p": p_clause(effect.p_value),
+                **_acf_facts(diagnostics.autocorrelation[metric], diagnostics.within_rounds[metric]),
+            }
+        )
+    return facts
+
+
+def _config_names(summary: pd.DataFrame) -> dict[str, str]:
+    if summary.empty:
+        return {}
+    labels, several = Labeller(summary), several_depths_of(summary)
+    return {str(row["config_id"]): config_text(row, labels, several) for _, row in summary.iterrows()}
+
+
+def steal_facts(diagnostics: NoiseDiagnostics) -> dict[str, Any]:
+    steal = diagnostics.steal
+    named, more = first_named([escape_identifier(t) for t in steal.flagged_ids])
+    return {
+        "recorded": steal.recorded,
+        "missing": steal.trials - steal.recorded,
+        "median": pct_of(steal.median_steal, 2),
+        "max": pct_of(steal.max_steal, 2),
+        "interrupts": pct_of(steal.median_interrupts),
+        "max_interrupts": pct_of(steal.max_interrupts),
+        "flagged": steal.flagged,
+        "flagged_named": named,
+        "flagged_more": more,
+        "threshold": pct_of(steal.threshold, 0),
+    }
+
+
+def add_macros(macros: MacroSet, diagnostics: NoiseDiagnostics) -> None:
+    """The numbers the text may quote; a dash where the campaign cannot give one (steal before it was recorded)."""
+    throughput, cpu = (diagnostics.drift_summary[m] for m in METRIC_KEYS)
+    macros.add("noise median drift", fmt_pct(throughput.median_pct, SLOPE_DIGITS), "median throughput slope per round")
+    macros.add("noise median drift cpu", fmt_pct(cpu.median_pct, SLOPE_DIGITS), "median server CPU/request slope")
+    macros.add(
+        "noise drifting configurations",
+        str(throughput.drifting + cpu.drifting),
+        "configuration-metric pairs drifting after Holm",
+    )
+    macros.add("noise ljung box p", fmt_p(diagnostics.autocorrelation["requests_per_sec"].p_value), "throughput")
+    macros.add(
+        "noise ljung box p cpu", fmt_p(diagnostics.autocorrelation["server_cpu_us_per_request"].p_value), "CPU/req."
+    )
+    macros.add(
+        "noise round share",
+        pct_of(diagnostics.round_effect["requests_per_sec"].share),
+        "share of throughput residual variance between rounds",
+    )
+    recorded = diagnostics.steal.recorded > 0
+    macros.add("noise median steal", pct_of(diagnostics.steal.median_steal, 2) if recorded else MISSING, "machine")
+    macros.add("noise max steal", pct_of(diagnostics.steal.max_steal, 2) if recorded else MISSING, "any CPU set")
+
+
+def figure_tex(diagnostics: NoiseDiagnostics, figures_dir: Path, paper_dir: Path, prose: Prose) -> tuple[str, bool]:
+    """The figure's LaTeX (or the sentence standing in for it) and whether it exists; a stale PDF is removed."""
+    path = Path(figures_dir) / NOISE_FIGURE
+    figure = noise_figure(diagnostics.trials)
+    if figure is None:
+        if path.exists():
+            path.unlink()
+        return prose.block(TEMPLATE, "no_figure"), False
+    plots.save_figure(figure, path)
+    include = Path(os.path.relpath(path, paper_dir)).as_posix()
+    panels = [PANEL_NAMES[m] for m in residual_panels(diagnostics.trials)]
+    caption = prose.sentence(TEMPLATE, "figure_caption", panels=panels, steal_panel=steal_recorded(diagnostics.trials))
+    return latex.figure_block(include, FIGURE_LABEL, caption, ""), True
+
+
+def noise_outputs(
+    processed: analysis.ProcessedCampaign,
+    macros: MacroSet,
+    generated_dir: Path,
+    figures_dir: Path,
+    prose: Prose | None = None,
+) -> dict[str, str]:
+    """Diagnose the campaign, write its noise CSVs beside trials.csv and the figure, add the macros, and return
+    {NOISE_FILE: LaTeX} for paper/sections/statistics.tex to input."""
+    prose = prose if prose is not None else Prose()
+    diagnostics = noise_diagnostics(processed.trials, processed.campaign.trials)
+    diagnostics.write(Path(processed.trials_csv).parent)
+    add_macros(macros, diagnostics)
+    figure, present = figure_tex(diagnostics, figures_dir, Path(generated_dir).parent, prose)
+    facts: Mapping[str, Any] = {
+        "metrics": metric_facts(diagnostics, processed.summary),
+        "steal": steal_facts(diagnostics),
+        "figure_present": present,
+    }
+    body = {
+        "method": prose.sentence(TEMPLATE, "method", facts),
+        "drift": prose.sentence(TEMPLATE, "drift", facts),
+        "autocorrelation": prose.sentence(TEMPLATE, "autocorrelation", facts),
+        "steal": prose.sentence(TEMPLATE, "steal", facts),
+        "figure": figure,
+    }
+    return {NOISE_FILE: prose.block(TEMPLATE, "body", body)}

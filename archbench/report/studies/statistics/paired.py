@@ -1,0 +1,238 @@
+"""The paired ratios in the report: data/processed/paired-ratios.csv, its table, the forest plot, the macros.
+
+`paired_outputs` is the hook `archbench.report.build.write_generated_tex` calls after the statistics
+section's own: it computes `archbench.analyze.paired.paired_ratios` from trials.csv's frame, writes the CSV
+beside the other processed tables, adds the macros paper/sections/statistics.tex quotes (the sentence, and
+the median half-widths of the paired and unpaired ratios per metric: issue 15's target is the paired server
+CPU per request's) and returns the generated LaTeX files (table and figure). Every word is in
+paper/templates/statistics/paired.tex.j2.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from archbench import stats
+from archbench.analyze import analysis
+from archbench.analyze.paired import (
+    CPU_PER_REQUEST,
+    PAIRED_CSV,
+    THROUGHPUT,
+    UPPER_BOUND_ARCHITECTURE,
+    compared_half_widths,
+    paired_ratios,
+)
+from archbench.measure import adaptive
+from archbench.report import latex, plots
+from archbench.report.formats import (
+    COMPARISONS_SIZE,
+    family_row,
+    fill_first,
+    first_named,
+    fmt_bracket,
+    fmt_number,
+    fmt_pct,
+    notes_after,
+    two_lines,
+)
+from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal
+from archbench.report.prose import Prose
+from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
+from archbench.stats.power import DEFAULT_POWER
+
+TEMPLATE = "statistics/paired"  # paper/templates/statistics/paired.tex.j2
+PAIRED_TABLE_FILE = "table-paired.tex"
+PAIRED_FIGURE_FILE = "figure-paired.tex"
+PAIRED_FIGURE = "paired-ratios.pdf"
+TARGET_HALF_WIDTH_PCT = 3.0  # issue 15: median paired server-CPU-per-request half-width on this machine
+
+
+def _ratio_cell(ratio: Any, low: Any, high: Any) -> str:
+    if latex.is_missing(ratio):
+        return MISSING
+    return two_lines(fmt_number(ratio, 3), fmt_bracket(low, high, lambda v: fmt_number(v, 3)))
+
+
+def _pct_cell(value: Any) -> str:
+    return MISSING if latex.is_missing(value) else format_decimal(value, 1)
+
+
+def paired_table(frame: pd.DataFrame, several_depths: bool, prose: Prose) -> str:
+    """The compared row of every configuration, one block per pipeline depth."""
+    rows = forest_rows(frame)
+    if rows.empty:
+        return prose.block(TEMPLATE, "no_table")
+    columns = [
+        ("Configuration", "l"),
+        (latex.stacked("Com-", "pared"), "l"),
+        (latex.stacked("$n$", "(drop.)"), "r"),
+        (latex.stacked("Paired ratio", r"{[}95\,\% CI{]}"), "r"),
+        (latex.stacked(r"$\pm$", r"(\%)"), "r"),
+        (latex.stacked("Det.", r"(\%)"), "r"),
+        (latex.stacked("Unpaired ratio", r"{[}95\,\% CI{]}"), "r"),
+        (latex.stacked(r"$\pm$", r"(\%)"), "r"),
+        (latex.stacked("Det.", r"(\%)"), "r"),
+    ]
+    body: list[str] = []
+    for depth, block in rows.groupby("pipeline", sort=True):
+        if body:
+            body.append(r"\midrule")
+        first = block.iloc[0]
+        title = prose.sentence(
+            TEMPLATE,
+            "block_title",
+            several=several_depths,
+            depth=int(depth),
+            reference=escape(first["reference_variant"]),
+            upper_bound=first["reference_architecture"] == UPPER_BOUND_ARCHITECTURE,
+        )
+        body.append(family_row(len(columns), title))
+        for _, row in block.iterrows():
+            dropped = int(row["n_dropped"])
+            cells = [
+                escape(row["variant"]) + (r"$^{\dagger}$" if bool(row["client_bound"]) else ""),
+                prose.sentence(TEMPLATE, "metric_short", metric=row["metric"]),
+                format_count(row["n_rounds"]) + (f" ({dropped})" if dropped else ""),
+                _ratio_cell(row["ratio"], row["low"], row["high"]),
+                _pct_cell(row["half_width_pct"]),
+                _pct_cell(row["detectable_pct"]),
+                _ratio_cell(row["unpaired_ratio"], row["unpaired_low"], row["unpaired_high"]),
+                _pct_cell(row["unpaired_half_width_pct"]),
+                _pct_cell(row["unpaired_detectable_pct"]),
+            ]
+            body.append(" & ".join(cells) + r" \\[2pt]")
+    caption = prose.sentence(TEMPLATE, "table_caption")
+    notes = prose.sentence(
+        TEMPLATE,
+        "table_notes",
+        power_pct=round(100 * DEFAULT_POWER),
+        family=int(rows["family_size"].iloc[0]),
+        csv=PAIRED_CSV,
+        client_bound=bool(rows["client_bound"].astype(bool).any()),
+    )
+    return latex.render_longtable(
+        fill_first(columns),
+        body,
+        caption,
+        "tab:paired",
+        tabcolsep="2pt",
+        notes=notes_after(notes),
+        size=COMPARISONS_SIZE,
+    )
+
+
+def _median_pct(frame: pd.DataFrame, metric: str, paired: bool) -> str:
+    values = compared_half_widths(frame, metric, paired)
+    return fmt_pct(values.median()) if not values.empty else MISSING
+
+
+def paired_facts(frame: pd.DataFrame, several_depths: bool) -> dict[str, Any]:
+    """What the paired sentence says: counts, references, half-widths paired against unpaired, the tests."""
+    compared = forest_rows(frame)
+    if compared.empty:
+        return {"count": 0}
+    references = sorted({str(v) for v in compared["reference_variant"]})
+    bound = compared[compared["client_bound"].astype(bool)]
+    rejected = compared[compared["reject_holm"].astype(bool)]
+    kept = compared[~compared["reject_holm"].astype(bool)]
+    detectable = pd.to_numeric(kept["detectable_pct"], errors="coerce").dropna()
+    boot_inside = compared[
+        (pd.to_numeric(compared["bootstrap_low"], errors="coerce") >= compared["low"])
+        & (pd.to_numeric(compared["bootstrap_high"], errors="coerce") <= compared["high"])
+    ]
+    narrower = (
+        pd.to_numeric(compared["half_width_pct"], errors="coerce")
+        < pd.to_numeric(compared["unpaired_half_width_pct"], errors="coerce")
+    ).sum()
+    named, more = first_named(
+        [escape(r["variant"]) + (f", $D={int(r['pipeline'])}$" if several_depths else "") for _, r in kept.iterrows()]
+    )
+    cpu_pct = compared_half_widths(frame, CPU_PER_REQUEST, True)
+    return {
+        "count": len(compared),
+        "references": [escape(r) for r in references],
+        "upper_bound": bool((compared["reference_architecture"] == UPPER_BOUND_ARCHITECTURE).any()),
+        "rounds_min": int(compared["n_rounds"].min()),
+        "rounds_max": int(compared["n_rounds"].max()),
+        "dropped": int(compared["n_dropped"].sum()),
+        "client_bound": len(bound),
+        "cpu_paired": _median_pct(frame, CPU_PER_REQUEST, True),
+        "cpu_unpaired": _median_pct(frame, CPU_PER_REQUEST, False),
+        "throughput_paired": _median_pct(frame, THROUGHPUT, True),
+        "throughput_unpaired": _median_pct(frame, THROUGHPUT, False),
+        "target": fmt_pct(TARGET_HALF_WIDTH_PCT, 0),
+        "target_met": bool(not cpu_pct.empty and cpu_pct.median() <= TARGET_HALF_WIDTH_PCT),
+        "narrower": int(narrower),
+        "bootstrap_inside": len(boot_inside),
+        "rejected": len(rejected),
+        "family": int(compared["family_size"].iloc[0]),
+        "alpha": format_decimal(stats.DEFAULT_ALPHA, 2),
+        "undistinguished": named,
+        "undistinguished_more": more,
+        "undistinguished_count": len(kept),
+        "detectable_median": fmt_pct(detectable.median(), 0) if not detectable.empty else None,
+        "detectable_min": fmt_pct(detectable.min(), 0) if not detectable.empty else None,
+        "detectable_max": fmt_pct(detectable.max(), 0) if not detectable.empty else None,
+        "power_pct": round(100 * DEFAULT_POWER),
+        "csv": PAIRED_CSV,
+    }
+
+
+def adaptive_facts(processed: analysis.ProcessedCampaign) -> dict[str, Any]:
+    """Whether the campaign stopped adaptively on the paired ratios, and how (its recorded outcome)."""
+    campaign = processed.campaign
+    parameters = (getattr(campaign, "meta", None) or {}).get("parameters") or {}
+    criterion = parameters.get("adaptive_criterion") or adaptive.MEAN_CRITERION
+    if parameters.get("ci_target") is None or criterion == adaptive.MEAN_CRITERION:
+        return {"adaptive": None}
+    recorded = adaptive.latest_summary(Path(campaign.path)) or {}
+    return {
+        "adaptive": criterion,
+        "adaptive_target": fmt_pct(parameters["ci_target"]),
+        "adaptive_max": parameters.get("max_trials"),
+        "adaptive_budget": format_count(parameters.get("adaptive_budget_s")),
+        "adaptive_stopped": recorded.get("stopped_by"),
+    }
+
+
+def paired_outputs(
+    processed: analysis.ProcessedCampaign,
+    macros: MacroSet,
+    generated_dir: Path,
+    figures_dir: Path,
+    prose: Prose,
+    *,
+    seed: int | None = stats.DEFAULT_SEED,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+) -> dict[str, str]:
+    """Write paired-ratios.csv and the forest plot, add the paired macros, return the generated files."""
+    frame = paired_ratios(processed.trials, seed=seed, resamples=resamples)
+    processed_dir = Path(processed.summary_csv).parent
+    processed_dir.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(processed_dir / PAIRED_CSV, index=False, lineterminator="\n")
+    several = len(analysis.pipeline_depths(processed.summary)) > 1
+    facts = {**paired_facts(frame, several), **adaptive_facts(processed)}
+    macros.add("power percent", str(round(100 * DEFAULT_POWER)), "power of every smallest detectable difference")
+    macros.add("paired sentence", prose.sentence(TEMPLATE, "sentence", facts), "paired ratios within rounds")
+    for metric, words in ((CPU_PER_REQUEST, "cpu"), (THROUGHPUT, "throughput")):
+        for paired, kind in ((True, "paired"), (False, "unpaired")):
+            macros.add(
+                (kind, words, "median half width"),
+                _median_pct(frame, metric, paired),
+                f"median 95% CI half-width of the {kind} {metric} ratios to the reference",
+            )
+    figure = forest_figure(frame, several)
+    path = Path(figures_dir) / PAIRED_FIGURE
+    if figure is None:
+        if path.exists():
+            path.unlink()
+        figure_tex = prose.block(TEMPLATE, "no_figure")
+    else:
+        plots.save_figure(figure, path)
+        include = Path(os.path.relpath(path, Path(generated_dir).parent)).as_posix()
+        figure_tex = latex.figure_block(include, "fig:paired", prose.sentence(TEMPLATE, "figure_caption"), "")
+    return {PAIRED_TABLE_FILE: paired_table(frame, several, prose), PAIRED_FIGURE_FILE: figure_tex}
