@@ -6,7 +6,7 @@
 #   make paper                analysis + LaTeX only (from data/raw/reference on a fresh clone)
 #   make help                 every target and variable
 #
-# Variables: PROFILE=smoke|default|full, CAMPAIGN, REPORT_CAMPAIGN, ECHO_CAMPAIGN, LATENCY_CAMPAIGN, SOURCES_CAMPAIGN, ROBUSTNESS,
+# Variables: PROFILE=smoke|default|full, CAMPAIGN, CAMPAIGNS ('main=...,echo=...': which campaign each part reads),
 # PLACEMENT, LINK, HOSTS, SERVER_CPUS, LOAD_CPUS, LOAD_THREADS, PYTHON, VENV, BUILD_DIR, JOBS.
 
 SHELL := /bin/bash
@@ -40,25 +40,13 @@ TRIAL_OPTIONS := $(if $(PLACEMENT),-p placement '$(PLACEMENT)') $(if $(LINK),-p 
 # network namespaces is another campaign than the loopback one.
 HOST_SHORT := $(shell hostname -s 2>/dev/null || uname -n | cut -d. -f1)
 CAMPAIGN ?= $(PROFILE)$(if $(filter netns ssh,$(PLACEMENT)),-$(PLACEMENT))-$(HOST_SHORT)
-# The campaign the report is built from: this machine's if it has one, else the
-# reference campaign shipped in git. Evaluated when used, i.e. after `trials`.
-REPORT_CAMPAIGN ?= $(shell if [ -f 'data/raw/$(CAMPAIGN)/campaign.json' ]; then echo '$(CAMPAIGN)'; else echo reference; fi)
-# The echo and latency sections' campaigns (make echo-study, make latency-study), the same way: this
-# machine's if it exists, else the shipped reference-echo / reference-latency. A campaign that does not
-# exist makes its section a sentence saying so; the report still builds. The latency section also reads
-# $(LATENCY_CAMPAIGN)-001 (source 001's set-up) when it exists.
-# (The full study's campaign first, then the short one `make all` measures, then the shipped reference.)
-first_campaign = $(firstword $(foreach c,$(1),$(if $(wildcard data/raw/$(c)/campaign.json),$(c))) $(2))
-ECHO_CAMPAIGN ?= $(call first_campaign,echo-$(HOST_SHORT) echo-short-$(HOST_SHORT),reference-echo)
-LATENCY_CAMPAIGN ?= $(call first_campaign,latency-$(HOST_SHORT) latency-short-$(HOST_SHORT),reference-latency)
-# The robustness appendix's abuse-suite result, the same way: this machine's (written by `make test`), else the
-# shipped reference. A file that does not exist makes the appendix a sentence saying so.
-# The network section's campaigns (make network-study): network-<host> (netns) and network-<host>-loopback,
-# else the shipped reference-network and reference-network-loopback.
-NETWORK_CAMPAIGN ?= $(call first_campaign,network-$(HOST_SHORT) network-short-$(HOST_SHORT),reference-network)
-# Each source's own protocol (profile sources, make sources-study): this machine's, else the shipped one.
-SOURCES_CAMPAIGN ?= $(call first_campaign,sources-$(HOST_SHORT),reference-sources)
-ROBUSTNESS ?= $(shell if [ -f data/processed/robustness.json ]; then echo data/processed/robustness.json; else echo data/raw/reference-robustness/robustness.json; fi)
+# Which campaign each part of the report reads is chosen in one place, `python -m archbench campaigns`
+# (archbench/report/campaigns.py), the same for make, the notebooks and the command line: this machine's
+# (CAMPAIGN for the main comparison, echo-<host> or the short echo-short-<host> of make all, ...), else the one
+# shipped in git (reference, reference-echo, ...). CAMPAIGNS overrides any of them in one mapping:
+#   make paper CAMPAIGNS='main=reference,echo=echo-lab,latency=latency-lab'
+# (keys: main and each study with a campaign of its own; `python -m archbench campaigns` lists them).
+CAMPAIGNS ?=
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -80,7 +68,7 @@ STARTED := $(shell date +%s)
 .PHONY: test-sanitize fuzz lint test-unit FORCE
 
 all: setup servers trials studies analysis paper
-	@echo "==> all: done in $$(( $$(date +%s) - $(STARTED) )) s: paper/report.pdf from campaign $(REPORT_CAMPAIGN) (profile $(PROFILE))"
+	@echo "==> all: done in $$(( $$(date +%s) - $(STARTED) )) s: paper/report.pdf (profile $(PROFILE); campaigns in data/processed/campaigns.json)"
 
 # System tools (apt-get as root, else the command to run) and the pinned .venv.
 setup:
@@ -107,49 +95,39 @@ trials: servers $(VENV_STAMP)
 	  $(TRIAL_OPTIONS)
 	$(PY) -m archbench manifest --update
 
-# Reads data/raw only: its executed copy goes to data/processed/executed/ (regenerable),
-# so that `make paper` leaves the reference campaign in git untouched. The analysis is redone only
-# when one of its inputs changed: the campaigns' raw files, the package, the templates, the notebook,
-# or which campaigns the report uses (ANALYSIS_ARGS holds them and changes only when they do).
+# Reads data/raw only: its executed copy goes to data/processed/executed/ (regenerable), so that `make paper`
+# leaves the campaigns in git untouched. `python -m archbench campaigns` prints which campaign each study reads
+# and why, and writes CAMPAIGNS_MK: the chosen campaigns and every file they hold. The analysis is redone (in a
+# second make that reads that fragment) only when one of its inputs changed: those files, the package, the
+# templates, the notebook, or the choice itself.
 ANALYSIS_STAMP := data/processed/.analysis.stamp
-ANALYSIS_ARGS := data/processed/.analysis-args
+CAMPAIGNS_MK := data/processed/.campaigns.mk
 ANALYSIS_SOURCES := $(shell find archbench paper/templates -type f \( -name '*.py' -o -name '*.j2' -o -name '*.toml' -o -name '*.lua' \) 2>/dev/null) notebooks/analyze.ipynb \
   $(wildcard data/external/*.csv)
-ANALYSIS_RAW = $(shell find 'data/raw/$(REPORT_CAMPAIGN)' 'data/raw/$(ECHO_CAMPAIGN)' data/raw/'$(LATENCY_CAMPAIGN)' \
-  data/raw/'$(LATENCY_CAMPAIGN)'-001 'data/raw/$(NETWORK_CAMPAIGN)' 'data/raw/$(NETWORK_CAMPAIGN)'-loopback \
-  'data/raw/$(SOURCES_CAMPAIGN)' -type f 2>/dev/null) $(wildcard $(ROBUSTNESS))
-ANALYSIS_ARGS_TEXT = campaign=$(REPORT_CAMPAIGN) echo=$(ECHO_CAMPAIGN) latency=$(LATENCY_CAMPAIGN) \
-  network=$(NETWORK_CAMPAIGN) robustness=$(ROBUSTNESS) sources=$(SOURCES_CAMPAIGN)
+-include $(CAMPAIGNS_MK)
 
-analysis: $(ANALYSIS_STAMP)
+analysis: $(VENV_STAMP)
+	@echo "==> analysis: which campaign each part of the report reads (python -m archbench campaigns)"
+	@$(PY) -m archbench campaigns --measured-main '$(CAMPAIGN)' $(if $(CAMPAIGNS),--set '$(CAMPAIGNS)') --makefile $(CAMPAIGNS_MK)
+	@$(MAKE) --no-print-directory $(ANALYSIS_STAMP)
 
-$(ANALYSIS_ARGS): FORCE
-	@mkdir -p $(@D)
-	@printf '%s\n' '$(ANALYSIS_ARGS_TEXT)' | cmp -s - $@ || printf '%s\n' '$(ANALYSIS_ARGS_TEXT)' >$@
-
-$(ANALYSIS_STAMP): $(ANALYSIS_ARGS) $(ANALYSIS_SOURCES) $(ANALYSIS_RAW) $(VENV_STAMP)
-	@echo "==> analysis: notebooks/analyze.ipynb on campaign $(REPORT_CAMPAIGN) -> data/processed/, paper/generated/, paper/figures/"
-	@test -f 'data/raw/$(REPORT_CAMPAIGN)/campaign.json' || \
-	  { echo "no campaign data/raw/$(REPORT_CAMPAIGN)/campaign.json (run make trials, or set REPORT_CAMPAIGN)" >&2; exit 1; }
-	@echo "    echo section: campaign $(ECHO_CAMPAIGN); latency section: campaign $(LATENCY_CAMPAIGN)"
-	@echo "    robustness appendix: $(ROBUSTNESS); network section: campaigns $(NETWORK_CAMPAIGN){,-loopback}"
-	@echo "    sources' own protocols (published beside measured): campaign $(SOURCES_CAMPAIGN)"
-	$(PY) -m archbench notebook analyze --campaign $(REPORT_CAMPAIGN) -p campaign $(REPORT_CAMPAIGN) \
-	  -p echo_campaign '$(ECHO_CAMPAIGN)' -p latency_campaign '$(LATENCY_CAMPAIGN)' -p robustness '$(ROBUSTNESS)' \
-	  -p network_campaign '$(NETWORK_CAMPAIGN)' -p sources_campaign '$(SOURCES_CAMPAIGN)' \
+$(ANALYSIS_STAMP): $(CAMPAIGNS_MK) $(ANALYSIS_SOURCES) $(ANALYSIS_RAW) $(VENV_STAMP)
+	@echo "==> analysis: notebooks/analyze.ipynb on $(ANALYSIS_CAMPAIGNS) -> data/processed/, paper/generated/, paper/figures/"
+	$(PY) -m archbench notebook analyze --campaign '$(ANALYSIS_MAIN)' -p campaigns '$(ANALYSIS_CAMPAIGNS)' \
 	  --output-dir data/processed/executed
 	@# The notebooks appendix again, now that analyze.ipynb itself is exported to paper/notebooks/ too.
 	$(PY) -m archbench.report.studies.notebooks.index
 	@touch $@
 
 # latexmk is itself incremental; make runs it only when the generated inputs or the TeX sources changed.
-PAPER_SOURCES := paper/report.tex paper/references.bib $(wildcard paper/sections/*.tex)
-paper: paper/report.pdf
+PAPER_SOURCES := paper/report.tex paper/references.bib $(wildcard paper/templates/*/section.tex)
+paper: analysis
+	@$(MAKE) --no-print-directory paper/report.pdf
 paper/report.pdf: $(ANALYSIS_STAMP) $(PAPER_SOURCES)
 	@echo "==> paper: latexmk in paper/ -> paper/report.pdf"
 	cd paper && latexmk -pdf -interaction=nonstopmode -halt-on-error report.tex
 	@touch $@
-	@echo "    wrote paper/report.pdf (campaign $(REPORT_CAMPAIGN))"
+	@echo "    wrote paper/report.pdf (campaigns $(ANALYSIS_CAMPAIGNS))"
 
 # Style and structure: ruff (lint and format), the stages' import contract (pyproject.toml) and the C
 # sources' format (.clang-format). Part of `make test`.
@@ -270,11 +248,11 @@ else ifeq ($(PROFILE),default)
 	  $(PY) -m archbench notebook network_study --campaign network-short-$(HOST_SHORT) \
 	    -p campaign network-short-$(HOST_SHORT) $(SHORT_NETWORK) $(if $(LINK),-p link '$(LINK)'); \
 	else \
-	  echo "    network study skipped: network namespaces need root (the report uses $(NETWORK_CAMPAIGN))"; \
+	  echo "    network study skipped: network namespaces need root (the report uses the shipped reference-network)"; \
 	fi
 	$(PY) -m archbench manifest --update
 else
-	@echo "==> studies: none for PROFILE=$(PROFILE) (the report's echo, latency and network sections use $(ECHO_CAMPAIGN), $(LATENCY_CAMPAIGN), $(NETWORK_CAMPAIGN))"
+	@echo "==> studies: none for PROFILE=$(PROFILE) (the report's study sections use this machine's campaigns if any, else the shipped ones)"
 endif
 
 # Issue 4 (source 004): notebooks/echo_study.ipynb, campaign echo-<host> (about 17 minutes).
@@ -307,7 +285,7 @@ sources-study: servers $(VENV_STAMP)
 	$(PY) -m archbench manifest --update
 
 # Issue 16: the study in one checked archive, dist/archbench-<commit>-<campaign>.tar.gz (+ .sha256): the source, the
-# campaigns the report used (data/processed/.analysis-args) with their manifest lines, data/processed, the executed
+# campaigns the report used (data/processed/campaigns.json) with their manifest lines, data/processed, the executed
 # notebooks, the report and ARTIFACT.md (archbench/cli/artifact.py). Uncommitted changes under archbench/ servers_c/
 # paper/ notebooks/ are refused unless ALLOW_DIRTY=1. check-artifact unpacks ARTIFACT into a fresh directory,
 # verifies every checksum and rebuilds the report's macros and tables from its raw data (no trial), byte for byte.
@@ -349,7 +327,7 @@ help:
 	@echo "  servers    cmake -S servers_c -B $(BUILD_DIR) (Release, -Werror) + build: $(BUILD_DIR)/bin/<architecture>"
 	@echo "  trials     notebooks/run_trials.ipynb for CAMPAIGN=$(CAMPAIGN) (resumes if interrupted)"
 	@echo "  studies    short echo, latency and network studies (PROFILE=default; full ones for PROFILE=full)"
-	@echo "  analysis   notebooks/analyze.ipynb for REPORT_CAMPAIGN=$(REPORT_CAMPAIGN)"
+	@echo "  analysis   notebooks/analyze.ipynb on the campaigns python -m archbench campaigns chooses (CAMPAIGNS overrides)"
 	@echo "  paper      analysis, then latexmk -> paper/report.pdf"
 	@echo "  test       lint, C build (-Werror), ctest --output-on-failure, pytest -q tests/"
 	@echo "  test-unit  pytest -m 'not integration': the tests that need no build, wrk or nginx (< 1 min)"
@@ -366,8 +344,7 @@ help:
 	@echo "  check-artifact  ARTIFACT=path: verify an archive's checksums and rebuild its report's numbers from its raw data"
 	@echo "  clean      remove build and generated outputs (never data/raw)"
 	@echo "  distclean  clean, and remove $(VENV)"
-	@echo "Variables: PROFILE=smoke|default|full  CAMPAIGN  REPORT_CAMPAIGN  PYTHON=$(PYTHON)  VENV  BUILD_DIR  JOBS=$(JOBS)"
+	@echo "Variables: PROFILE=smoke|default|full  CAMPAIGN  PYTHON=$(PYTHON)  VENV  BUILD_DIR  JOBS=$(JOBS)"
 	@echo "           PLACEMENT=loopback|netns|ssh  LINK (netns: '1gbit')  HOSTS (ssh: inventory TOML)  SERVER_CPUS  LOAD_CPUS  LOAD_THREADS (default: from the CPU topology)"
-	@echo "           ECHO_CAMPAIGN=$(ECHO_CAMPAIGN)  LATENCY_CAMPAIGN=$(LATENCY_CAMPAIGN) (the echo and latency sections)"
-	@echo "           SOURCES_CAMPAIGN=$(SOURCES_CAMPAIGN) (sources 000, 002, 003 in the published-beside-measured section)"
-	@echo "           ROBUSTNESS=$(ROBUSTNESS) (the robustness appendix: the abuse suite's result)"
+	@echo "           CAMPAIGNS='main=NAME,echo=NAME,...' which campaign each part of the report reads (default: this"
+	@echo "           machine's, else the shipped one; python -m archbench campaigns lists the keys and the choice)"

@@ -31,12 +31,14 @@ from archbench.cli.artifact import (
 from archbench.cli.main import main as cli_main
 from archbench.data import manifest
 from archbench.report.build import build_report
+from archbench.report.campaigns import CAMPAIGNS_FILE, Campaigns, Choice, resolve
+from archbench.report.studies import STUDIES
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "fixtures" / "campaigns" / "fixture-minimal"
 CAMPAIGN = "fixture-minimal"
 ROBUSTNESS = Path("data/raw/reference-robustness/robustness.json")
-ARGS_TEXT = f"campaign={CAMPAIGN} echo= latency= network= robustness=\n"
+ARGS_TEXT = Campaigns((Choice("main", CAMPAIGN, "given", "", (CAMPAIGN,)),)).to_json()
 
 
 def git(root: Path, *args: str) -> None:
@@ -60,7 +62,7 @@ def outputs(root: Path) -> tuple[Path, Path]:
     """A processed dir naming the campaign and a paper dir with a stand-in report (no rebuild in the fast tests)."""
     processed, paper = root / "processed", root / "paper"
     processed.mkdir()
-    (processed / ".analysis-args").write_text(ARGS_TEXT)
+    (processed / CAMPAIGNS_FILE).write_text(ARGS_TEXT)
     (processed / "summary.csv").write_text("config_id,mean\nx,1\n")
     (paper / "generated").mkdir(parents=True)
     (paper / "generated" / "macros.tex").write_text("\\newcommand{\\abX}{1}\n")
@@ -106,16 +108,20 @@ def repack(archive: Path, target: Path, change) -> Path:
 
 
 def test_analysis_args_name_the_study_campaigns_they_imply(tmp_path: Path) -> None:
-    for name in ("c", "e", "l-closed", "l", "l-001", "n", "n-loopback", "s", "rob"):
+    for name in ("c", "e", "l-closed", "l", "l-001", "n", "n-loopback", "s"):
         (tmp_path / name).mkdir()
-    args = AnalysisArgs.parse("campaign=c echo=e latency=l network=n robustness=data/raw/rob/robustness.json sources=s")
+        (tmp_path / name / "campaign.json").write_text("{}")
+    (tmp_path / "rob").mkdir()
+    (tmp_path / "rob" / "robustness.json").write_text("{}")
+    chosen = resolve(STUDIES, "main=c,echo=e,latency=l,network=n,sources=s,robustness=rob", raw_root=tmp_path)
+    args = AnalysisArgs.parse(chosen.to_json())
     assert args.raw_campaigns(tmp_path) == ["c", "e", "l-closed", "l", "l-001", "n", "n-loopback", "s", "rob"]
-    assert args.report_arguments()[:3] == ["c", "--echo-campaign", "e"]
-    assert args.report_arguments()[-2:] == ["--sources-campaign", "s"]
+    assert args.report_arguments() == ["--campaigns", "main=c,echo=e,latency=l,network=n,sources=s,robustness=rob"]
     with pytest.raises(ArtifactError):
-        AnalysisArgs.parse("echo=e")
+        AnalysisArgs.parse("campaign=c echo=e")  # not a record of the campaigns
+    absent = Campaigns((Choice("main", "absent", "given"),)).to_json()
     with pytest.raises(ArtifactError):
-        AnalysisArgs.parse("campaign=absent").raw_campaigns(tmp_path)
+        AnalysisArgs.parse(absent).raw_campaigns(tmp_path)
 
 
 def test_clean_archive_holds_the_parts_with_checksums(tiny_repo: Sources, tmp_path: Path) -> None:
@@ -134,7 +140,7 @@ def test_clean_archive_holds_the_parts_with_checksums(tiny_repo: Sources, tmp_pa
             "archbench/__init__.py",
             "paper/report.pdf",
             "paper/generated/macros.tex",
-            "data/processed/.analysis-args",
+            f"data/processed/{CAMPAIGNS_FILE}",
             f"data/raw/{CAMPAIGN}/campaign.json",
             "data/raw/MANIFEST.sha256",
         )
@@ -234,8 +240,10 @@ def real_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(REPO / ROBUSTNESS.parent, raw / ROBUSTNESS.parent.name)
     manifest.update(raw)
     processed, paper = root / "processed", root / "paper"
-    build_report(CAMPAIGN, raw, processed, paper / "generated", paper / "figures", robustness=ROBUSTNESS)
-    (processed / ".analysis-args").write_text(ARGS_TEXT.replace("robustness=", f"robustness={ROBUSTNESS}"))
+    # The build records the campaigns it read in processed/campaigns.json, which the archive carries.
+    build_report(
+        {"main": CAMPAIGN, "robustness": str(ROBUSTNESS)}, raw, processed, paper / "generated", paper / "figures"
+    )
     sources = Sources(repo_root=REPO, raw_root=raw, processed_dir=processed, paper_dir=paper)
     return build_artifact(root / "dist", allow_dirty=True, sources=sources).path
 
@@ -276,5 +284,5 @@ def test_the_campaigns_the_cross_host_comparison_reads_are_archived_too(tmp_path
         (tmp_path / name).mkdir()
         (tmp_path / name / "campaign.json").write_text("{}")
     (tmp_path / "imported" / "import").mkdir()
-    args = AnalysisArgs.parse("campaign=c echo= latency= network= robustness=")
+    args = AnalysisArgs.parse(Campaigns((Choice("main", "c", "given", "", ("c",)),)).to_json())
     assert args.raw_campaigns(tmp_path) == ["c", "imported", "reference"]

@@ -9,6 +9,8 @@ import pytest
 import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
 from archbench.analyze import analysis
+from archbench.report import pipeline, plots
+from archbench.report.studies.architectures import figures as architecture_figures
 from archbench.report.studies.pool import figures
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
@@ -29,7 +31,7 @@ def full(tmp_path_factory) -> analysis.ProcessedCampaign:
 
 
 def test_figures_are_written_as_pdf(full, tmp_path):
-    made = figures.make_figures(full.summary, full.trials, tmp_path)
+    made = pipeline.draw_figures(full, tmp_path)
     assert set(made) == FIGURE_KEYS
     for figure_file in made.values():
         assert figure_file is not None
@@ -45,8 +47,8 @@ def test_figures_are_written_as_pdf(full, tmp_path):
 
 
 def test_figures_are_byte_for_byte_reproducible(full, tmp_path):
-    first = figures.make_figures(full.summary, full.trials, tmp_path / "a")
-    second = figures.make_figures(full.summary, full.trials, tmp_path / "b")
+    first = pipeline.draw_figures(full, tmp_path / "a")
+    second = pipeline.draw_figures(full, tmp_path / "b")
     for key in first:
         if first[key] is None:
             continue
@@ -73,7 +75,7 @@ def test_axes_have_labels_with_units(full):
 def test_error_bars_are_the_confidence_intervals(full):
     pool = figures.pool_size_series(full.summary)
     request = next(s for s in pool if s.first["dispatch"] == "request")
-    bars = figures._error_bars(request.rows)
+    bars = plots.mean_error_bars(request.rows)
     expected_low = (request.rows["mean"] - request.rows["ci95_low"]).fillna(0).clip(lower=0)
     assert list(bars[0]) == pytest.approx(list(expected_low))
     # N = 4 lost one of its two trials to the injected failure: n = 1, no interval, no bar.
@@ -83,7 +85,7 @@ def test_error_bars_are_the_confidence_intervals(full):
 
 def test_no_figures_without_sweeps(tmp_path):
     minimal = analysis.process_campaign(FIXTURES / "fixture-minimal", tmp_path / "processed")
-    made = figures.make_figures(minimal.summary, minimal.trials, tmp_path / "figures")
+    made = pipeline.draw_figures(minimal, tmp_path / "figures")
     assert made == dict.fromkeys(FIGURE_KEYS)
     assert not (tmp_path / "figures").exists() or not any((tmp_path / "figures").iterdir())
 
@@ -103,7 +105,7 @@ def architectures(tmp_path_factory) -> analysis.ProcessedCampaign:
 
 
 def test_every_architecture_figure_from_the_real_campaign(architectures, tmp_path):
-    made = figures.make_figures(architectures.summary, architectures.trials, tmp_path)
+    made = pipeline.draw_figures(architectures, tmp_path)
     for key in ("architectures_throughput", "architectures_connections", "architectures_threads", "architectures_cpu"):
         assert made[key] is not None, key
         assert made[key].path.read_bytes().startswith(b"%PDF")
@@ -125,7 +127,7 @@ def test_every_architecture_figure_from_the_real_campaign(architectures, tmp_pat
 
 
 def test_throughput_bars_one_panel_per_depth_with_client_bound_hatched(comparison):
-    figure = figures.architectures_throughput_figure(comparison.summary)
+    figure = architecture_figures.architectures_throughput_figure(comparison.summary)
     panels = figure.axes
     assert [axes.get_title() for axes in panels] == [
         "pipeline depth 1 (100 connections)",
@@ -145,18 +147,18 @@ def test_throughput_bars_one_panel_per_depth_with_client_bound_hatched(compariso
     texts = [t.get_text().strip() for t in panels[0].texts]
     assert "unsupported" in texts and "not measured" in texts  # io_uring; prefork only at depth 16
     plt.close(figure)
-    cpu = figures.architectures_cpu_figure(comparison.summary)
+    cpu = architecture_figures.architectures_cpu_figure(comparison.summary)
     assert cpu.axes[0].get_xlabel() == "Server CPU time per request (µs)"
     assert not [bar for bar in cpu.axes[0].patches if bar.get_hatch()]
     plt.close(cpu)
 
 
 def test_sweep_figures(comparison):
-    connections = figures.architectures_connections_figure(comparison.summary)
+    connections = architecture_figures.architectures_connections_figure(comparison.summary)
     assert connections.axes[0].get_xscale() == "log"
     assert [t.get_text() for t in connections.axes[0].get_xticklabels()] == ["10", "100"]
     plt.close(connections)
-    threads = figures.architectures_threads_figure(comparison.summary)
+    threads = architecture_figures.architectures_threads_figure(comparison.summary)
     assert [axes.get_title() for axes in threads.axes] == ["pipeline depth 16 (100 connections)"]
     assert threads.axes[0].get_xlabel() == "Threads or worker processes N"
     plt.close(threads)

@@ -16,8 +16,9 @@ from matplotlib.collections import LineCollection, PathCollection
 
 from archbench import stats
 from archbench.analyze import analysis
-from archbench.report import theme
+from archbench.report import plots, theme
 from archbench.report.studies import latency as report_latency
+from archbench.report.studies.architectures import figures as architecture_figures
 from archbench.report.studies.echo import figures as echo_figures
 from archbench.report.studies.echo import process_echo_campaign
 from archbench.report.studies.echo.data import MB
@@ -88,15 +89,15 @@ def expected(rows: pd.DataFrame, x: str, low: str, high: str, scale: float = 1.0
 
 
 def test_the_figure_code_uses_seaborn():
-    assert figures.sns is sns and echo_figures.means_with_trials is figures.means_with_trials
+    assert figures.sns is sns and echo_figures.means_with_trials is plots.means_with_trials
     assert latency_figures.sns is sns
 
 
 def test_t_interval_is_the_summary_interval(full):
     values = [100.0, 104.0, 98.0, 101.0]
     interval = stats.mean_ci_t(values, stats.DEFAULT_CONFIDENCE)
-    assert figures.t_interval(values) == (interval.low, interval.high)
-    assert all(np.isnan(figures.t_interval([5.0])))
+    assert plots.t_interval(values) == (interval.low, interval.high)
+    assert all(np.isnan(plots.t_interval([5.0])))
 
 
 def test_pool_size_intervals_drawn_are_the_tables_intervals(full):
@@ -133,7 +134,7 @@ def test_connection_intervals_drawn_are_the_tables_intervals(full):
 
 
 def test_bars_are_the_means_and_their_intervals_the_tables(architectures):
-    figure = figures.architectures_throughput_figure(architectures.summary, architectures.trials)
+    figure = architecture_figures.architectures_throughput_figure(architectures.summary, architectures.trials)
     comparisons = [c for c in analysis.comparisons(architectures.summary) if len(c.all_rows) >= 2]
     for axes, one in zip(figure.axes, comparisons, strict=False):
         rows = one.all_rows[one.all_rows["mean"].notna()]
@@ -180,14 +181,14 @@ def test_a_log_y_axis_is_set_after_seaborn_averaged_the_values():
     data = pd.DataFrame({"x": [1.0, 1.0, 1.0], "y": [1.0, 10.0, 100.0], "h": ["a"] * 3})
     with theme.paper_theme():
         axes = matplotlib.figure.Figure().subplots()
-        figures.means_with_trials(axes, data, "x", "y", "h", ["a"], {"a": "C0"}, log_y=True)
+        plots.means_with_trials(axes, data, "x", "y", "h", ["a"], {"a": "C0"}, log_y=True)
         assert axes.get_yscale() == "log"
         mean = next(line for line in axes.lines if len(line.get_ydata()))
         assert float(mean.get_ydata()[0]) == pytest.approx(37.0)  # arithmetic, not the geometric mean 10
         logged = matplotlib.figure.Figure().subplots()
         logged.set_yscale("log")
         with pytest.raises(ValueError, match="log_y"):
-            figures.means_with_trials(logged, data, "x", "y", "h", ["a"], {"a": "C0"})
+            plots.means_with_trials(logged, data, "x", "y", "h", ["a"], {"a": "C0"})
 
 
 def test_study_figures_are_byte_for_byte_reproducible_and_leave_pyplot_alone(echo, latency, tmp_path):

@@ -15,6 +15,7 @@ from archbench.analyze import analysis
 from archbench.report import build as report
 from archbench.report import latex
 from archbench.report.prose import Prose
+from archbench.report.studies import architectures, pool
 from archbench.report.studies.pool import facts as findings
 from archbench.report.studies.pool import tables as main_tables
 
@@ -217,12 +218,12 @@ def test_macro_values_come_from_the_data(full_report):
 
 def test_tables_mark_the_flagged_and_failed_fixture_trials(full_report):
     outputs, paper = full_report
-    tables = (paper / "generated" / report.POOL_TABLES_FILE).read_text()
+    tables = (paper / "generated" / pool.POOL_TABLES_FILE).read_text()
     assert "\\label{tab:threads-thread-pool-request-queue}" in tables
     assert "2" + latex.FLAGGED_MARK + " &" in tables  # N = 2 at 20 connections had a flagged trial
     assert "4" + latex.FAILED_MARK + " & 1 &" in tables  # N = 4 lost one of two trials
     assert NOTES.flagged in tables and NOTES.failed in tables
-    configurations = (paper / "generated" / report.CONFIGURATIONS_TABLE_FILE).read_text()
+    configurations = (paper / "generated" / pool.CONFIGURATIONS_TABLE_FILE).read_text()
     assert "longtable" in configurations and "Starved" in configurations
     for generated in (paper / "generated").glob("*.tex"):
         assert "nan" not in generated.read_text().replace("nonstop", "").lower().split(), generated
@@ -231,7 +232,7 @@ def test_tables_mark_the_flagged_and_failed_fixture_trials(full_report):
 def test_unknown_campaign_fails_naming_the_parameter():
     with pytest.raises(report.ParameterError) as error:
         report.build_report("no-such-campaign", raw_root=FIXTURES)
-    assert str(error.value).startswith("campaign:")
+    assert str(error.value).startswith("campaigns: main=no-such-campaign")
     assert "fixture-full" in str(error.value) and "fixture-minimal" in str(error.value)
 
 
@@ -244,8 +245,8 @@ def test_minimal_campaign_degrades_to_sentences(tmp_path):
         generated_dir=paper / "generated",
         figures_dir=paper / "figures",
     )
-    assert "there is no pool-size figure" in (paper / "generated" / report.POOL_FIGURE_FILE).read_text()
-    assert "includegraphics" not in (paper / "generated" / report.CONNECTIONS_FIGURE_FILE).read_text()
+    assert "there is no pool-size figure" in (paper / "generated" / "figure-pool-size.tex").read_text()
+    assert "includegraphics" not in (paper / "generated" / "figure-connections.tex").read_text()
     macros = (paper / "generated" / report.MACROS_FILE).read_text()
     assert "no thread-pool configuration measured at two or more pool sizes" in macros
 
@@ -261,7 +262,7 @@ def test_report_pdf_builds_from_a_fixture_campaign(campaign, synthetic_root, tmp
     paper.mkdir()
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
-    shutil.copytree(PAPER / "sections", paper / "sections", dirs_exist_ok=True)  # report.tex inputs sections/
+    shutil.copytree(PAPER / "templates", paper / "templates", dirs_exist_ok=True)  # the sections are there
     report.build_report(
         campaign,
         raw_root=raw_root_of(campaign, synthetic_root),
@@ -309,7 +310,7 @@ def table_rows(tex: str) -> list[list[str]]:
 
 def test_one_comparison_table_per_depth_with_nginx_below_a_rule(comparison_report):
     _, paper, _ = comparison_report
-    tables = (paper / "generated" / report.ARCHITECTURE_TABLES_FILE).read_text()
+    tables = (paper / "generated" / architectures.TABLES_FILE).read_text()
     assert tables.count(r"\begin{table}") == 2
     assert r"\label{tab:architectures-p1}" in tables and r"\label{tab:architectures-p16}" in tables
     depth_one = tables.split(r"\label{tab:architectures-p16}")[0]
@@ -386,7 +387,7 @@ def test_real_campaign_response_bytes_agree_with_wrk(tmp_path, synthetic_root):
 
 def test_configurations_table_marks_the_new_cases(comparison_report):
     _, paper, _ = comparison_report
-    tex = (paper / "generated" / report.CONFIGURATIONS_TABLE_FILE).read_text()
+    tex = (paper / "generated" / pool.CONFIGURATIONS_TABLE_FILE).read_text()
     assert "$D$" in tex and "failed/unsup." in tex
     assert latex.CLIENT_BOUND_MARK in tex and NOTES.client_bound in tex
     assert "& " + latex.NOT_MEASURED + " &" in tex
@@ -395,13 +396,13 @@ def test_configurations_table_marks_the_new_cases(comparison_report):
 def test_minimal_campaign_has_sentences_instead_of_the_comparison(tmp_path, synthetic_root):
     _, paper = build("fixture-minimal", synthetic_root, tmp_path)
     generated = paper / "generated"
-    tables = (generated / report.ARCHITECTURE_TABLES_FILE).read_text()
+    tables = (generated / architectures.TABLES_FILE).read_text()
     assert r"\begin{table}" not in tables and "only one server" in tables
     for name in (
-        report.ARCHITECTURE_THROUGHPUT_FIGURE_FILE,
-        report.ARCHITECTURE_CONNECTIONS_FIGURE_FILE,
-        report.ARCHITECTURE_THREADS_FIGURE_FILE,
-        report.ARCHITECTURE_CPU_FIGURE_FILE,
+        "figure-architectures-throughput.tex",
+        "figure-architectures-connections.tex",
+        "figure-architectures-threads.tex",
+        "figure-architectures-cpu.tex",
     ):
         assert "includegraphics" not in (generated / name).read_text(), name
     macros = defined_macros((generated / report.MACROS_FILE).read_text())
@@ -412,9 +413,7 @@ def test_minimal_campaign_has_sentences_instead_of_the_comparison(tmp_path, synt
 
 def test_pool_tables_are_split_by_depth_and_keep_their_labels(comparison_report, full_report):
     _, paper = full_report
-    assert (
-        r"\label{tab:threads-thread-pool-request-queue}" in (paper / "generated" / report.POOL_TABLES_FILE).read_text()
-    )
+    assert r"\label{tab:threads-thread-pool-request-queue}" in (paper / "generated" / pool.POOL_TABLES_FILE).read_text()
     summary = pd.DataFrame(
         [
             {
@@ -455,7 +454,7 @@ def test_report_builds_from_degenerate_campaigns(campaign, degenerate_root, tmp_
     paper.mkdir()
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
-    shutil.copytree(PAPER / "sections", paper / "sections", dirs_exist_ok=True)  # report.tex inputs sections/
+    shutil.copytree(PAPER / "templates", paper / "templates", dirs_exist_ok=True)  # the sections are there
     report.build_report(
         campaign,
         raw_root=degenerate_root,

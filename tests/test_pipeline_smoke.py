@@ -41,7 +41,7 @@ def test_smoke_profile_from_notebook_to_pdf(tmp_path: Path, cpu_pair, repo_env: 
     paper.mkdir()
     for name in ("report.tex", "references.bib"):
         shutil.copy(REPO / "paper" / name, paper / name)
-    shutil.copytree(REPO / "paper" / "sections", paper / "sections")
+    shutil.copytree(REPO / "paper" / "templates", paper / "templates")
 
     archbench(
         repo_env,

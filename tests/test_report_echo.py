@@ -26,7 +26,7 @@ from archbench.report.studies.echo import tables as echo_tables
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
 
-SECTION = PAPER / "sections" / "echo.tex"
+SECTION = PAPER / "templates" / "echo" / "section.tex"
 
 
 @pytest.fixture(scope="module")
@@ -273,28 +273,27 @@ def copy_paper(tmp_path: Path) -> Path:
     paper.mkdir()
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
-    shutil.copytree(PAPER / "sections", paper / "sections")
+    shutil.copytree(PAPER / "templates", paper / "templates")
     return paper
 
 
 def build_and_check(campaign: str, raw_root: Path, tmp_path: Path, **studies) -> tuple[report.ReportOutputs, Path]:
     paper = copy_paper(tmp_path)
     outputs = report.build_report(
-        campaign,
+        {"main": campaign, **studies},
         raw_root=raw_root,
         processed_dir=tmp_path / "processed",
         generated_dir=paper / "generated",
         figures_dir=paper / "figures",
-        **studies,
     )
     definitions = defined_macros(paper / "generated" / report.MACROS_FILE)
     used = latex.macros_used((PAPER / "report.tex").read_text())
-    for tex in [*(PAPER / "sections").glob("*.tex"), *(paper / "generated").glob("*.tex")]:
+    for tex in [*(PAPER / "templates").glob("*/section.tex"), *(paper / "generated").glob("*.tex")]:
         if tex.name != report.MACROS_FILE:
             used |= latex.macros_used(tex.read_text())
     assert used - set(definitions) == set()
     for name in ("echo", "latency"):
-        assert f"\\input{{sections/{name}}}" in (PAPER / "report.tex").read_text()
+        assert f"\\input{{templates/{name}/section}}" in (paper / "generated" / "body.tex").read_text()
     if shutil.which("latexmk") is None:
         pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
     pdf = report.build_pdf(paper)
@@ -309,19 +308,17 @@ def build_and_check(campaign: str, raw_root: Path, tmp_path: Path, **studies) ->
 
 
 def lines_by_section(log: str):
-    """(the sections/*.tex file TeX last opened, or "", line) for each line of a LaTeX log."""
+    """(the study whose section TeX last opened, or "", line) for each line of a LaTeX log."""
     current = ""
     for line in log.splitlines():
-        opened = re.findall(r"\(\./sections/([A-Za-z0-9_-]+)\.tex", line)
+        opened = re.findall(r"\(\./templates/([A-Za-z0-9_-]+)/section\.tex", line)
         if opened:
             current = opened[-1]
         yield current, line
 
 
 def test_pdf_builds_with_synthetic_echo_and_latency_sections(synthetic_root, tmp_path):
-    outputs, paper = build_and_check(
-        "fixture-minimal", synthetic_root, tmp_path, echo_campaign=ss.ECHO, latency_campaign=ss.LATENCY
-    )
+    outputs, paper = build_and_check("fixture-minimal", synthetic_root, tmp_path, echo=ss.ECHO, latency=ss.LATENCY)
     assert outputs.echo.available and outputs.latency.available
     assert len(outputs.latency.campaigns) == 2  # synthetic-latency-001 found beside it
     for name in (echo_figures.SCALING_FIGURE, echo_figures.TIME_SERIES_FIGURE):
@@ -331,7 +328,7 @@ def test_pdf_builds_with_synthetic_echo_and_latency_sections(synthetic_root, tmp
 
 def test_pdf_builds_with_the_real_fixture_campaigns(tmp_path):
     outputs, paper = build_and_check(
-        "fixture-minimal", FIXTURES, tmp_path, echo_campaign="fixture-echo", latency_campaign="fixture-latency"
+        "fixture-minimal", FIXTURES, tmp_path, echo="fixture-echo", latency="fixture-latency"
     )
     macros = defined_macros(paper / "generated" / report.MACROS_FILE)
     assert "fixture-echo" in plain(macros[r"\abEchoCampaignSentence"])
@@ -342,20 +339,26 @@ def test_pdf_builds_without_echo_and_latency_campaigns(synthetic_root, tmp_path)
     stale = tmp_path / "processed" / report_echo.SUMMARY_CSV  # from an earlier campaign: must not survive
     stale.parent.mkdir(parents=True)
     stale.write_text("stale\n")
-    with pytest.warns(UserWarning):
-        outputs, paper = build_and_check(
-            "fixture-minimal",
-            synthetic_root,
-            tmp_path,
-            echo_campaign="reference-echo",
-            latency_campaign="reference-latency",
-        )
+    # Neither this machine's echo-<host> nor a shipped reference-echo is under the synthetic raw root.
+    outputs, paper = build_and_check("fixture-minimal", synthetic_root, tmp_path)
     macros = defined_macros(paper / "generated" / report.MACROS_FILE)
-    assert "reference-echo is not in the raw data" in macros[r"\abEchoCampaignSentence"]
-    assert "reference-latency is not in the raw data" in macros[r"\abLatencyCampaignSentence"]
+    assert "no echo campaign was found" in macros[r"\abEchoCampaignSentence"]
+    assert "no latency campaign was found" in macros[r"\abLatencyCampaignSentence"]
     assert not outputs.echo.available and not outputs.latency.available
     assert not (paper / "figures" / echo_figures.SCALING_FIGURE).exists()
     assert not stale.exists()
+
+
+def test_a_named_campaign_that_does_not_exist_is_refused(synthetic_root, tmp_path):
+    with pytest.raises(report.ParameterError, match="echo=reference-echo: no campaign.json"):
+        report.build_report(
+            {"main": "fixture-minimal", "echo": "reference-echo"},
+            raw_root=synthetic_root,
+            processed_dir=tmp_path / "processed",
+            generated_dir=tmp_path / "generated",
+            figures_dir=tmp_path / "figures",
+        )
+    assert not (tmp_path / "generated").exists()
 
 
 def test_pdf_builds_with_campaigns_that_hold_no_measurement_of_their_own(synthetic_root, tmp_path):
@@ -364,8 +367,8 @@ def test_pdf_builds_with_campaigns_that_hold_no_measurement_of_their_own(synthet
         "fixture-minimal",
         synthetic_root,
         tmp_path,
-        echo_campaign="synthetic-echo-empty",
-        latency_campaign=ss.LATENCY_SLOW,
+        echo="synthetic-echo-empty",
+        latency=ss.LATENCY_SLOW,
     )
     assert outputs.echo.available and outputs.echo.summary.empty
     assert [c.path.name for c in outputs.latency.campaigns] == [ss.LATENCY_SLOW]

@@ -15,11 +15,12 @@ from archbench.parse import parse_file
 from archbench.report import build as report
 from archbench.report import latex
 from archbench.report.studies import latency as report_latency
+from archbench.report.study import ReportOptions
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
 
-SECTION = PAPER / "sections" / "latency.tex"
+SECTION = PAPER / "templates" / "latency" / "section.tex"
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +139,7 @@ def test_thresholds_are_parameters(synthetic_root, tmp_path):
                 processed_dir=tmp_path / "p",
                 generated_dir=tmp_path / "g",
                 figures_dir=tmp_path / "f",
-                latency_knee_p99_ms=bad,
+                options=ReportOptions(latency_knee_p99_ms=bad),
             )
 
 

@@ -25,7 +25,7 @@ from archbench.report.studies.network.data import FRAME_OVERHEAD_BYTES, LinkBoun
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
-SECTION = PAPER / "sections" / "network.tex"
+SECTION = PAPER / "templates" / "network" / "section.tex"
 
 NETWORK = "synthetic-network"
 LOOPBACK = NETWORK + report_network.LOOPBACK_SUFFIX
@@ -228,17 +228,16 @@ def test_report_pdf_builds_with_the_network_section(raw_root, tmp_path) -> None:
     paper.mkdir()
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
-    shutil.copytree(PAPER / "sections", paper / "sections")
+    shutil.copytree(PAPER / "templates", paper / "templates")
     outputs = report.build_report(
-        "fixture-minimal",
+        {"main": "fixture-minimal", "network": NETWORK},
         raw_root=raw_root,
         processed_dir=tmp_path / "processed",
         generated_dir=paper / "generated",
         figures_dir=paper / "figures",
-        network_campaign=NETWORK,
     )
     assert outputs.network is not None and outputs.network.available
-    assert r"\input{sections/network}" in (PAPER / "report.tex").read_text()
+    assert r"\input{templates/network/section}" in (paper / "generated" / "body.tex").read_text()
     generated = paper / "generated"
     assert (generated / report_network.TABLE_FILE).read_text().startswith(r"\begin{table}")
     used = latex.macros_used(SECTION.read_text()) | latex.macros_used(
@@ -251,6 +250,6 @@ def test_report_pdf_builds_with_the_network_section(raw_root, tmp_path) -> None:
     assert pdf.read_bytes().startswith(b"%PDF")
     log = (paper / "report.log").read_text(errors="replace")
     assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]
-    section = log[log.index("(./sections/network.tex") :]
-    section = section[: section.find("(./sections/", 1)]
+    section = log[log.index("(./templates/network/section.tex") :]
+    section = section[: section.find("/section.tex", len("(./templates/network/section.tex"))]
     assert "Overfull" not in section, section

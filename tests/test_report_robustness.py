@@ -20,7 +20,7 @@ from archbench.report.studies.robustness import facts as rtext
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "paper"
-SECTION = PAPER / "sections" / "robustness.tex"
+SECTION = PAPER / "templates" / "robustness" / "section.tex"
 REFERENCE = REPO / "data" / "raw" / "reference-robustness" / "robustness.json"
 MIXED = Path(__file__).parent / "fixtures" / "robustness" / "mixed" / "robustness.json"
 CAMPAIGNS = Path(__file__).parent / "fixtures" / "campaigns"
@@ -275,17 +275,16 @@ def test_this_machines_result_comes_before_the_reference(tmp_path):
 
 def test_build_report_writes_the_appendix(tmp_path):
     outputs = report.build_report(
-        "fixture-minimal",
+        {"main": "fixture-minimal", "robustness": str(MIXED)},
         raw_root=CAMPAIGNS,
         processed_dir=tmp_path / "processed",
         generated_dir=tmp_path / "paper" / "generated",
         figures_dir=tmp_path / "paper" / "figures",
-        robustness=str(MIXED),
     )
     assert outputs.robustness is not None and outputs.robustness.available
     assert rres.TABLE_FILE in outputs.generated and rres.NOTES_FILE in outputs.generated
     assert r"\abRobustnessSourceSentence" in outputs.macro_names
-    assert r"\input{sections/robustness}" in (PAPER / "report.tex").read_text()
+    assert r"\input{templates/robustness/section}" in outputs.generated["appendices.tex"].read_text()
 
 
 def pathological(tmp_path: Path) -> Path:
@@ -297,7 +296,18 @@ def pathological(tmp_path: Path) -> Path:
     return write_result(tmp_path, doc, "pathological")
 
 
-@pytest.mark.parametrize("which", ["mixed", "reference", "missing", "default", "pathological"])
+def test_a_named_result_that_does_not_exist_is_refused(tmp_path):
+    with pytest.raises(report.ParameterError, match="robustness="):
+        report.build_report(
+            {"main": "fixture-minimal", "robustness": str(tmp_path / "none.json")},
+            raw_root=CAMPAIGNS,
+            processed_dir=tmp_path / "processed",
+            generated_dir=tmp_path / "paper" / "generated",
+            figures_dir=tmp_path / "paper" / "figures",
+        )
+
+
+@pytest.mark.parametrize("which", ["mixed", "reference", "default", "pathological"])
 def test_report_pdf_builds_with_the_appendix(which, tmp_path):
     if shutil.which("latexmk") is None:
         pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
@@ -305,23 +315,21 @@ def test_report_pdf_builds_with_the_appendix(which, tmp_path):
     paper.mkdir()
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
-    shutil.copytree(PAPER / "sections", paper / "sections", dirs_exist_ok=True)
+    shutil.copytree(PAPER / "templates", paper / "templates", dirs_exist_ok=True)
     robustness = {
         "mixed": str(MIXED),
         "reference": str(REFERENCE),
-        "missing": str(tmp_path / "none.json"),
         "default": None,
         "pathological": None,
     }[which]  # default: neither tmp processed/ nor the fixture raw root has one
     if which == "pathological":
         robustness = str(pathological(tmp_path))
     report.build_report(
-        "fixture-minimal",
+        {"main": "fixture-minimal", "robustness": robustness},
         raw_root=CAMPAIGNS,
         processed_dir=tmp_path / "processed",
         generated_dir=paper / "generated",
         figures_dir=paper / "figures",
-        robustness=robustness,
     )
     pdf = report.build_pdf(paper)
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF")

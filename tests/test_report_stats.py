@@ -29,6 +29,8 @@ from archbench.report import build as report
 from archbench.report import formats as stats_format
 from archbench.report import latex
 from archbench.report.prose import Prose
+from archbench.report.studies import crossos as crossos_study
+from archbench.report.studies import environment, rules
 from archbench.report.studies import statistics as report_stats
 from archbench.report.studies.crossos import data as crossos_data
 from archbench.report.studies.crossos import tables as crossos_tables
@@ -40,7 +42,19 @@ from archbench.report.studies.statistics import qq as stats_qq
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
-SECTIONS = PAPER / "sections"
+SECTIONS = PAPER / "templates"
+# The files the statistics, cross-OS, environment and rules studies write.
+GENERATED_FILES = (
+    report_stats.DIAGNOSTICS_TABLE_FILE,
+    report_stats.QQ_FIGURE_FILE,
+    report_stats.COMPARISONS_TABLE_FILE,
+    crossos_study.CROSSOS_SOURCE_TABLE_FILE,
+    crossos_study.CROSSOS_MEASURED_TABLE_FILE,
+    crossos_study.CROSSOS_REFERENCE_TABLE_FILE,
+    environment.PROVENANCE_TABLE_FILE,
+    environment.FACTORS_TABLE_FILE,
+    rules.RULES_TABLE_FILE,
+)
 
 HERE = "stats-here"
 PROSE = Prose()  # the repository's templates (paper/templates/)
@@ -159,7 +173,7 @@ def stats_root(tmp_path_factory) -> Path:
     write_stats_campaign(root, HERE, host_provenance("host-a", "Debian GNU/Linux 12 (bookworm)", "CPU A"), outlier=True)
     write_stats_campaign(
         root,
-        report_stats.REFERENCE_CAMPAIGN,
+        crossos_data.REFERENCE_CAMPAIGN,
         host_provenance("host-b", "Debian GNU/Linux 12 (bookworm)", "CPU B"),
         scale=1.1,
         trials=5,
@@ -176,7 +190,7 @@ def stats_root(tmp_path_factory) -> Path:
         ci_target=None,
         configs=[POOL[0], EPOLL],
     )
-    (imported / report_stats.IMPORT_DIR).mkdir()
+    (imported / crossos_data.IMPORT_DIR).mkdir()
     return root
 
 
@@ -204,7 +218,7 @@ def defined_macros(paper: Path) -> dict[str, str]:
 def section_macros() -> set[str]:
     used: set[str] = set()
     for name in ("statistics", "crossos", "rules", "environment"):
-        used |= latex.macros_used((SECTIONS / f"{name}.tex").read_text())
+        used |= latex.macros_used((SECTIONS / name / "section.tex").read_text())
     return used
 
 
@@ -256,15 +270,15 @@ def test_long_tables_let_latex_size_their_first_column(here):
     sizes = {
         report_stats.DIAGNOSTICS_TABLE_FILE: r"\scriptsize",
         report_stats.COMPARISONS_TABLE_FILE: r"\footnotesize",
-        report_stats.CROSSOS_MEASURED_TABLE_FILE: r"\tiny",
-        report_stats.CROSSOS_REFERENCE_TABLE_FILE: r"\tiny",
+        crossos_study.CROSSOS_MEASURED_TABLE_FILE: r"\tiny",
+        crossos_study.CROSSOS_REFERENCE_TABLE_FILE: r"\tiny",
     }
     for name, size in sizes.items():
         text = (generated / name).read_text()
         assert text.startswith("{" + size + r"\setlength{\tabcolsep}"), name
         assert r"\begin{xltabular}{\linewidth}{" + latex.FILL_COLUMN in text, name
         assert text.count(r"\end{xltabular}") == 1 and not re.search(r"p\{[0-9.]+cm\}", text), name
-    for name in (report_stats.PROVENANCE_TABLE_FILE, report_stats.FACTORS_TABLE_FILE, report_stats.RULES_TABLE_FILE):
+    for name in (environment.PROVENANCE_TABLE_FILE, environment.FACTORS_TABLE_FILE, rules.RULES_TABLE_FILE):
         text = (generated / name).read_text()
         # The name (and rule) columns keep their width; the value column fills the rest of the line.
         assert r"\begin{xltabular}{\linewidth}{" in text and latex.FILL_COLUMN + "}" in text, name
@@ -383,7 +397,7 @@ def test_comparison_families_and_pairs(here):
 
 def test_comparisons_are_holm_corrected_within_each_family(here):
     outputs, paper, macros = here
-    frame = pd.read_csv(outputs.processed.trials_csv.parent / report_stats.COMPARISONS_CSV)
+    frame = pd.read_csv(outputs.processed.trials_csv.parent / stats_comparisons.COMPARISONS_CSV)
     assert list(dict.fromkeys(frame["family"])) == ["pool", "dispatch", "nginx"]
     for _, rows in frame.groupby("family"):
         expected = multipletests(rows["p_value"], method="holm")[1]
@@ -432,7 +446,7 @@ def test_diagnostics_table_and_sentences(here):
     assert "Target" in tex and " & met " in tex  # adaptive repetition was on
     assert "1 trial in 1 configuration lies beyond the fences (1 far out)" in macros[r"\abOutlierSentence"]
     assert OUTLIER_TRIAL.replace("_", r"\_") in without_break_hints(macros[r"\abOutlierSentence"])
-    outliers_csv = pd.read_csv(outputs.processed.trials_csv.parent / report_stats.OUTLIERS_CSV)
+    outliers_csv = pd.read_csv(outputs.processed.trials_csv.parent / stats_diagnostics.OUTLIERS_CSV)
     assert outliers_csv["trial_id"].tolist() == [OUTLIER_TRIAL]
     assert "Shapiro--Wilk at $\\alpha=0.05$" in macros[r"\abNormalitySentence"]
     assert "Figure~\\ref{fig:qq}" in macros[r"\abQqFigureSentence"]
@@ -447,8 +461,8 @@ def test_diagnostics_table_and_sentences(here):
 def test_qq_figure_of_the_main_configurations(here, tmp_path):
     outputs, paper, _ = here
     tex = (paper / "generated" / report_stats.QQ_FIGURE_FILE).read_text()
-    assert r"\label{fig:qq}" in tex and "figures/" + report_stats.QQ_FIGURE in tex
-    pdf = paper / "figures" / report_stats.QQ_FIGURE
+    assert r"\label{fig:qq}" in tex and "figures/" + stats_qq.QQ_FIGURE in tex
+    pdf = paper / "figures" / stats_qq.QQ_FIGURE
     assert pdf.read_bytes().startswith(b"%PDF")
     chosen = stats_qq.qq_configurations(outputs.summary)
     assert len(chosen) == len(outputs.summary)  # six configurations, all with n >= 3
@@ -470,7 +484,7 @@ def test_no_qq_figure_without_three_trials(full):
     _, paper, macros = full
     assert "includegraphics" not in (paper / "generated" / report_stats.QQ_FIGURE_FILE).read_text()
     assert macros[r"\abQqFigureSentence"] == ""
-    assert not (paper / "figures" / report_stats.QQ_FIGURE).exists()
+    assert not (paper / "figures" / stats_qq.QQ_FIGURE).exists()
     assert "No configuration of this campaign has three or more successful trials" in macros[r"\abNormalitySentence"]
 
 
@@ -528,7 +542,7 @@ def test_adaptive_outcome_recorded_or_derived(here, stats_root, tmp_path):
 def test_source000_cross_os_table_in_a_fixture_build(minimal):
     """The smoke/fixture path exercises the cross-OS comparison with the shipped external data."""
     _, paper, macros = minimal
-    tex = (paper / "generated" / report_stats.CROSSOS_SOURCE_TABLE_FILE).read_text()
+    tex = (paper / "generated" / crossos_study.CROSSOS_SOURCE_TABLE_FILE).read_text()
     assert r"\label{tab:crossos-source000}" in tex
     for pair in ("Windows vs macOS", "Windows vs Linux", "macOS vs Linux", "separate-client vs loopback"):
         assert pair in tex, pair
@@ -540,7 +554,7 @@ def test_source000_cross_os_table_in_a_fixture_build(minimal):
     assert f"{holm} differences are significant" in macros[r"\abCrossOsSourceSentence"]
     assert "The server hardware is the same" in macros[r"\abCrossOsSetupSentence"]
     assert "threads per logical processor" in macros[r"\abCrossOsCpuShareSentence"]
-    crossos_csv = pd.read_csv(paper.parent / "processed" / report_stats.CROSSOS_CSV)
+    crossos_csv = pd.read_csv(paper.parent / "processed" / crossos_study.CROSSOS_CSV)
     assert {"source000_cross_os", "source000_setups", "source000_cross_os_cpu_share"} <= set(crossos_csv["table"])
 
 
@@ -554,26 +568,26 @@ def test_missing_source000_data_degrades_to_a_sentence(tmp_path):
 def test_cross_host_and_reference_comparisons(here):
     outputs, paper, macros = here
     assert crossos_data.analysed_campaigns(outputs.processed.campaign.path.parent, HERE) == [IMPORTED, "reference"]
-    measured = (paper / "generated" / report_stats.CROSSOS_MEASURED_TABLE_FILE).read_text()
+    measured = (paper / "generated" / crossos_study.CROSSOS_MEASURED_TABLE_FILE).read_text()
     assert r"\label{tab:crossos-measured}" in measured
     assert "a = Debian GNU/Linux 12 (bookworm), b = Ubuntu 24.04 LTS" in measured  # one pair: a header row
     text = macros[r"\abCrossHostSentence"]
     assert "span 2 operating systems" in text and "2 configurations" in text and "recorded hardware differs" in text
-    reference = (paper / "generated" / report_stats.CROSSOS_REFERENCE_TABLE_FILE).read_text()
+    reference = (paper / "generated" / crossos_study.CROSSOS_REFERENCE_TABLE_FILE).read_text()
     assert r"\label{tab:crossos-reference}" in reference and "a = stats-here, b = reference" in reference
     assert "6 configurations both measured" in macros[r"\abReferenceSentence"]
-    frame = pd.read_csv(outputs.processed.trials_csv.parent / report_stats.CROSSOS_CSV)
+    frame = pd.read_csv(outputs.processed.trials_csv.parent / crossos_study.CROSSOS_CSV)
     ref = frame[frame["table"] == "reference"]
     assert len(ref) == 6 and ref["confounded_with_hardware"].all()  # CPU A against CPU B
     assert ref["p_adjusted"].tolist() == pytest.approx(list(multipletests(ref["p_value"], method="holm")[1]))
 
 
 def test_reference_campaign_itself_and_a_lone_campaign(stats_root, full, tmp_path):
-    _, paper = build(report_stats.REFERENCE_CAMPAIGN, stats_root, tmp_path)
+    _, paper = build(crossos_data.REFERENCE_CAMPAIGN, stats_root, tmp_path)
     macros = defined_macros(paper)
     assert "built from the reference campaign itself" in macros[r"\abReferenceSentence"]
     assert "make import" in macros[r"\abReferenceSentence"]
-    assert "includegraphics" not in (paper / "generated" / report_stats.CROSSOS_REFERENCE_TABLE_FILE).read_text()
+    assert "includegraphics" not in (paper / "generated" / crossos_study.CROSSOS_REFERENCE_TABLE_FILE).read_text()
     _, _, full_macros = full
     assert "No reference campaign" in full_macros[r"\abReferenceSentence"]
     assert "ran on one host (vm)" in full_macros[r"\abCrossHostSentence"]
@@ -595,14 +609,14 @@ def test_provenance_values_count_what_changed():
 
 def test_environment_tables(here, full):
     outputs, paper, macros = here
-    factors = (paper / "generated" / report_stats.FACTORS_TABLE_FILE).read_text()
+    factors = (paper / "generated" / environment.FACTORS_TABLE_FILE).read_text()
     assert r"\label{tab:factors}" in factors
     assert "threads or workers $N$ & 1 (2), 2 (2), 4 (1), n/a (1)" in factors
     assert "thread-pool dispatch & connection (1), request (3), n/a (2)" in factors
     assert "protocol & http" in factors  # a record without proto is http (contracts.md)
     assert r"\texttt{ci\_target} & 5.0" in factors and r"thread\_pool:threads=1/2/4" in without_break_hints(factors)
     assert "measured trials per configuration & 6" in factors
-    prov = (paper / "generated" / report_stats.PROVENANCE_TABLE_FILE).read_text()
+    prov = (paper / "generated" / environment.PROVENANCE_TABLE_FILE).read_text()
     for expected in (
         "CPU A",
         "8.0\\,GiB",
@@ -614,7 +628,7 @@ def test_environment_tables(here, full):
     ):
         assert expected in prov, expected
     assert "factors: architecture, thread-pool dispatch" in macros[r"\abEnvironmentSentence"]
-    full_prov = (full[1] / "generated" / report_stats.PROVENANCE_TABLE_FILE).read_text()
+    full_prov = (full[1] / "generated" / environment.PROVENANCE_TABLE_FILE).read_text()
     assert "not recorded (the campaign predates their recording)" in full_prov
 
 
@@ -622,7 +636,7 @@ def test_environment_tables(here, full):
 
 
 def rules_of(paper: Path) -> list[list[str]]:
-    tex = (paper / "generated" / report_stats.RULES_TABLE_FILE).read_text()
+    tex = (paper / "generated" / rules.RULES_TABLE_FILE).read_text()
     return [line.split(" & ") for line in tex.splitlines() if re.match(r"^\d+ & ", line)]
 
 
@@ -647,13 +661,13 @@ def test_rules_table_has_twelve_rows_with_statuses(here, full, minimal):
 def test_rules_cite_only_labels_that_exist(here, full, minimal):
     """Every \\ref in the generated files and the sections resolves to a label of this build."""
     static = set(re.findall(r"\\label\{([^}]+)\}", (PAPER / "report.tex").read_text()))
-    for path in SECTIONS.glob("*.tex"):
+    for path in SECTIONS.glob("*/section.tex"):
         static |= set(re.findall(r"\\label\{([^}]+)\}", path.read_text()))
     for _, paper, _macros in (here, full, minimal):
         generated = "\n".join(p.read_text() for p in (paper / "generated").glob("*.tex"))
         labels = static | set(re.findall(r"\\label\{([^}]+)\}", generated))
         sections = "\n".join(
-            (SECTIONS / f"{n}.tex").read_text() for n in ("statistics", "crossos", "rules", "environment")
+            (SECTIONS / n / "section.tex").read_text() for n in ("statistics", "crossos", "rules", "environment")
         )
         refs = set(re.findall(r"\\ref\{([^}]+)\}", generated + sections))
         assert refs - labels == set(), paper
@@ -668,7 +682,7 @@ def test_every_section_macro_is_defined(campaign, stats_root, tmp_path):
     _, paper = build(campaign, raw, tmp_path)
     definitions = defined_macros(paper)
     assert section_macros() - set(definitions) == set()
-    for name in report_stats.GENERATED_FILES:
+    for name in GENERATED_FILES:
         text = (paper / "generated" / name).read_text()
         assert "nan" not in re.findall(r"[a-z]+", text.lower()), name
         assert latex.macros_used(text) - set(definitions) == set(), name
@@ -685,7 +699,7 @@ def test_pdf_with_the_sections_builds(campaign, stats_root, tmp_path):
     paper.mkdir()
     for name in ("report.tex", "references.bib"):
         shutil.copy(PAPER / name, paper / name)
-    shutil.copytree(SECTIONS, paper / "sections")
+    shutil.copytree(SECTIONS, paper / "templates")
     report.build_report(
         campaign,
         raw_root=raw,

@@ -9,9 +9,8 @@ import pandas as pd
 import pytest
 
 from archbench.config.servers import server_specs
-from archbench.report import theme
+from archbench.report import plots, theme
 from archbench.report.plotting import label_colours
-from archbench.report.studies.pool import figures
 
 
 def _hue(colour) -> float:
@@ -33,9 +32,9 @@ def test_importing_and_drawing_figures_leaves_the_defaults_alone():
     frame = pd.DataFrame({"x": [1.0, 1.0, 2.0, 2.0], "y": [1.0, 2.0, 3.0, 5.0], "h": ["a"] * 4})
     with theme.paper_theme():
         axes = matplotlib.figure.Figure().subplots()
-        figures.means_with_trials(axes, frame, "x", "y", "h", ["a"], {"a": theme.architecture_colour("poll")})
+        plots.means_with_trials(axes, frame, "x", "y", "h", ["a"], {"a": theme.architecture_colour("poll")})
     assert dict(matplotlib.rcParams) == before
-    assert figures.STYLE is theme.PAPER_RC  # the old name still works for code that applies it itself
+    assert plots.STYLE is theme.PAPER_RC  # the old name still works for code that applies it itself
 
 
 def test_apply_theme_is_the_same_look_for_notebooks():

@@ -7,16 +7,16 @@ The archive `dist/archbench-<commit>[-dirty]-<campaign>.tar.gz` holds, under one
 same name: the source (`git archive HEAD` without data/raw; with --allow-dirty the working tree's tracked and
 untracked-but-not-ignored files instead, since those produced the report), the campaigns the report used
 under data/raw/ with their lines of data/raw/MANIFEST.sha256, data/processed/ (its executed analysis notebook
-and `.analysis-args`, which names the campaigns), the executed notebooks as HTML when paper/notebooks/*.html
+and `campaigns.json`, which names the campaigns), the executed notebooks as HTML when paper/notebooks/*.html
 exists (the .ipynb copies come with data/processed/executed and data/raw/<campaign>/executed), paper/report.pdf
 with paper/generated/ and paper/figures/, an ARTIFACT.md (paper/templates/artifact/ARTIFACT.md.j2) and a
 SHA256SUMS of every other file. The archive is written to a temporary file and renamed, with deterministic
 member order, owners and times; its SHA-256 is printed and written beside it (`<archive>.sha256`, the
 sha256sum format).
 
-The campaigns come from data/processed/.analysis-args, which the Makefile writes
-(`campaign=X echo=Y latency=Z network=N robustness=PATH sources=S`): the latency study also writes `<Z>-closed` and
-`<Z>-001`, the network study `<N>-loopback`, and a robustness file under data/raw/ brings its directory.
+The campaigns come from data/processed/campaigns.json, which every analysis writes (archbench.report.campaigns:
+each study's campaign and the campaigns read beside it, such as the latency study's `-closed` and `-001` and the
+network study's `-loopback`); a robustness result under data/raw/ brings its directory.
 Uncommitted changes under archbench/, servers_c/, paper/ or notebooks/ are refused (exit 2) unless
 --allow-dirty; the archive's name then says `-dirty` and so does ARTIFACT.md.
 """
@@ -41,12 +41,13 @@ from typing import Any
 
 from archbench.config.paths import REPO_ROOT
 from archbench.data import manifest, storage
+from archbench.report.campaigns import CAMPAIGNS_FILE, Campaigns
 from archbench.report.latex import campaign_provenance
 from archbench.report.prose import environment as template_environment
 from archbench.report.studies.crossos.data import analysed_campaigns
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
-ANALYSIS_ARGS = Path("data/processed/.analysis-args")
+ANALYSIS_ARGS = Path("data/processed") / CAMPAIGNS_FILE
 # Where a change makes the archived source differ from what produced the report.
 WATCHED_PATHS = ("archbench", "servers_c", "paper", "notebooks")
 SUMS_NAME = "SHA256SUMS"
@@ -56,8 +57,8 @@ ARTIFACT_TEMPLATE = "artifact/ARTIFACT.md.j2"
 OUTPUT_DIRS = (Path("data/processed"), Path("paper/generated"), Path("paper/figures"))
 REPORT_PDF = Path("paper/report.pdf")
 NOTEBOOK_HTML_DIR = Path("paper/notebooks")
-# Not part of the record: make's timestamp of the last analysis.
-SKIPPED_OUTPUTS = frozenset({".analysis.stamp"})
+# Not part of the record: make's timestamp of the last analysis and its list of the analysis' inputs.
+SKIPPED_OUTPUTS = frozenset({".analysis.stamp", ".campaigns.mk"})
 
 
 class ArtifactError(RuntimeError):
@@ -70,43 +71,32 @@ class ArtifactError(RuntimeError):
 
 @dataclass(frozen=True)
 class AnalysisArgs:
-    """Which campaigns the report used, as data/processed/.analysis-args records them."""
+    """Which campaigns the report used, as the analysis recorded them in data/processed/campaigns.json."""
 
-    campaign: str
-    echo: str | None = None
-    latency: str | None = None
-    network: str | None = None
-    robustness: str | None = None
-    sources: str | None = None
+    campaigns: Campaigns
 
     @classmethod
     def parse(cls, text: str) -> AnalysisArgs:
-        values = dict(token.split("=", 1) for token in text.split() if "=" in token)
-        if not values.get("campaign"):
-            raise ArtifactError(f"{ANALYSIS_ARGS} names no campaign (got {text.strip()!r}); run make paper first")
-        return cls(
-            values["campaign"],
-            values.get("echo") or None,
-            values.get("latency") or None,
-            values.get("network") or None,
-            values.get("robustness") or None,
-            values.get("sources") or None,
-        )
+        try:
+            return cls(Campaigns.from_json(text))
+        except (ValueError, KeyError, TypeError) as error:
+            raise ArtifactError(f"{ANALYSIS_ARGS} is not a record of the campaigns ({error}); run make paper") from None
+
+    @property
+    def campaign(self) -> str:
+        return self.campaigns.main
+
+    @property
+    def robustness(self) -> str | None:
+        """The abuse-suite result when it is a file outside data/raw (a campaign under data/raw travels as one)."""
+        name = self.campaigns.get("robustness")
+        return name if name and "/" in name else None
 
     def raw_campaigns(self, raw_root: Path) -> list[str]:
         """The directories under raw_root the report read, in the order a reader meets them."""
-        names: list[str | None] = [self.campaign, self.echo]
-        if self.latency:
-            names += [f"{self.latency}-closed", self.latency, f"{self.latency}-001"]
-        if self.network:
-            names += [self.network, f"{self.network}-loopback"]
-        names.append(self.sources)
-        robustness = Path(self.robustness) if self.robustness else None
-        if robustness is not None and not robustness.is_absolute() and robustness.parts[:2] == ("data", "raw"):
-            names.append(robustness.parts[2])
         # The cross-host and reference comparisons read the shipped reference and every imported campaign beside
         # the report's: without them the rebuilt report would say there is nothing to compare.
-        names += analysed_campaigns(Path(raw_root), self.campaign)
+        names = self.campaigns.raw_campaigns() + analysed_campaigns(Path(raw_root), self.campaign)
         present = [n for n in dict.fromkeys(names) if n and (Path(raw_root) / n).is_dir()]
         if self.campaign not in present:
             raise ArtifactError(f"the report's campaign {self.campaign!r} is not under {raw_root}")
@@ -114,17 +104,7 @@ class AnalysisArgs:
 
     def report_arguments(self) -> list[str]:
         """The `python -m archbench.report` arguments that rebuild the report (paths relative to the tree)."""
-        arguments = [self.campaign]
-        for flag, value in (
-            ("--echo-campaign", self.echo),
-            ("--latency-campaign", self.latency),
-            ("--network-campaign", self.network),
-            ("--robustness", self.robustness),
-            ("--sources-campaign", self.sources),
-        ):
-            if value:
-                arguments += [flag, value]
-        return arguments
+        return ["--campaigns", self.campaigns.as_text()]
 
 
 @dataclass(frozen=True)

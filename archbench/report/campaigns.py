@@ -38,9 +38,12 @@ def short_host() -> str:
 
 
 def main_rule(measured_main: str | None, host: str) -> CampaignRule:
-    """The main campaign's rule: what `make trials` wrote on this machine, else the shipped reference."""
-    name = measured_main or f"default-{host}"
-    return CampaignRule(measured=((name, "make trials"),), reference=MAIN_REFERENCE, measure_with="make trials")
+    """The main campaign's rule: what `make trials` wrote on this machine (the Makefile's CAMPAIGN, else
+    `make all`'s default-<host>, full-<host> or smoke-<host>), else the shipped reference."""
+    measured = [(f"{profile}-{{host}}", f"make all PROFILE={profile}") for profile in ("default", "full", "smoke")]
+    if measured_main:
+        measured.insert(0, (measured_main, "make trials"))
+    return CampaignRule(measured=tuple(measured), reference=MAIN_REFERENCE, measure_with="make trials")
 
 
 @dataclass(frozen=True)
@@ -162,10 +165,10 @@ def parse_overrides(value: str | Mapping[str, str] | None, keys: Iterable[str]) 
 def _exists(rule: CampaignRule, name: str, raw_root: Path) -> bool:
     if rule.file is None:
         return (raw_root / name / storage.CAMPAIGN_FILE).is_file()
-    return _file_of(rule, name, raw_root).is_file()
+    return file_path(rule, name, raw_root).is_file()
 
 
-def _file_of(rule: CampaignRule, name: str, raw_root: Path) -> Path:
+def file_path(rule: CampaignRule, name: str, raw_root: Path) -> Path:
     """A file study's value: a path (relative to the repository root), or a campaign directory holding the file."""
     path = Path(name)
     if "/" not in name and rule.file and (raw_root / name / rule.file).is_file():
@@ -174,7 +177,26 @@ def _file_of(rule: CampaignRule, name: str, raw_root: Path) -> Path:
 
 
 def _expand(pattern: str, host: str, raw_root: Path, processed_dir: Path) -> str:
-    return pattern.format(host=host, raw=raw_root, processed=processed_dir)
+    """A pattern with this machine's names; a path inside the repository as a repository-relative one, so that a
+    recorded choice still names the file in an unpacked artifact."""
+    name = pattern.format(host=host, raw=raw_root, processed=processed_dir)
+    if "/" in name and Path(name).is_absolute():
+        try:
+            return Path(name).resolve().relative_to(REPO_ROOT).as_posix()
+        except ValueError:
+            return name
+    return name
+
+
+def _classify(rule: CampaignRule, name: str, host: str, raw_root: Path, processed_dir: Path) -> tuple[str, str]:
+    """Where a campaign comes from, read off its name: so a choice passed on (Makefile -> notebook) explains
+    itself the same way wherever it is resolved again."""
+    if rule.reference is not None and name == _expand(rule.reference, host, raw_root, processed_dir):
+        return REFERENCE, f"{rule.measure_with} measures this machine's"
+    for pattern, how in rule.measured:
+        if name == _expand(pattern, host, raw_root, processed_dir):
+            return MEASURED, how
+    return GIVEN, ""
 
 
 def _choose(key: str, rule: CampaignRule, given: str | None, raw_root: Path, processed_dir: Path, host: str) -> Choice:
@@ -185,32 +207,28 @@ def _choose(key: str, rule: CampaignRule, given: str | None, raw_root: Path, pro
             raise ParameterError(
                 PARAMETER, f"{key}={given}: no {what} for it under {raw_root}; available campaigns: {available}"
             )
-        return Choice(key, given, GIVEN, "", _read(rule, given, raw_root))
-    for pattern, how in rule.measured:
-        name = _expand(pattern, host, raw_root, processed_dir)
-        if _exists(rule, name, raw_root):
-            return Choice(key, name, MEASURED, how, _read(rule, name, raw_root))
+        how, detail = _classify(rule, given, host, raw_root, processed_dir)
+        return Choice(key, given, how, detail, _read(rule, given, raw_root))
+    candidates = [_expand(p, host, raw_root, processed_dir) for p, _ in rule.measured]
     if rule.reference is not None:
-        reference = _expand(rule.reference, host, raw_root, processed_dir)
-        if _exists(rule, reference, raw_root):
-            return Choice(
-                key,
-                reference,
-                REFERENCE,
-                f"{rule.measure_with} measures this machine's",
-                _read(rule, reference, raw_root),
-            )
-    tried = [_expand(p, host, raw_root, processed_dir) for p, _ in rule.measured] + [rule.reference or ""]
-    return Choice(key, None, NONE, f"none of {', '.join(t for t in tried if t)} exists; {rule.measure_with}")
+        candidates.append(_expand(rule.reference, host, raw_root, processed_dir))
+    for name in dict.fromkeys(candidates):
+        if _exists(rule, name, raw_root):
+            how, detail = _classify(rule, name, host, raw_root, processed_dir)
+            return Choice(key, name, how, detail, _read(rule, name, raw_root))
+    tried = ", ".join(dict.fromkeys(candidates))
+    return Choice(key, None, NONE, f"none of {tried} exists; {rule.measure_with} measures it")
 
 
 def _read(rule: CampaignRule, name: str, raw_root: Path) -> tuple[str, ...]:
     if rule.file is not None:
-        path = _file_of(rule, name, raw_root)
-        try:
-            return (path.parent.relative_to(raw_root).as_posix(),)
-        except ValueError:
-            return (name,)
+        # A result file inside a campaign directory (this raw root's, or the repository's data/raw) brings that
+        # directory with it: its provenance sits beside the file.
+        folder = file_path(rule, name, raw_root).resolve().parent
+        for root in (Path(raw_root).resolve(), RAW_ROOT.resolve()):
+            if folder.parent == root:
+                return (folder.name,)
+        return (name,)
     return tuple(n for n in (name + s for s in rule.read_with) if (raw_root / n / storage.CAMPAIGN_FILE).is_file())
 
 

@@ -15,13 +15,24 @@ import pandas as pd
 
 from archbench import stats
 from archbench.analyze import analysis
-from archbench.analyze.analysis import Labeller, key_text, number
+from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD, Labeller, architecture_label, key_text, number
 from archbench.data import storage
 from archbench.parse import parse_file
-from archbench.report.latex import MISSING, MacroSet, campaign_provenance, escape
+from archbench.report.latex import (
+    MISSING,
+    NOT_MEASURED,
+    MacroSet,
+    campaign_provenance,
+    count_or_zero,
+    escape,
+    format_compact,
+    format_count,
+    is_missing,
+)
 from archbench.report.prose import Prose
 
 COMMON_TEMPLATE = "studies/common"
+CONFIGURATION_TEMPLATE = "findings/common"
 # Why a study section has no campaign (the sentence itself is the template's).
 NOT_GIVEN = "not_given"
 NOT_FOUND = "not_found"
@@ -247,3 +258,43 @@ def sorted_rows(frame: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
     )
     keys = ["_rank", "_name", "_variant", *[c for c in extra if c in frame]]
     return ranked.sort_values(keys, kind="stable").drop(columns=["_rank", "_name", "_variant"])
+
+
+MAX_LISTED = 6  # configurations named in one generated sentence before "and N more"
+
+
+def describe_configuration(row: pd.Series, labels: Labeller, several_depths: bool, prose: Prose) -> str:
+    """ "reactor, 2 threads, 50 connections, depth 16" (escaped)."""
+    connections = format_count(row["connections"])
+    facts = {
+        "variant": escape(labels.variant(row)),
+        "connections": connections,
+        "one_connection": connections == "1",
+        "depth": depth_of(row) if several_depths else None,
+    }
+    return prose.sentence(CONFIGURATION_TEMPLATE, "configuration", facts)
+
+
+def client_bound_rule(threshold: float = CLIENT_BOUND_THRESHOLD) -> str:
+    """The client-bound threshold in percent, as the sentences quote it."""
+    return f"{threshold * 100:.0f}"
+
+
+def depth_of(row: pd.Series) -> str:
+    return key_text(row.get("pipeline")) or "1"
+
+
+def short_family(row: pd.Series, labels: Labeller) -> str:
+    """The family name short enough for a narrow table column."""
+    architecture = key_text(row.get("architecture"))
+    if architecture in ("thread_pool", "thread_per_conn") and not count_or_zero(row.get("max_threads")):
+        return architecture_label(architecture, row.get("dispatch"), row.get("handoff"), short=True)
+    return labels.family(row)
+
+
+def starved_cell(row: pd.Series) -> str:
+    """Mean starved connections; n/m where the server does not report what it answered (nginx)."""
+    value = row.get("starved_connections_mean")
+    if is_missing(value) and count_or_zero(row.get("n")) > 0:
+        return NOT_MEASURED
+    return format_compact(value)

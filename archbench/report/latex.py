@@ -229,6 +229,17 @@ class MacroSet:
         return "\n".join(lines) + "\n"
 
 
+def render_macro_groups(header: str, groups: Sequence[tuple[str, MacroSet]]) -> str:
+    """The macros of several sets, each group under a `% study: NAME` comment (a group without macros is left out),
+    so the study that defines a macro is one search away."""
+    lines = [f"% {line}" if line else "%" for line in header.splitlines()]
+    for name, macros in groups:
+        if macros.macros:
+            lines.append(f"% study: {name}")
+            lines += [macro.render() for macro in macros.macros.values()]
+    return "\n".join(lines) + "\n"
+
+
 MACRO_USE = re.compile(r"\\(" + MACRO_PREFIX + r"[A-Z][A-Za-z]*)")
 
 

@@ -31,7 +31,9 @@ from archbench import stats
 from archbench.analyze import analysis
 from archbench.config.params import ParameterError
 from archbench.data import storage
-from archbench.report.studies.pool import figures
+from archbench.report.plots import FigureFile
+from archbench.report.studies.architectures import figures as architecture_figures
+from archbench.report.studies.pool import figures as pool_figures
 from archbench.report.studies.statistics.comparisons import comparison_pairs, run_comparisons
 from archbench.report.studies.statistics.qq import qq_figure
 
@@ -121,12 +123,12 @@ def statistical_tests(
 def _figure_builders(processed: analysis.ProcessedCampaign) -> dict[str, Callable[[], Figure | None]]:
     summary, trials = processed.summary, processed.trials
     return {
-        "pool size": lambda: figures.pool_size_figure(summary, trials),
-        "connections and starvation": lambda: figures.connections_figure(summary, trials),
-        "throughput per architecture": lambda: figures.architectures_throughput_figure(summary),
-        "architectures against connections": lambda: figures.architectures_connections_figure(summary),
-        "architectures against threads/workers": lambda: figures.architectures_threads_figure(summary),
-        "server CPU per request": lambda: figures.architectures_cpu_figure(summary),
+        "pool size": lambda: pool_figures.pool_size_figure(summary, trials),
+        "connections and starvation": lambda: pool_figures.connections_figure(summary, trials),
+        "throughput per architecture": lambda: architecture_figures.architectures_throughput_figure(summary),
+        "architectures against connections": lambda: architecture_figures.architectures_connections_figure(summary),
+        "architectures against threads/workers": lambda: architecture_figures.architectures_threads_figure(summary),
+        "server CPU per request": lambda: architecture_figures.architectures_cpu_figure(summary),
         "normal Q-Q plots": lambda: qq_figure(summary, trials),
     }
 
@@ -136,6 +138,10 @@ def inline_figures(processed: analysis.ProcessedCampaign) -> dict[str, Figure | 
     return {name: build() for name, build in _figure_builders(processed).items()}
 
 
-def draw_figures(processed: analysis.ProcessedCampaign, figures_dir: Path) -> dict[str, figures.FigureFile | None]:
-    """The figures' PDFs in figures_dir, as paper/generated/figure-*.tex include them."""
-    return figures.make_figures(processed.summary, processed.trials, Path(figures_dir))
+def draw_figures(processed: analysis.ProcessedCampaign, figures_dir: Path) -> dict[str, FigureFile | None]:
+    """The main campaign's figures' PDFs in figures_dir (what the pool and architecture studies draw)."""
+    summary, trials = processed.summary, processed.trials
+    return {
+        **pool_figures.make_pool_figures(summary, trials, Path(figures_dir)),
+        **architecture_figures.make_architecture_figures(summary, trials, Path(figures_dir)),
+    }

@@ -151,3 +151,8 @@ def axis_limit(means: list[float], highs: list[float]) -> float:
     if largest_mean > 0 and largest_end > CLIP_FACTOR * largest_mean:
         return 1.5 * largest_mean
     return largest_end * 1.05 if largest_end > 0 else 1.0
+
+
+def save_or_none(figure: Figure | None, path: Path, labels: tuple[str, ...] = ()) -> FigureFile | None:
+    """The figure saved as a PDF with its series labels, or None when there is no figure."""
+    return None if figure is None else FigureFile(save_figure(figure, path), labels)

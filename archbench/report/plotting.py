@@ -17,7 +17,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
-from archbench.report.studies.pool.figures import FigureFile
+from archbench.report.plots import FigureFile
 from archbench.report.theme import architecture_palette
 
 

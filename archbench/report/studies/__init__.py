@@ -1,5 +1,55 @@
-"""The report's study sections (echo, latency) beside the main campaign: their data, tables, figures and text.
+"""The report as an ordered list of studies: each one line here, each a package beside this file.
 
-`archbench.report.studies.echo` and `archbench.report.studies.latency` are the entry modules build.py uses; this package holds
-what they are made of. `common` and `plotting` are shared by both studies (neither imports the other's section).
+A study (archbench.report.study) processes its campaign into data/processed/, adds its macros and its generated
+files, and has its section in paper/templates/<name>/section.tex; its `part` says whether the section comes before
+the introduction, in the body or in the appendices. The studies run in this order, so a study may read the result
+of any study above it (the rules study cites the tables and figures of the ones before it); within each part, the
+sections appear in this order too. To add a study: a package here, its templates under paper/templates/<name>/,
+and one line below.
 """
+
+from __future__ import annotations
+
+from archbench.report.studies import (
+    architectures,
+    artifact,
+    crossos,
+    echo,
+    environment,
+    latency,
+    method,
+    network,
+    notebooks,
+    pool,
+    robustness,
+    rules,
+    sources,
+    statistics,
+    summary,
+)
+from archbench.report.study import Study
+
+STUDIES: tuple[Study, ...] = (
+    method.STUDY,
+    architectures.STUDY,
+    pool.STUDY,
+    echo.STUDY,
+    latency.STUDY,
+    network.STUDY,
+    sources.STUDY,
+    summary.STUDY,
+    statistics.STUDY,
+    crossos.STUDY,
+    rules.STUDY,
+    environment.STUDY,
+    robustness.STUDY,
+    notebooks.STUDY,
+    artifact.STUDY,
+)
+
+
+def study_named(name: str, studies: tuple[Study, ...] = STUDIES) -> Study:
+    for study in studies:
+        if study.name == name:
+            return study
+    raise KeyError(f"no study {name!r}; studies: {', '.join(s.name for s in studies)}")

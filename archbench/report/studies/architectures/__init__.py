@@ -1,0 +1,68 @@
+"""The architectures study: every architecture of the main campaign against nginx and the upper bound, per
+pipeline depth, with the sources' design comparisons (poll against epoll, source 001's four designs), the
+bandwidth baseline, CPU per request and the comparison figures. Its words are paper/templates/architectures/.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from archbench.report.latex import MacroSet, figure_block
+from archbench.report.plots import FigureFile
+from archbench.report.plotting import include_path
+from archbench.report.studies.architectures.baseline import baseline_macros
+from archbench.report.studies.architectures.facts import architecture_macros, design_macros
+from archbench.report.studies.architectures.figures import make_architecture_figures
+from archbench.report.studies.architectures.tables import (
+    architecture_reference_macros,
+    comparison_table_blocks,
+    comparison_tables,
+)
+from archbench.report.study import Study, StudyContext, StudyOutput
+
+TABLES_FILE = "tables-architectures.tex"
+# generated file -> (label, figure key); the template holds <key>_caption and <key>_missing.
+FIGURES = {
+    "figure-architectures-throughput.tex": ("fig:architectures-throughput", "architectures_throughput"),
+    "figure-architectures-connections.tex": ("fig:architectures-connections", "architectures_connections"),
+    "figure-architectures-threads.tex": ("fig:architectures-threads", "architectures_threads"),
+    "figure-architectures-cpu.tex": ("fig:architectures-cpu", "architectures_cpu"),
+}
+FIGURES_TEMPLATE = "main/figures"
+
+
+@dataclass(frozen=True)
+class ArchitecturesResult:
+    """What later studies cite: the comparison tables' labels and which figures exist."""
+
+    table_labels: tuple[str, ...]
+    figures: dict[str, FigureFile | None]
+
+    @property
+    def figures_present(self) -> dict[str, bool]:
+        return {key: made is not None for key, made in self.figures.items()}
+
+
+def write(context: StudyContext) -> StudyOutput:
+    processed, prose = context.processed, context.prose
+    summary, trials = processed.summary, processed.trials
+    macros = MacroSet()
+    # The campaign's iperf3 bandwidth baseline beside the fastest configuration's bytes per second.
+    baseline_macros(macros, processed.campaign.meta, summary, prose)
+    comparisons = architecture_macros(macros, summary, prose)
+    design_macros(macros, summary, comparisons, prose)
+    made = make_architecture_figures(summary, trials, context.figures_dir)
+    result = ArchitecturesResult(tuple(label for label, _ in comparison_table_blocks(summary, prose)), made)
+    architecture_reference_macros(macros, list(result.table_labels), result.figures_present, prose)
+    files = {TABLES_FILE: comparison_tables(summary, prose)}
+    for name, (label, key) in FIGURES.items():
+        files[name] = figure_block(
+            include_path(made[key], context.paper_dir),
+            label,
+            prose.sentence(FIGURES_TEMPLATE, f"{key}_caption"),
+            prose.sentence(FIGURES_TEMPLATE, f"{key}_missing"),
+        )
+    return StudyOutput(macros, files, result)
+
+
+STUDY = Study(name="architectures", title="architecture comparison", part="body", write=write)

@@ -20,6 +20,8 @@ from archbench.analyze.analysis import (
     key_text,
 )
 from archbench.analyze.published_compare import summary_ratio
+from archbench.report.common import client_bound_rule, depth_of, describe_configuration
+from archbench.report.formats import several_depths
 from archbench.report.latex import (
     MISSING,
     MacroSet,
@@ -37,15 +39,7 @@ from archbench.report.prose import Prose
 from archbench.report.studies.statistics.paired_power import DEFAULT_POWER, detectable_against
 
 ARCHITECTURES = "findings/architectures"
-
-
-def client_bound_rule(threshold: float = CLIENT_BOUND_THRESHOLD) -> str:
-    """The client-bound threshold in percent, as the sentences quote it."""
-    return f"{threshold * 100:.0f}"
-
-
-def depth_of(row: pd.Series) -> str:
-    return key_text(row.get("pipeline")) or "1"
+TRIALS = "findings/trials"
 
 
 def _client_bound_clause(row: pd.Series, threshold: float = CLIENT_BOUND_THRESHOLD) -> dict[str, Any]:
@@ -386,6 +380,7 @@ def architecture_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -
     connections = sorted({one.connections for one in comparisons})
     macros.add("comparison connections", format_list(connections), "wrk connections of the comparison tables")
     response_bytes_macros(macros, summary, prose)
+    macros.add("unsupported finding", unsupported_finding(summary, prose), "unsupported trials")
     return comparisons
 
 
@@ -399,3 +394,25 @@ def design_macros(macros: MacroSet, summary: pd.DataFrame, comparisons: list[Com
         "server CPU per request by architecture",
     )
     macros.add("nginx cpu source finding", nginx_cpu_source_finding(summary, prose), "which CPU numbers nginx's are")
+
+
+def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> str:
+    if summary.empty or "n_unsupported" not in summary:
+        return prose.sentence(TRIALS, "unsupported", names=[])
+    rows = summary[summary["n_unsupported"].fillna(0) > 0]
+    labels = Labeller(summary)
+    depths = several_depths(summary)
+    facts = {
+        "trials": format_count(rows["n_unsupported"].sum()),
+        "configurations": format_count(len(rows)),
+        "one_configuration": len(rows) == 1,
+        "names": [
+            {
+                "configuration": describe_configuration(r, labels, depths, prose),
+                "unsupported": format_count(r["n_unsupported"]),
+                "measured": format_count(r["n_measured"]),
+            }
+            for _, r in rows.iterrows()
+        ],
+    }
+    return prose.sentence(TRIALS, "unsupported", facts)

@@ -5,6 +5,7 @@ family. One colour per architecture (theme.architecture_palette), the same in ev
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,15 +24,21 @@ from archbench.analyze.analysis import (
 )
 from archbench.report.plots import (
     CLIPPED_MARKER,
+    FigureFile,
     axis_limit,
     kilo,
     mean_error_bars,
     measured_ok,
+    save_or_none,
     thousands,
 )
 from archbench.report.theme import MARKERS, REFERENCE_COLOUR, architecture_palette, paper_theme
 
 CLIENT_BOUND_HATCH = "////"
+ARCHITECTURES_THROUGHPUT_FIGURE = "architectures-throughput.pdf"
+ARCHITECTURES_CONNECTIONS_FIGURE = "architectures-vs-connections.pdf"
+ARCHITECTURES_THREADS_FIGURE = "architectures-vs-threads.pdf"
+ARCHITECTURES_CPU_FIGURE = "architectures-cpu-per-request.pdf"
 
 
 def family_colours(comparisons: list[Comparison]) -> dict[str, object]:
@@ -342,3 +349,36 @@ def architectures_connections_figure(summary: pd.DataFrame) -> Figure | None:
 def architectures_threads_figure(summary: pd.DataFrame) -> Figure | None:
     """Throughput against threads/workers for the multi-loop architectures; None when none was swept."""
     return _sweep_panels(summary, "threads", MULTI_LOOP_ARCHITECTURES)
+
+
+def make_architecture_figures(
+    summary: pd.DataFrame, trials: pd.DataFrame, figures_dir: Path
+) -> dict[str, FigureFile | None]:
+    """The architecture comparison's figures; a value is None when the campaign lacks the data for it."""
+    figures_dir = Path(figures_dir)
+    comparisons = analysis.comparisons(summary)
+    bar_labels = tuple(f"depth {c.pipeline}" for c in comparisons)
+
+    def sweep_labels(swept: str, architectures: tuple[str, ...] | None) -> tuple[str, ...]:
+        return tuple(
+            label for one in comparisons for label, _ in analysis.family_sweeps(summary, one, swept, architectures)
+        )
+
+    return {
+        "architectures_throughput": save_or_none(
+            architectures_throughput_figure(summary, trials), figures_dir / ARCHITECTURES_THROUGHPUT_FIGURE, bar_labels
+        ),
+        "architectures_connections": save_or_none(
+            architectures_connections_figure(summary),
+            figures_dir / ARCHITECTURES_CONNECTIONS_FIGURE,
+            sweep_labels("connections", None),
+        ),
+        "architectures_threads": save_or_none(
+            architectures_threads_figure(summary),
+            figures_dir / ARCHITECTURES_THREADS_FIGURE,
+            sweep_labels("threads", MULTI_LOOP_ARCHITECTURES),
+        ),
+        "architectures_cpu": save_or_none(
+            architectures_cpu_figure(summary, trials), figures_dir / ARCHITECTURES_CPU_FIGURE, bar_labels
+        ),
+    }

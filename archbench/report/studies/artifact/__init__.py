@@ -1,0 +1,28 @@
+"""The artifact study (an appendix, in the form of the ACM artifact-evaluation appendix): hardware, software,
+the commands that measure each campaign the report reads with their expected and measured durations, and how to
+cite the work (archbench.report.studies.artifact.facts). Its words are paper/templates/artifact/.
+"""
+
+from __future__ import annotations
+
+from archbench.report.latex import MacroSet
+from archbench.report.studies.artifact.facts import collect_appendix
+from archbench.report.study import Study, StudyContext, StudyOutput
+
+
+def write(context: StudyContext) -> StudyOutput:
+    appendix = collect_appendix(
+        context.processed.campaign,
+        context.raw_root,
+        echo=context.campaign("echo"),
+        latency=context.campaign("latency"),
+        network=context.campaign("network"),
+        sources=context.campaign("sources"),
+    )
+    macros = MacroSet()
+    return StudyOutput(
+        macros, appendix.outputs(macros, context.paper_dir, context.figures_dir, context.prose), appendix
+    )
+
+
+STUDY = Study(name="artifact", title="artifact appendix", part="appendix", write=write)

@@ -1,0 +1,94 @@
+"""The cross-OS study: across operating systems, machines and campaigns.
+
+Source 000's published cross-OS and separate-client/loopback comparisons (archbench.analyze.crossos), the
+configurations this campaign shares with campaigns measured on other OSes or hosts (the shipped reference and
+every imported campaign beside it under data/raw), and this campaign against the reference. It writes
+`crossos.csv` into data/processed/ (a `table` column names each part); its words are paper/templates/crossos/.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from archbench import stats
+from archbench.report.latex import MacroSet
+from archbench.report.studies.crossos.data import CrossOs, measured_cross_host, reference_comparison, source000_frames
+from archbench.report.studies.crossos.tables import (
+    cross_host_sentence,
+    measured_table,
+    reference_sentence,
+    source000_sentences,
+    source000_table,
+)
+from archbench.report.study import Study, StudyContext, StudyOutput
+
+CROSSOS_SOURCE_TABLE_FILE = "table-crossos-source000.tex"
+CROSSOS_MEASURED_TABLE_FILE = "table-crossos-measured.tex"
+CROSSOS_REFERENCE_TABLE_FILE = "table-crossos-reference.tex"
+CROSSOS_CSV = "crossos.csv"
+TEMPLATE = "statistics/crossos"
+
+
+def write(
+    context: StudyContext, seed: int | None = stats.DEFAULT_SEED, resamples: int = stats.DEFAULT_RESAMPLES
+) -> StudyOutput:
+    processed, prose = context.processed, context.prose
+    campaign_dir = Path(processed.campaign.path)
+    # The other campaigns are read beside the main one (the reference, imported campaigns).
+    raw_root = campaign_dir.parent
+    macros = MacroSet()
+    cross = CrossOs()
+    source000_frames(cross, None)
+    sentences = source000_sentences(cross, prose)
+    macros.add("cross os source sentence", sentences["source"], "source 000's OS comparison")
+    macros.add("cross os confounding sentence", sentences["confounding"], "what the OS effect is confounded with")
+    macros.add("cross os setup sentence", sentences["setup"], "separate client against loopback")
+    macros.add("cross os cpu share sentence", sentences["share"], "matched by threads per logical processor")
+    measured_cross_host(cross, processed.trials, campaign_dir.name, raw_root, seed=seed, resamples=resamples)
+    macros.add(
+        "cross host sentence", cross_host_sentence(cross, prose), "configurations measured on several OSes/hosts"
+    )
+    reference_comparison(cross, processed.trials, campaign_dir.name, raw_root, seed=seed, resamples=resamples)
+    macros.add(
+        "reference sentence",
+        reference_sentence(cross, campaign_dir.name, prose),
+        "this campaign against the reference",
+    )
+    write_crossos_csv(Path(processed.summary_csv).parent, cross)
+    measured_caption = prose.sentence(TEMPLATE, "measured_caption", by_os=cross.measured_group == "os")
+    files = {
+        CROSSOS_SOURCE_TABLE_FILE: source000_table(cross, prose),
+        CROSSOS_MEASURED_TABLE_FILE: measured_table(
+            cross.measured, "tab:crossos-measured", measured_caption, prose.block(TEMPLATE, "no_measured_table"), prose
+        ),
+        CROSSOS_REFERENCE_TABLE_FILE: measured_table(
+            cross.reference,
+            "tab:crossos-reference",
+            prose.sentence(TEMPLATE, "reference_caption"),
+            prose.block(TEMPLATE, "no_reference_table"),
+            prose,
+        ),
+    }
+    return StudyOutput(macros, files, cross)
+
+
+def write_crossos_csv(processed_dir: Path, cross: CrossOs) -> None:
+    parts = [
+        frame.assign(table=name)
+        for name, frame in (
+            ("source000_cross_os", cross.source_os),
+            ("source000_cross_os_cpu_share", cross.source_cpu_share),
+            ("source000_setups", cross.source_setups),
+            ("measured", cross.measured),
+            ("reference", cross.reference if cross.reference is not None else pd.DataFrame()),
+        )
+        if frame is not None and not frame.empty
+    ]
+    combined = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["table"])
+    processed_dir.mkdir(parents=True, exist_ok=True)
+    combined.to_csv(processed_dir / CROSSOS_CSV, index=False, lineterminator="\n")
+
+
+STUDY = Study(name="crossos", title="across operating systems, machines and campaigns", part="body", write=write)

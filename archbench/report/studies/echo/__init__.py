@@ -38,6 +38,7 @@ from archbench.report.studies.echo.data import (
 from archbench.report.studies.echo.facts import echo_macros
 from archbench.report.studies.echo.figures import make_echo_figures
 from archbench.report.studies.echo.tables import max_conns_table, throughput_table
+from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
 
 # Files written by `echo_outputs` (generated/) and `process_echo_campaign` (processed/).
 TABLE_FILE = "echo-table.tex"
@@ -50,6 +51,7 @@ SUMMARY_CSV = "echo-summary.csv"
 MAX_CONNS_CSV = "echo-max-conns.csv"
 SERIES_CSV = "echo-series.csv"
 FIGURES_TEMPLATE = "echo/figures"
+STUDY_NAME = "echo"
 
 
 class EchoStudy(EchoResults):
@@ -111,3 +113,25 @@ def echo_outputs(
         SCALING_FIGURE_FILE: scaling,
         TIME_SERIES_FIGURE_FILE: series,
     }
+
+
+def write(context: StudyContext) -> StudyOutput:
+    """The echo section: the echo campaign's CSVs, macros, tables and figures."""
+    study = process_echo_campaign(context.campaign(STUDY_NAME), context.raw_root, context.processed_dir)
+    macros = MacroSet()
+    files = study.outputs(macros, context.paper_dir, context.figures_dir, context.prose)
+    return StudyOutput(macros, files, study)
+
+
+STUDY = Study(
+    name=STUDY_NAME,
+    title="echo servers at 100 to 10,000 clients (source 004)",
+    part="body",
+    write=write,
+    campaign=CampaignRule(
+        measured=(("echo-{host}", "make echo-study"), ("echo-short-{host}", "the short study of make all")),
+        reference="reference-echo",
+        measure_with="make echo-study",
+        profile="echo",
+    ),
+)

@@ -48,6 +48,7 @@ from archbench.report.studies.latency.data import (
 from archbench.report.studies.latency.facts import latency_macros
 from archbench.report.studies.latency.figures import make_latency_figures
 from archbench.report.studies.latency.tables import knees_table, rates_table, source_001_table
+from archbench.report.study import CampaignRule, ReportOptions, Study, StudyContext, StudyOutput
 
 __all__ = ["KNEE_P99_ALT_S", "KNEE_P99_S", "Criteria", "LatencyStudy", "latency_outputs", "process_latency_campaigns"]
 
@@ -67,6 +68,7 @@ TRIALS_CSV = "latency-trials.csv"
 SUMMARY_CSV = "latency-summary.csv"
 KNEES_CSV = "latency-knees.csv"
 FIGURES_TEMPLATE = "latency/figures"
+STUDY_NAME = "latency"
 
 
 class LatencyStudy(LatencyResults):
@@ -141,3 +143,31 @@ def latency_outputs(
         ACHIEVED_FIGURE_FILE: achieved,
         PERCENTILES_FIGURE_FILE: percentiles,
     }
+
+
+def write(context: StudyContext) -> StudyOutput:
+    """The latency section: the open-loop campaigns' CSVs (the chosen one and its source-001 sibling), macros,
+    tables and figures, with the knee's thresholds from the report options."""
+    options: ReportOptions = context.options
+    criteria = Criteria(p99_s=options.latency_knee_p99_ms / 1000, p99_alt_s=options.latency_knee_p99_alt_ms / 1000)
+    study = process_latency_campaigns(
+        context.campaign(STUDY_NAME), context.raw_root, context.processed_dir, criteria=criteria
+    )
+    macros = MacroSet()
+    files = study.outputs(macros, context.paper_dir, context.figures_dir, context.prose)
+    return StudyOutput(macros, files, study)
+
+
+STUDY = Study(
+    name=STUDY_NAME,
+    title="latency under a fixed offered load (source 001)",
+    part="body",
+    write=write,
+    campaign=CampaignRule(
+        measured=(("latency-{host}", "make latency-study"), ("latency-short-{host}", "the short study of make all")),
+        reference="reference-latency",
+        measure_with="make latency-study",
+        profile="latency",
+        read_with=("-closed", "", "-001"),
+    ),
+)

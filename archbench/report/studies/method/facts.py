@@ -11,20 +11,25 @@ import pandas as pd
 
 from archbench.analyze import analysis
 from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD, Labeller, key_text, main_pool_series, parse_cpu_list
+from archbench.report.common import MAX_LISTED, client_bound_rule, describe_configuration
+from archbench.report.formats import several_depths
 from archbench.report.latex import (
     MacroSet,
+    best_row,
     campaign_provenance,
     escape,
     escape_command,
     format_count,
     format_decimal,
     format_list,
+    format_percent,
     is_missing,
     provenance_differences,
 )
 from archbench.report.prose import Prose
 
 TEMPLATE = "environment/campaign"
+TRIALS = "findings/trials"
 
 
 def _first_line(value: Any) -> str:
@@ -276,3 +281,74 @@ def pinning_finding(trials: pd.DataFrame, prose: Prose) -> str:
 def environment_table(prose: Prose) -> str:
     """Hardware and software table; it holds only macros, so it always matches macros.tex."""
     return prose.block(TEMPLATE, "table")
+
+
+def flag_finding(summary: pd.DataFrame, prose: Prose) -> str:
+    if summary.empty:
+        return prose.sentence(TRIALS, "no_configuration")
+    flagged = summary[summary["n_flagged"].fillna(0) > 0]
+    failed = summary[summary["n_failed"].fillna(0) > 0]
+    unsupported = summary[summary.get("n_unsupported", pd.Series(0, index=summary.index)).fillna(0) > 0]
+    labels = Labeller(summary)
+    depths = several_depths(summary)
+    facts = {
+        "flagged": None if flagged.empty else format_count(len(flagged)),
+        "flagged_trials": format_count(summary["n_flagged"].fillna(0).sum()),
+        "flagged_names": [describe_configuration(r, labels, depths, prose) for _, r in flagged.iterrows()],
+        "failed": None if failed.empty else format_count(len(failed)),
+        "failed_trials": format_count(summary["n_failed"].fillna(0).sum()),
+        "unsupported": None if unsupported.empty else format_count(unsupported["n_unsupported"].sum()),
+    }
+    return prose.sentence(TRIALS, "flags", facts)
+
+
+def client_bound_finding(summary: pd.DataFrame, prose: Prose, threshold: float = CLIENT_BOUND_THRESHOLD) -> str:
+    """How many trials were client-bound (wrk's CPU at least `threshold` busy), and where."""
+    rows = summary.dropna(subset=["mean"]) if not summary.empty else summary
+    if rows.empty or "load_cpu_utilisation_mean" not in rows or rows["load_cpu_utilisation_mean"].isna().all():
+        return prose.sentence(TRIALS, "client_bound", no_data=True)
+    highest = rows.loc[rows["load_cpu_utilisation_mean"].idxmax()]
+    bound = rows[rows.get("n_client_bound", pd.Series(0, index=rows.index)).fillna(0) > 0]
+    labels = Labeller(summary)
+    depths = several_depths(summary)
+    # The most client-bound configurations first; a long list is cut, the tables mark every one.
+    ranked = bound.assign(_share=bound["n_client_bound"] / bound["n"].where(bound["n"] > 0)).sort_values(
+        ["_share", "load_cpu_utilisation_mean"], ascending=False, kind="stable"
+    )
+    facts = {
+        "no_data": False,
+        "rule": client_bound_rule(threshold),
+        "highest": format_percent(highest["load_cpu_utilisation_mean"]),
+        "highest_configuration": describe_configuration(highest, labels, depths, prose),
+        "trials": format_count(int(bound["n_client_bound"].sum()) if not bound.empty else 0),
+        "total": format_count(int(rows["n"].fillna(0).sum())),
+        "configurations": format_count(len(bound)),
+        "one_configuration": len(bound) == 1,
+        "names": [
+            {
+                "configuration": describe_configuration(r, labels, depths, prose),
+                "bound": format_count(r["n_client_bound"]),
+                "trials": format_count(r["n"]),
+            }
+            for _, r in ranked.head(MAX_LISTED).iterrows()
+        ],
+        "more": format_count(len(ranked) - MAX_LISTED) if len(ranked) > MAX_LISTED else None,
+    }
+    return prose.sentence(TRIALS, "client_bound", facts)
+
+
+def trials_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> None:
+    """What the method section says of the campaign's trials: flags and failures, client-bound trials, the
+    fastest configuration."""
+    macros.add("flag finding", flag_finding(summary, prose), "flagged and failed trials")
+    macros.add("client bound finding", client_bound_finding(summary, prose), "wrk CPU utilisation")
+    fastest = best_row(summary) if not summary.empty else None
+    fastest_facts = (
+        {
+            "configuration": describe_configuration(fastest, Labeller(summary), several_depths(summary), prose),
+            "mean": format_count(fastest["mean"]),
+        }
+        if fastest is not None
+        else {"configuration": None}
+    )
+    macros.add("fastest configuration", prose.sentence(TRIALS, "fastest", fastest_facts), "highest mean throughput")

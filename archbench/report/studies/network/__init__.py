@@ -56,6 +56,7 @@ from archbench.report.studies.network.data import (
     source000_pools,
 )
 from archbench.report.studies.statistics.comparisons import p_equation
+from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
 
 __all__ = ["LOOPBACK_SUFFIX", "NetworkStudy", "loopback_name", "network_outputs", "process_network_campaigns"]
 
@@ -66,6 +67,7 @@ COMPARISON_CSV = "network-comparison.csv"
 SENTENCES_TEMPLATE = "network/sentences"
 TABLES_TEMPLATE = "network/tables"
 ALPHA = 0.05
+STUDY_NAME = "network"
 
 
 class NetworkStudy(NetworkResults):
@@ -286,3 +288,27 @@ def comparison_table(study: NetworkResults, prose: Prose) -> str:
         render_tabular(columns, rows),
         notes_block(notes) if notes else "",
     )
+
+
+def write(context: StudyContext) -> StudyOutput:
+    """The network section: the netns campaign against its loopback twin."""
+    study = process_network_campaigns(context.campaign(STUDY_NAME), context.raw_root, context.processed_dir)
+    macros = MacroSet()
+    files = study.outputs(macros, context.paper_dir, context.figures_dir, context.prose)
+    return StudyOutput(macros, files, study)
+
+
+STUDY = Study(
+    name=STUDY_NAME,
+    title="a separate client against loopback (source 000)",
+    part="body",
+    write=write,
+    campaign=CampaignRule(
+        measured=(("network-{host}", "make network-study"), ("network-short-{host}", "the short study of make all")),
+        reference="reference-network",
+        measure_with="make network-study",
+        profile="network",
+        read_with=("", LOOPBACK_SUFFIX),
+        expected_runs=2,
+    ),
+)

@@ -19,13 +19,13 @@ import pandas as pd
 
 from archbench.analyze import analysis
 from archbench.analyze.analysis import (
-    CLIENT_BOUND_THRESHOLD,
     Labeller,
     Series,
     key_text,
     main_pool_series,
     series_of,
 )
+from archbench.report.common import describe_configuration
 from archbench.report.latex import (
     MISSING,
     MacroSet,
@@ -35,15 +35,11 @@ from archbench.report.latex import (
     format_count,
     format_decimal,
     format_interval,
-    format_percent,
     interval_of,
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.architectures import facts as comparison_findings
-from archbench.report.studies.architectures.facts import client_bound_rule, depth_of
-
-MAX_LISTED = 6  # configurations named in one generated sentence before "and N more"
+from archbench.report.studies.architectures.facts import depth_of
 
 COMMON = "findings/common"
 POOL = "findings/pool"
@@ -69,18 +65,6 @@ def _labels(summary: pd.DataFrame) -> Labeller:
 
 def _several_depths(summary: pd.DataFrame) -> bool:
     return len(analysis.pipeline_depths(summary)) > 1
-
-
-def describe_configuration(row: pd.Series, labels: Labeller, several_depths: bool, prose: Prose) -> str:
-    """ "reactor, 2 threads, 50 connections, depth 16" (escaped)."""
-    connections = format_count(row["connections"])
-    facts = {
-        "variant": escape(labels.variant(row)),
-        "connections": connections,
-        "one_connection": connections == "1",
-        "depth": depth_of(row) if several_depths else None,
-    }
-    return prose.sentence(COMMON, "configuration", facts)
 
 
 def _pool_numbers(one: Series) -> dict[str, Any] | None:
@@ -217,60 +201,6 @@ def starvation_finding(summary: pd.DataFrame, prose: Prose) -> str:
     return prose.sentence(TRIALS, "starvation", facts)
 
 
-def flag_finding(summary: pd.DataFrame, prose: Prose) -> str:
-    if summary.empty:
-        return prose.sentence(TRIALS, "no_configuration")
-    flagged = summary[summary["n_flagged"].fillna(0) > 0]
-    failed = summary[summary["n_failed"].fillna(0) > 0]
-    unsupported = summary[summary.get("n_unsupported", pd.Series(0, index=summary.index)).fillna(0) > 0]
-    labels = _labels(summary)
-    several_depths = _several_depths(summary)
-    facts = {
-        "flagged": None if flagged.empty else format_count(len(flagged)),
-        "flagged_trials": format_count(summary["n_flagged"].fillna(0).sum()),
-        "flagged_names": [describe_configuration(r, labels, several_depths, prose) for _, r in flagged.iterrows()],
-        "failed": None if failed.empty else format_count(len(failed)),
-        "failed_trials": format_count(summary["n_failed"].fillna(0).sum()),
-        "unsupported": None if unsupported.empty else format_count(unsupported["n_unsupported"].sum()),
-    }
-    return prose.sentence(TRIALS, "flags", facts)
-
-
-def client_bound_finding(summary: pd.DataFrame, prose: Prose, threshold: float = CLIENT_BOUND_THRESHOLD) -> str:
-    """How many trials were client-bound (wrk's CPU at least `threshold` busy), and where."""
-    rows = summary.dropna(subset=["mean"]) if not summary.empty else summary
-    if rows.empty or "load_cpu_utilisation_mean" not in rows or rows["load_cpu_utilisation_mean"].isna().all():
-        return prose.sentence(TRIALS, "client_bound", no_data=True)
-    highest = rows.loc[rows["load_cpu_utilisation_mean"].idxmax()]
-    bound = rows[rows.get("n_client_bound", pd.Series(0, index=rows.index)).fillna(0) > 0]
-    labels = _labels(summary)
-    several_depths = _several_depths(summary)
-    # The most client-bound configurations first; a long list is cut, the tables mark every one.
-    ranked = bound.assign(_share=bound["n_client_bound"] / bound["n"].where(bound["n"] > 0)).sort_values(
-        ["_share", "load_cpu_utilisation_mean"], ascending=False, kind="stable"
-    )
-    facts = {
-        "no_data": False,
-        "rule": client_bound_rule(threshold),
-        "highest": format_percent(highest["load_cpu_utilisation_mean"]),
-        "highest_configuration": describe_configuration(highest, labels, several_depths, prose),
-        "trials": format_count(int(bound["n_client_bound"].sum()) if not bound.empty else 0),
-        "total": format_count(int(rows["n"].fillna(0).sum())),
-        "configurations": format_count(len(bound)),
-        "one_configuration": len(bound) == 1,
-        "names": [
-            {
-                "configuration": describe_configuration(r, labels, several_depths, prose),
-                "bound": format_count(r["n_client_bound"]),
-                "trials": format_count(r["n"]),
-            }
-            for _, r in ranked.head(MAX_LISTED).iterrows()
-        ],
-        "more": format_count(len(ranked) - MAX_LISTED) if len(ranked) > MAX_LISTED else None,
-    }
-    return prose.sentence(TRIALS, "client_bound", facts)
-
-
 def cpu_cost_finding(summary: pd.DataFrame, prose: Prose) -> str:
     rows = summary.dropna(subset=["server_cpu_us_per_request"]) if not summary.empty else summary
     if rows.empty:
@@ -289,28 +219,6 @@ def cpu_cost_finding(summary: pd.DataFrame, prose: Prose) -> str:
             "dearest_configuration": describe_configuration(dearest, labels, several_depths, prose),
         },
     )
-
-
-def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> str:
-    if summary.empty or "n_unsupported" not in summary:
-        return prose.sentence(TRIALS, "unsupported", names=[])
-    rows = summary[summary["n_unsupported"].fillna(0) > 0]
-    labels = _labels(summary)
-    several_depths = _several_depths(summary)
-    facts = {
-        "trials": format_count(rows["n_unsupported"].sum()),
-        "configurations": format_count(len(rows)),
-        "one_configuration": len(rows) == 1,
-        "names": [
-            {
-                "configuration": describe_configuration(r, labels, several_depths, prose),
-                "unsupported": format_count(r["n_unsupported"]),
-                "measured": format_count(r["n_measured"]),
-            }
-            for _, r in rows.iterrows()
-        ],
-    }
-    return prose.sentence(TRIALS, "unsupported", facts)
 
 
 def finding_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> None:
@@ -347,19 +255,4 @@ def finding_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> Non
     macros.add("dispatch finding", dispatch_comparison(summary, prose), "request vs connection dispatch")
     macros.add("connection findings", connection_findings(summary, prose), "one sentence per connection series")
     macros.add("starvation finding", starvation_finding(summary, prose), "starved connections and timeouts")
-    macros.add("flag finding", flag_finding(summary, prose), "flagged and failed trials")
-    macros.add("client bound finding", client_bound_finding(summary, prose), "wrk CPU utilisation")
     macros.add("cpu cost finding", cpu_cost_finding(summary, prose), "server CPU per request")
-    comparisons = comparison_findings.architecture_macros(macros, summary, prose)
-    macros.add("unsupported finding", unsupported_finding(summary, prose), "unsupported trials")
-    comparison_findings.design_macros(macros, summary, comparisons, prose)
-    fastest = best_row(summary) if not summary.empty else None
-    fastest_facts = (
-        {
-            "configuration": describe_configuration(fastest, _labels(summary), _several_depths(summary), prose),
-            "mean": format_count(fastest["mean"]),
-        }
-        if fastest is not None
-        else {"configuration": None}
-    )
-    macros.add("fastest configuration", prose.sentence(TRIALS, "fastest", fastest_facts), "highest mean throughput")

@@ -14,10 +14,9 @@ interval from the trials, its `errorbar` is `t_interval`, the Student-t
 interval of archbench.stats that summary.csv and the tables report; where
 only the summary is at hand, the intervals are drawn from its ci95 columns.
 
-This module holds the main campaign's sweep figures and `make_figures`; the
-Figure API (saving, `t_interval`, `means_with_trials`) is archbench.report.plots
-and the architecture comparison figures archbench.report.studies.architectures.figures,
-both re-exported here.
+This module holds the pool study's figures (pool size, connections and
+starvation); the Figure API (saving, `t_interval`, `means_with_trials`) is
+archbench.report.plots.
 """
 
 from __future__ import annotations
@@ -30,58 +29,13 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
-from archbench.analyze import analysis
-from archbench.analyze.analysis import MULTI_LOOP_ARCHITECTURES, ORIGINAL_ARCHITECTURES, Series, series_of
-from archbench.report.plots import (
-    PDF_METADATA,
-    STYLE,
-    FigureFile,
-    means_with_trials,
-    measured_ok,
-    save_figure,
-    t_interval,
-    thousands,
-)
-from archbench.report.plots import mean_error_bars as _error_bars
-
-# The architecture figures and the Figure API live in their own modules; their names stay importable from
-# here, where the report and the notebooks have always found them.
-from archbench.report.studies.architectures.figures import (
-    CLIENT_BOUND_HATCH,
-    architectures_connections_figure,
-    architectures_cpu_figure,
-    architectures_threads_figure,
-    architectures_throughput_figure,
-    family_colours,
-)
-from archbench.report.theme import MARKERS, REFERENCE_COLOUR, architecture_palette, paper_theme
+from archbench.analyze.analysis import ORIGINAL_ARCHITECTURES, Series, series_of
+from archbench.report.plots import FigureFile, means_with_trials, measured_ok, save_figure, thousands
+from archbench.report.theme import MARKERS, architecture_palette, paper_theme
 
 POOL_SIZE_FIGURE = "throughput-vs-pool-size.pdf"
 CONNECTIONS_FIGURE = "throughput-vs-connections.pdf"
-ARCHITECTURES_THROUGHPUT_FIGURE = "architectures-throughput.pdf"
-ARCHITECTURES_CONNECTIONS_FIGURE = "architectures-vs-connections.pdf"
-ARCHITECTURES_THREADS_FIGURE = "architectures-vs-threads.pdf"
-ARCHITECTURES_CPU_FIGURE = "architectures-cpu-per-request.pdf"
 SERIES = "series"  # the hue column of the trial frames handed to seaborn
-__all__ = [
-    "CLIENT_BOUND_HATCH",
-    "MARKERS",
-    "PDF_METADATA",
-    "REFERENCE_COLOUR",
-    "STYLE",
-    "FigureFile",
-    "_error_bars",
-    "architectures_connections_figure",
-    "architectures_cpu_figure",
-    "architectures_threads_figure",
-    "architectures_throughput_figure",
-    "family_colours",
-    "make_figures",
-    "means_with_trials",
-    "measured_ok",
-    "save_figure",
-    "t_interval",
-]
 
 
 def _trial_points(trials: pd.DataFrame, series: Series, swept: str) -> pd.DataFrame:
@@ -218,38 +172,10 @@ def connections_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | 
     return figure
 
 
-def _save_or_none(figure: Figure | None, path: Path, labels: tuple[str, ...] = ()) -> FigureFile | None:
-    return None if figure is None else FigureFile(save_figure(figure, path), labels)
-
-
-def make_figures(summary: pd.DataFrame, trials: pd.DataFrame, figures_dir: Path) -> dict[str, FigureFile | None]:
-    """All report figures; a value is None when the campaign lacks the data for it."""
+def make_pool_figures(summary: pd.DataFrame, trials: pd.DataFrame, figures_dir: Path) -> dict[str, FigureFile | None]:
+    """The pool-size and connection figures; a value is None when the campaign lacks the data for it."""
     figures_dir = Path(figures_dir)
-    comparisons = analysis.comparisons(summary)
-    bar_labels = tuple(f"depth {c.pipeline}" for c in comparisons)
-
-    def sweep_labels(swept: str, architectures: tuple[str, ...] | None) -> tuple[str, ...]:
-        return tuple(
-            label for one in comparisons for label, _ in analysis.family_sweeps(summary, one, swept, architectures)
-        )
-
     return {
         "pool_size": plot_throughput_vs_pool_size(summary, trials, figures_dir / POOL_SIZE_FIGURE),
         "connections": plot_throughput_vs_connections(summary, trials, figures_dir / CONNECTIONS_FIGURE),
-        "architectures_throughput": _save_or_none(
-            architectures_throughput_figure(summary, trials), figures_dir / ARCHITECTURES_THROUGHPUT_FIGURE, bar_labels
-        ),
-        "architectures_connections": _save_or_none(
-            architectures_connections_figure(summary),
-            figures_dir / ARCHITECTURES_CONNECTIONS_FIGURE,
-            sweep_labels("connections", None),
-        ),
-        "architectures_threads": _save_or_none(
-            architectures_threads_figure(summary),
-            figures_dir / ARCHITECTURES_THREADS_FIGURE,
-            sweep_labels("threads", MULTI_LOOP_ARCHITECTURES),
-        ),
-        "architectures_cpu": _save_or_none(
-            architectures_cpu_figure(summary, trials), figures_dir / ARCHITECTURES_CPU_FIGURE, bar_labels
-        ),
     }

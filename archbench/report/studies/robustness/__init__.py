@@ -16,10 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from archbench.config.paths import REPO_ROOT
+from archbench.report.campaigns import file_path
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
 from archbench.report.studies.robustness import data as robustness_result
 from archbench.report.studies.robustness import facts as robustness_text
+from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
+
+STUDY_NAME = "robustness"
 
 
 @dataclass(frozen=True)
@@ -40,3 +44,27 @@ def load_robustness(
 ) -> RobustnessResult:
     """The abuse-suite result the appendix shows (see archbench.report.studies.robustness.data), never raising for data."""
     return robustness_result.read_robustness(requested, processed_dir, raw_root, repo_root, RobustnessResult)
+
+
+def write(context: StudyContext) -> StudyOutput:
+    """The robustness appendix: the chosen abuse-suite result as a matrix of server variants x abuse cases."""
+    name = context.campaign(STUDY_NAME)
+    path = file_path(RULE, name, context.raw_root) if name else None
+    result = load_robustness(path, context.processed_dir, context.raw_root)
+    macros = MacroSet()
+    return StudyOutput(macros, result.outputs(macros, context.paper_dir, context.figures_dir, context.prose), result)
+
+
+RULE = CampaignRule(
+    measured=(("{processed}/robustness.json", "make test"),),
+    reference="reference-robustness",
+    measure_with="make test",
+    file="robustness.json",
+)
+STUDY = Study(
+    name=STUDY_NAME,
+    title="every architecture under abusive clients (the abuse suite)",
+    part="appendix",
+    write=write,
+    campaign=RULE,
+)

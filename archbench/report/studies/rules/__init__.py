@@ -1,0 +1,39 @@
+"""The rules study: Hoefler and Belli's twelve rules, and where this report meets each.
+
+It cites only what this build has: the tables and figures of the pool and architecture studies, the statistics
+study's comparisons and Q-Q figure and the cross-OS study's comparisons, so it runs after all of them. Its words are
+paper/templates/rules/.
+"""
+
+from __future__ import annotations
+
+from archbench.report.latex import MacroSet
+from archbench.report.studies.rules.facts import ReportContext, rule_rows, rules_summary_sentence, rules_table
+from archbench.report.study import Study, StudyContext, StudyOutput
+
+RULES_TABLE_FILE = "table-rules.tex"
+
+
+def write(context: StudyContext) -> StudyOutput:
+    processed = context.processed
+    pool, architectures = context.result("pool"), context.result("architectures")
+    statistics = context.result("statistics")
+    rules_context = ReportContext(
+        summary=processed.summary,
+        trials=processed.trials,
+        meta=processed.campaign.meta,
+        pool_table_labels=list(pool.table_labels),
+        architecture_table_labels=list(architectures.table_labels),
+        figures_present={**pool.figures_present, **architectures.figures_present},
+        qq_present=statistics.qq_present,
+        comparisons=statistics.comparisons,
+        cross=context.result("crossos"),
+        adaptive_state=statistics.adaptive_state,
+    )
+    rows = rule_rows(rules_context, context.prose)
+    macros = MacroSet()
+    macros.add("rules summary sentence", rules_summary_sentence(rows, context.prose), "how many rules are met")
+    return StudyOutput(macros, {RULES_TABLE_FILE: rules_table(rows, context.prose)})
+
+
+STUDY = Study(name="rules", title="the twelve rules of Hoefler and Belli", part="body", write=write)

@@ -17,7 +17,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from archbench.report.studies.pool.figures import save_figure
+from archbench.report.plots import save_figure
 from archbench.report.theme import paper_theme
 
 

@@ -1,66 +1,125 @@
-"""The report's statistics, cross-OS, rules and environment sections (Hoefler & Belli's twelve rules).
+"""The statistics study: the statistical method and its diagnostics on the main campaign (Hoefler & Belli's rules).
 
-`generate` is called by `archbench.report.build.write_generated_tex` with the campaign's
-MacroSet before it is rendered; it adds the macros that paper/sections/statistics.tex,
-crossos.tex, rules.tex and environment.tex quote, and returns the generated files
-those sections input (name -> LaTeX). It also writes three regenerable tables beside
-trials.csv and summary.csv (docs/contracts.md section 4):
-
-* `comparisons.csv`: the family of comparisons within the campaign (each pool size
-  against the next smaller one; request against connection dispatch at equal N,
-  connections and depth; each architecture against nginx at each depth), one row per
-  pair: `archbench.stats.compare` (Welch's t when both groups pass Shapiro-Wilk, else
-  Mann-Whitney U; effect size and difference with intervals), Holm- and BH-adjusted
-  within each family (`p_holm`, `reject_holm`, `p_bh`, `reject_bh`).
-* `crossos.csv`: source 000's published cross-OS and separate-client/loopback comparisons
-  (`archbench.analyze.crossos.source000_cross_os`, `source000_setups`), the comparisons of
-  configurations measured on two or more OSes or hosts (`crossos.measured_comparisons`)
-  and of this campaign against the reference campaign (`crossos.compare_with_reference`),
-  with a `table` column naming which.
-* `outliers.csv`: every measured trial beyond Tukey's fences (`archbench.analyze.outliers.outlier_rows`).
-
-The rules' statuses and where each is met are generated here too, so a reference is
-only ever made to a table or figure that this campaign produced. Everything degrades to
-a sentence when the campaign lacks the data: a minimal campaign (one trial) still gets
-every section, with the reason each analysis is missing.
+It quotes the method's constants (seed, resamples, levels), the spread, normality, rate summaries, outliers,
+adaptive repetition and interval widths (archbench.report.studies.statistics.diagnostics, the Q-Q figure), the
+comparison families (`comparisons`: each pool size against the next smaller one, request against connection
+dispatch, each architecture against nginx; Welch's t or Mann-Whitney U by the normality check, effect sizes,
+Holm and BH within each family), the paired ratios within rounds (`paired`) and the noise diagnostics (`noise`).
+It writes `comparisons.csv`, `outliers.csv`, `paired-ratios.csv` and the noise CSVs into data/processed/; its words
+are paper/templates/statistics/, its section paper/templates/statistics/section.tex. Everything degrades to a
+sentence when the campaign lacks the data.
 """
 
-from archbench.report.studies.statistics.files import (
-    COMPARISONS_CSV,
-    COMPARISONS_TABLE_FILE,
-    CROSSOS_CSV,
-    CROSSOS_MEASURED_TABLE_FILE,
-    CROSSOS_REFERENCE_TABLE_FILE,
-    CROSSOS_SOURCE_TABLE_FILE,
-    DIAGNOSTICS_TABLE_FILE,
-    FACTORS_TABLE_FILE,
-    GENERATED_FILES,
-    IMPORT_DIR,
-    OUTLIERS_CSV,
-    PROVENANCE_TABLE_FILE,
-    QQ_FIGURE,
-    QQ_FIGURE_FILE,
-    REFERENCE_CAMPAIGN,
-    RULES_TABLE_FILE,
-)
-from archbench.report.studies.statistics.generate import generate
+from __future__ import annotations
 
-__all__ = [
-    "COMPARISONS_CSV",
-    "COMPARISONS_TABLE_FILE",
-    "CROSSOS_CSV",
-    "CROSSOS_MEASURED_TABLE_FILE",
-    "CROSSOS_REFERENCE_TABLE_FILE",
-    "CROSSOS_SOURCE_TABLE_FILE",
-    "DIAGNOSTICS_TABLE_FILE",
-    "FACTORS_TABLE_FILE",
-    "GENERATED_FILES",
-    "IMPORT_DIR",
-    "OUTLIERS_CSV",
-    "PROVENANCE_TABLE_FILE",
-    "QQ_FIGURE",
-    "QQ_FIGURE_FILE",
-    "REFERENCE_CAMPAIGN",
-    "RULES_TABLE_FILE",
-    "generate",
-]
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from archbench import stats
+from archbench.analyze.analysis import Labeller
+from archbench.report.formats import ALPHA, several_depths
+from archbench.report.latex import MacroSet, escape, format_count, format_decimal
+from archbench.report.studies.statistics.adaptive_state import AdaptiveOutcome, adaptive_outcome
+from archbench.report.studies.statistics.comparisons import (
+    COMPARISONS_CSV,
+    comparison_abstract_sentence,
+    comparison_pairs,
+    comparison_sentence,
+    comparisons_table,
+    run_comparisons,
+    speedup_sentence,
+)
+from archbench.report.studies.statistics.diagnostics import (
+    OUTLIERS_CSV,
+    adaptive_sentence,
+    determinism_sentence,
+    diagnostics_table,
+    half_width_sentence,
+    mean_median_sentence,
+    median_coverage_sentence,
+    normality_sentence,
+    outlier_sentence,
+    rate_summary_sentence,
+)
+from archbench.report.studies.statistics.noise import noise_outputs
+from archbench.report.studies.statistics.paired import paired_outputs
+from archbench.report.studies.statistics.qq import qq_outputs
+from archbench.report.study import Study, StudyContext, StudyOutput
+
+DIAGNOSTICS_TABLE_FILE = "table-diagnostics.tex"
+QQ_FIGURE_FILE = "figure-qq.tex"
+COMPARISONS_TABLE_FILE = "table-comparisons.tex"
+DIAGNOSTICS_TEMPLATE = "statistics/diagnostics"
+
+
+@dataclass(frozen=True)
+class StatisticsResult:
+    """What the rules study cites: the comparisons, whether the Q-Q figure exists, the adaptive outcome."""
+
+    comparisons: pd.DataFrame
+    qq_present: bool
+    adaptive_state: AdaptiveOutcome
+
+
+def write(
+    context: StudyContext, seed: int | None = stats.DEFAULT_SEED, resamples: int = stats.DEFAULT_RESAMPLES
+) -> StudyOutput:
+    processed, prose = context.processed, context.prose
+    summary, trials, campaign = processed.summary, processed.trials, processed.campaign
+    labels = Labeller(summary) if not summary.empty else Labeller(pd.DataFrame(columns=["architecture"]))
+    several = several_depths(summary)
+    macros = MacroSet()
+
+    # Method constants (not measurements) that the text quotes.
+    macros.add("bootstrap seed", escape(seed if seed is not None else "none"), "seed of every bootstrap interval")
+    macros.add("bootstrap resamples", format_count(resamples), "bootstrap resamples")
+    macros.add("normality alpha", format_decimal(ALPHA, 2), "Shapiro-Wilk level for choosing Welch's t")
+    macros.add("test alpha", format_decimal(ALPHA, 2), "significance level of the tests (after correction)")
+
+    state = adaptive_outcome(Path(campaign.path), campaign.meta, trials)
+    macros.add("determinism sentence", determinism_sentence(summary, prose), "spread of the trials (rule 5)")
+    macros.add("median coverage sentence", median_coverage_sentence(summary, prose), "order-statistic coverage per n")
+    macros.add("normality sentence", normality_sentence(summary, labels, several, prose), "Shapiro-Wilk outcomes")
+    qq_tex, qq_present = qq_outputs(summary, trials, context.figures_dir, context.paper_dir, prose)
+    macros.add(
+        "qq figure sentence",
+        prose.sentence(DIAGNOSTICS_TEMPLATE, "qq_figure_sentence", present=qq_present),
+        "cites the Q-Q figure (empty without one)",
+    )
+    macros.add("rate summary sentence", rate_summary_sentence(summary, labels, several, prose), "rule 3 in numbers")
+    outlier_text, outlier_frame = outlier_sentence(trials, summary, prose)
+    macros.add("outlier sentence", outlier_text, "Tukey outliers, named")
+    macros.add("adaptive sentence", adaptive_sentence(state, labels, summary, several, prose), "adaptive repetition")
+    macros.add("half width sentence", half_width_sentence(summary, labels, several, prose), "achieved CI half-widths")
+    macros.add("mean median sentence", mean_median_sentence(summary, prose), "mean against median")
+
+    comparisons = run_comparisons(comparison_pairs(summary), trials, seed=seed, resamples=resamples)
+    macros.add(
+        "comparison sentence", comparison_sentence(comparisons, seed, resamples, prose), "the comparison families"
+    )
+    macros.add("speedup sentence", speedup_sentence(summary, trials, seed, resamples, prose), "rule 1: base case")
+    macros.add(
+        "comparison abstract sentence",
+        comparison_abstract_sentence(comparisons, prose),
+        "the comparisons in one sentence",
+    )
+    processed_dir = Path(processed.summary_csv).parent
+    processed_dir.mkdir(parents=True, exist_ok=True)
+    comparisons.to_csv(processed_dir / COMPARISONS_CSV, index=False, lineterminator="\n")
+    outlier_frame.to_csv(processed_dir / OUTLIERS_CSV, index=False, lineterminator="\n")
+
+    files = {
+        DIAGNOSTICS_TABLE_FILE: diagnostics_table(summary, state, prose),
+        QQ_FIGURE_FILE: qq_tex,
+        COMPARISONS_TABLE_FILE: comparisons_table(comparisons, prose),
+    }
+    # Paired ratios within rounds: paired-ratios.csv, its table, the forest plot and their macros.
+    files.update(paired_outputs(processed, macros, context.generated_dir, context.figures_dir, prose))
+    # Noise diagnostics: drift across rounds, autocorrelation in execution order, steal and interrupts.
+    files.update(noise_outputs(processed, macros, context.generated_dir, context.figures_dir, prose))
+    return StudyOutput(macros, files, StatisticsResult(comparisons, qq_present, state))
+
+
+STUDY = Study(name="statistics", title="statistical method and diagnostics", part="body", write=write)

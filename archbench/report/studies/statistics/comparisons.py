@@ -41,9 +41,9 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.statistics.files import COMPARISONS_CSV
 from archbench.report.studies.statistics.paired_power import POWER_PCT, add_detectable_differences, detectable_facts
 
+COMPARISONS_CSV = "comparisons.csv"  # data/processed/: one row per compared pair
 TEMPLATE = "statistics/comparisons"  # paper/templates/statistics/comparisons.tex.j2
 
 

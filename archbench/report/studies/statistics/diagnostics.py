@@ -35,8 +35,8 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.statistics.adaptive_state import AdaptiveOutcome
-from archbench.report.studies.statistics.files import OUTLIERS_CSV
 
+OUTLIERS_CSV = "outliers.csv"  # data/processed/: every measured trial beyond Tukey's fences
 TEMPLATE = "statistics/diagnostics"  # paper/templates/statistics/diagnostics.tex.j2
 
 

@@ -20,9 +20,9 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.statistics.files import QQ_FIGURE
 from archbench.report.theme import paper_theme
 
+QQ_FIGURE = "qq-throughput.pdf"  # paper/figures/
 TEMPLATE = "statistics/diagnostics"  # the caption sits with the normality sentences it illustrates
 
 

@@ -1,0 +1,201 @@
+"""The report as a list of studies: the registry's shape, one resolution of campaigns for make, the notebook and
+the command line, and a new study added as one folder, one template folder and one registry line."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import papermill
+import pytest
+
+from archbench.cli.main import main as cli_main
+from archbench.config.params import ParameterError
+from archbench.config.paths import REPO_ROOT, TEMPLATES_DIR
+from archbench.data import storage
+from archbench.report import build as report
+from archbench.report.campaigns import GIVEN, MEASURED, NONE, REFERENCE, resolve
+from archbench.report.studies import STUDIES
+from archbench.report.study import SECTION_FILE
+
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "campaigns"
+HOST = "testhost"
+
+
+def test_every_study_has_a_package_a_template_folder_and_a_section():
+    names = [s.name for s in STUDIES]
+    assert len(names) == len(set(names))
+    for study in STUDIES:
+        package = REPO_ROOT / "archbench" / "report" / "studies" / study.name
+        assert (package / "__init__.py").is_file(), study.name
+        assert (TEMPLATES_DIR / study.name / SECTION_FILE).is_file(), study.name
+        assert importlib.import_module(f"archbench.report.studies.{study.name}").STUDY is study
+
+
+def test_no_section_is_left_outside_a_study():
+    assert not (REPO_ROOT / "paper" / "sections").exists()
+    report_tex = (REPO_ROOT / "paper" / "report.tex").read_text()
+    for part in ("front", "body", "appendices"):
+        assert f"\\input{{generated/{part}}}" in report_tex
+
+
+def campaign_dir(root: Path, name: str) -> Path:
+    shutil.copytree(FIXTURES / "fixture-minimal", root / name)
+    return root / name
+
+
+def test_this_machine_first_then_the_shipped_reference_then_none(tmp_path):
+    for name in ("reference", f"echo-short-{HOST}", f"echo-{HOST}", "reference-echo", "reference-latency"):
+        campaign_dir(tmp_path, name)
+    campaign_dir(tmp_path, "reference-latency-001")
+    chosen = resolve(STUDIES, None, raw_root=tmp_path, processed_dir=tmp_path / "p", host=HOST)
+    assert chosen.choice("main").how == REFERENCE and chosen.main == "reference"
+    assert (chosen["echo"], chosen.choice("echo").how) == (f"echo-{HOST}", MEASURED)  # the full study first
+    assert chosen.choice("latency").read == ("reference-latency", "reference-latency-001")
+    assert chosen["network"] is None and chosen.choice("network").how == NONE
+    lines = dict(line.split(None, 1) for line in chosen.explain(STUDIES))
+    assert lines["echo"].startswith(f"echo-{HOST}: this machine's (make echo-study)")
+    assert lines["network"].startswith("-: none (none of network-testhost")
+    assert lines["pool"].startswith("reference: the shipped reference")
+
+
+def test_campaigns_overrides_are_one_mapping_and_bad_ones_are_named(tmp_path):
+    for name in ("reference", "mine", "echo-lab"):
+        campaign_dir(tmp_path, name)
+    chosen = resolve(STUDIES, "main=mine, echo=echo-lab", raw_root=tmp_path, host=HOST)
+    assert (chosen.main, chosen["echo"], chosen.choice("echo").how) == ("mine", "echo-lab", GIVEN)
+    assert chosen.as_text() == "main=mine,echo=echo-lab"
+    for bad, message in (
+        ("colour=red", "unknown key 'colour'"),
+        ("echo", "is not KEY=CAMPAIGN"),
+        ("echo=absent", "echo=absent: no campaign.json"),
+        ("echo=echo-lab,echo=mine", "'echo' given twice"),
+    ):
+        with pytest.raises(ParameterError, match=message) as error:
+            resolve(STUDIES, bad, raw_root=tmp_path, host=HOST)
+        assert error.value.parameter == "campaigns"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ParameterError, match="no main campaign"):
+        resolve(STUDIES, None, raw_root=empty, host=HOST)
+
+
+def test_a_choice_passed_on_explains_itself_the_same(tmp_path):
+    """The Makefile hands the notebook its resolved mapping: resolved again, every line reads the same."""
+    for name in ("reference", f"default-{HOST}", "reference-echo"):
+        campaign_dir(tmp_path, name)
+    first = resolve(STUDIES, None, raw_root=tmp_path, host=HOST)
+    again = resolve(STUDIES, first.as_text(), raw_root=tmp_path, host=HOST)
+    assert again.explain(STUDIES) == first.explain(STUDIES)
+    assert again.to_json() == first.to_json()
+
+
+def test_run_all_in_jupyterlab_reads_what_make_analysis_reads(capsys):
+    """analyze.ipynb's parameters default to None, and None resolves as `python -m archbench campaigns` (what
+    make analysis runs with the Makefile's CAMPAIGN, default-<host>) does."""
+    declared = papermill.inspect_notebook(str(REPO_ROOT / "notebooks" / "analyze.ipynb"))
+    assert declared["campaign"]["default"] == "None" and declared["campaigns"]["default"] == "None"
+    host = __import__("socket").gethostname().split(".")[0]
+    assert cli_main(["campaigns", "--json", "--measured-main", f"default-{host}"]) == 0
+    from_make = json.loads(capsys.readouterr().out)
+    from_notebook = json.loads(report.choose_campaigns(None).to_json())
+    assert from_notebook == from_make
+
+
+TOY_STUDY = '''"""A toy study: counts the trials of its own campaign."""
+
+from archbench.report.latex import MacroSet, format_count
+from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
+from archbench.report.common import load_campaign_or_reason
+
+
+def write(context: StudyContext) -> StudyOutput:
+    source = load_campaign_or_reason(context.campaign("toy"), context.raw_root, "toy")
+    trials = len(source.campaign.trials) if source.campaign else 0
+    macros = MacroSet()
+    macros.add("toy trial count", format_count(trials), "trials of the toy campaign")
+    table = context.prose.sentence("toy/sentences", "count", trials=format_count(trials))
+    return StudyOutput(macros, {"toy-table.tex": table + "\\n"}, trials)
+
+
+STUDY = Study(
+    name="toy",
+    title="a toy study",
+    part="body",
+    write=write,
+    campaign=CampaignRule(measured=(("toy-{host}", "make toy-study"),), reference="reference-toy",
+                          measure_with="make toy-study"),
+)
+'''
+
+
+def test_a_new_study_is_one_folder_one_template_folder_and_one_registry_line(tmp_path, monkeypatch):
+    # One folder: the study's package (here outside the repository, on sys.path).
+    package = tmp_path / "src" / "toy_study"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(TOY_STUDY)
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    toy = importlib.import_module("toy_study")
+    # One template folder: the section and its sentences.
+    paper = tmp_path / "paper"
+    shutil.copytree(TEMPLATES_DIR, paper / "templates")
+    (paper / "templates" / "toy").mkdir()
+    (paper / "templates" / "toy" / "section.tex").write_text("\\section{Toy}\n\\abToyTrialCount\n")
+    (paper / "templates" / "toy" / "sentences.tex.j2").write_text(
+        "<% macro count(f) %>The toy campaign holds << f.trials >> trials.<% endmacro %>\n"
+    )
+    # One registry line.
+    studies = (*STUDIES, toy.STUDY)
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    campaign_dir(raw, "fixture-minimal")
+    campaign_dir(raw, "reference-toy")
+    outputs = report.build_report(
+        "fixture-minimal",
+        raw_root=raw,
+        processed_dir=tmp_path / "processed",
+        generated_dir=paper / "generated",
+        figures_dir=paper / "figures",
+        studies=studies,
+        templates_dir=paper / "templates",
+    )
+    generated = paper / "generated"
+    trials = len(storage.load_campaign(raw / "reference-toy").trials)
+    assert trials > 0 and outputs.result("toy") == trials
+    macros = (generated / "macros.tex").read_text()
+    assert f"% study: toy\n\\newcommand{{\\abToyTrialCount}}{{{trials}}}" in macros
+    assert (generated / "body.tex").read_text().rstrip().endswith("\\input{templates/toy/section}")
+    assert (generated / "toy-table.tex").read_text().startswith("The toy campaign holds")
+    recorded = json.loads((tmp_path / "processed" / "campaigns.json").read_text())
+    toy_choice = next(c for c in recorded["campaigns"] if c["key"] == "toy")
+    assert (toy_choice["name"], toy_choice["how"]) == ("reference-toy", REFERENCE)
+    assert any(line.startswith("toy ") for line in outputs.campaigns.explain(studies))
+
+
+def test_two_studies_defining_one_macro_is_an_error(tmp_path, monkeypatch):
+    package = tmp_path / "src" / "twin_study"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "from archbench.report.latex import MacroSet\n"
+        "from archbench.report.study import Study, StudyOutput\n"
+        "def write(context):\n"
+        "    macros = MacroSet()\n"
+        "    macros.add('campaign', 'x')\n"
+        "    return StudyOutput(macros)\n"
+        "STUDY = Study(name='twin', title='twin', part='body', write=write)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    twin = importlib.import_module("twin_study")
+    with pytest.raises(ValueError, match=r"macro \\abCampaign defined by study method and by study twin"):
+        report.build_report(
+            "fixture-minimal",
+            raw_root=FIXTURES,
+            processed_dir=tmp_path / "processed",
+            generated_dir=tmp_path / "generated",
+            figures_dir=tmp_path / "figures",
+            studies=(*STUDIES, twin.STUDY),
+        )
+    sys.modules.pop("twin_study", None)
