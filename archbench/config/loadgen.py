@@ -44,7 +44,7 @@ from archbench.config.values import ParameterError, boolean, non_negative_int, p
 # Beyond duration + timeout, how long a load generator may take to connect, finish and print.
 LOAD_SLACK_S = 15.0
 # echo_client: its default connect timeout, the 2 s it waits for echoes in flight after the
-# window, and the 1 s --max-conns lets connects in flight settle (servers_c/clients/echo_worker.c).
+# window, and the 1 s --max-conns lets connects in flight settle (servers_c/clients/echo_worker_state.h).
 ECHO_CONNECT_TIMEOUT_S = 5.0
 ECHO_DRAIN_S = 2.0
 ECHO_SETTLE_S = 1.0

@@ -24,11 +24,11 @@ silently:
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from typing import Any
 
 from archbench.parse.common import LoadOutputError
+from archbench.parse.tool_json import find_tool_object
 
 TOOL = "echo_client"
 NS = Decimal("1e-9")
@@ -97,57 +97,6 @@ def seconds_from_ns(value: int | float) -> float:
     return float(Decimal(repr(value)) * NS)
 
 
-def _find_object(text: str) -> tuple[dict[str, Any], int]:
-    """The one JSON object of the text and its line number; other lines are echo_client's stderr text."""
-    decoder = json.JSONDecoder()
-    found: tuple[dict[str, Any], int] | None = None
-    first_other: tuple[int, str] | None = None
-    lines = text.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-    number = 0
-    while number < len(lines):
-        raw = lines[number]
-        stripped = raw.strip()
-        number += 1
-        if not stripped.startswith("{"):
-            if stripped and first_other is None:
-                first_other = (number, raw.rstrip("\r\n"))
-            continue
-        start = offsets[number - 1] + raw.index("{")
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError as error:
-            raise LoadOutputError(
-                f"line {number}: not valid echo_client JSON ({error.msg} at column "
-                f"{error.colno}): {raw.rstrip()[:120]!r}"
-            ) from None
-        if not isinstance(value, dict) or value.get("tool") != TOOL:
-            raise LoadOutputError(
-                f'line {number}: a JSON object that is not echo_client\'s (its "tool" is '
-                f"{value.get('tool') if isinstance(value, dict) else None!r})"
-            )
-        if found is not None:
-            raise LoadOutputError(f"line {number}: second echo_client JSON object (the first is on line {found[1]})")
-        found = (value, number)
-        # continue after the object; the rest of its last line must be empty
-        while number < len(lines) and offsets[number] < end:
-            number += 1
-        if text[end : offsets[number]].strip():
-            raise LoadOutputError(
-                f"line {number}: text after the echo_client JSON object: {text[end : offsets[number]].strip()[:120]!r}"
-            )
-    if found is None:
-        if first_other is None:
-            raise LoadOutputError("empty output: no echo_client JSON object at all")
-        raise LoadOutputError(
-            f"line {first_other[0]} is not echo_client JSON output: {first_other[1]!r}; "
-            f"no JSON object found (was echo_client run with --json?)"
-        )
-    return found
-
-
 def _check(report: dict[str, Any], line: int) -> None:
     missing = [field for field in FIELDS if field not in report]
     if missing:
@@ -199,7 +148,7 @@ def flags_of(report: dict[str, Any]) -> list[str]:
 
 def parse(text: str) -> dict[str, Any]:
     """echo_client --json stdout -> its JSON fields + rtt_s + flags. Raises LoadOutputError."""
-    report, line = _find_object(text)
+    report, line = find_tool_object(text, TOOL, "was echo_client run with --json?")
     _check(report, line)
     record: dict[str, Any] = {}
     for key, value in report.items():

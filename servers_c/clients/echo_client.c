@@ -45,10 +45,19 @@
  * the human-readable lines then go to stderr). See usage() for the flags and
  * docs/contracts.md for the JSON fields.
  *
- * Files: echo_client.c (this: the main thread), echo_options.c (the command
- * line), echo_worker.c (the workers), payload_stream.h (the streams),
- * echo_report.c (merging and printing the results), echo_client.h (what they
- * share).
+ * Files, each part behind its own header, which states its contract:
+ *   echo_client.c         this: the main thread (start, sample, signals, exit status)
+ *   echo_options.[ch]     the command line
+ *   echo_control.h        what the main thread and the workers signal each other
+ *   echo_stop.[ch]        why a --max-conns ramp stopped, set by whoever saw it first
+ *   echo_results.h        what one worker found: all a worker reports
+ *   echo_worker.[ch]      a worker's loop (echo_worker_state.h: its inside)
+ *   echo_conn.c           one connection's life inside its worker
+ *   deadline_heap.[ch]    the --rate send deadlines
+ *   payload_stream.h      the payload streams
+ *   echo_report.[ch]      merging the workers' results, the text and the JSON
+ * and, shared with idle_holder: cli_flags (flags), errno_counts (failures by
+ * errno), source_connect (--sources), open_files (RLIMIT_NOFILE), mono_clock.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -66,15 +75,34 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "echo_client.h"
+#include "cli_flags.h"
+#include "echo_control.h"
+#include "echo_options.h"
+#include "echo_report.h"
+#include "echo_results.h"
+#include "echo_worker.h"
+#include "mono_clock.h"
+#include "open_files.h"
 
-/* ---- the main thread ------------------------------------------------------------ */
+#define EXIT_FAILURES 1
+
+/* What the main thread keeps: the workers see only ctl and their own results. */
+struct client {
+    struct options o;
+    FILE *text_out; /* stdout, or stderr with --json */
+    struct sockaddr_in server;
+    struct echo_control ctl;
+    long threads;
+    struct echo_worker **workers;
+    pthread_t *thread_ids;
+    struct worker_results *results; /* one per worker */
+};
 
 static struct sample take_sample(struct client *c, uint64_t now)
 {
-    struct sample s = {.second = (double)(now - c->start_ns) / 1e9};
+    struct sample s = {.second = (double)(now - c->ctl.start_ns) / 1e9};
     for (long i = 0; i < c->threads; i++) {
-        struct published *p = &c->workers[i].pub;
+        struct live_totals *p = &c->results[i].live;
         s.bytes_sent += atomic_load_explicit(&p->bytes_sent, memory_order_relaxed);
         s.bytes_received += atomic_load_explicit(&p->bytes_received, memory_order_relaxed);
         s.echoes += atomic_load_explicit(&p->echoes, memory_order_relaxed);
@@ -128,20 +156,6 @@ static long long read_rss(long pid)
     return kb < 0 ? -1 : kb * 1024;
 }
 
-static void raise_open_file_limit(struct results *r)
-{
-    struct rlimit lim;
-    if (getrlimit(RLIMIT_NOFILE, &lim) != 0)
-        return;
-    if (lim.rlim_cur < lim.rlim_max) {
-        lim.rlim_cur = lim.rlim_max;
-        if (setrlimit(RLIMIT_NOFILE, &lim) != 0)
-            getrlimit(RLIMIT_NOFILE, &lim);
-    }
-    r->nofile_soft = lim.rlim_cur;
-    r->nofile_hard = lim.rlim_max;
-}
-
 /* Samples the series once a second until the workers are done (or, in
  * throughput mode, the window ends); runs the --max-conns hand-shake. */
 static void supervise(struct client *c, struct results *r, size_t series_cap)
@@ -149,16 +163,16 @@ static void supervise(struct client *c, struct results *r, size_t series_cap)
     struct sample prev = {0};
     bool window_done = false;
     for (uint64_t k = 1;; k++) {
-        uint64_t tick = c->start_ns + k * NS_PER_S;
-        uint64_t end = atomic_load(&c->end_ns);
-        if (!max_conns_mode(c) && tick > end)
+        uint64_t tick = c->ctl.start_ns + k * NS_PER_S;
+        uint64_t end = atomic_load(&c->ctl.end_ns);
+        if (!max_conns_mode(&c->o) && tick > end)
             tick = end;
         /* Short naps so the --max-conns hand-shake and the end are not late. */
         bool signalled = false;
         while (!signalled && now_ns() < tick) {
             uint64_t nap = min_u64(tick, now_ns() + 20000000ull);
             signalled = sleep_until(nap);
-            if (max_conns_mode(c) && atomic_load(&c->settled) == c->threads && !atomic_load(&c->sweep_go)) {
+            if (max_conns_mode(&c->o) && atomic_load(&c->ctl.settled) == c->threads && !atomic_load(&c->ctl.sweep_go)) {
                 if (c->o.server_pid) {
                     struct timespec pause = {0, 200000000}; /* let the server's memory settle */
                     nanosleep(&pause, NULL);
@@ -166,21 +180,21 @@ static void supervise(struct client *c, struct results *r, size_t series_cap)
                 }
                 struct sample s = take_sample(c, now_ns());
                 r->reached = s.held;
-                atomic_store(&c->sweep_go, true);
+                atomic_store(&c->ctl.sweep_go, true);
             }
-            if (atomic_load(&c->finished) == c->threads)
+            if (atomic_load(&c->ctl.finished) == c->threads)
                 break;
         }
         uint64_t now = now_ns();
         if (signalled) {
             r->interrupted = true;
-            atomic_store(&c->end_ns, now);
-            set_stop(c, STOP_INTERRUPTED, 0);
-            atomic_store(&c->interrupted, true);
+            atomic_store(&c->ctl.end_ns, now);
+            stop_set(&c->ctl.stop, STOP_INTERRUPTED, 0);
+            atomic_store(&c->ctl.interrupted, true);
         }
         struct sample s = take_sample(c, now);
-        bool last = atomic_load(&c->finished) == c->threads || signalled ||
-            (!max_conns_mode(c) && now >= atomic_load(&c->end_ns));
+        bool last = atomic_load(&c->ctl.finished) == c->threads || signalled ||
+            (!max_conns_mode(&c->o) && now >= atomic_load(&c->ctl.end_ns));
         if (r->series_len < series_cap && (s.second > prev.second + 1e-3 || r->series_len == 0)) {
             print_sample(c->text_out, &prev, &s);
             r->series[r->series_len++] = s;
@@ -206,7 +220,7 @@ int main(int argc, char **argv)
     c.server.sin_family = AF_INET;
     c.server.sin_port = htons((uint16_t)c.o.port);
     if (inet_pton(AF_INET, c.o.host, &c.server.sin_addr) != 1)
-        bad_usage("--host", "expects an IPv4 address", c.o.host);
+        cli_bad_usage("--host", "expects an IPv4 address", c.o.host);
 
     sigset_t signals;
     sigemptyset(&signals);
@@ -220,21 +234,23 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     r.rss_before = r.rss_after = -1;
     r.hist = malloc(sizeof *r.hist);
-    raise_open_file_limit(&r);
+    (void)open_files_raise(RLIM_INFINITY, &r.nofile_soft, &r.nofile_hard);
     if (r.nofile_soft != RLIM_INFINITY && (rlim_t)c.o.connections + 16 > r.nofile_soft)
         fprintf(stderr, "echo_client: warning: %ld connections need more descriptors than the open-file limit %llu\n",
                 c.o.connections, (unsigned long long)r.nofile_soft);
     if (c.o.server_pid) {
         r.rss_before = read_rss(c.o.server_pid);
         if (r.rss_before < 0)
-            bad_usage("--server-pid", "names no readable process", argv[0]);
+            cli_bad_usage("--server-pid", "names no readable process", argv[0]);
     }
 
     c.threads = c.o.threads;
     c.workers = calloc((size_t)c.threads, sizeof c.workers[0]);
+    c.thread_ids = calloc((size_t)c.threads, sizeof c.thread_ids[0]);
+    c.results = calloc((size_t)c.threads, sizeof c.results[0]);
     size_t series_cap = (size_t)ceil(c.o.duration_s) + 64;
     r.series = calloc(series_cap, sizeof r.series[0]);
-    if (r.hist == NULL || c.workers == NULL || r.series == NULL) {
+    if (r.hist == NULL || c.workers == NULL || c.thread_ids == NULL || c.results == NULL || r.series == NULL) {
         fprintf(stderr, "echo_client: out of memory\n");
         return EXIT_FAILURES;
     }
@@ -242,7 +258,8 @@ int main(int argc, char **argv)
     size_t per = (size_t)c.o.connections / (size_t)c.threads, extra = (size_t)c.o.connections % (size_t)c.threads;
     for (long i = 0, first = 0; i < c.threads; i++) {
         size_t n = per + ((size_t)i < extra);
-        if (!worker_init(&c.workers[i], &c, (size_t)first, n)) {
+        c.workers[i] = echo_worker_create(&c.o, &c.server, c.threads, &c.ctl, &c.results[i], (size_t)first, n);
+        if (c.workers[i] == NULL) {
             fprintf(stderr, "echo_client: cannot set up worker %ld: %s\n", i, strerror(errno));
             return EXIT_FAILURES;
         }
@@ -253,43 +270,46 @@ int main(int argc, char **argv)
             "echo_client: %s:%ld, %ld connections (%ld source addresses), %ld threads, %s %g s, "
             "%ld-byte messages, depth %ld, %s\n",
             c.o.host, c.o.port, c.o.connections, c.o.sources, c.threads,
-            max_conns_mode(&c) ? "ramp of at most" : "trial of", c.o.duration_s, c.o.size, c.o.depth,
+            max_conns_mode(&c.o) ? "ramp of at most" : "trial of", c.o.duration_s, c.o.size, c.o.depth,
             c.o.rate > 0 ? "open loop (--rate)" : "closed loop");
     fprintf(c.text_out, "%8s %14s %14s %10s %8s\n", "second", "bytes_sent", "bytes_received", "echoes", "open");
 
-    c.start_ns = now_ns();
-    atomic_store(&c.end_ns, max_conns_mode(&c) ? UINT64_MAX : c.start_ns + (uint64_t)(c.o.duration_s * 1e9));
+    c.ctl.start_ns = now_ns();
+    atomic_store(&c.ctl.end_ns, max_conns_mode(&c.o) ? UINT64_MAX : c.ctl.start_ns + (uint64_t)(c.o.duration_s * 1e9));
     for (long i = 0; i < c.threads; i++)
-        if (pthread_create(&c.workers[i].thread, NULL, worker_main, &c.workers[i]) != 0) {
+        if (pthread_create(&c.thread_ids[i], NULL, echo_worker_main, c.workers[i]) != 0) {
             fprintf(stderr, "echo_client: cannot start worker threads\n");
             return EXIT_FAILURES;
         }
     supervise(&c, &r, series_cap);
     for (long i = 0; i < c.threads; i++)
-        pthread_join(c.workers[i].thread, NULL);
+        pthread_join(c.thread_ids[i], NULL);
     uint64_t done = now_ns();
-    r.elapsed_s = (double)(done - c.start_ns) / 1e9;
+    r.start_ns = c.ctl.start_ns;
+    r.elapsed_s = (double)(done - c.ctl.start_ns) / 1e9;
     r.end = take_sample(&c, done);
-    merge_results(&c, &r);
-    r.stop_reason = atomic_load(&c.stop_reason);
-    r.stop_errno = atomic_load(&c.stop_errno);
-    r.stop_s = r.stop_reason != STOP_NONE ? (double)(atomic_load(&c.stop_ns) - c.start_ns) / 1e9 : 0.0;
-    if (max_conns_mode(&c) && !atomic_load(&c.sweep_go))
+    merge_results(c.results, c.threads, &r);
+    r.stop_reason = atomic_load(&c.ctl.stop.reason);
+    r.stop_errno = atomic_load(&c.ctl.stop.err);
+    r.stop_s = r.stop_reason != STOP_NONE ? (double)(atomic_load(&c.ctl.stop.at_ns) - c.ctl.start_ns) / 1e9 : 0.0;
+    if (max_conns_mode(&c.o) && !atomic_load(&c.ctl.sweep_go))
         r.reached = r.end.held; /* interrupted before the hand-shake */
 
     bool failed = r.verify_errors > 0;
-    if (max_conns_mode(&c))
+    if (max_conns_mode(&c.o))
         failed |= !r.interrupted && r.sweep_alive < r.reached;
     else
         failed |= r.connect_errors_total > 0 || r.closed_early_total > 0 ||
             (!r.interrupted && (r.unanswered > 0 || r.not_attempted > 0));
     r.exit_status = failed ? EXIT_FAILURES : 0;
-    print_text(&c, &r);
+    print_text(c.text_out, &c.o, &r);
     if (c.o.json)
-        print_json(&c, &r);
+        print_json(&c.o, &r);
     for (long i = 0; i < c.threads; i++)
-        worker_destroy(&c.workers[i]);
+        echo_worker_destroy(c.workers[i]);
     free(c.workers);
+    free(c.thread_ids);
+    free(c.results);
     free(r.series);
     free(r.hist);
     return r.exit_status;

@@ -1,13 +1,12 @@
-/* echo_client's command line. */
-#include <errno.h>
-#include <math.h>
+/* echo_client's command line; see echo_options.h. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "echo_client.h"
+#include "cli_flags.h"
+#include "echo_options.h"
 
 static void usage(FILE *out)
 {
@@ -47,57 +46,9 @@ static void usage(FILE *out)
             "again); 2 bad usage.\n");
 }
 
-_Noreturn void bad_usage(const char *flag, const char *problem, const char *value)
-{
-    fprintf(stderr, "echo_client: %s %s%s%s%s\n(run with --help for usage)\n", flag, problem, value ? " (got '" : "",
-            value ? value : "", value ? "')" : "");
-    exit(EXIT_USAGE);
-}
-
-static long parse_long(const char *flag, const char *value, long min, long max)
-{
-    char *end;
-    errno = 0;
-    long n = strtol(value, &end, 10);
-    if (errno != 0 || end == value || *end != '\0' || n < min || n > max) {
-        char range[96];
-        snprintf(range, sizeof range, "expects an integer in [%ld, %ld]", min, max);
-        bad_usage(flag, range, value);
-    }
-    return n;
-}
-
-static double parse_double(const char *flag, const char *value, double min, double max)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(value, &end);
-    if (errno != 0 || end == value || *end != '\0' || !(x >= min && x <= max)) {
-        char range[96];
-        snprintf(range, sizeof range, "expects a number in [%g, %g]", min, max);
-        bad_usage(flag, range, value);
-    }
-    return x;
-}
-
-/* "--name value" or "--name=value"; NULL if argv[*i] is not --name. */
-static const char *flag_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t len = strlen(name);
-    const char *arg = argv[*i];
-    if (strncmp(arg, name, len) != 0)
-        return NULL;
-    if (arg[len] == '=')
-        return arg + len + 1;
-    if (arg[len] != '\0')
-        return NULL;
-    if (*i + 1 >= argc)
-        bad_usage(name, "needs a value", NULL);
-    return argv[++*i];
-}
-
 void parse_options(int argc, char **argv, struct options *o)
 {
+    cli_set_program("echo_client");
     *o = (struct options){.host = "127.0.0.1",
                           .connections = 100,
                           .threads = 1,
@@ -113,43 +64,43 @@ void parse_options(int argc, char **argv, struct options *o)
             exit(0);
         } else if (strcmp(argv[i], "--json") == 0) {
             o->json = true;
-        } else if ((v = flag_value(argc, argv, &i, "--host")) != NULL) {
+        } else if ((v = cli_flag_value(argc, argv, &i, "--host")) != NULL) {
             o->host = v;
-        } else if ((v = flag_value(argc, argv, &i, "--port")) != NULL) {
-            o->port = parse_long("--port", v, 1, 65535);
-        } else if ((v = flag_value(argc, argv, &i, "--connections")) != NULL) {
-            o->connections = parse_long("--connections", v, 1, 10000000);
-        } else if ((v = flag_value(argc, argv, &i, "--threads")) != NULL) {
-            o->threads = parse_long("--threads", v, 1, 1024);
-        } else if ((v = flag_value(argc, argv, &i, "--duration")) != NULL) {
-            o->duration_s = parse_double("--duration", v, 0.001, 86400);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--port")) != NULL) {
+            o->port = cli_long("--port", v, 1, 65535);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--connections")) != NULL) {
+            o->connections = cli_long("--connections", v, 1, 10000000);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--threads")) != NULL) {
+            o->threads = cli_long("--threads", v, 1, 1024);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--duration")) != NULL) {
+            o->duration_s = cli_double("--duration", v, 0.001, 86400);
             o->duration_given = true;
-        } else if ((v = flag_value(argc, argv, &i, "--size")) != NULL) {
-            o->size = parse_long("--size", v, 1, 1L << 30);
-        } else if ((v = flag_value(argc, argv, &i, "--depth")) != NULL) {
-            o->depth = parse_long("--depth", v, 1, 65536);
-        } else if ((v = flag_value(argc, argv, &i, "--rate")) != NULL) {
-            o->rate = parse_double("--rate", v, 0, 1e9);
-        } else if ((v = flag_value(argc, argv, &i, "--connect-rate")) != NULL) {
-            o->connect_rate = parse_double("--connect-rate", v, 0, 1e9);
-        } else if ((v = flag_value(argc, argv, &i, "--connect-timeout")) != NULL) {
-            o->connect_timeout_s = parse_double("--connect-timeout", v, 0.001, 3600);
-        } else if ((v = flag_value(argc, argv, &i, "--sources")) != NULL) {
-            o->sources = parse_long("--sources", v, 0, 254);
-        } else if ((v = flag_value(argc, argv, &i, "--seed")) != NULL) {
-            o->seed = (uint64_t)parse_long("--seed", v, 0, INT64_MAX);
-        } else if ((v = flag_value(argc, argv, &i, "--max-conns")) != NULL) {
-            o->max_conns = parse_long("--max-conns", v, 1, 10000000);
-        } else if ((v = flag_value(argc, argv, &i, "--server-pid")) != NULL) {
-            o->server_pid = parse_long("--server-pid", v, 1, 1L << 30);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--size")) != NULL) {
+            o->size = cli_long("--size", v, 1, 1L << 30);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--depth")) != NULL) {
+            o->depth = cli_long("--depth", v, 1, 65536);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--rate")) != NULL) {
+            o->rate = cli_double("--rate", v, 0, 1e9);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--connect-rate")) != NULL) {
+            o->connect_rate = cli_double("--connect-rate", v, 0, 1e9);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--connect-timeout")) != NULL) {
+            o->connect_timeout_s = cli_double("--connect-timeout", v, 0.001, 3600);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--sources")) != NULL) {
+            o->sources = cli_long("--sources", v, 0, 254);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--seed")) != NULL) {
+            o->seed = (uint64_t)cli_long("--seed", v, 0, INT64_MAX);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--max-conns")) != NULL) {
+            o->max_conns = cli_long("--max-conns", v, 1, 10000000);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--server-pid")) != NULL) {
+            o->server_pid = cli_long("--server-pid", v, 1, 1L << 30);
         } else {
-            bad_usage(argv[i], "is not an option", NULL);
+            cli_bad_usage(argv[i], "is not an option", NULL);
         }
     }
     if (o->port == 0)
-        bad_usage("--port", "is required", NULL);
+        cli_bad_usage("--port", "is required", NULL);
     if (o->server_pid != 0 && o->max_conns == 0)
-        bad_usage("--server-pid", "only applies with --max-conns", NULL);
+        cli_bad_usage("--server-pid", "only applies with --max-conns", NULL);
     if (o->max_conns > 0) {
         o->connections = o->max_conns;
         if (!o->duration_given)

@@ -1,80 +1,17 @@
-/* echo_client's results: the workers' counters merged, the human-readable
- * summary and the JSON object (docs/contracts.md). */
-#include <errno.h>
+/* echo_client's results: the workers' results merged, the human-readable
+ * summary and the JSON object (docs/contracts.md); see echo_report.h. */
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
-#include "echo_client.h"
+#include "echo_report.h"
+#include "echo_stop.h"
 
-enum count_format { COUNTS_AS_TEXT, COUNTS_AS_JSON };
-
-static const char *errno_name(int err)
+void merge_results(const struct worker_results *workers, long n, struct results *r)
 {
-    static const struct {
-        int err;
-        const char *name;
-    } names[] = {
-        {ECONNREFUSED, "ECONNREFUSED"},
-        {ECONNRESET, "ECONNRESET"},
-        {ECONNABORTED, "ECONNABORTED"},
-        {ETIMEDOUT, "ETIMEDOUT"},
-        {EADDRNOTAVAIL, "EADDRNOTAVAIL"},
-        {EADDRINUSE, "EADDRINUSE"},
-        {EMFILE, "EMFILE"},
-        {ENFILE, "ENFILE"},
-        {ENOBUFS, "ENOBUFS"},
-        {ENOMEM, "ENOMEM"},
-        {EPIPE, "EPIPE"},
-        {EHOSTUNREACH, "EHOSTUNREACH"},
-        {ENETUNREACH, "ENETUNREACH"},
-        {ENOTCONN, "ENOTCONN"},
-        {EACCES, "EACCES"},
-        {EPERM, "EPERM"},
-        {EINVAL, "EINVAL"},
-        {EIO, "EIO"},
-        {EAGAIN, "EAGAIN"},
-        {EINTR, "EINTR"},
-        {EBADF, "EBADF"},
-        {ENOSPC, "ENOSPC"},
-        {EPROTO, "EPROTO"},
-        {ENETDOWN, "ENETDOWN"},
-    };
-    if (err == 0)
-        return "eof";
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (names[i].err == err)
-            return names[i].name;
-    static _Thread_local char other[16];
-    snprintf(other, sizeof other, "E%d", err);
-    return other;
-}
-
-static const char *stop_reason_text(int reason, int err, char *buf, size_t len)
-{
-    switch ((enum stop_reason)reason) {
-    case STOP_NONE: return "none";
-    case STOP_CAP: return "cap_reached";
-    case STOP_CLIENT_FDS: snprintf(buf, len, "client_%s", errno_name(err)); return buf;
-    case STOP_CONNECT_ERROR: snprintf(buf, len, "connect_%s", errno_name(err)); return buf;
-    case STOP_CONNECT_TIMEOUT: return "connect_timeout";
-    case STOP_ECHO_TIMEOUT: return "echo_timeout";
-    case STOP_SERVER_CLOSED: return "server_closed";
-    case STOP_SERVER_ERROR: snprintf(buf, len, "server_%s", errno_name(err)); return buf;
-    case STOP_VERIFY: return "verify_error";
-    case STOP_DURATION: return "duration_elapsed";
-    case STOP_INTERRUPTED: return "interrupted";
-    }
-    return "unknown";
-}
-
-void merge_results(struct client *c, struct results *r)
-{
-    for (long i = 0; i < c->threads; i++) {
-        struct worker *w = &c->workers[i];
+    for (long i = 0; i < n; i++) {
+        const struct worker_results *w = &workers[i];
         histogram_merge(r->hist, &w->hist);
         for (size_t k = 0; k < ERRNO_SLOTS; k++) {
             r->connect_errors[k] += w->connect_errors[k];
@@ -95,33 +32,14 @@ void merge_results(struct client *c, struct results *r)
     }
 }
 
-static void print_errno_counts(FILE *out, const uint64_t *counts, enum count_format format)
-{
-    bool json = format == COUNTS_AS_JSON;
-    bool first = true;
-    for (size_t k = 0; k < ERRNO_SLOTS; k++) {
-        if (counts[k] == 0)
-            continue;
-        if (json)
-            fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", errno_name((int)k), counts[k]);
-        else
-            fprintf(out, "%s%s %" PRIu64, first ? "" : ", ", errno_name((int)k), counts[k]);
-        first = false;
-    }
-    if (first && !json)
-        fprintf(out, "none");
-}
-
 static const double percentiles[] = {50, 90, 99, 99.9, 99.99};
 
-void print_text(struct client *c, const struct results *r)
+void print_text(FILE *out, const struct options *o, const struct results *r)
 {
-    const struct options *o = &c->o;
-    FILE *out = c->text_out;
     const struct histogram *h = r->hist;
     fprintf(out, "\nconnections: %" PRIu64 " of %ld connected", r->end.connected, o->connections);
     if (r->end.connected == (uint64_t)o->connections)
-        fprintf(out, " (the last at %.3f s)", (double)(r->last_connected_ns - c->start_ns) / 1e9);
+        fprintf(out, " (the last at %.3f s)", (double)(r->last_connected_ns - r->start_ns) / 1e9);
     fprintf(out, "; open at the end of the trial %" PRIu64 "; never attempted %" PRIu64 "\n", r->window.open,
             r->not_attempted);
     fprintf(out, "connect errors: ");
@@ -132,7 +50,7 @@ void print_text(struct client *c, const struct results *r)
             r->end.bytes_sent, r->end.bytes_received, r->end.echoes,
             r->window_s > 0 ? (double)r->window.echoes / r->window_s : 0.0, r->window_s);
     fprintf(out, "; %" PRIu64 " never answered", r->unanswered);
-    if (c->o.rate > 0)
+    if (o->rate > 0)
         fprintf(out, "; %" PRIu64 " due but never sent (--depth full: the server fell behind)", r->due_unsent);
     fprintf(out, "\n");
     fprintf(out, "verification: every received byte checked, %" PRIu64 " errors", r->verify_errors);
@@ -144,7 +62,7 @@ void print_text(struct client *c, const struct results *r)
     for (size_t i = 0; i < sizeof percentiles / sizeof percentiles[0]; i++)
         fprintf(out, ", p%g %.1f", percentiles[i], (double)histogram_percentile(h, percentiles[i]) / 1e3);
     fprintf(out, ", max %.1f\n", (double)h->max / 1e3);
-    if (max_conns_mode(c)) {
+    if (max_conns_mode(o)) {
         char buf[48];
         fprintf(out,
                 "max-conns: %" PRIu64 " of %ld held and verified, stopped by %s after %.3f s; %" PRIu64
@@ -161,21 +79,20 @@ void print_text(struct client *c, const struct results *r)
     fflush(out);
 }
 
-void print_json(struct client *c, const struct results *r)
+void print_json(const struct options *o, const struct results *r)
 {
-    const struct options *o = &c->o;
     const struct histogram *h = r->hist;
     printf("{\"tool\":\"echo_client\",\"mode\":\"%s\",\"host\":\"%s\",\"port\":%ld,\"connections\":%ld,"
            "\"threads\":%ld,\"duration_s\":%g,\"size\":%ld,\"depth\":%ld,\"rate\":%g,\"connect_rate\":%g,"
            "\"connect_timeout_s\":%g,\"sources\":%ld,\"seed\":%" PRIu64 ",",
-           max_conns_mode(c) ? "max_conns" : "throughput", o->host, o->port, o->connections, c->threads, o->duration_s,
+           max_conns_mode(o) ? "max_conns" : "throughput", o->host, o->port, o->connections, o->threads, o->duration_s,
            o->size, o->depth, o->rate, o->connect_rate, o->connect_timeout_s, o->sources, o->seed);
     printf("\"nofile_soft\":%llu,\"nofile_hard\":%llu,\"elapsed_s\":%.6f,\"window_s\":%.6f,\"interrupted\":%s,",
            (unsigned long long)r->nofile_soft, (unsigned long long)r->nofile_hard, r->elapsed_s, r->window_s,
            r->interrupted ? "true" : "false");
     printf("\"connected\":%" PRIu64 ",\"all_connected_s\":", r->end.connected);
     if (r->end.connected == (uint64_t)o->connections)
-        printf("%.6f", (double)(r->last_connected_ns - c->start_ns) / 1e9);
+        printf("%.6f", (double)(r->last_connected_ns - r->start_ns) / 1e9);
     else
         printf("null");
     printf(",\"open_at_end\":%" PRIu64 ",\"not_attempted\":%" PRIu64 ",\"connect_errors\":{", r->window.open,
@@ -197,7 +114,7 @@ void print_json(struct client *c, const struct results *r)
         else
             printf("%d", r->first_failure.expected);
         printf(",\"got\":%d,\"at_s\":%.6f}", r->first_failure.got,
-               (double)(r->first_failure.at_ns - c->start_ns) / 1e9);
+               (double)(r->first_failure.at_ns - r->start_ns) / 1e9);
     } else {
         printf("null");
     }
@@ -216,7 +133,7 @@ void print_json(struct client *c, const struct results *r)
                s->echoes - p->echoes, s->open);
     }
     printf("],\"max_conns\":");
-    if (max_conns_mode(c)) {
+    if (max_conns_mode(o)) {
         char buf[48];
         printf("{\"cap\":%ld,\"reached\":%" PRIu64 ",\"alive_at_end\":%" PRIu64 ",\"stop_reason\":\"%s\","
                "\"stop_s\":%.6f,\"echo_timeouts\":%" PRIu64 ",\"server_pid\":",

@@ -1,0 +1,127 @@
+/* Reading one HTTP/1.x response; see http_response.h. */
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http_response.h"
+
+void http_response_init(struct http_response *r)
+{
+    r->head_len = 0;
+    r->head_done = false;
+    r->body_left = 0;
+    r->status = 0;
+    r->connection_close = false;
+    r->problem = NULL;
+}
+
+static enum http_progress bad(struct http_response *r, const char *problem)
+{
+    r->problem = problem;
+    return HTTP_BAD;
+}
+
+/* Does the comma-separated header value hold this token (any case)? */
+static bool has_token(const char *value, size_t len, const char *token)
+{
+    size_t tlen = strlen(token);
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && (value[i] == ' ' || value[i] == '\t' || value[i] == ','))
+            i++;
+        size_t start = i;
+        while (i < len && value[i] != ',')
+            i++;
+        size_t end = i;
+        while (end > start && (value[end - 1] == ' ' || value[end - 1] == '\t'))
+            end--;
+        if (end - start == tlen && strncasecmp(value + start, token, tlen) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The head, head[0, len) ending in CRLF CRLF: status line and the headers that decide the body. */
+static enum http_progress parse_head(struct http_response *r, size_t len)
+{
+    const char *p = r->head, *end = r->head + len;
+    if (len < 12 || strncmp(p, "HTTP/1.", 7) != 0 || !isdigit((unsigned char)p[7]) || p[8] != ' ' ||
+        !isdigit((unsigned char)p[9]) || !isdigit((unsigned char)p[10]) || !isdigit((unsigned char)p[11]))
+        return bad(r, "not an HTTP/1.x status line");
+    r->status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+    if (r->status < 200)
+        return bad(r, "an interim (1xx) response");
+    bool have_length = false;
+    const char *line = (const char *)memchr(p, '\n', (size_t)(end - p)) + 1;
+    while (line < end && !(line[0] == '\r' && line[1] == '\n')) {
+        const char *eol = (const char *)memchr(line, '\n', (size_t)(end - line));
+        const char *colon = (const char *)memchr(line, ':', (size_t)(eol - line));
+        if (colon == NULL)
+            return bad(r, "a header line without a colon");
+        size_t name_len = (size_t)(colon - line);
+        const char *value = colon + 1;
+        size_t value_len = (size_t)(eol - value);
+        if (value_len > 0 && value[value_len - 1] == '\r')
+            value_len--;
+        while (value_len > 0 && (*value == ' ' || *value == '\t'))
+            value++, value_len--;
+        if (name_len == 14 && strncasecmp(line, "Content-Length", 14) == 0) {
+            uint64_t n = 0;
+            size_t i = 0;
+            for (; i < value_len && isdigit((unsigned char)value[i]); i++) {
+                if (n > (UINT64_MAX - 9) / 10)
+                    return bad(r, "a Content-Length too large");
+                n = n * 10 + (uint64_t)(value[i] - '0');
+            }
+            while (i < value_len && (value[i] == ' ' || value[i] == '\t'))
+                i++;
+            if (i == 0 || i != value_len || (have_length && n != r->body_left))
+                return bad(r, "an invalid Content-Length");
+            r->body_left = n;
+            have_length = true;
+        } else if (name_len == 17 && strncasecmp(line, "Transfer-Encoding", 17) == 0) {
+            return bad(r, "a Transfer-Encoding (only Content-Length bodies are read)");
+        } else if (name_len == 10 && strncasecmp(line, "Connection", 10) == 0) {
+            r->connection_close |= has_token(value, value_len, "close");
+        }
+        line = eol + 1;
+    }
+    bool no_body = r->status == 204 || r->status == 304;
+    if (no_body)
+        r->body_left = 0;
+    else if (!have_length)
+        return bad(r, "no Content-Length (a body that ends with the connection)");
+    r->head_done = true;
+    return HTTP_MORE;
+}
+
+enum http_progress http_response_feed(struct http_response *r, const char *bytes, size_t n, size_t *used)
+{
+    size_t taken = 0;
+    *used = 0;
+    if (!r->head_done) {
+        /* Copy up to the end of the head; the terminator may straddle pieces. */
+        while (taken < n) {
+            if (r->head_len == HTTP_HEAD_MAX)
+                return bad(r, "a response head over 8192 bytes");
+            r->head[r->head_len++] = bytes[taken++];
+            size_t l = r->head_len;
+            if (l >= 4 && memcmp(r->head + l - 4, "\r\n\r\n", 4) == 0)
+                break;
+        }
+        *used = taken;
+        size_t l = r->head_len;
+        if (l < 4 || memcmp(r->head + l - 4, "\r\n\r\n", 4) != 0)
+            return HTTP_MORE;
+        enum http_progress p = parse_head(r, l);
+        if (p == HTTP_BAD)
+            return p;
+    }
+    size_t left = n - taken;
+    size_t body = r->body_left < left ? (size_t)r->body_left : left;
+    r->body_left -= body;
+    *used = taken + body;
+    return r->body_left == 0 ? HTTP_DONE : HTTP_MORE;
+}
