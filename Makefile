@@ -255,19 +255,19 @@ else
 	@echo "==> studies: none for PROFILE=$(PROFILE) (the report's study sections use this machine's campaigns if any, else the shipped ones)"
 endif
 
-# Issue 4 (source 004): notebooks/echo_study.ipynb, campaign echo-<host> (about 17 minutes).
+# Source 004's echo study: notebooks/echo_study.ipynb, campaign echo-<host> (about 17 minutes).
 echo-study: servers $(VENV_STAMP)
 	@echo "==> echo-study: notebooks/echo_study.ipynb -> data/raw/echo-$(HOST_SHORT)/"
 	$(PY) -m archbench notebook echo_study --campaign echo-$(HOST_SHORT) -p campaign echo-$(HOST_SHORT)
 	$(PY) -m archbench manifest --update
 
-# Issue 6 (source 001): notebooks/latency_study.ipynb, campaigns latency-<host>{-closed,,-001}.
+# Source 001's latency under a fixed offered load: notebooks/latency_study.ipynb, campaigns latency-<host>{-closed,,-001}.
 latency-study: servers $(VENV_STAMP)
 	@echo "==> latency-study: notebooks/latency_study.ipynb -> data/raw/latency-$(HOST_SHORT)*/"
 	$(PY) -m archbench notebook latency_study --campaign latency-$(HOST_SHORT) -p campaign latency-$(HOST_SHORT)
 	$(PY) -m archbench manifest --update
 
-# Issue 12 (source 000's separate-client vs loopback): notebooks/network_study.ipynb, campaigns network-<host>
+# Source 000's separate client against loopback: notebooks/network_study.ipynb, campaigns network-<host>
 # (placement netns, LINK or 1gbit; needs root) and network-<host>-loopback (about 2-3 minutes).
 network-study: servers $(VENV_STAMP)
 	@echo "==> network-study: notebooks/network_study.ipynb -> data/raw/network-$(HOST_SHORT){,-loopback}/"
@@ -275,7 +275,7 @@ network-study: servers $(VENV_STAMP)
 	  $(if $(LINK),-p link '$(LINK)')
 	$(PY) -m archbench manifest --update
 
-# Issue 14 (each source's own protocol): the sources profile, about 22 minutes on 2 CPUs, campaign
+# Each source's own protocol: the sources profile, about 22 minutes on 2 CPUs, campaign
 # sources-<host> (SOURCES_CAMPAIGN: the report's published-beside-measured section reads it, else the shipped
 # reference-sources). Not part of `make all`: it alone would take its whole 15-minute budget.
 sources-study: servers $(VENV_STAMP)
@@ -284,7 +284,7 @@ sources-study: servers $(VENV_STAMP)
 	  -p campaign sources-$(HOST_SHORT) $(TRIAL_OPTIONS)
 	$(PY) -m archbench manifest --update
 
-# Issue 16: the study in one checked archive, dist/archbench-<commit>-<campaign>.tar.gz (+ .sha256): the source, the
+# The study in one checked archive, dist/archbench-<commit>-<campaign>.tar.gz (+ .sha256): the source, the
 # campaigns the report used (data/processed/campaigns.json) with their manifest lines, data/processed, the executed
 # notebooks, the report and ARTIFACT.md (archbench/cli/artifact.py). Uncommitted changes under archbench/ servers_c/
 # paper/ notebooks/ are refused unless ALLOW_DIRTY=1. check-artifact unpacks ARTIFACT into a fresh directory,

@@ -1,4 +1,4 @@
-"""Abuse suite (issue 7): every architecture, in every variant CTest's
+"""Abuse suite: every architecture, in every variant CTest's
 conformance suites run, against malformed, oversized, slow, pipelined, reset
 and idle clients over real sockets, plus the binding and --response file
 guarantees. See tests/abuse/cases.py for the cases and what each architecture

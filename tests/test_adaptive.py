@@ -1,4 +1,4 @@
-"""Adaptive repetition (issue 5): extra trials until the CI is narrow enough, interleaved, resume-safe."""
+"""Adaptive repetition: extra trials until the CI is narrow enough, interleaved, resume-safe."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`make artifact` / `make check-artifact` (issue 16): the archive holds what the report used, and the check names
+"""`make artifact` / `make check-artifact`: the archive holds what the report used, and the check names
 every tampered, missing or unlisted file; with a rebuild (integration) the archived macros and tables come back
 byte for byte from the archived raw data.
 

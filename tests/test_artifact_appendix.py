@@ -1,4 +1,4 @@
-"""The report's artifact appendix (issue 16): its facts are computed from the set-up files, the profiles and the
+"""The report's artifact appendix: its facts are computed from the set-up files, the profiles and the
 campaigns' records, and it renders for the shipped reference campaigns and for a campaign without studies."""
 
 from __future__ import annotations

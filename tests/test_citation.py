@@ -1,4 +1,4 @@
-"""Licenses and citation metadata (issue 16): CITATION.cff is valid Citation File Format 1.2.0 (checked against the
+"""Licenses and citation metadata: CITATION.cff is valid Citation File Format 1.2.0 (checked against the
 official JSON schema vendored in docs/schemas/external/), and LICENSE, LICENSE-DATA, the README and data/README.md
 say what covers what; the report's title page and artifact appendix are computed from them."""
 

@@ -1,4 +1,4 @@
-"""Echo trials (issue 4): the runner drives echo_client against --proto echo servers and records its JSON."""
+"""Echo trials: the runner drives echo_client against --proto echo servers and records its JSON."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ OK = {"status": "ok", "reason": None, "placement": "loopback", "duration_s": 2, 
 
 
 def sentence(meta: dict[str, Any], summary: pd.DataFrame = SUMMARY) -> str:
-    return Prose().sentence("baseline/sentences", "finding", baseline_facts(meta, summary))
+    return Prose().sentence("architectures/baseline", "finding", baseline_facts(meta, summary))
 
 
 def test_response_length_is_nginx_measured_else_ours_computed() -> None:

@@ -1,4 +1,4 @@
-"""Open-loop latency trials (issue 6): offered rates from saturation, oha through the runner."""
+"""Open-loop latency trials: offered rates from saturation, oha through the runner."""
 
 from __future__ import annotations
 

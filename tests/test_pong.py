@@ -1,4 +1,4 @@
-"""pong, the upper bound (issue 14 item 4): its registry entry, what campaigns may ask of it, and the
+"""pong, the upper bound: its registry entry, what campaigns may ask of it, and the
 binary under wrk beside epoll's answers. Its socket-level conformance is CTest's pong_conformance_t*."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The echo section (issue 4, source 004): analysis of real and synthetic echo campaigns, macros, tables,
+"""The echo section (source 004): analysis of real and synthetic echo campaigns, macros, tables,
 figures, and the PDF with the echo and latency sections."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The latency section (issue 6, source 001): knees with client-bound exclusion and the no-knee case, the load
+"""The latency section (source 001): knees with client-bound exclusion and the no-knee case, the load
 generator's floor, source 001's set-up, macros for full and empty campaigns, the real fixture campaigns."""
 
 from __future__ import annotations

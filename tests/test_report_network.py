@@ -1,4 +1,4 @@
-"""The network section (issue 12, source 000): a netns campaign and its loopback twin compared per pool size,
+"""The network section (source 000): a netns campaign and its loopback twin compared per pool size,
 beside source 000's separate-client/loopback ratio; missing campaigns; the PDF with the section."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The robustness appendix (issue 7): the abuse suite's result as a matrix, from the shipped reference result,
+"""The robustness appendix: the abuse suite's result as a matrix, from the shipped reference result,
 synthetic results (a failed, a skipped and a not-run cell; unreadable and missing files), the macros and the PDF."""
 
 from __future__ import annotations

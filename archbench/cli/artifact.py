@@ -1,4 +1,4 @@
-"""`python -m archbench artifact`: the study in one checked archive (issue 16; `make artifact`).
+"""`python -m archbench artifact`: the study in one checked archive (`make artifact`).
 
     python -m archbench artifact [--allow-dirty] [--dist dist]
     python -m archbench check-artifact ARCHIVE [--no-pdf] [--keep DIR]    (archbench.cli.artifact_check)

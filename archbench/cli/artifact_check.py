@@ -1,4 +1,4 @@
-"""`python -m archbench check-artifact ARCHIVE`: check an archive `make artifact` wrote (issue 16).
+"""`python -m archbench check-artifact ARCHIVE`: check an archive `make artifact` wrote.
 
     python -m archbench check-artifact ARCHIVE [--no-pdf] [--keep DIR]
 

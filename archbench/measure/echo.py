@@ -1,4 +1,4 @@
-"""The echo study (issue 4, source 004): what ran, and the benchmark targets, from a stored campaign.
+"""The echo study (source 004): what ran, and the benchmark targets, from a stored campaign.
 
 Source 004 compared blocking-multithreaded, poll and epoll echo servers with
 its own client at 100, 1000 and 10000 clients and kept adding connections

@@ -1,4 +1,4 @@
-"""Latency under a fixed offered load (issue 6): saturation from closed-loop runs, open-loop campaigns.
+"""Latency under a fixed offered load: saturation from closed-loop runs, open-loop campaigns.
 
 Source 001 ran wrk2 at a fixed 200k requests/s over 2000 connections and found
 single-thread epoll latencies of seconds: a closed-loop client such as wrk

@@ -31,8 +31,8 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 
-COMMON_TEMPLATE = "studies/common"
-CONFIGURATION_TEMPLATE = "findings/common"
+COMMON_TEMPLATE = "common/studies"
+CONFIGURATION_TEMPLATE = "common/findings"
 # Why a study section has no campaign (the sentence itself is the template's).
 NOT_GIVEN = "not_given"
 NOT_FOUND = "not_found"

@@ -38,10 +38,7 @@ from archbench.report.prose import Prose
 from archbench.stats import ConfidenceInterval
 
 MACRO_PREFIX = "ab"
-TABLES_TEMPLATE = "main/tables"
-MARKS_TEMPLATE = (
-    "main/marks"  # the explanation of each table mark  # captions of the tables rendered here and in main_tables
-)
+MARKS_TEMPLATE = "common/marks"  # the explanation of each table mark
 MISSING = "--"  # how an undefined number prints in tables and macros
 # A configuration's marks in tables, explained under each table that uses them.
 FLAGGED_MARK = r"\textsuperscript{*}"
@@ -379,7 +376,7 @@ def any_positive(rows: pd.DataFrame, column: str) -> bool:
 
 @dataclass(frozen=True)
 class MarkNotes:
-    """The standard explanation of each table mark (paper/templates/main/marks.tex.j2)."""
+    """The standard explanation of each table mark (paper/templates/common/marks.tex.j2)."""
 
     flagged: str
     failed: str

@@ -28,7 +28,7 @@ FIGURES = {
     "figure-architectures-threads.tex": ("fig:architectures-threads", "architectures_threads"),
     "figure-architectures-cpu.tex": ("fig:architectures-cpu", "architectures_cpu"),
 }
-FIGURES_TEMPLATE = "main/figures"
+FIGURES_TEMPLATE = "architectures/figures"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from archbench.analyze.analysis import Labeller, our_response_bytes
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal, format_percent, is_missing
 from archbench.report.prose import Prose
 
-TEMPLATE = "baseline/sentences"
+TEMPLATE = "architectures/baseline"
 HALF = 0.5  # a share of the baseline from which the path itself may bound the rate
 BASELINE_KEY = "bandwidth_baseline"  # archbench.measure.baseline.BASELINE_KEY (report must not import measure)
 

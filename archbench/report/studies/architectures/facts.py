@@ -38,8 +38,7 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 from archbench.report.studies.statistics.paired_power import DEFAULT_POWER, detectable_against
 
-ARCHITECTURES = "findings/architectures"
-TRIALS = "findings/trials"
+ARCHITECTURES = "architectures/sentences"
 
 
 def _client_bound_clause(row: pd.Series, threshold: float = CLIENT_BOUND_THRESHOLD) -> dict[str, Any]:
@@ -398,7 +397,7 @@ def design_macros(macros: MacroSet, summary: pd.DataFrame, comparisons: list[Com
 
 def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> str:
     if summary.empty or "n_unsupported" not in summary:
-        return prose.sentence(TRIALS, "unsupported", names=[])
+        return prose.sentence(ARCHITECTURES, "unsupported", names=[])
     rows = summary[summary["n_unsupported"].fillna(0) > 0]
     labels = Labeller(summary)
     depths = several_depths(summary)
@@ -415,4 +414,4 @@ def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> str:
             for _, r in rows.iterrows()
         ],
     }
-    return prose.sentence(TRIALS, "unsupported", facts)
+    return prose.sentence(ARCHITECTURES, "unsupported", facts)

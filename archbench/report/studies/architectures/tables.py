@@ -33,8 +33,8 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 
-TABLES_TEMPLATE = "main/tables"  # captions and "no table" sentences
-CITATIONS_TEMPLATE = "main/citations"  # the macros citing tables and figures
+TABLES_TEMPLATE = "architectures/tables"  # captions and "no table" sentences
+CITATIONS_TEMPLATE = "architectures/citations"  # the macros citing tables and figures
 
 
 def comparison_label(one: Comparison) -> str:

@@ -1,4 +1,4 @@
-"""The artifact appendix (issue 16) and the title page's "how to cite" line.
+"""The artifact appendix and the title page's "how to cite" line.
 
 The appendix follows the form artifact evaluations ask for (ACM: abstract, check-list, description, installation,
 experiment workflow, evaluation and expected results, notes). Every fact in it is computed, never typed: the

@@ -28,7 +28,7 @@ CROSSOS_SOURCE_TABLE_FILE = "table-crossos-source000.tex"
 CROSSOS_MEASURED_TABLE_FILE = "table-crossos-measured.tex"
 CROSSOS_REFERENCE_TABLE_FILE = "table-crossos-reference.tex"
 CROSSOS_CSV = "crossos.csv"
-TEMPLATE = "statistics/crossos"
+TEMPLATE = "crossos/sentences"
 
 
 def write(

@@ -40,7 +40,7 @@ from archbench.report.studies.statistics.comparisons import (
     ratio_cell,
 )
 
-TEMPLATE = "statistics/crossos"  # paper/templates/statistics/crossos.tex.j2
+TEMPLATE = "crossos/sentences"  # paper/templates/crossos/sentences.tex.j2
 
 
 def source000_table(state: CrossOs, prose: Prose) -> str:

@@ -1,4 +1,4 @@
-"""The echo section of the report (issue 4, source 004): raw echo campaign -> CSVs, macros, tables, figures.
+"""The echo section of the report (source 004): raw echo campaign -> CSVs, macros, tables, figures.
 
 Source 004 compared a blocking multithreaded, a poll and an epoll echo server against its own epoll
 client at 100, 1000 and 10,000 clients; its graphs of bytes sent and received had broken time axes,

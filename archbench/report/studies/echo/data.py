@@ -1,4 +1,4 @@
-"""The echo study's data (issue 4, source 004): raw echo trial records -> trials, per-second series and the
+"""The echo study's data (source 004): raw echo trial records -> trials, per-second series and the
 per-configuration summaries of the throughput and --max-conns modes.
 
 * trials: one row per trial record (warm-ups, failed and flagged trials included);

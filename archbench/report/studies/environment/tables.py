@@ -28,7 +28,7 @@ from archbench.report.prose import Prose
 # =========================================================================== environment appendix
 
 
-TEMPLATE = "statistics/environment"  # paper/templates/statistics/environment.tex.j2
+TEMPLATE = "environment/tables"  # paper/templates/environment/tables.tex.j2
 
 
 def trial_records(campaign: Any) -> list[dict[str, Any]]:

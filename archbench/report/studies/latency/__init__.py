@@ -1,4 +1,4 @@
-"""The latency section of the report (issue 6, source 001): open-loop campaigns -> CSVs, macros, tables, figures.
+"""The latency section of the report (source 001): open-loop campaigns -> CSVs, macros, tables, figures.
 
 Source 001 ran wrk2 (`-t16 -c2000 -d30s -R200000`) against a single-threaded server, a thread per
 connection capped at 1000 threads, a single-threaded epoll server and a reactor, and found epoll

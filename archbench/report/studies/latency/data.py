@@ -1,4 +1,4 @@
-"""The latency study's data (issue 6, source 001): open-loop trial records -> trials, one summary row per
+"""The latency study's data (source 001): open-loop trial records -> trials, one summary row per
 configuration (server x offered rate) of each set-up, and each server's knee.
 
 Definitions (every one a parameter of `build_report`, stated in the generated text):

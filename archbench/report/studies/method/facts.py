@@ -11,7 +11,7 @@ import pandas as pd
 
 from archbench.analyze import analysis
 from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD, Labeller, key_text, main_pool_series, parse_cpu_list
-from archbench.report.common import MAX_LISTED, client_bound_rule, describe_configuration
+from archbench.report.common import CONFIGURATION_TEMPLATE, MAX_LISTED, client_bound_rule, describe_configuration
 from archbench.report.formats import several_depths
 from archbench.report.latex import (
     MacroSet,
@@ -28,8 +28,8 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 
-TEMPLATE = "environment/campaign"
-TRIALS = "findings/trials"
+TEMPLATE = "method/campaign"
+TRIALS = "method/trials"
 
 
 def _first_line(value: Any) -> str:
@@ -285,7 +285,7 @@ def environment_table(prose: Prose) -> str:
 
 def flag_finding(summary: pd.DataFrame, prose: Prose) -> str:
     if summary.empty:
-        return prose.sentence(TRIALS, "no_configuration")
+        return prose.sentence(CONFIGURATION_TEMPLATE, "no_configuration")
     flagged = summary[summary["n_flagged"].fillna(0) > 0]
     failed = summary[summary["n_failed"].fillna(0) > 0]
     unsupported = summary[summary.get("n_unsupported", pd.Series(0, index=summary.index)).fillna(0) > 0]

@@ -1,4 +1,4 @@
-"""The network section of the report (issue 12, source 000): separate client vs loopback -> CSV, macros, table.
+"""The network section of the report (source 000): separate client vs loopback -> CSV, macros, table.
 
 Source 000 ran its thread-pool server on one Linux machine and wrk on another over 1000 Mb/s Ethernet
 (4 and 8 threads, n = 5), and on the server machine itself over loopback (2-12 threads, n = 10). The

@@ -27,7 +27,7 @@ FIGURES = {
     "figure-pool-size.tex": ("fig:pool-size", "pool_size"),
     "figure-connections.tex": ("fig:connections", "connections"),
 }
-FIGURES_TEMPLATE = "main/figures"
+FIGURES_TEMPLATE = "pool/figures"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from archbench.analyze.analysis import (
     main_pool_series,
     series_of,
 )
-from archbench.report.common import describe_configuration
+from archbench.report.common import CONFIGURATION_TEMPLATE, describe_configuration
 from archbench.report.latex import (
     MISSING,
     MacroSet,
@@ -41,9 +41,7 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 from archbench.report.studies.architectures.facts import depth_of
 
-COMMON = "findings/common"
-POOL = "findings/pool"
-TRIALS = "findings/trials"
+POOL = "pool/sentences"
 
 # The numbers of the main pool-size series, each also a macro of its own (\abPool...).
 POOL_NUMBERS = (
@@ -176,7 +174,7 @@ def connection_findings(summary: pd.DataFrame, prose: Prose) -> str:
 
 def starvation_finding(summary: pd.DataFrame, prose: Prose) -> str:
     if summary.empty:
-        return prose.sentence(TRIALS, "no_configuration")
+        return prose.sentence(CONFIGURATION_TEMPLATE, "no_configuration")
     starving = summary[(summary["starved_connections_mean"].fillna(0) > 0) | (summary["timeouts_mean"].fillna(0) > 0)]
     labels = _labels(summary)
     several_depths = _several_depths(summary)
@@ -198,19 +196,19 @@ def starvation_finding(summary: pd.DataFrame, prose: Prose) -> str:
         "starving": format_count(len(starving)),
         "groups": [{"name": escape(name), "entries": entries} for name, entries in groups.items()],
     }
-    return prose.sentence(TRIALS, "starvation", facts)
+    return prose.sentence(POOL, "starvation", facts)
 
 
 def cpu_cost_finding(summary: pd.DataFrame, prose: Prose) -> str:
     rows = summary.dropna(subset=["server_cpu_us_per_request"]) if not summary.empty else summary
     if rows.empty:
-        return prose.sentence(TRIALS, "cpu_cost", cheapest=None)
+        return prose.sentence(POOL, "cpu_cost", cheapest=None)
     cheapest = rows.loc[rows["server_cpu_us_per_request"].idxmin()]
     dearest = rows.loc[rows["server_cpu_us_per_request"].idxmax()]
     labels = _labels(summary)
     several_depths = _several_depths(summary)
     return prose.sentence(
-        TRIALS,
+        POOL,
         "cpu_cost",
         {
             "cheapest": format_decimal(cheapest["server_cpu_us_per_request"], 1),

@@ -35,8 +35,8 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 
-TABLES_TEMPLATE = "main/tables"  # captions and "no table" sentences
-CITATIONS_TEMPLATE = "main/citations"  # the macros citing tables and figures
+TABLES_TEMPLATE = "pool/tables"  # captions and "no table" sentences
+CITATIONS_TEMPLATE = "pool/citations"  # the macros citing tables and figures
 
 
 def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str, notes: MarkNotes) -> str:

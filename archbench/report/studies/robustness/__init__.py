@@ -1,4 +1,4 @@
-"""The robustness appendix (issue 7): the abuse suite's result as a matrix of server variants x abuse cases.
+"""The robustness appendix: the abuse suite's result as a matrix of server variants x abuse cases.
 
 Which result is shown, and how it is read, is archbench.report.studies.robustness.data (a missing or unreadable file
 makes every part of the appendix a sentence saying so; the report still builds). What is written

@@ -1,4 +1,4 @@
-"""The abuse suite's result, read for the robustness appendix (issue 7): which file, its matrix, its provenance.
+"""The abuse suite's result, read for the robustness appendix: which file, its matrix, its provenance.
 
 The abuse suite (`tests/test_abuse.py`, schema in the docstring of `tests/abuse/report.py`) writes a JSON
 result. It is a measurement, so it is read like a campaign with a fallback:

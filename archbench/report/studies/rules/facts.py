@@ -22,7 +22,7 @@ from archbench.report.studies.statistics.adaptive_state import AdaptiveOutcome
 # =========================================================================== the twelve rules
 
 
-TEMPLATE = "statistics/rules"  # paper/templates/statistics/rules.tex.j2
+TEMPLATE = "rules/sentences"  # paper/templates/rules/sentences.tex.j2
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The sources campaign (profile `sources`, issue 14): each source's own protocol in a campaign of its own.
+"""The sources campaign (profile `sources`): each source's own protocol in a campaign of its own.
 
 The published-beside-measured section (archbench.report.studies.sources.facts) reads sources 000, 002 and 003 from this
 campaign when it measured them, and from the main campaign otherwise: a campaign has one plan, and the sources'

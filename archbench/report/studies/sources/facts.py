@@ -34,8 +34,8 @@ from archbench.report.prose import Prose
 from archbench.report.studies.sources.data import SourcesCampaign, no_sources_campaign
 from archbench.report.studies.sources.figures import plot_relative_curves
 
-SENTENCES = "published/sentences"
-TABLES = "published/tables"
+SENTENCES = "sources/sentences"
+TABLES = "sources/tables"
 ECHO_SUMMARY_CSV = "echo-summary.csv"
 ECHO_MAX_CONNS_CSV = "echo-max-conns.csv"
 LATENCY_SUMMARY_CSV = "latency-summary.csv"

@@ -3,7 +3,7 @@
 `paired_outputs` is the hook `archbench.report.build.write_generated_tex` calls after the statistics
 section's own: it computes `archbench.analyze.paired.paired_ratios` from trials.csv's frame, writes the CSV
 beside the other processed tables, adds the macros paper/sections/statistics.tex quotes (the sentence, and
-the median half-widths of the paired and unpaired ratios per metric: issue 15's target is the paired server
+the median half-widths of the paired and unpaired ratios per metric: the target set for this machine is the paired server
 CPU per request's) and returns the generated LaTeX files (table and figure). Every word is in
 paper/templates/statistics/paired.tex.j2.
 """
@@ -48,7 +48,7 @@ TEMPLATE = "statistics/paired"  # paper/templates/statistics/paired.tex.j2
 PAIRED_TABLE_FILE = "table-paired.tex"
 PAIRED_FIGURE_FILE = "figure-paired.tex"
 PAIRED_FIGURE = "paired-ratios.pdf"
-TARGET_HALF_WIDTH_PCT = 3.0  # issue 15: median paired server-CPU-per-request half-width on this machine
+TARGET_HALF_WIDTH_PCT = 3.0  # the target: median paired server-CPU-per-request half-width on this machine
 
 
 def _ratio_cell(ratio: Any, low: Any, high: Any) -> str:
