@@ -10,9 +10,10 @@
 
 const char *const block_dist_names[] = {"fixed", "exp", NULL};
 
-/* The calibration's window and tries: about 20 ms at start-up. */
-#define CALIBRATION_WINDOW_US 2000
-#define CALIBRATION_TRIES 7
+/* The calibration's window and tries: about 20 ms at start-up. Short windows,
+ * many of them: on a busy CPU some still run without being preempted. */
+#define CALIBRATION_WINDOW_US 1000
+#define CALIBRATION_TRIES 15
 
 static uint64_t monotonic_ns(void)
 {

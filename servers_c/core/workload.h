@@ -40,7 +40,7 @@ struct workload {
     uint64_t seed;
 };
 
-/* Fills *w from the flags; calibrates when work_us > 0 (some 20 ms) and, when
+/* Fills *w from the flags; calibrates when work_us > 0 (about 20 ms) and, when
  * block_us > 0, sets this thread's timer slack to 1 ns (threads created later
  * inherit it), so a wait of N microseconds is not rounded up by 50. */
 void workload_init(struct workload *w, uint32_t work_us, uint32_t block_us, enum block_dist dist, uint64_t seed);

@@ -1,8 +1,9 @@
 /* Tests of the per-request work and wait (core/workload.c). Timings on a busy
  * 2-CPU machine are noisy, so every timed check is a lower bound (the loop
  * cannot be faster than asked: its CPU time is measured, which preemption does
- * not inflate) and a loose upper bound on the fastest of a few runs. */
+ * not inflate) and a loose upper bound on the quickest of a few runs. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
@@ -17,32 +18,49 @@ static uint64_t clock_ns(clockid_t clock)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void test_work_takes_the_asked_time(void)
+/* Runs each asked time's loop 3 times; true if every run spent at least 80 %
+ * of it in CPU time. The least CPU time must stay within a loose upper bound in
+ * any case (CPU time, not wall time: other processes may hold the CPU). */
+static bool work_meets_lower_bounds(const struct workload *w)
 {
-    struct workload w;
-    workload_init(&w, 1000, 0, BLOCK_FIXED, WORKLOAD_DEFAULT_SEED);
-    EXPECT(w.iters_per_us > 1.0, "calibration: %.3f iterations per microsecond", w.iters_per_us);
-    EXPECT(w.work_iterations == (uint64_t)llround(w.iters_per_us * 1000), "1000 us: %llu iterations at %.3f per us",
-           (unsigned long long)w.work_iterations, w.iters_per_us);
-    EXPECT(workload_active(&w), "work alone is a workload");
-
     static const uint32_t asked_us[] = {100, 1000, 5000, 20000};
+    bool met = true;
     for (size_t i = 0; i < sizeof asked_us / sizeof asked_us[0]; i++) {
-        uint64_t iterations = (uint64_t)llround(w.iters_per_us * asked_us[i]);
+        uint64_t iterations = (uint64_t)llround(w->iters_per_us * asked_us[i]);
         uint64_t asked_ns = (uint64_t)asked_us[i] * 1000u;
-        uint64_t fastest_wall = UINT64_MAX, fastest_cpu = UINT64_MAX;
+        uint64_t fastest_wall = UINT64_MAX, least_cpu = UINT64_MAX;
         for (int run = 0; run < 3; run++) {
             uint64_t wall0 = clock_ns(CLOCK_MONOTONIC), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
             workload_spin(iterations);
             uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, wall = clock_ns(CLOCK_MONOTONIC) - wall0;
-            EXPECT(cpu >= asked_ns * 8 / 10, "%u us of work took %.1f us of CPU (< 80 %%)", asked_us[i], cpu / 1e3);
             fastest_wall = wall < fastest_wall ? wall : fastest_wall;
-            fastest_cpu = cpu < fastest_cpu ? cpu : fastest_cpu;
+            least_cpu = cpu < least_cpu ? cpu : least_cpu;
         }
-        EXPECT(fastest_wall <= 5 * asked_ns + 20000000u, "%u us of work: the fastest of 3 runs took %.1f us",
-               asked_us[i], fastest_wall / 1e3);
-        printf("work %6u us: fastest %.1f us wall, %.1f us CPU\n", asked_us[i], fastest_wall / 1e3, fastest_cpu / 1e3);
+        met &= least_cpu >= asked_ns * 8 / 10;
+        EXPECT(least_cpu <= 3 * asked_ns + 2000000u, "%u us of work: the quickest of 3 runs took %.1f us of CPU",
+               asked_us[i], least_cpu / 1e3);
+        printf("work %6u us at %.3f iterations/us: fastest %.1f us wall, least %.1f us CPU\n", asked_us[i],
+               w->iters_per_us, fastest_wall / 1e3, least_cpu / 1e3);
     }
+    return met;
+}
+
+static void test_work_takes_the_asked_time(void)
+{
+    /* A calibration that other processes disturbed in every one of its tries
+     * underestimates the rate, and the work falls short: calibrate anew, up to
+     * 3 times. A loop that does not do what it was calibrated for fails all 3. */
+    bool met = false;
+    for (int attempt = 0; attempt < 3 && !met; attempt++) {
+        struct workload w;
+        workload_init(&w, 1000, 0, BLOCK_FIXED, WORKLOAD_DEFAULT_SEED);
+        EXPECT(w.iters_per_us > 1.0, "calibration: %.3f iterations per microsecond", w.iters_per_us);
+        EXPECT(w.work_iterations == (uint64_t)llround(w.iters_per_us * 1000), "1000 us: %llu iterations at %.3f per us",
+               (unsigned long long)w.work_iterations, w.iters_per_us);
+        EXPECT(workload_active(&w), "work alone is a workload");
+        met = work_meets_lower_bounds(&w);
+    }
+    EXPECT(met, "in 3 calibrations, some work took less than 80 %% of the asked time in CPU time");
 }
 
 static void test_serve_spends_work_then_wait(void)
@@ -63,7 +81,7 @@ static void test_serve_spends_work_then_wait(void)
                    cases[i].block_us, took / 1e3);
             fastest = took < fastest ? took : fastest;
         }
-        EXPECT(fastest <= 5 * asked_ns + 20000000u, "work %u us + wait %u us: the fastest of 3 took %.1f us",
+        EXPECT(fastest <= 10 * asked_ns + 50000000u, "work %u us + wait %u us: the fastest of 3 took %.1f us",
                cases[i].work_us, cases[i].block_us, fastest / 1e3);
     }
     struct workload none;
