@@ -39,7 +39,7 @@ int main(int argc, char **argv)
     if (!conn_registry_init(&srv.registry) || !session_init(&session, &srv.base.session))
         lifecycle_fail(cli.architecture, "out of memory");
     lifecycle_watch_signals(wake, &srv);
-    lifecycle_announce_ready(srv.base.options.host, srv.base.port);
+    server_announce_ready(&srv.base);
 
     struct server_counters counters = {0};
     for (;;) {

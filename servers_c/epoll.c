@@ -41,7 +41,7 @@ int main(int argc, char **argv)
     if (loop == NULL)
         lifecycle_fail(cli.architecture, "cannot create the event loop");
     lifecycle_watch_signals(wake, loop);
-    lifecycle_announce_ready(base.options.host, base.port);
+    server_announce_ready(&base);
 
     event_loop_run(loop);
     bool failed = !lifecycle_stopping();

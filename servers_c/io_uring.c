@@ -745,7 +745,7 @@ int main(int argc, char **argv)
             "io_uring: %ld ring(s), flags %s|SUBMIT_ALL|CQSIZE (SQ %d, CQ %d), "
             "%d x %d-byte provided buffers per ring\n",
             srv.n, mode->name, RING_SQ_ENTRIES, RING_CQ_ENTRIES, BUFFER_COUNT, BUFFER_SIZE);
-    lifecycle_announce_ready(srv.base.options.host, srv.base.port);
+    server_announce_ready(&srv.base);
 
     struct server_counters counters = {0};
     for (long i = 0; i < srv.n; i++) {

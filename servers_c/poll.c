@@ -195,7 +195,7 @@ int main(int argc, char **argv)
     srv.fds[WAKE_SLOT] = (struct pollfd){.fd = srv.wake_fd, .events = POLLIN};
     srv.fds[LISTEN_SLOT] = (struct pollfd){.fd = srv.base.listen_fd, .events = POLLIN};
     lifecycle_watch_signals(wake, &srv);
-    lifecycle_announce_ready(srv.base.options.host, srv.base.port);
+    server_announce_ready(&srv.base);
 
     run(&srv);
     bool failed = !lifecycle_stopping();

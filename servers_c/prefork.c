@@ -150,7 +150,7 @@ int main(int argc, char **argv)
         lifecycle_fail(cli.architecture, "out of memory");
     start_workers(&srv); /* before any thread exists in this process */
     lifecycle_watch_signals(stop_workers, &srv);
-    lifecycle_announce_ready(srv.base.options.host, srv.base.port);
+    server_announce_ready(&srv.base);
 
     struct server_counters counters = {0};
     bool clean = collect_workers(&srv, &counters);

@@ -71,7 +71,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < r.n; i++)
         if (pthread_create(&r.threads[i], NULL, run_loop, r.loops[i]) != 0)
             lifecycle_fail(cli.architecture, "cannot start the event-loop threads");
-    lifecycle_announce_ready(r.base.options.host, r.base.port);
+    server_announce_ready(&r.base);
 
     struct server_counters counters = {0};
     long next = 0;

@@ -73,7 +73,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < srv.n; i++)
         if (pthread_create(&srv.threads[i], NULL, run_loop, srv.loops[i]) != 0)
             lifecycle_fail(cli.architecture, "cannot start the event-loop threads");
-    lifecycle_announce_ready(srv.base.options.host, srv.base.port);
+    server_announce_ready(&srv.base);
 
     for (long i = 0; i < srv.n; i++)
         pthread_join(srv.threads[i], NULL);

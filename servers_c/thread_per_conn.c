@@ -133,7 +133,7 @@ int main(int argc, char **argv)
     pthread_attr_setdetachstate(&srv.thread_attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&srv.thread_attr, CONN_THREAD_STACK_BYTES);
     lifecycle_watch_signals(wake, &srv);
-    lifecycle_announce_ready(srv.base.options.host, srv.base.port);
+    server_announce_ready(&srv.base);
 
     struct server_counters counters = {0};
     while (wait_for_thread_slot(&srv)) {

@@ -458,7 +458,7 @@ int main(int argc, char **argv)
         if (pthread_create(&srv.workers[i], NULL, worker, &args[i]) != 0)
             lifecycle_fail(cli.architecture, "cannot start worker threads");
     }
-    lifecycle_announce_ready(srv.base.options.host, srv.base.port);
+    server_announce_ready(&srv.base);
 
     struct server_counters counters = {0};
     if (dispatch_mode == DISPATCH_REQUEST)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from archbench.measure.server_protocol import (
+    READY_LINE,
     ReadyLine,
     ShutdownLineError,
     exact_shutdown_stats,
@@ -23,7 +24,37 @@ def test_a_ready_line_round_trips() -> None:
     assert parse_ready_line(b"listening on [::1]:9\n") == ReadyLine("[::1]", 9)
 
 
-@pytest.mark.parametrize("line", ["", "listening on 127.0.0.1", "error: port in use", "listening on h:80 extra"])
+def test_a_ready_line_carries_key_value_fields() -> None:
+    line = "listening on 127.0.0.1:41234 work_iters_per_us=619.249 work_iterations=12385"
+    ready = parse_ready_line(line + "\n")
+    assert ready is not None and (ready.host, ready.port) == ("127.0.0.1", 41234)
+    assert ready.fields == {"work_iters_per_us": "619.249", "work_iterations": "12385"}
+    assert ready.float_field("work_iters_per_us") == 619.249
+    assert ready.float_field("work_iterations") == 12385.0
+    assert ready.float_field("missing") is None
+    assert format_ready_line("127.0.0.1", 41234, {"work_iters_per_us": 619.249, "work_iterations": 12385}) == line
+    # what the runner records is the whole line, fields included
+    match = READY_LINE.fullmatch(line)
+    assert match is not None and match.group(0) == line and match.group("port") == "41234"
+    assert parse_ready_line("listening on 127.0.0.1:1 note=a=b").fields == {"note": "a=b"}
+    assert parse_ready_line("listening on 127.0.0.1:1 x=1").float_field("x") == 1.0
+    assert parse_ready_line("listening on 127.0.0.1:1 x=fast").float_field("x") is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "",
+        "listening on 127.0.0.1",
+        "error: port in use",
+        "listening on h:80 extra",
+        "listening on h:80 work_iters_per_us=",
+        "listening on h:80 =5",
+        "listening on h:80 Key=5",
+        "listening on h:80  a=1",
+        "listening on h:80 a=1 trailing",
+    ],
+)
 def test_other_lines_are_not_ready_lines(line: str) -> None:
     assert parse_ready_line(line) is None
 

@@ -1,7 +1,8 @@
 """The line protocol every measured server speaks, in one place.
 
-A server prints one ready line, `listening on HOST:PORT`, once it accepts connections, and after
-SIGTERM one JSON object of counters (its shutdown line). A server that exits with status 3 at start-up
+A server prints one ready line, `listening on HOST:PORT`, once it accepts connections, optionally followed on
+the same line by ` key=value` fields (the C servers add their work loop's calibration there with `--work-us`:
+`work_iters_per_us=X work_iterations=N`), and after SIGTERM one JSON object of counters (its shutdown line). A server that exits with status 3 at start-up
 says that this kernel lacks a feature it needs (e.g. io_uring). The sanitizer builds halt on the first
 report, which starts with one of the markers recognised here.
 
@@ -14,10 +15,13 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import IO, Any
 
-READY_LINE = re.compile(r"listening on (?P<host>\S+):(?P<port>\d+)")
+# The fields after the address: ` key=value` each, keys lower-case words, values without spaces.
+_READY_FIELD = r"[a-z][a-z0-9_]*=\S+"
+READY_LINE = re.compile(rf"listening on (?P<host>\S+):(?P<port>\d+)(?P<fields>(?: {_READY_FIELD})*)")
 READY_PREFIX = "listening on "
 # Reserved by the servers for "this kernel lacks a feature I need".
 EXIT_UNSUPPORTED = 3
@@ -33,17 +37,34 @@ _SANITIZER_MARKERS = re.compile(
 class ReadyLine:
     host: str
     port: int
+    # The key=value fields after the address, in order (values as printed).
+    fields: dict[str, str] = field(default_factory=dict, hash=False)
+
+    def float_field(self, key: str) -> float | None:
+        """A numeric field (e.g. `work_iters_per_us`), or None if the line lacks it or it is not a number."""
+        try:
+            return float(self.fields[key])
+        except (KeyError, ValueError):
+            return None
 
 
-def format_ready_line(host: str, port: int) -> str:
-    return f"{READY_PREFIX}{host}:{port}"
+def format_ready_line(host: str, port: int, fields: Mapping[str, object] | None = None) -> str:
+    extra = "".join(f" {key}={value}" for key, value in (fields or {}).items())
+    return f"{READY_PREFIX}{host}:{port}{extra}"
+
+
+def ready_fields(match: re.Match[str]) -> dict[str, str]:
+    """The key=value fields of a READY_LINE match."""
+    return dict(item.split("=", 1) for item in match.group("fields").split())
 
 
 def parse_ready_line(line: str | bytes) -> ReadyLine | None:
-    """The address a ready line announces, or None if `line` is not one."""
+    """The address (and fields) a ready line announces, or None if `line` is not one."""
     text = line.decode(errors="replace") if isinstance(line, bytes) else line
     match = READY_LINE.fullmatch(text.strip())
-    return None if match is None else ReadyLine(match.group("host"), int(match.group("port")))
+    if match is None:
+        return None
+    return ReadyLine(match.group("host"), int(match.group("port")), ready_fields(match))
 
 
 def read_first_line(stdout: IO[bytes], timeout_s: float) -> str:

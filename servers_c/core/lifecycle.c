@@ -68,9 +68,9 @@ void lifecycle_finish(void)
     watcher_started = false;
 }
 
-void lifecycle_announce_ready(const char *host, int port)
+void lifecycle_announce_ready(const char *host, int port, const char *fields)
 {
-    printf("listening on %s:%d\n", host, port);
+    printf("listening on %s:%d%s\n", host, port, fields);
     fflush(stdout);
 }
 

@@ -31,8 +31,9 @@ void lifecycle_request_stop(void);
 /* Joins the watcher (requesting a stop first if none came). */
 void lifecycle_finish(void);
 
-/* Prints "listening on HOST:PORT" and flushes. */
-void lifecycle_announce_ready(const char *host, int port);
+/* Prints "listening on HOST:PORT", then `fields` (" key=value" pairs, or "")
+ * on the same line, and flushes. */
+void lifecycle_announce_ready(const char *host, int port, const char *fields);
 
 /* Prints the one JSON line of the shutdown contract. */
 void lifecycle_report(const char *architecture, long threads, const struct server_counters *c);

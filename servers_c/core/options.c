@@ -1,6 +1,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,10 @@ static void usage(FILE *out, const struct server_cli *cli)
     fprintf(out, "  --port N             TCP port, 0 for an ephemeral one (default 0)\n");
     fprintf(out, "  --backlog N          listen() backlog (default 4096)\n");
     fprintf(out, "  --threads N          %s (default %ld)\n", cli->threads_help, cli->threads_min);
-    fprintf(out, "  --response SPEC      test (default), hello, or file:PATH (http only)\n");
+    fprintf(out,
+            "  --response SPEC      test (default), hello, file:PATH, or bytes:N: a body of N\n"
+            "                       bytes, %d to %d (http only)\n",
+            RESPONSE_BYTES_MIN, RESPONSE_BYTES_MAX);
     fprintf(out,
             "  --proto PROTO        http (default): answer HTTP/1.x requests; echo: send every\n"
             "                       received byte back, in order\n");
@@ -28,6 +32,24 @@ static void usage(FILE *out, const struct server_cli *cli)
             "                       keep-alive between requests, a stalled body, a client not\n"
             "                       reading; echo: any connection; 0 = off (default %d)\n",
             DEFAULT_IDLE_TIMEOUT_S);
+    fprintf(out,
+            "  --work-us N          http: N microseconds of CPU per request on the thread that\n"
+            "                       answers it, before its response is queued (a loop\n"
+            "                       calibrated at start-up: see the ready line); 0 = off\n"
+            "                       (default), at most %d\n",
+            WORKLOAD_MAX_US);
+    fprintf(out,
+            "  --block-us N         http: a blocking wait (a sleep) of N microseconds per\n"
+            "                       request on that thread, after the work; 0 = off\n"
+            "                       (default), at most %d\n",
+            WORKLOAD_MAX_US);
+    fprintf(out,
+            "  --block-dist DIST    fixed (default): every wait is N; exp: each wait is drawn\n"
+            "                       from an exponential distribution with mean N\n");
+    fprintf(out,
+            "  --seed S             seed of the exponential waits' per-thread streams\n"
+            "                       (default %d)\n",
+            WORKLOAD_DEFAULT_SEED);
     for (size_t i = 0; i < cli->extra_count; i++) {
         const struct flag_spec *f = &cli->extra[i];
         fprintf(out, "  %-20s %s", f->name, f->help);
@@ -40,8 +62,9 @@ static void usage(FILE *out, const struct server_cli *cli)
         fprintf(out, "\n");
     }
     fprintf(out,
-            "\nPrints 'listening on HOST:PORT' when ready; SIGTERM or SIGINT stops it and\n"
-            "prints one JSON line of counters.\n");
+            "\nPrints 'listening on HOST:PORT' when ready (with --work-us, followed by\n"
+            "' work_iters_per_us=X work_iterations=N': the calibration); SIGTERM or SIGINT\n"
+            "stops it and prints one JSON line of counters.\n");
 }
 
 static _Noreturn void bad_usage(const struct server_cli *cli, const char *fmt, const char *a, const char *b)
@@ -72,7 +95,11 @@ static int parse_choice(const struct server_cli *cli, const char *name, const ch
     for (int i = 0; choices[i] != NULL; i++)
         if (strcmp(choices[i], value) == 0)
             return i;
-    bad_usage(cli, "%s: unknown value '%s'", name, value);
+    fprintf(stderr, "%s: %s: unknown value '%s', expected one of", cli->architecture, name, value);
+    for (int i = 0; choices[i] != NULL; i++)
+        fprintf(stderr, "%s%s", i == 0 ? " " : "|", choices[i]);
+    fprintf(stderr, "\n(run with --help for usage)\n");
+    exit(2);
 }
 
 /* Splits "--name=value" or takes the next argument as the value. */
@@ -93,10 +120,40 @@ static bool matches(const char *arg, const char *name, size_t *len)
     return strncmp(arg, name, *len) == 0 && (arg[*len] == '\0' || arg[*len] == '=');
 }
 
+/* Refuses what cannot mean anything: a malformed --response (a file that cannot
+ * be read is found later, at start-up), or an HTTP workload under echo. */
+static void check_combinations(const struct server_cli *cli, const struct common_options *o)
+{
+    char err[256];
+    if (!responses_spec_valid(o->response, err, sizeof err))
+        bad_usage(cli, "%s%s", err, "");
+    if (o->proto != SESSION_ECHO)
+        return;
+    const char *flag = o->work_us > 0            ? "--work-us"
+        : o->block_us > 0                        ? "--block-us"
+        : o->block_dist != BLOCK_FIXED           ? "--block-dist"
+        : strncmp(o->response, "bytes:", 6) == 0 ? "--response bytes:N"
+                                                 : NULL;
+    if (flag != NULL)
+        bad_usage(cli, "%s applies to HTTP requests only: not with --proto echo%s", flag, "");
+}
+
 void options_parse(int argc, char **argv, const struct server_cli *cli, struct common_options *out)
 {
     *out = (struct common_options){
-        "127.0.0.1", 0, 4096, cli->threads_min, "test", SESSION_HTTP, DEFAULT_HEADER_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S};
+        .host = "127.0.0.1",
+        .port = 0,
+        .backlog = 4096,
+        .threads = cli->threads_min,
+        .response = "test",
+        .proto = SESSION_HTTP,
+        .header_timeout_s = DEFAULT_HEADER_TIMEOUT_S,
+        .idle_timeout_s = DEFAULT_IDLE_TIMEOUT_S,
+        .work_us = 0,
+        .block_us = 0,
+        .block_dist = BLOCK_FIXED,
+        .seed = WORKLOAD_DEFAULT_SEED,
+    };
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         size_t len;
@@ -120,6 +177,17 @@ void options_parse(int argc, char **argv, const struct server_cli *cli, struct c
         } else if (matches(arg, "--idle-timeout", &len)) {
             out->idle_timeout_s = parse_long(cli, "--idle-timeout",
                                              flag_value(argc, argv, &i, "--idle-timeout", len, cli), 0, MAX_TIMEOUT_S);
+        } else if (matches(arg, "--work-us", &len)) {
+            out->work_us =
+                parse_long(cli, "--work-us", flag_value(argc, argv, &i, "--work-us", len, cli), 0, WORKLOAD_MAX_US);
+        } else if (matches(arg, "--block-us", &len)) {
+            out->block_us =
+                parse_long(cli, "--block-us", flag_value(argc, argv, &i, "--block-us", len, cli), 0, WORKLOAD_MAX_US);
+        } else if (matches(arg, "--block-dist", &len)) {
+            out->block_dist = parse_choice(cli, "--block-dist", block_dist_names,
+                                           flag_value(argc, argv, &i, "--block-dist", len, cli));
+        } else if (matches(arg, "--seed", &len)) {
+            out->seed = parse_long(cli, "--seed", flag_value(argc, argv, &i, "--seed", len, cli), 0, LONG_MAX);
         } else if (matches(arg, "--proto", &len)) {
             out->proto = (enum session_proto)parse_choice(cli, "--proto", session_proto_names,
                                                           flag_value(argc, argv, &i, "--proto", len, cli));
@@ -137,4 +205,5 @@ void options_parse(int argc, char **argv, const struct server_cli *cli, struct c
                 *(int *)found->target = parse_choice(cli, found->name, found->choices, value);
         }
     }
+    check_combinations(cli, out);
 }

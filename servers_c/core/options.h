@@ -35,6 +35,10 @@ struct common_options {
     enum session_proto proto;
     long header_timeout_s; /* 0: off */
     long idle_timeout_s;   /* 0: off */
+    long work_us;          /* per request; 0: off (workload.h) */
+    long block_us;         /* per request; 0: off */
+    int block_dist;        /* enum block_dist */
+    long seed;             /* of the exponential waits */
 };
 
 #define DEFAULT_HEADER_TIMEOUT_S 10
@@ -42,7 +46,9 @@ struct common_options {
 #define MAX_TIMEOUT_S 86400
 
 /* Parses argv; prints usage and exits 0 on --help, prints a message naming the
- * offending flag and exits 2 on bad input. */
+ * offending flag and exits 2 on bad input: a bad value, or a flag that changes
+ * what an HTTP response costs or holds (--work-us, --block-us, --block-dist exp,
+ * --response bytes:N) together with --proto echo. */
 void options_parse(int argc, char **argv, const struct server_cli *cli, struct common_options *out);
 
 #endif

@@ -91,24 +91,75 @@ struct error_spec {
     struct prebuilt *slot;
 };
 
+/* N of "bytes:N", or 0 if it is not a decimal number within the bounds. */
+static size_t parse_body_bytes(const char *digits)
+{
+    size_t n = 0;
+    if (*digits == '\0')
+        return 0;
+    for (const char *p = digits; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9' || n > RESPONSE_BYTES_MAX)
+            return 0;
+        n = n * 10 + (size_t)(*p - '0');
+    }
+    return n >= RESPONSE_BYTES_MIN && n <= RESPONSE_BYTES_MAX ? n : 0;
+}
+
+bool responses_spec_valid(const char *spec, char *err, size_t err_len)
+{
+    if (strcmp(spec, "test") == 0 || strcmp(spec, "hello") == 0 || (strncmp(spec, "file:", 5) == 0 && spec[5] != '\0'))
+        return true;
+    if (strncmp(spec, "bytes:", 6) == 0) {
+        if (parse_body_bytes(spec + 6) > 0)
+            return true;
+        snprintf(err, err_len, "--response bytes:N expects N, the body's size, an integer in [%d, %d], got '%s'",
+                 RESPONSE_BYTES_MIN, RESPONSE_BYTES_MAX, spec + 6);
+        return false;
+    }
+    snprintf(err, err_len, "--response: expected test, hello, file:PATH or bytes:N, got '%s'", spec);
+    return false;
+}
+
+void responses_fill_pattern(char *dst, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    char line[16];
+    line[15] = '\n';
+    for (size_t offset = 0; offset < len; offset += 16) {
+        size_t value = offset;
+        for (int digit = 14; digit >= 0; digit--, value >>= 4)
+            line[digit] = hex[value & 15];
+        size_t n = len - offset < 16 ? len - offset : 16;
+        memcpy(dst + offset, line, n);
+    }
+}
+
 bool responses_build(struct responses *r, const char *spec, char *err, size_t err_len)
 {
     memset(r, 0, sizeof *r);
+    if (!responses_spec_valid(spec, err, err_len))
+        return false;
     struct body body = {0};
-    char *file_bytes = NULL;
+    char *body_bytes = NULL; /* a body read or generated here, freed once copied into the responses */
     if (strcmp(spec, "test") == 0) {
         body = (struct body){"text/html", "test", 4};
     } else if (strcmp(spec, "hello") == 0) {
         body = (struct body){"text/plain", "Hello World!", 12};
-    } else if (strncmp(spec, "file:", 5) == 0 && spec[5] != '\0') {
-        size_t len = 0;
-        file_bytes = read_whole_file(spec + 5, &len, err, err_len);
-        if (file_bytes == NULL)
+    } else if (strncmp(spec, "bytes:", 6) == 0) {
+        size_t len = parse_body_bytes(spec + 6);
+        body_bytes = malloc(len);
+        if (body_bytes == NULL) {
+            snprintf(err, err_len, "out of memory building responses");
             return false;
-        body = (struct body){content_type_for(spec + 5), file_bytes, len};
+        }
+        responses_fill_pattern(body_bytes, len);
+        body = (struct body){"text/plain", body_bytes, len};
     } else {
-        snprintf(err, err_len, "--response: expected test, hello or file:PATH, got '%s'", spec);
-        return false;
+        size_t len = 0;
+        body_bytes = read_whole_file(spec + 5, &len, err, err_len);
+        if (body_bytes == NULL)
+            return false;
+        body = (struct body){content_type_for(spec + 5), body_bytes, len};
     }
 
     struct error_spec errors[] = {
@@ -133,7 +184,7 @@ bool responses_build(struct responses *r, const char *spec, char *err, size_t er
     r->storage = malloc(total);
     if (r->storage == NULL) {
         snprintf(err, err_len, "out of memory building responses");
-        free(file_bytes);
+        free(body_bytes);
         return false;
     }
     char *cursor = r->storage;
@@ -150,7 +201,7 @@ bool responses_build(struct responses *r, const char *spec, char *err, size_t er
         *errors[i].slot = (struct prebuilt){cursor, len};
         cursor += len + 1;
     }
-    free(file_bytes);
+    free(body_bytes);
     return true;
 }
 

@@ -22,9 +22,24 @@ struct responses {
     char *storage;                         /* owns every byte above */
 };
 
-/* Builds the responses for a --response value: "test", "hello" or "file:PATH".
- * On failure returns false and writes a message naming the problem to err. */
+/* --response bytes:N: a body of N bytes, within these bounds. */
+#define RESPONSE_BYTES_MIN 4
+#define RESPONSE_BYTES_MAX (1024 * 1024)
+
+/* Whether a --response value is well formed: "test", "hello", "file:PATH" (not
+ * read here) or "bytes:N" with N within the bounds. On failure returns false
+ * and writes a message naming --response to err. */
+bool responses_spec_valid(const char *spec, char *err, size_t err_len);
+
+/* Builds the responses for a --response value. bytes:N's body is N bytes of
+ * 16-byte lines, each its own offset in 15 hex digits and a newline
+ * ("000000000000000\n000000000000010\n..."; the last one cut at N), so that a
+ * byte lost, repeated or moved shows. On failure returns false and writes a
+ * message naming the problem to err. */
 bool responses_build(struct responses *r, const char *spec, char *err, size_t err_len);
+
+/* Writes bytes:N's body (len bytes) into dst. */
+void responses_fill_pattern(char *dst, size_t len);
 
 /* The error response for a status the parser produced (400 for unknown ones). */
 const struct prebuilt *responses_for_error(const struct responses *r, int status);

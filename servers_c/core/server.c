@@ -19,7 +19,15 @@ void server_start(struct server_base *base, const struct server_cli *cli, int ar
         .header_ms = base->options.proto == SESSION_HTTP ? (uint32_t)base->options.header_timeout_s * 1000u : 0,
         .idle_ms = (uint32_t)base->options.idle_timeout_s * 1000u,
     };
-    base->session = (struct session_config){base->options.proto, &base->responses, timeouts};
+    const struct common_options *o = &base->options;
+    workload_init(&base->workload, (uint32_t)o->work_us, (uint32_t)o->block_us, (enum block_dist)o->block_dist,
+                  (uint64_t)o->seed);
+    base->session = (struct session_config){
+        .proto = o->proto,
+        .responses = &base->responses,
+        .timeouts = timeouts,
+        .workload = workload_active(&base->workload) ? &base->workload : NULL,
+    };
     if (how.listener_per_thread)
         return;
     struct listen_request req = {
@@ -32,6 +40,13 @@ void server_start(struct server_base *base, const struct server_cli *cli, int ar
     base->listen_fd = listener_open(&req, &base->port, err, sizeof err);
     if (base->listen_fd < 0)
         lifecycle_fail(cli->architecture, err);
+}
+
+void server_announce_ready(const struct server_base *base)
+{
+    char fields[128];
+    workload_ready_fields(&base->workload, fields, sizeof fields);
+    lifecycle_announce_ready(base->options.host, base->port, fields);
 }
 
 void server_finish(struct server_base *base, const struct server_counters *counters)

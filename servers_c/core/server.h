@@ -9,12 +9,14 @@
 #include "options.h"
 #include "responses.h"
 #include "session.h"
+#include "workload.h"
 
 struct server_base {
     const struct server_cli *cli;
     struct common_options options;
     struct responses responses;
-    struct session_config session; /* --proto, and the responses for http */
+    struct workload workload;      /* --work-us, --block-us, --block-dist, --seed */
+    struct session_config session; /* --proto, and the responses and workload for http */
     int listen_fd;
     int port;
 };
@@ -28,9 +30,9 @@ struct server_start_options {
     bool listener_per_thread;
 };
 
-/* Parses the command line, builds the responses and opens the listener (see
- * server_start_options); exits with a message on any failure. Signals are
- * blocked from here on. */
+/* Parses the command line, builds the responses, calibrates the work loop (with
+ * --work-us) and opens the listener (see server_start_options); exits with a
+ * message on any failure. Signals are blocked from here on. */
 void server_start(struct server_base *base, const struct server_cli *cli, int argc, char **argv,
                   struct server_start_options how);
 
@@ -49,6 +51,10 @@ void server_accept_pending(int listen_fd, int max, void (*take)(void *ctx, int f
 /* One SO_REUSEPORT listener per event loop, all on one port: the first picks the
  * port (0: ephemeral, written to base->port) and the others join it. */
 void server_open_reuseport_listeners(struct server_base *base, long count, enum socket_mode mode, int *listeners);
+
+/* Prints the ready line: the address, and the work loop's calibration when
+ * there is work (workload_ready_fields). */
+void server_announce_ready(const struct server_base *base);
 
 /* Prints the shutdown line and releases what server_start acquired. */
 void server_finish(struct server_base *base, const struct server_counters *counters);

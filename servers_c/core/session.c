@@ -11,6 +11,7 @@ bool session_init(struct session *s, const struct session_config *config)
     s->proto = config->proto;
     s->responses = config->responses;
     s->timeouts = config->timeouts;
+    s->workload = config->workload;
     s->in = malloc(SESSION_INPUT_BYTES);
     return s->in != NULL;
 }
@@ -27,11 +28,13 @@ void session_reset(struct session *s)
     enum session_proto proto = s->proto;
     const struct responses *responses = s->responses;
     struct session_timeouts timeouts = s->timeouts;
+    const struct workload *workload = s->workload;
     memset(s, 0, sizeof *s);
     s->in = in;
     s->proto = proto;
     s->responses = responses;
     s->timeouts = timeouts;
+    s->workload = workload;
 }
 
 char *session_input_space(struct session *s, size_t *space)
@@ -111,6 +114,8 @@ static bool http_process(struct session *s)
             progressed = true;
             break;
         }
+        if (s->workload != NULL)
+            workload_serve(s->workload);
         queue_response(s, &s->responses->ok[req.keep_alive][req.is_head]);
         s->counters.requests_served++;
         s->in_start += req.head_bytes;

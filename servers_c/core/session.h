@@ -7,7 +7,10 @@
  *
  *   http  The session parses every complete request in its input (a request
  *         may arrive split over any number of reads, several may arrive in
- *         one), queues one pre-built response per request in order, and exposes
+ *         one), spends the request's work and wait if the server has any
+ *         (workload.h), queues one pre-built response per request in order
+ *         (an iovec into the one shared copy: a partial send only moves the
+ *         iovec's start, however large the response), and exposes
  *         the queue as an iovec array so a batch of pipelined responses leaves in
  *         one writev/sendmsg. When the queue is full it stops parsing
  *         (backpressure) until output has been sent.
@@ -32,6 +35,7 @@
 
 #include "http_parser.h"
 #include "responses.h"
+#include "workload.h"
 
 /* Larger than HTTP_MAX_HEAD_BYTES, so an over-long head is always seen whole
  * enough to 431; in echo mode, the most bytes one echo sends back. */
@@ -66,6 +70,7 @@ struct session_config {
     enum session_proto proto;
     const struct responses *responses; /* http: the pre-built answers */
     struct session_timeouts timeouts;  /* zero: no timeouts */
+    const struct workload *workload;   /* http: per-request work and wait; NULL: none */
 };
 
 struct session_counters {
@@ -83,6 +88,7 @@ struct session {
     enum session_proto proto;
     const struct responses *responses;
     struct session_timeouts timeouts;
+    const struct workload *workload;
     char *in;
     size_t in_len;   /* bytes held in `in` */
     size_t in_start; /* first byte not yet consumed (http) or queued for echo */

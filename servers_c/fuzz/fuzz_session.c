@@ -259,7 +259,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t seed = (uint32_t)data[1] | (uint32_t)data[2] << 8 | (uint32_t)data[3] << 16 | (uint32_t)data[4] << 24;
     const char *in = (const char *)data + 5;
     size_t len = size - 5;
-    struct session_config cfg = {echo ? SESSION_ECHO : SESSION_HTTP, &responses, {2000, 5000}};
+    struct session_config cfg = {echo ? SESSION_ECHO : SESSION_HTTP, &responses, {2000, 5000}, NULL};
 
     struct run whole, chunked;
     drive(&cfg, in, len, end_input, seed, false, &whole);

@@ -26,8 +26,8 @@ static const struct server_cli cli = {
     .architecture = "pong",
     .summary = "An upper bound, not an HTTP server: N edge-triggered epoll loops (SO_REUSEPORT)\n"
                "answer each \"\\r\\n\\r\\n\"-terminated request with the same keep-alive response,\n"
-               "without parsing it. HTTP only (no --proto echo); --header-timeout and\n"
-               "--idle-timeout are accepted and not enforced.",
+               "without parsing it. HTTP only (no --proto echo), no --work-us or --block-us;\n"
+               "--header-timeout and --idle-timeout are accepted and not enforced.",
     .threads_help = "event-loop threads N, each accepting its own connections",
     .threads_min = 1,
     .threads_max = 1024,
@@ -57,14 +57,18 @@ static void wake(void *arg)
         pong_loop_stop(srv->loops[i]);
 }
 
-static void refuse_echo(const struct common_options *options)
+/* What pong cannot honour: echo, and any cost per request (it bounds what
+ * answering could do if it cost nothing). */
+static void refuse_unserved(const struct common_options *options)
 {
-    if (options->proto == SESSION_HTTP)
+    const char *why = options->proto != SESSION_HTTP ? "--proto echo is not served: pong only counts HTTP request "
+                                                       "terminators"
+        : options->work_us > 0  ? "--work-us is not served: pong answers without any work per request"
+        : options->block_us > 0 ? "--block-us is not served: pong answers without any wait per request"
+                                : NULL;
+    if (why == NULL)
         return;
-    fprintf(stderr,
-            "%s: --proto echo is not served: pong only counts HTTP request terminators\n"
-            "(run with --help for usage)\n",
-            cli.architecture);
+    fprintf(stderr, "%s: %s\n(run with --help for usage)\n", cli.architecture, why);
     exit(2);
 }
 
@@ -72,7 +76,7 @@ int main(int argc, char **argv)
 {
     struct pong_server srv;
     server_start(&srv.base, &cli, argc, argv, (struct server_start_options){.listener_per_thread = true});
-    refuse_echo(&srv.base.options);
+    refuse_unserved(&srv.base.options);
     const struct prebuilt *response = &srv.base.responses.ok[1][0]; /* keep-alive, not HEAD */
     if (!pong_block_build(&srv.block, response->bytes, response->len))
         lifecycle_fail(cli.architecture, "out of memory");
@@ -90,7 +94,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < srv.n; i++)
         if (pthread_create(&srv.threads[i], NULL, run_loop, srv.loops[i]) != 0)
             lifecycle_fail(cli.architecture, "cannot start the event-loop threads");
-    lifecycle_announce_ready(srv.base.options.host, srv.base.port);
+    server_announce_ready(&srv.base);
 
     for (long i = 0; i < srv.n; i++)
         pthread_join(srv.threads[i], NULL);

@@ -11,7 +11,7 @@ conformance.py runs here too unless it is exempted there.
 Its own cases: a terminator split across writes at every point, no answer
 before the terminator, unparsed input answered (proof that it does not
 parse), a thousand connections at once, SIGTERM with connections open, and
---proto echo refused. Standard library only, like the other suites.
+--proto echo, --work-us and --block-us refused. Standard library only, like the other suites.
 """
 
 from __future__ import annotations
@@ -148,10 +148,21 @@ def sigterm_with_connections_open(binary: str, args: list[str]) -> Result:
     return (name, "PASS" if not problems else "FAIL: " + "; ".join(problems))
 
 
-def echo_refused(binary: str, args: list[str]) -> Result:
-    done = subprocess.run([binary, *args, "--proto", "echo"], capture_output=True, text=True, timeout=10)
-    ok = done.returncode == 2 and "--proto echo" in done.stderr
-    return ("echo_refused", "PASS" if ok else f"FAIL: exit {done.returncode}, stderr {done.stderr!r}")
+# What pong does not serve, and the flag its refusal must name: echo, and any cost per request.
+UNSERVED = {
+    "echo_refused": (["--proto", "echo"], "--proto echo"),
+    "work_refused": (["--work-us", "10"], "--work-us"),
+    "block_refused": (["--block-us", "10"], "--block-us"),
+}
+
+
+def unserved_refused(binary: str, args: list[str]) -> list[Result]:
+    results = []
+    for name, (flags, named) in UNSERVED.items():
+        done = subprocess.run([binary, *args, *flags], capture_output=True, text=True, timeout=10)
+        ok = done.returncode == 2 and named in done.stderr
+        results.append((name, "PASS" if ok else f"FAIL: exit {done.returncode}, stderr {done.stderr!r}"))
+    return results
 
 
 def main() -> int:
@@ -167,7 +178,7 @@ def main() -> int:
     results += run_against_server(server, lambda: run_cases(suite, opts.cases), suite.shutdown_problems)
     results += check_response_variants(opts.binary, server_args)
     results.append(sigterm_with_connections_open(opts.binary, server_args))
-    results.append(echo_refused(opts.binary, server_args))
+    results += unserved_refused(opts.binary, server_args)
     exempt = ", ".join(EXEMPT_CASES)
     print(f"EXEMPT (pong parses nothing): {exempt}")
     return print_results(results, f"{os.path.basename(opts.binary)} {' '.join(server_args)}")

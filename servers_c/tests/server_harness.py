@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from archbench.measure.server_protocol import (
     EXIT_UNSUPPORTED,
+    ReadyLine,
     ShutdownLineError,
     exact_shutdown_stats,
     parse_ready_line,
@@ -66,6 +67,7 @@ class Server:
     args: list[str]
     process: subprocess.Popen | None = None
     port: int = 0
+    ready: ReadyLine | None = None  # the ready line, its fields included
     # stderr goes to a file, so a long report can never block the server on a full pipe
     stderr_file: tempfile._TemporaryFileWrapper | None = None
 
@@ -90,6 +92,7 @@ class Server:
             self.process.kill()
             self.process.communicate(timeout=5)
             raise CaseFailure(f"no ready line (got {text!r}); stderr: {self.stderr_text()}")
+        self.ready = ready
         self.port = ready.port
 
     def stop(self) -> dict:

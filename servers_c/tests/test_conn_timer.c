@@ -26,7 +26,7 @@ static void feed(struct session *s, const char *bytes)
 
 static void test_wait_kinds(void)
 {
-    struct session_config http = {SESSION_HTTP, &responses, {2000, 5000}};
+    struct session_config http = {SESSION_HTTP, &responses, {2000, 5000}, NULL};
     struct session s;
     session_init(&s, &http);
     EXPECT(session_wait_kind(&s) == SESSION_WAIT_HEAD, "a new connection awaits its first head");
@@ -41,7 +41,7 @@ static void test_wait_kinds(void)
     EXPECT(session_wait_kind(&s) == SESSION_WAIT_HEAD && session_has_partial_head(&s), "next head begun");
     session_destroy(&s);
 
-    struct session_config echo = {SESSION_ECHO, &responses, {0, 5000}};
+    struct session_config echo = {SESSION_ECHO, &responses, {0, 5000}, NULL};
     session_init(&s, &echo);
     EXPECT(session_wait_kind(&s) == SESSION_WAIT_IDLE, "echo: always idle");
     feed(&s, "GET / HT");
@@ -52,7 +52,7 @@ static void test_wait_kinds(void)
 static void test_head_deadline_holds_while_trickling(void)
 {
     struct session_timeouts cfg = {2000, 5000};
-    struct session_config http = {SESSION_HTTP, &responses, cfg};
+    struct session_config http = {SESSION_HTTP, &responses, cfg, NULL};
     struct session s;
     session_init(&s, &http);
     struct timeout_state st = {0};
@@ -78,7 +78,7 @@ static void test_head_deadline_holds_while_trickling(void)
     session_destroy(&s);
 
     struct session_timeouts no_header = {0, 5000};
-    struct session_config http2 = {SESSION_HTTP, &responses, no_header};
+    struct session_config http2 = {SESSION_HTTP, &responses, no_header, NULL};
     session_init(&s, &http2);
     struct timeout_state st2 = {0};
     feed(&s, "GET /");
@@ -102,7 +102,7 @@ struct fake_conn {
 static void test_lists(void)
 {
     struct session_timeouts cfg = {1000, 10000};
-    struct session_config http = {SESSION_HTTP, &responses, cfg};
+    struct session_config http = {SESSION_HTTP, &responses, cfg, NULL};
     struct conn_timers timers;
     conn_timers_init(&timers, &cfg);
     EXPECT(conn_timers_enabled(&timers), "enabled");

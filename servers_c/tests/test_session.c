@@ -8,8 +8,8 @@
 #include "session.h"
 
 static struct responses responses;
-static struct session_config http_config = {SESSION_HTTP, &responses, {0, 0}};
-static struct session_config echo_config = {SESSION_ECHO, &responses, {0, 0}};
+static struct session_config http_config = {SESSION_HTTP, &responses, {0, 0}, NULL};
+static struct session_config echo_config = {SESSION_ECHO, &responses, {0, 0}, NULL};
 
 /* Feeds `input` in chunks of `chunk` bytes, processing after each, and returns
  * everything the session queued (sent in pieces of `send_step` bytes). */

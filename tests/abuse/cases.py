@@ -18,9 +18,10 @@ import struct
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from .context import Context, Settings
 from .server import Server, ServerError, Unsupported
 from .sockets import (
     CLOSE_RESPONSE,
@@ -38,32 +39,12 @@ from .sockets import (
     wait_eof,
 )
 from .variants import Variant
-
-
-@dataclass(frozen=True)
-class Settings:
-    header_timeout_s: int = 2
-    idle_timeout_s: int = 3
-    slowloris_connections: int = 1000
-    rss_growth_bound_kb: int = 32 * 1024  # per case, over the level after the warm-up request
-    fd_settle_s: float = 10.0  # how long closed connections may take to be released
-    served_promptly_s: float = 1.5  # "served at once" on a machine busy with other variants
-    timing_slack_s: float = 1.5  # lateness allowed for a timeout firing
-    early_slack_s: float = 0.3  # earliness allowed (idle deadlines may fire a slack early)
-
-
-@dataclass
-class Context:
-    server: Server
-    variant: Variant
-    settings: Settings
-    build_dir: Path
-    details: dict = field(default_factory=dict)
-
-    @property
-    def port(self) -> int:
-        return self.server.port
-
+from .workload_cases import (
+    WORKLOAD_EXPECTED,
+    large_response_backpressure,
+    large_response_expectation,
+    workload_abused,
+)
 
 # ---- the cases -------------------------------------------------------------------
 
@@ -561,6 +542,8 @@ CASES: tuple[Case, ...] = (
         _fixed("--proto echo: the idle timeout closes an idle connection; the header timeout does not apply"),
         own_server=True,
     ),
+    Case("large_response_backpressure", large_response_backpressure, large_response_expectation, own_server=True),
+    Case("workload_abused", workload_abused, _fixed(WORKLOAD_EXPECTED), own_server=True),
 )
 CASE_NAMES = tuple(c.name for c in CASES) + ("clean_shutdown",)
 SHUTDOWN_EXPECTED = (

@@ -63,6 +63,7 @@ class Server:
                 raise Unsupported(err.strip())
             raise ServerError(f"{' '.join(self.argv)}: no ready line (got {text!r}, exit {code}); stderr: {err}")
         self.ready_line = text
+        self.ready = ready  # its fields too (the work loop's calibration)
         self.host, self.port = ready.host, ready.port
         self.pid = self.process.pid
 
