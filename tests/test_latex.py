@@ -77,12 +77,12 @@ def test_macro_names_are_letters_only():
 
 def test_macro_set_renders_and_rejects_duplicates():
     macros = latex.MacroSet()
-    name = macros.add("best mean", "12,345", "r/s")
+    name = macros.add(r"\abBestMean", "12,345", "r/s")
     assert name == r"\abBestMean"
     with pytest.raises(ValueError, match="twice"):
-        macros.add("best mean", "1")
+        macros.add(r"\abBestMean", "1")
     with pytest.raises(ValueError, match="paragraph"):
-        macros.add("text", "a\n\nb")
+        macros.add(r"\abText", "a\n\nb")
     assert macros.render("header").splitlines() == ["% header", r"\newcommand{\abBestMean}{12,345} % r/s"]
 
 

@@ -116,7 +116,7 @@ def write(context: StudyContext) -> StudyOutput:
     source = load_campaign_or_reason(context.campaign("toy"), context.raw_root, "toy")
     trials = len(source.campaign.trials) if source.campaign else 0
     macros = MacroSet()
-    macros.add("toy trial count", format_count(trials), "trials of the toy campaign")
+    macros.add(r"\\abToyTrialCount", format_count(trials), "trials of the toy campaign")
     table = context.prose.sentence("toy/sentences", "count", trials=format_count(trials))
     return StudyOutput(macros, {"toy-table.tex": table + "\\n"}, trials)
 
@@ -183,7 +183,7 @@ def test_two_studies_defining_one_macro_is_an_error(tmp_path, monkeypatch):
         "from archbench.report.study import Study, StudyOutput\n"
         "def write(context):\n"
         "    macros = MacroSet()\n"
-        "    macros.add('campaign', 'x')\n"
+        "    macros.add(r'\\abCampaign', 'x')\n"
         "    return StudyOutput(macros)\n"
         "STUDY = Study(name='twin', title='twin', part='body', write=write)\n"
     )

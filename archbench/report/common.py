@@ -111,15 +111,17 @@ def no_campaign_macros(
     what: str,
     source: StudySource | None,
     make_target: str,
+    campaign_macros: tuple[str, str],
     missing: Sequence[str],
     empty: Sequence[str],
 ) -> None:
-    """The macros of a study section without a campaign: the campaign sentence says why, the `missing`
-    values are MISSING and the `empty` sentences empty (the section tests \\ab...HasData before using them)."""
+    """The macros of a study section without a campaign: `campaign_macros` (the campaign's name, "none", and the
+    sentence saying why there is none), the `missing` values MISSING and the `empty` sentences empty (the section
+    tests its \\ab...HasData before using them)."""
     requested = source.requested if source else None
-    macros.add(f"{what} campaign", escape(requested or "none"), f"{what} campaign (none)")
+    macros.add(campaign_macros[0], escape(requested or "none"), f"{what} campaign (none)")
     macros.add(
-        f"{what} campaign sentence",
+        campaign_macros[1],
         prose.sentence(
             COMMON_TEMPLATE,
             "no_campaign",
@@ -130,10 +132,10 @@ def no_campaign_macros(
         ),
         f"where the {what} numbers come from",
     )
-    for words in missing:
-        macros.add(words, MISSING, f"no {what} campaign")
-    for words in empty:
-        macros.add(words, "", f"no {what} campaign")
+    for name in missing:
+        macros.add(name, MISSING, f"no {what} campaign")
+    for name in empty:
+        macros.add(name, "", f"no {what} campaign")
 
 
 def absent_files(prose: Prose, what: str, names: Sequence[str]) -> dict[str, str]:

@@ -208,8 +208,10 @@ class MacroSet:
 
     macros: dict[str, Macro] = field(default_factory=dict)
 
-    def add(self, words: str | Sequence[str], value: str, comment: str = "") -> str:
-        name = macro_name(*([words] if isinstance(words, str) else words))
+    def add(self, name: str, value: str, comment: str = "") -> str:
+        """Define `name` (written out, `\\abEchoScalingFinding`, so that searching for it finds where it is made)."""
+        if not MACRO_NAME.fullmatch(name):
+            raise ValueError(f"{name!r} is not a macro name \\{MACRO_PREFIX}CamelCase")
         if name in self.macros:
             raise ValueError(f"macro {name} defined twice")
         if "\n\n" in value:
@@ -237,6 +239,7 @@ def render_macro_groups(header: str, groups: Sequence[tuple[str, MacroSet]]) -> 
     return "\n".join(lines) + "\n"
 
 
+MACRO_NAME = re.compile(r"\\" + MACRO_PREFIX + r"[A-Z][A-Za-z]*")
 MACRO_USE = re.compile(r"\\(" + MACRO_PREFIX + r"[A-Z][A-Za-z]*)")
 
 

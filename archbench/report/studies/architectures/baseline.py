@@ -86,7 +86,7 @@ def baseline_facts(meta: Mapping[str, Any], summary: pd.DataFrame) -> dict[str, 
 
 def baseline_macros(macros: MacroSet, meta: Mapping[str, Any], summary: pd.DataFrame, prose: Prose) -> None:
     facts = baseline_facts(meta, summary)
-    macros.add("bandwidth baseline gbit", facts["gbit"], "iperf3 baseline, Gbit/s received (one TCP stream)")
-    macros.add("fastest response bytes per second", facts["megabytes_per_s"], "fastest configuration's responses, MB/s")
-    macros.add("fastest baseline share", facts["share"], "fastest configuration's response bits / baseline bits")
-    macros.add("bandwidth baseline finding", prose.sentence(TEMPLATE, "finding", facts), "the baseline sentence")
+    macros.add(r"\abBandwidthBaselineGbit", facts["gbit"], "iperf3 baseline, Gbit/s received (one TCP stream)")
+    macros.add(r"\abFastestResponseBytesPerSecond", facts["megabytes_per_s"], "fastest configuration's responses, MB/s")
+    macros.add(r"\abFastestBaselineShare", facts["share"], "fastest configuration's response bits / baseline bits")
+    macros.add(r"\abBandwidthBaselineFinding", prose.sentence(TEMPLATE, "finding", facts), "the baseline sentence")

@@ -201,20 +201,24 @@ def response_bytes_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose)
     response = key_text(nginx["response"].iloc[0]) if not nginx.empty and "response" in nginx else "test"
     response = response or "test"
     ours = analysis.our_response_bytes(response)
-    macros.add("our response bytes", format_count(ours), f"length of our {response} response, computed from its format")
+    macros.add(
+        r"\abOurResponseBytes", format_count(ours), f"length of our {response} response, computed from its format"
+    )
     measured = (
         sorted({float(v) for v in nginx["response_bytes"] if not is_missing(v)})
         if not nginx.empty and "response_bytes" in nginx
         else []
     )
     macros.add(
-        "nginx response bytes",
+        r"\abNginxResponseBytes",
         format_list(measured) if measured else MISSING,
         "length of nginx's response as its trial records measure it",
     )
     difference = (max(measured) - ours) if measured and ours is not None else None
     macros.add(
-        "response byte difference", format_count(difference), "nginx's response minus ours, bytes (largest if several)"
+        r"\abResponseByteDifference",
+        format_count(difference),
+        "nginx's response minus ours, bytes (largest if several)",
     )
     facts: dict[str, Any] = {
         "response": escape(response),
@@ -240,7 +244,7 @@ def response_bytes_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose)
                     nginx_read=format_decimal(theirs_read, 1), ours_read=format_decimal(ours_read, 1), agree=agree
                 )
     macros.add(
-        "response bytes finding",
+        r"\abResponseBytesFinding",
         prose.sentence(ARCHITECTURES, "response_bytes", facts),
         "nginx's response length against ours",
     )
@@ -362,37 +366,37 @@ def architecture_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -
     comparisons = analysis.comparisons(summary)
     labels = Labeller(summary)
     macros.add(
-        "upper bound finding",
+        r"\abUpperBoundFinding",
         upper_bound_sentences(comparisons, labels, prose),
         "fastest server per pipeline depth and whose bound it is",
     )
     macros.add(
-        "upper bound summary", upper_bound_summary(comparisons, labels, prose), "the upper bounds in one sentence"
+        r"\abUpperBoundSummary", upper_bound_summary(comparisons, labels, prose), "the upper bounds in one sentence"
     )
     has_nginx = not summary.empty and (summary["architecture"] == REFERENCE_ARCHITECTURE).any()
     nginx_facts = [_nginx_facts(one, labels) for one in comparisons] if has_nginx else []
     macros.add(
-        "nginx finding",
+        r"\abNginxFinding",
         prose.sentence(ARCHITECTURES, "nginx", comparisons=nginx_facts),
         "our architectures against nginx per depth",
     )
     connections = sorted({one.connections for one in comparisons})
-    macros.add("comparison connections", format_list(connections), "wrk connections of the comparison tables")
+    macros.add(r"\abComparisonConnections", format_list(connections), "wrk connections of the comparison tables")
     response_bytes_macros(macros, summary, prose)
-    macros.add("unsupported finding", unsupported_finding(summary, prose), "unsupported trials")
+    macros.add(r"\abUnsupportedFinding", unsupported_finding(summary, prose), "unsupported trials")
     return comparisons
 
 
 def design_macros(macros: MacroSet, summary: pd.DataFrame, comparisons: list[Comparison], prose: Prose) -> None:
     """The sources' design comparisons (poll against epoll, source 001's four) and CPU per request."""
-    macros.add("poll epoll finding", poll_epoll_finding(summary, prose), "source 004: poll against epoll")
-    macros.add("source one finding", source_one_finding(comparisons, prose), "source 001's four designs")
+    macros.add(r"\abPollEpollFinding", poll_epoll_finding(summary, prose), "source 004: poll against epoll")
+    macros.add(r"\abSourceOneFinding", source_one_finding(comparisons, prose), "source 001's four designs")
     macros.add(
-        "architecture cpu finding",
+        r"\abArchitectureCpuFinding",
         architecture_cpu_finding(comparisons, prose),
         "server CPU per request by architecture",
     )
-    macros.add("nginx cpu source finding", nginx_cpu_source_finding(summary, prose), "which CPU numbers nginx's are")
+    macros.add(r"\abNginxCpuSourceFinding", nginx_cpu_source_finding(summary, prose), "which CPU numbers nginx's are")
 
 
 def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> str:

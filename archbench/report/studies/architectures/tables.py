@@ -142,16 +142,16 @@ def architecture_reference_macros(
         "threads_figure": bool(figures_present.get("architectures_threads")),
         "cpu_figure": bool(figures_present.get("architectures_cpu")),
     }
-    for words, macro, comment in (
-        ("architecture tables sentence", "architecture_tables", "cites the comparison tables (empty without one)"),
-        ("architecture figures sentence", "architecture_figures", "cites the comparison figures (may be empty)"),
+    for name, macro, comment in (
+        (r"\abArchitectureTablesSentence", "architecture_tables", "cites the comparison tables (empty without one)"),
+        (r"\abArchitectureFiguresSentence", "architecture_figures", "cites the comparison figures (may be empty)"),
         (
-            "architecture cpu figure sentence",
+            r"\abArchitectureCpuFigureSentence",
             "architecture_cpu_figure",
             "cites the CPU-per-request figure (may be empty)",
         ),
     ):
-        macros.add(words, prose.sentence(CITATIONS_TEMPLATE, macro, facts), comment)
+        macros.add(name, prose.sentence(CITATIONS_TEMPLATE, macro, facts), comment)
 
 
 def comparison_tables(summary: pd.DataFrame, prose: Prose) -> str:

@@ -96,7 +96,7 @@ class ArtifactAppendix:
         """What archbench.report.build writes: `\\abHowToCite` into `macros`, {generated file: LaTeX}."""
         prose = prose or Prose()
         macros.add(
-            "how to cite",
+            r"\abHowToCite",
             prose.sentence(TEMPLATE, "how_to_cite", citation_facts(self.citation)),
             "title page: how to cite (CITATION.cff)",
         )

@@ -42,17 +42,17 @@ def write(
     cross = CrossOs()
     source000_frames(cross, None)
     sentences = source000_sentences(cross, prose)
-    macros.add("cross os source sentence", sentences["source"], "source 000's OS comparison")
-    macros.add("cross os confounding sentence", sentences["confounding"], "what the OS effect is confounded with")
-    macros.add("cross os setup sentence", sentences["setup"], "separate client against loopback")
-    macros.add("cross os cpu share sentence", sentences["share"], "matched by threads per logical processor")
+    macros.add(r"\abCrossOsSourceSentence", sentences["source"], "source 000's OS comparison")
+    macros.add(r"\abCrossOsConfoundingSentence", sentences["confounding"], "what the OS effect is confounded with")
+    macros.add(r"\abCrossOsSetupSentence", sentences["setup"], "separate client against loopback")
+    macros.add(r"\abCrossOsCpuShareSentence", sentences["share"], "matched by threads per logical processor")
     measured_cross_host(cross, processed.trials, campaign_dir.name, raw_root, seed=seed, resamples=resamples)
     macros.add(
-        "cross host sentence", cross_host_sentence(cross, prose), "configurations measured on several OSes/hosts"
+        r"\abCrossHostSentence", cross_host_sentence(cross, prose), "configurations measured on several OSes/hosts"
     )
     reference_comparison(cross, processed.trials, campaign_dir.name, raw_root, seed=seed, resamples=resamples)
     macros.add(
-        "reference sentence",
+        r"\abReferenceSentence",
         reference_sentence(cross, campaign_dir.name, prose),
         "this campaign against the reference",
     )

@@ -328,7 +328,7 @@ def echo_macros(
     """Every \\abEcho... macro sections/echo.tex uses, defined for any campaign (or none)."""
     figures_present = dict(figures_present or {})
     macros.add(
-        "echo has data", "1" if study.available else "0", "1: the echo campaign exists (sections/echo.tex \\ifnum)"
+        r"\abEchoHasData", "1" if study.available else "0", "1: the echo campaign exists (sections/echo.tex \\ifnum)"
     )
     if not study.available:
         no_campaign_macros(
@@ -337,20 +337,21 @@ def echo_macros(
             "echo",
             study.source,
             MAKE_TARGET,
-            missing=("echo client counts", "echo message size", "echo sources", "echo duration"),
+            campaign_macros=(r"\abEchoCampaign", r"\abEchoCampaignSentence"),
+            missing=(r"\abEchoClientCounts", r"\abEchoMessageSize", r"\abEchoSources", r"\abEchoDuration"),
             empty=(
-                "echo load command",
-                "echo trials sentence",
-                "echo verify sentence",
-                "echo connect sentence",
-                "echo table sentence",
-                "echo scaling finding",
-                "echo poll epoll finding",
-                "echo source four finding",
-                "echo time series sentence",
-                "echo open files sentence",
-                "echo max conns finding",
-                "echo memory finding",
+                r"\abEchoLoadCommand",
+                r"\abEchoTrialsSentence",
+                r"\abEchoVerifySentence",
+                r"\abEchoConnectSentence",
+                r"\abEchoTableSentence",
+                r"\abEchoScalingFinding",
+                r"\abEchoPollEpollFinding",
+                r"\abEchoSourceFourFinding",
+                r"\abEchoTimeSeriesSentence",
+                r"\abEchoOpenFilesSentence",
+                r"\abEchoMaxConnsFinding",
+                r"\abEchoMemoryFinding",
             ),
         )
         return
@@ -360,19 +361,21 @@ def echo_macros(
     def sentence(name: str, facts: Mapping[str, Any]) -> str:
         return prose.sentence(TEMPLATE, name, facts)
 
-    macros.add("echo campaign", escape(study.source.name), "echo campaign name")
+    macros.add(r"\abEchoCampaign", escape(study.source.name), "echo campaign name")
     macros.add(
-        "echo campaign sentence",
+        r"\abEchoCampaignSentence",
         provenance_sentence(prose, [campaign], "section"),
         "campaign, host and dates of the echo numbers",
     )
     throughput = measured[measured["mode"] == MODE_THROUGHPUT] if not measured.empty else measured
     macros.add(
-        "echo client counts", format_list(distinct_values(throughput, "connections")), "echo_client --connections"
+        r"\abEchoClientCounts", format_list(distinct_values(throughput, "connections")), "echo_client --connections"
     )
-    macros.add("echo message size", format_list(distinct_values(measured, "message_size")), "echo_client --size, bytes")
-    macros.add("echo sources", format_list(distinct_values(measured, "sources")), "echo_client --sources")
-    macros.add("echo duration", format_list(distinct_values(throughput, "duration_s")), "echo_client --duration, s")
+    macros.add(
+        r"\abEchoMessageSize", format_list(distinct_values(measured, "message_size")), "echo_client --size, bytes"
+    )
+    macros.add(r"\abEchoSources", format_list(distinct_values(measured, "sources")), "echo_client --sources")
+    macros.add(r"\abEchoDuration", format_list(distinct_values(throughput, "duration_s")), "echo_client --duration, s")
     record = next(
         (
             r
@@ -386,44 +389,44 @@ def echo_macros(
     )
     command = load_command(record)
     macros.add(
-        "echo load command",
+        r"\abEchoLoadCommand",
         escape_command(command) if command else sentence("no_load_command", {}),
         "exact echo_client command of one trial",
     )
-    macros.add("echo trials sentence", sentence("trials", trials_facts(study)), "trials, failures and flags")
-    macros.add("echo verify sentence", sentence("verify", verify_facts(study)), "verification errors")
-    macros.add("echo connect sentence", sentence("connect", connect_facts(study)), "connect failures")
+    macros.add(r"\abEchoTrialsSentence", sentence("trials", trials_facts(study)), "trials, failures and flags")
+    macros.add(r"\abEchoVerifySentence", sentence("verify", verify_facts(study)), "verification errors")
+    macros.add(r"\abEchoConnectSentence", sentence("connect", connect_facts(study)), "connect failures")
     macros.add(
-        "echo table sentence",
+        r"\abEchoTableSentence",
         sentence("table", {"table": not study.summary.empty, "figure": bool(figures_present.get("scaling"))}),
         "cites the echo table/figure",
     )
     macros.add(
-        "echo scaling finding",
+        r"\abEchoScalingFinding",
         sentence("scaling", scaling_facts(study)),
         "throughput and RTT at the largest client count",
     )
-    macros.add("echo poll epoll finding", sentence("poll_epoll", poll_epoll_facts(study)), "poll against epoll")
+    macros.add(r"\abEchoPollEpollFinding", sentence("poll_epoll", poll_epoll_facts(study)), "poll against epoll")
     macros.add(
-        "echo source four finding",
+        r"\abEchoSourceFourFinding",
         sentence("source_004", source_004_facts(study)),
         "our median RTTs beside 004's delays",
     )
     picks = picks if picks is not None else pd.DataFrame()
     shown = bool(figures_present.get("time_series")) and not picks.empty
     macros.add(
-        "echo time series sentence",
+        r"\abEchoTimeSeriesSentence",
         sentence(
             "time_series", {"shown": shown, "clients": format_count(picks["connections"].iloc[0]) if shown else ""}
         ),
         "cites the time-series figure",
     )
     macros.add(
-        "echo open files sentence", sentence("open_files", open_files_facts(study)), "the open-file limit in force"
+        r"\abEchoOpenFilesSentence", sentence("open_files", open_files_facts(study)), "the open-file limit in force"
     )
     macros.add(
-        "echo max conns finding",
+        r"\abEchoMaxConnsFinding",
         sentence_case(sentence("max_conns", max_conns_facts(study))),
         "connection ceilings and why they stopped",
     )
-    macros.add("echo memory finding", sentence("memory", memory_facts(study)), "server memory per connection")
+    macros.add(r"\abEchoMemoryFinding", sentence("memory", memory_facts(study)), "server memory per connection")

@@ -23,7 +23,9 @@ def write(context: StudyContext) -> StudyOutput:
     summary, trials, meta = processed.summary, processed.trials, processed.campaign.meta
     records = trial_records(processed.campaign)
     macros = MacroSet()
-    macros.add("environment sentence", environment_sentence(summary, trials, records, prose), "factors and provenance")
+    macros.add(
+        r"\abEnvironmentSentence", environment_sentence(summary, trials, records, prose), "factors and provenance"
+    )
     files = {
         PROVENANCE_TABLE_FILE: provenance_table(meta, records, trials, prose),
         FACTORS_TABLE_FILE: factors_table(meta, summary, trials, records, prose),

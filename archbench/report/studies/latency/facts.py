@@ -206,24 +206,24 @@ def latency_macros(
     """Every \\abLatency... macro sections/latency.tex uses, defined for any campaign (or none)."""
     present = dict(present or {})
     criteria = study.criteria
-    macros.add("latency knee threshold", ms_text(criteria.p99_s), "first knee criterion: p99 below this, ms")
+    macros.add(r"\abLatencyKneeThreshold", ms_text(criteria.p99_s), "first knee criterion: p99 below this, ms")
     macros.add(
-        "latency knee alt threshold",
+        r"\abLatencyKneeAltThreshold",
         ms_text(criteria.p99_alt_s if criteria.p99_alt_s else criteria.p99_s),
         "second knee criterion: p99 below this, ms",
     )
     macros.add(
-        "latency achieved threshold",
+        r"\abLatencyAchievedThreshold",
         percent_text(criteria.achieved_fraction),
         "knee: achieved at least this percent of the offered rate",
     )
     macros.add(
-        "latency client bound threshold",
+        r"\abLatencyClientBoundThreshold",
         percent_text(criteria.client_bound_busy),
         "load generator CPU busy percent from which an open-loop trial is client-bound",
     )
     macros.add(
-        "latency has data",
+        r"\abLatencyHasData",
         "1" if study.available else "0",
         "1: a latency campaign exists (sections/latency.tex \\ifnum)",
     )
@@ -234,17 +234,18 @@ def latency_macros(
             "latency",
             study.sources[0] if study.sources else None,
             MAKE_TARGET,
-            missing=("latency connections", "latency fractions", "latency duration"),
+            campaign_macros=(r"\abLatencyCampaign", r"\abLatencyCampaignSentence"),
+            missing=(r"\abLatencyConnections", r"\abLatencyFractions", r"\abLatencyDuration"),
             empty=(
-                "latency tool sentence",
-                "latency command",
-                "latency saturation sentence",
-                "latency client bound sentence",
-                "latency floor sentence",
-                "latency knee finding",
-                "latency results sentence",
-                "latency source one setup",
-                "latency source one finding",
+                r"\abLatencyToolSentence",
+                r"\abLatencyCommand",
+                r"\abLatencySaturationSentence",
+                r"\abLatencyClientBoundSentence",
+                r"\abLatencyFloorSentence",
+                r"\abLatencyKneeFinding",
+                r"\abLatencyResultsSentence",
+                r"\abLatencySourceOneSetup",
+                r"\abLatencySourceOneFinding",
             ),
         )
         return
@@ -253,30 +254,30 @@ def latency_macros(
         return prose.sentence(TEMPLATE, name, facts)
 
     macros.add(
-        "latency campaign",
+        r"\abLatencyCampaign",
         and_list(prose, [tt(c.meta.get("campaign") or c.path.name) for c in study.campaigns]),
         "latency campaigns",
     )
     macros.add(
-        "latency campaign sentence",
+        r"\abLatencyCampaignSentence",
         provenance_sentence(prose, study.campaigns, "section"),
         "campaigns, host and dates of the latency numbers",
     )
     sweep_trials = study.trials[study.trials["setup"] == SETUP_SWEEP] if not study.trials.empty else study.trials
     macros.add(
-        "latency connections", format_list(distinct_values(sweep_trials, "connections")), "connections of the sweep"
+        r"\abLatencyConnections", format_list(distinct_values(sweep_trials, "connections")), "connections of the sweep"
     )
     fractions = distinct_values(sweep_trials, "rate_fraction")
     macros.add(
-        "latency fractions",
+        r"\abLatencyFractions",
         and_list(prose, [f"{f * 100:g}" for f in fractions]) + (r"\,\%" if fractions else ""),
         "offered fractions of each server's saturation",
     )
     macros.add(
-        "latency duration", format_list(distinct_values(study.trials, "duration_s")), "open-loop trial duration, s"
+        r"\abLatencyDuration", format_list(distinct_values(study.trials, "duration_s")), "open-loop trial duration, s"
     )
     macros.add(
-        "latency tool sentence", sentence("tool", tool_facts(study)), "which open-loop tool, its version and mode"
+        r"\abLatencyToolSentence", sentence("tool", tool_facts(study)), "which open-loop tool, its version and mode"
     )
     record = None
     for campaign in study.campaigns:
@@ -292,26 +293,26 @@ def latency_macros(
         )
     command = load_command(record)
     macros.add(
-        "latency command",
+        r"\abLatencyCommand",
         escape_command(command) if command else sentence("no_command", {}),
         "exact load command of one open-loop trial",
     )
     macros.add(
-        "latency saturation sentence",
+        r"\abLatencySaturationSentence",
         sentence("saturation", saturation_facts(study)),
         "where the saturation rates come from",
     )
     macros.add(
-        "latency client bound sentence",
+        r"\abLatencyClientBoundSentence",
         sentence("client_bound", client_bound_facts(study)),
         "client-bound trials, excluded",
     )
     macros.add(
-        "latency floor sentence", sentence("floor", floor_facts(study)), "the load generator's floor against 1 ms"
+        r"\abLatencyFloorSentence", sentence("floor", floor_facts(study)), "the load generator's floor against 1 ms"
     )
-    macros.add("latency knee finding", sentence("knees", knee_facts(study)), "knees per server and threshold")
+    macros.add(r"\abLatencyKneeFinding", sentence("knees", knee_facts(study)), "knees per server and threshold")
     macros.add(
-        "latency results sentence",
+        r"\abLatencyResultsSentence",
         sentence(
             "results",
             {
@@ -322,9 +323,9 @@ def latency_macros(
         ),
         "cites the latency figures and table",
     )
-    macros.add("latency source one setup", sentence("setup", setup_facts(study)), "source 001's set-up as reproduced")
+    macros.add(r"\abLatencySourceOneSetup", sentence("setup", setup_facts(study)), "source 001's set-up as reproduced")
     macros.add(
-        "latency source one finding",
+        r"\abLatencySourceOneFinding",
         sentence("source_001", source_001_facts(study)),
         "comparison with source 001's wrk2 numbers",
     )

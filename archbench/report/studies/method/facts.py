@@ -100,30 +100,30 @@ def environment_macros(
     measured = trials[~trials["warmup"].astype(bool)] if not trials.empty else trials
     warmups = trials[trials["warmup"].astype(bool)] if not trials.empty else trials
 
-    macros.add("campaign", escape(meta.get("campaign", "")), "campaign name")
-    macros.add("profile", escape(_or_missing(str(meta.get("profile") or ""))), "campaign profile")
-    macros.add("seed", escape(meta.get("seed", "unknown")), "seed of the randomised trial order")
-    macros.add("created date", escape(str(meta.get("created_at") or "unknown")[:10]), "campaign creation date (UTC)")
+    macros.add(r"\abCampaign", escape(meta.get("campaign", "")), "campaign name")
+    macros.add(r"\abProfile", escape(_or_missing(str(meta.get("profile") or ""))), "campaign profile")
+    macros.add(r"\abSeed", escape(meta.get("seed", "unknown")), "seed of the randomised trial order")
+    macros.add(r"\abCreatedDate", escape(str(meta.get("created_at") or "unknown")[:10]), "campaign creation date (UTC)")
     commit = str(provenance.get("git_commit") or "")
-    macros.add("git commit", r"\texttt{" + escape(commit[:12] or "unknown") + "}", "git commit of the measured code")
+    macros.add(r"\abGitCommit", r"\texttt{" + escape(commit[:12] or "unknown") + "}", "git commit of the measured code")
     dirty = provenance.get("git_dirty")
     macros.add(
-        "git state",
+        r"\abGitState",
         "unknown" if dirty is None else ("with uncommitted changes" if dirty else "clean"),
         "working tree state at measurement time",
     )
-    macros.add("cpu model", escape(_or_missing(_first_line(provenance.get("cpu_model")))), "CPU model")
-    macros.add("cpu count", escape(provenance.get("cpu_count", "unknown")), "logical CPUs")
+    macros.add(r"\abCpuModel", escape(_or_missing(_first_line(provenance.get("cpu_model")))), "CPU model")
+    macros.add(r"\abCpuCount", escape(provenance.get("cpu_count", "unknown")), "logical CPUs")
     memory = provenance.get("memory_bytes")
-    macros.add("memory", format_decimal(memory / 2**30, 1) + r"\,GiB" if memory else "unknown", "main memory")
-    macros.add("kernel", escape(_or_missing(str(provenance.get("kernel") or ""))), "kernel release")
-    macros.add("os", escape(_or_missing(str(provenance.get("os") or ""))), "operating system")
-    macros.add("hostname", escape(_or_missing(str(provenance.get("hostname") or ""))), "host name")
-    macros.add("compiler", escape(_or_missing(str(provenance.get("compiler") or ""))), "C compiler")
-    macros.add("c flags", r"\texttt{" + escape(_or_missing(str(provenance.get("c_flags") or ""))) + "}", "C flags")
-    macros.add("build type", escape(_or_missing(str(provenance.get("build_type") or ""))), "CMake build type")
-    macros.add("wrk version", escape(_or_missing(_first_line(tools.get("wrk")))), "wrk -v, first line")
-    macros.add("python version", escape(_or_missing(str(provenance.get("python") or ""))), "Python")
+    macros.add(r"\abMemory", format_decimal(memory / 2**30, 1) + r"\,GiB" if memory else "unknown", "main memory")
+    macros.add(r"\abKernel", escape(_or_missing(str(provenance.get("kernel") or ""))), "kernel release")
+    macros.add(r"\abOs", escape(_or_missing(str(provenance.get("os") or ""))), "operating system")
+    macros.add(r"\abHostname", escape(_or_missing(str(provenance.get("hostname") or ""))), "host name")
+    macros.add(r"\abCompiler", escape(_or_missing(str(provenance.get("compiler") or ""))), "C compiler")
+    macros.add(r"\abCFlags", r"\texttt{" + escape(_or_missing(str(provenance.get("c_flags") or ""))) + "}", "C flags")
+    macros.add(r"\abBuildType", escape(_or_missing(str(provenance.get("build_type") or ""))), "CMake build type")
+    macros.add(r"\abWrkVersion", escape(_or_missing(_first_line(tools.get("wrk")))), "wrk -v, first line")
+    macros.add(r"\abPythonVersion", escape(_or_missing(str(provenance.get("python") or ""))), "Python")
 
     def unique_text(column: str) -> list[str]:
         if trials.empty or column not in trials:
@@ -131,15 +131,15 @@ def environment_macros(
         return sorted({key_text(v) for v in trials[column] if not is_missing(v) and key_text(v)})
 
     macros.add(
-        "server cpus", escape(" / ".join(unique_text("server_cpus")) or "unknown"), "taskset CPU list of the server"
+        r"\abServerCpus", escape(" / ".join(unique_text("server_cpus")) or "unknown"), "taskset CPU list of the server"
     )
-    macros.add("load cpus", escape(" / ".join(unique_text("load_cpus")) or "unknown"), "taskset CPU list of wrk")
+    macros.add(r"\abLoadCpus", escape(" / ".join(unique_text("load_cpus")) or "unknown"), "taskset CPU list of wrk")
     # How much of the machine the server had: its CPUs, and the physical cores under them where the campaign
     # recorded its CPU topology (campaigns before archbench.config.topology did not).
     server_lists = {frozenset(parse_cpu_list(text)) for text in unique_text("server_cpus")}
     topology = parameters.get("cpu_topology") or {}
     macros.add(
-        "server share",
+        r"\abServerShare",
         prose.sentence(
             TEMPLATE,
             "server_share",
@@ -154,33 +154,35 @@ def environment_macros(
             return []
         return sorted({float(v) for v in frame[column] if not is_missing(v)})
 
-    macros.add("durations", format_list(unique_numbers(trials, "duration_s")), "configured wrk durations, s")
-    macros.add("load threads", format_list(unique_numbers(trials, "load_threads")), "wrk -t values")
-    macros.add("connection counts", format_list(unique_numbers(trials, "connections")), "wrk -c values")
+    macros.add(r"\abDurations", format_list(unique_numbers(trials, "duration_s")), "configured wrk durations, s")
+    macros.add(r"\abLoadThreads", format_list(unique_numbers(trials, "load_threads")), "wrk -t values")
+    macros.add(r"\abConnectionCounts", format_list(unique_numbers(trials, "connections")), "wrk -c values")
     pool = summary[summary["architecture"] == "thread_pool"] if not summary.empty else summary
-    macros.add("pool sizes", format_list(unique_numbers(pool, "threads")), "worker threads N of the thread pool")
+    macros.add(r"\abPoolSizes", format_list(unique_numbers(pool, "threads")), "worker threads N of the thread pool")
     labels = Labeller(summary) if not summary.empty else None
     families = [] if summary.empty else list(dict.fromkeys(labels.family(r) for _, r in summary.iterrows()))
-    macros.add("architectures", format_list(families), "architecture variants measured")
+    macros.add(r"\abArchitectures", format_list(families), "architecture variants measured")
     macros.add(
-        "architecture count",
+        r"\abArchitectureCount",
         format_count(0 if summary.empty else summary["architecture"].nunique()),
         "architectures measured (nginx included)",
     )
     macros.add(
-        "pipeline depths", format_list(analysis.pipeline_depths(summary)), "wrk pipeline depths D (requests per write)"
+        r"\abPipelineDepths",
+        format_list(analysis.pipeline_depths(summary)),
+        "wrk pipeline depths D (requests per write)",
     )
     repetitions = parameters.get("repetitions")
     if repetitions is None and not measured.empty:
         repetitions = int(pd.to_numeric(measured["repetition"], errors="coerce").max())
     macros.add(
-        "repetitions",
+        r"\abRepetitions",
         escape(repetitions if repetitions is not None else "unknown"),
         "measured trials per configuration",
     )
     per_config_warmups = warmups.groupby("config_id").size() if not warmups.empty else pd.Series(dtype=int)
     macros.add(
-        "warmups per configuration",
+        r"\abWarmupsPerConfiguration",
         format_list(sorted(set(per_config_warmups))) if len(per_config_warmups) else "0",
         "warm-up trials per configuration",
     )
@@ -188,40 +190,40 @@ def environment_macros(
     plan = list(meta.get("plan") or [])
     status = measured["status"] if not measured.empty else pd.Series(dtype=str)
     counts = {
-        "configuration count": (len(summary), "configurations"),
-        "planned trial count": (len(plan), "trials in the plan, warm-ups included"),
-        "trial count": (len(trials), "trial records, warm-ups included"),
-        "measured trial count": (len(measured), "measured (non-warm-up) trial records"),
-        "warmup trial count": (len(warmups), "warm-up trial records"),
-        "ok trial count": (int((status == "ok").sum()), "measured trials with status ok"),
-        "failed trial count": (int((status == "failed").sum()), "measured trials that failed"),
-        "unsupported trial count": (int((status == "unsupported").sum()), "measured trials unsupported"),
-        "flagged trial count": (
+        r"\abConfigurationCount": (len(summary), "configurations"),
+        r"\abPlannedTrialCount": (len(plan), "trials in the plan, warm-ups included"),
+        r"\abTrialCount": (len(trials), "trial records, warm-ups included"),
+        r"\abMeasuredTrialCount": (len(measured), "measured (non-warm-up) trial records"),
+        r"\abWarmupTrialCount": (len(warmups), "warm-up trial records"),
+        r"\abOkTrialCount": (int((status == "ok").sum()), "measured trials with status ok"),
+        r"\abFailedTrialCount": (int((status == "failed").sum()), "measured trials that failed"),
+        r"\abUnsupportedTrialCount": (int((status == "unsupported").sum()), "measured trials unsupported"),
+        r"\abFlaggedTrialCount": (
             int((measured["flagged"].astype(bool) & (status == "ok")).sum()) if not measured.empty else 0,
             "measured ok trials flagged by wrk output",
         ),
-        "missing trial count": (
+        r"\abMissingTrialCount": (
             max(0, len(plan) - len(trials)) if plan else 0,
             "planned trials without a record",
         ),
     }
-    for words, (value, comment) in counts.items():
-        macros.add(words, format_count(value), comment)
+    for name, (value, comment) in counts.items():
+        macros.add(name, format_count(value), comment)
 
     changes, possible = _interleaving(trials) if not trials.empty else (0, 0)
     macros.add(
-        "order interleaving",
+        r"\abOrderInterleaving",
         prose.sentence(TEMPLATE, "order_interleaving", changes=format_count(changes), possible=format_count(possible)),
         "how interleaved the executed order was",
     )
     record = _representative_record(trial_records, summary)
     load_command = _load_command(record) if record else ""
     server_command = _server_command(record) if record else ""
-    macros.add("load command", escape_command(load_command or "unknown"), "exact load command of one trial")
-    macros.add("server command", escape_command(server_command or "unknown"), "exact server command of one trial")
+    macros.add(r"\abLoadCommand", escape_command(load_command or "unknown"), "exact load command of one trial")
+    macros.add(r"\abServerCommand", escape_command(server_command or "unknown"), "exact server command of one trial")
     pipelined = _first_record(trial_records, lambda r: _pipeline_of(r) > 1)
     macros.add(
-        "pipeline command sentence",
+        r"\abPipelineCommandSentence",
         prose.sentence(
             TEMPLATE,
             "pipeline_command",
@@ -232,17 +234,17 @@ def environment_macros(
     )
     nginx = _first_record(trial_records, lambda r: (r.get("config") or {}).get("architecture") == "nginx")
     macros.add(
-        "nginx command sentence",
+        r"\abNginxCommandSentence",
         prose.sentence(TEMPLATE, "nginx_command", command=escape_command(_server_command(nginx)) if nginx else None),
         "exact nginx command of one trial",
     )
     started = sorted(str(r.get("started_at")) for r in trial_records if r.get("started_at"))
     finished = sorted(str(r.get("finished_at")) for r in trial_records if r.get("finished_at"))
-    macros.add("first trial at", escape(started[0][:19].replace("T", " ") if started else "unknown"), "UTC")
-    macros.add("last trial at", escape(finished[-1][:19].replace("T", " ") if finished else "unknown"), "UTC")
+    macros.add(r"\abFirstTrialAt", escape(started[0][:19].replace("T", " ") if started else "unknown"), "UTC")
+    macros.add(r"\abLastTrialAt", escape(finished[-1][:19].replace("T", " ") if finished else "unknown"), "UTC")
     differences = provenance_differences(trial_records)
     macros.add(
-        "provenance consistency",
+        r"\abProvenanceConsistency",
         prose.sentence(
             TEMPLATE,
             "provenance_consistency",
@@ -250,10 +252,10 @@ def environment_macros(
         ),
         "whether the environment changed during the campaign",
     )
-    macros.add("pinning finding", pinning_finding(trials, prose), "whether server and wrk shared CPUs")
-    macros.add("confidence level", "95", "level of every confidence interval")
+    macros.add(r"\abPinningFinding", pinning_finding(trials, prose), "whether server and wrk shared CPUs")
+    macros.add(r"\abConfidenceLevel", "95", "level of every confidence interval")
     macros.add(
-        "client bound threshold",
+        r"\abClientBoundThreshold",
         f"{CLIENT_BOUND_THRESHOLD * 100:.0f}",
         "wrk CPU busy fraction (percent) from which a trial counts as client-bound",
     )
@@ -340,8 +342,8 @@ def client_bound_finding(summary: pd.DataFrame, prose: Prose, threshold: float =
 def trials_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> None:
     """What the method section says of the campaign's trials: flags and failures, client-bound trials, the
     fastest configuration."""
-    macros.add("flag finding", flag_finding(summary, prose), "flagged and failed trials")
-    macros.add("client bound finding", client_bound_finding(summary, prose), "wrk CPU utilisation")
+    macros.add(r"\abFlagFinding", flag_finding(summary, prose), "flagged and failed trials")
+    macros.add(r"\abClientBoundFinding", client_bound_finding(summary, prose), "wrk CPU utilisation")
     fastest = best_row(summary) if not summary.empty else None
     fastest_facts = (
         {
@@ -351,4 +353,4 @@ def trials_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> None
         if fastest is not None
         else {"configuration": None}
     )
-    macros.add("fastest configuration", prose.sentence(TRIALS, "fastest", fastest_facts), "highest mean throughput")
+    macros.add(r"\abFastestConfiguration", prose.sentence(TRIALS, "fastest", fastest_facts), "highest mean throughput")

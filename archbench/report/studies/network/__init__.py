@@ -127,13 +127,18 @@ def _missing_facts(source: StudySource) -> dict[str, Any]:
 def network_macros(macros: MacroSet, study: NetworkResults, prose: Prose) -> None:
     """Every \\abNetwork... macro sections/network.tex uses, defined with or without the campaigns."""
     macros.add(
-        "network has data",
+        r"\abNetworkHasData",
         "1" if study.available else "0",
         "1: both network campaigns exist (sections/network.tex \\ifnum)",
     )
-    macros.add("network campaign", escape(study.network.requested or "none"), "netns campaign")
-    macros.add("network loopback campaign", escape(study.loopback.requested or "none"), "loopback campaign")
-    sentences = ("method", "ratio", "source", "link bound")
+    macros.add(r"\abNetworkCampaign", escape(study.network.requested or "none"), "netns campaign")
+    macros.add(r"\abNetworkLoopbackCampaign", escape(study.loopback.requested or "none"), "loopback campaign")
+    sentences = {
+        "method": r"\abNetworkMethodSentence",
+        "ratio": r"\abNetworkRatioSentence",
+        "source": r"\abNetworkSourceSentence",
+        "link bound": r"\abNetworkLinkBoundSentence",
+    }
     if not study.available:
         sentence = prose.sentence(
             SENTENCES_TEMPLATE,
@@ -141,21 +146,21 @@ def network_macros(macros: MacroSet, study: NetworkResults, prose: Prose) -> Non
             network=_missing_facts(study.network),
             loopback=_missing_facts(study.loopback),
         )
-        macros.add("network campaign sentence", sentence, "why the network section has no measurements")
-        for name in sentences:
-            macros.add(f"network {name} sentence", "", "no network campaigns")
+        macros.add(r"\abNetworkCampaignSentence", sentence, "why the network section has no measurements")
+        for macro in sentences.values():
+            macros.add(macro, "", "no network campaigns")
         return
     campaigns = [study.network.campaign, study.loopback.campaign]
     macros.add(
-        "network campaign sentence",
+        r"\abNetworkCampaignSentence",
         provenance_sentence(prose, campaigns, "section"),
         "campaigns, host and dates of the network numbers",
     )
     facts = {"method": method_facts(study), "ratio": ratio_facts(study), "source": source_facts(study)}
     facts["link bound"] = link_facts(study.link, study.comparison)
-    for name in sentences:
+    for name, macro in sentences.items():
         macros.add(
-            f"network {name} sentence",
+            macro,
             prose.sentence(SENTENCES_TEMPLATE, name.replace(" ", "_"), facts[name]),
             f"network section: {name}",
         )

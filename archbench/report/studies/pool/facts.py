@@ -44,17 +44,17 @@ from archbench.report.studies.architectures.facts import depth_of
 POOL = "pool/sentences"
 
 # The numbers of the main pool-size series, each also a macro of its own (\abPool...).
-POOL_NUMBERS = (
-    "best threads",
-    "best threads plus one",
-    "best mean",
-    "best ci",
-    "first threads",
-    "first mean",
-    "best over first",
-    "connections",
-    "label",
-)
+POOL_NUMBERS = {
+    "best threads": r"\abPoolBestThreads",
+    "best threads plus one": r"\abPoolBestThreadsPlusOne",
+    "best mean": r"\abPoolBestMean",
+    "best ci": r"\abPoolBestCi",
+    "first threads": r"\abPoolFirstThreads",
+    "first mean": r"\abPoolFirstMean",
+    "best over first": r"\abPoolBestOverFirst",
+    "connections": r"\abPoolConnections",
+    "label": r"\abPoolLabel",
+}
 
 
 def _labels(summary: pd.DataFrame) -> Labeller:
@@ -222,8 +222,8 @@ def cpu_cost_finding(summary: pd.DataFrame, prose: Prose) -> str:
 def finding_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> None:
     main = main_pool_series(summary)
     main_numbers = pool_series_finding(main, prose) if main else {}
-    for words in POOL_NUMBERS:
-        macros.add(("pool", words), main_numbers.get(words, MISSING), f"main pool-size series: {words}")
+    for words, name in POOL_NUMBERS.items():
+        macros.add(name, main_numbers.get(words, MISSING), f"main pool-size series: {words}")
     other_pools = [
         pool_series_finding(s, prose)["sentence"]
         for s in series_of(summary, "threads")
@@ -240,17 +240,17 @@ def finding_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> Non
         else {"has_series": False}
     )
     macros.add(
-        "pool source comparison",
+        r"\abPoolSourceComparison",
         prose.sentence(POOL, "pool_source_comparison", comparison_facts),
         "our best pool size in source 000's terms (no final period)",
     )
-    macros.add("other pool findings", " ".join(other_pools), "one sentence per other pool-size series (may be empty)")
+    macros.add(r"\abOtherPoolFindings", " ".join(other_pools), "one sentence per other pool-size series (may be empty)")
     macros.add(
-        "main pool finding",
+        r"\abMainPoolFinding",
         main_numbers["sentence"] if main_numbers else prose.sentence(POOL, "no_pool_series"),
         "sentence for the main pool-size series",
     )
-    macros.add("dispatch finding", dispatch_comparison(summary, prose), "request vs connection dispatch")
-    macros.add("connection findings", connection_findings(summary, prose), "one sentence per connection series")
-    macros.add("starvation finding", starvation_finding(summary, prose), "starved connections and timeouts")
-    macros.add("cpu cost finding", cpu_cost_finding(summary, prose), "server CPU per request")
+    macros.add(r"\abDispatchFinding", dispatch_comparison(summary, prose), "request vs connection dispatch")
+    macros.add(r"\abConnectionFindings", connection_findings(summary, prose), "one sentence per connection series")
+    macros.add(r"\abStarvationFinding", starvation_finding(summary, prose), "starved connections and timeouts")
+    macros.add(r"\abCpuCostFinding", cpu_cost_finding(summary, prose), "server CPU per request")

@@ -172,17 +172,21 @@ def reference_macros(
         "pool_figure": bool(figures_present.get("pool_size")),
         "connections_figure": bool(figures_present.get("connections")),
     }
-    for words, macro, comment in (
-        ("thread tables sentence", "thread_tables", "cites the per-architecture tables"),
+    for name, macro, comment in (
+        (r"\abThreadTablesSentence", "thread_tables", "cites the per-architecture tables"),
         (
-            "configurations table sentence",
+            r"\abConfigurationsTableSentence",
             "configurations_table",
             "cites the table of all configurations (empty without one)",
         ),
-        ("pool figure sentence", "pool_figure", "cites the pool-size figure (empty without one)"),
-        ("connections figure sentence", "connections_figure", "cites the connection-count figure (empty without one)"),
+        (r"\abPoolFigureSentence", "pool_figure", "cites the pool-size figure (empty without one)"),
+        (
+            r"\abConnectionsFigureSentence",
+            "connections_figure",
+            "cites the connection-count figure (empty without one)",
+        ),
     ):
-        macros.add(words, prose.sentence(CITATIONS_TEMPLATE, macro, facts), comment)
+        macros.add(name, prose.sentence(CITATIONS_TEMPLATE, macro, facts), comment)
 
 
 def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:

@@ -110,14 +110,14 @@ def tooling(repo_root: Path = REPO_ROOT) -> Tooling:
 
 def tooling_macros(macros: MacroSet, facts: Tooling, prose: Prose) -> None:
     macros.add(
-        "robustness sanitizer sentence",
+        r"\abRobustnessSanitizerSentence",
         prose.sentence(SENTENCES, "sanitizer", target=facts.sanitize_target, abuse=facts.sanitize_abuse),
         "make test-sanitize, from the Makefile",
     )
     total_corpus = sum(h.corpus or 0 for h in facts.harnesses)
-    macros.add("robustness fuzz harness count", format_count(len(facts.harnesses)), "servers_c/fuzz/fuzz_*.c")
-    macros.add("robustness fuzz corpus count", format_count(total_corpus), "seed inputs in servers_c/fuzz/corpus/*/*")
-    macros.add("robustness fuzz seconds", format_count(facts.fuzz_seconds), "FUZZ_SECONDS default in the Makefile")
+    macros.add(r"\abRobustnessFuzzHarnessCount", format_count(len(facts.harnesses)), "servers_c/fuzz/fuzz_*.c")
+    macros.add(r"\abRobustnessFuzzCorpusCount", format_count(total_corpus), "seed inputs in servers_c/fuzz/corpus/*/*")
+    macros.add(r"\abRobustnessFuzzSeconds", format_count(facts.fuzz_seconds), "FUZZ_SECONDS default in the Makefile")
     harnesses = [
         {
             "name": tt("fuzz_" + h.name),
@@ -136,9 +136,9 @@ def tooling_macros(macros: MacroSet, facts: Tooling, prose: Prose) -> None:
         replayed=facts.corpus_replayed,
         seconds=None if facts.fuzz_seconds is None else format_count(facts.fuzz_seconds),
     )
-    macros.add("robustness fuzz sentence", fuzz, "servers_c/fuzz/ and the Makefile")
+    macros.add(r"\abRobustnessFuzzSentence", fuzz, "servers_c/fuzz/ and the Makefile")
     macros.add(
-        "robustness ci sentence",
+        r"\abRobustnessCiSentence",
         prose.sentence(SENTENCES, "ci", commands=[tt(c) for c in facts.ci_commands]),
         "the make commands of .ci/run",
     )
@@ -175,52 +175,52 @@ def robustness_macros(macros: MacroSet, result: RobustnessResult, prose: Prose) 
 
     commit = str(provenance.get("git_commit") or "")
     host = provenance.get("hostname") or provenance.get("host")
-    macros.add("robustness host", text(host), "host of the abuse run")
+    macros.add(r"\abRobustnessHost", text(host), "host of the abuse run")
     macros.add(
-        "robustness date",
+        r"\abRobustnessDate",
         _date(doc.get("generated_at"), unknown) if available else MISSING,
         "when the result was written",
     )
-    macros.add("robustness build type", text(build.get("build_type")), "CMake build type of the servers tested")
-    macros.add("robustness compiler", text(build.get("compiler")), "compiler of the servers tested")
-    macros.add("robustness commit", r"\texttt{" + plain(commit[:12]) + "}" if commit else text(None), "git commit")
+    macros.add(r"\abRobustnessBuildType", text(build.get("build_type")), "CMake build type of the servers tested")
+    macros.add(r"\abRobustnessCompiler", text(build.get("compiler")), "compiler of the servers tested")
+    macros.add(r"\abRobustnessCommit", r"\texttt{" + plain(commit[:12]) + "}" if commit else text(None), "git commit")
     dirty = provenance.get("git_dirty") if commit else None
     macros.add(
-        "robustness commit state",
+        r"\abRobustnessCommitState",
         prose.sentence(SENTENCES, "commit_state", dirty=dirty),
         "working tree state of the tested code",
     )
     rss_kb = number_or_none(settings.get("rss_growth_bound_kb"))
-    macros.add("robustness header timeout", _seconds(settings.get("header_timeout_s")), "--header-timeout, s")
-    macros.add("robustness idle timeout", _seconds(settings.get("idle_timeout_s")), "--idle-timeout, s")
+    macros.add(r"\abRobustnessHeaderTimeout", _seconds(settings.get("header_timeout_s")), "--header-timeout, s")
+    macros.add(r"\abRobustnessIdleTimeout", _seconds(settings.get("idle_timeout_s")), "--idle-timeout, s")
     macros.add(
-        "robustness slowloris connections",
+        r"\abRobustnessSlowlorisConnections",
         format_count(number_or_none(settings.get("slowloris_connections"))),
         "slowloris connections held at once",
     )
     macros.add(
-        "robustness rss bound",
+        r"\abRobustnessRssBound",
         MISSING if rss_kb is None else format_compact(rss_kb / 1024, 1),
         "resident memory growth allowed per case, MiB",
     )
-    macros.add("robustness fd settle", _seconds(settings.get("fd_settle_s")), "s for descriptors to be released")
+    macros.add(r"\abRobustnessFdSettle", _seconds(settings.get("fd_settle_s")), "s for descriptors to be released")
 
     counts = result.counts() if available else {PASSED: 0, FAILED: 0, SKIPPED: 0, NOT_RUN: 0}
     architectures = result.architectures()
     all_passed = [a for a, rows in architectures if result.counts(rows)[PASSED] == len(rows) * len(result.cases)]
     numbers = {
-        "robustness variant count": (len(result.variants), "server variants in the matrix"),
-        "robustness architecture count": (len(architectures), "architectures in the matrix"),
-        "robustness case count": (len(result.cases), "abuse cases per variant"),
-        "robustness cell count": (len(result.variants) * len(result.cases), "variant x case cells"),
-        "robustness passed count": (counts[PASSED], "cells passed"),
-        "robustness failed count": (counts[FAILED], "cells failed"),
-        "robustness skipped count": (counts[SKIPPED], "cells skipped"),
-        "robustness not run count": (counts[NOT_RUN], "cells without a result"),
-        "robustness architectures all passed": (len(all_passed), "architectures that passed every cell"),
+        r"\abRobustnessVariantCount": (len(result.variants), "server variants in the matrix"),
+        r"\abRobustnessArchitectureCount": (len(architectures), "architectures in the matrix"),
+        r"\abRobustnessCaseCount": (len(result.cases), "abuse cases per variant"),
+        r"\abRobustnessCellCount": (len(result.variants) * len(result.cases), "variant x case cells"),
+        r"\abRobustnessPassedCount": (counts[PASSED], "cells passed"),
+        r"\abRobustnessFailedCount": (counts[FAILED], "cells failed"),
+        r"\abRobustnessSkippedCount": (counts[SKIPPED], "cells skipped"),
+        r"\abRobustnessNotRunCount": (counts[NOT_RUN], "cells without a result"),
+        r"\abRobustnessArchitecturesAllPassed": (len(all_passed), "architectures that passed every cell"),
     }
-    for words, (value, comment) in numbers.items():
-        macros.add(words, format_count(value) if available else MISSING, comment)
+    for name, (value, comment) in numbers.items():
+        macros.add(name, format_count(value) if available else MISSING, comment)
 
     source = {
         "problem": result.problem,
@@ -230,7 +230,7 @@ def robustness_macros(macros: MacroSet, result: RobustnessResult, prose: Prose) 
         "reference_file": tt(f"data/raw/{REFERENCE_DIR}/{RESULT_FILE}"),
     }
     macros.add(
-        "robustness source sentence",
+        r"\abRobustnessSourceSentence",
         prose.sentence(SENTENCES, "source", source),
         "which abuse-suite result the appendix shows",
     )
@@ -252,8 +252,8 @@ def robustness_macros(macros: MacroSet, result: RobustnessResult, prose: Prose) 
                 "all_passed": [tt(a) for a in all_passed],
             },
         )
-    macros.add("robustness provenance sentence", provenance_sentence, "where and how the result was produced")
-    macros.add("robustness summary sentence", summary, "totals of the matrix")
+    macros.add(r"\abRobustnessProvenanceSentence", provenance_sentence, "where and how the result was produced")
+    macros.add(r"\abRobustnessSummarySentence", summary, "totals of the matrix")
     tooling_macros(macros, tooling(result.repo_root), prose)
 
 

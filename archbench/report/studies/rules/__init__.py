@@ -32,7 +32,7 @@ def write(context: StudyContext) -> StudyOutput:
     )
     rows = rule_rows(rules_context, context.prose)
     macros = MacroSet()
-    macros.add("rules summary sentence", rules_summary_sentence(rows, context.prose), "how many rules are met")
+    macros.add(r"\abRulesSummarySentence", rules_summary_sentence(rows, context.prose), "how many rules are met")
     return StudyOutput(macros, {RULES_TABLE_FILE: rules_table(rows, context.prose)})
 
 

@@ -375,7 +375,7 @@ def published_outputs(
 ) -> tuple[dict[str, str], dict[str, SourceFacts]]:
     """The section's generated files (name -> text) and every source's facts (for the summary)."""
     sources, drawn = collect(summary, trials, processed_dir, external, sources_campaign)
-    macros.add("load threads reason", load_threads_reason(trials, prose), "why wrk runs with the threads it runs")
+    macros.add(r"\abLoadThreadsReason", load_threads_reason(trials, prose), "why wrk runs with the threads it runs")
     paper_dir = Path(generated_dir).parent
     curve000 = pd.concat(
         [

@@ -73,35 +73,35 @@ def write(
     macros = MacroSet()
 
     # Method constants (not measurements) that the text quotes.
-    macros.add("bootstrap seed", escape(seed if seed is not None else "none"), "seed of every bootstrap interval")
-    macros.add("bootstrap resamples", format_count(resamples), "bootstrap resamples")
-    macros.add("normality alpha", format_decimal(ALPHA, 2), "Shapiro-Wilk level for choosing Welch's t")
-    macros.add("test alpha", format_decimal(ALPHA, 2), "significance level of the tests (after correction)")
+    macros.add(r"\abBootstrapSeed", escape(seed if seed is not None else "none"), "seed of every bootstrap interval")
+    macros.add(r"\abBootstrapResamples", format_count(resamples), "bootstrap resamples")
+    macros.add(r"\abNormalityAlpha", format_decimal(ALPHA, 2), "Shapiro-Wilk level for choosing Welch's t")
+    macros.add(r"\abTestAlpha", format_decimal(ALPHA, 2), "significance level of the tests (after correction)")
 
     state = adaptive_outcome(Path(campaign.path), campaign.meta, trials)
-    macros.add("determinism sentence", determinism_sentence(summary, prose), "spread of the trials (rule 5)")
-    macros.add("median coverage sentence", median_coverage_sentence(summary, prose), "order-statistic coverage per n")
-    macros.add("normality sentence", normality_sentence(summary, labels, several, prose), "Shapiro-Wilk outcomes")
+    macros.add(r"\abDeterminismSentence", determinism_sentence(summary, prose), "spread of the trials (rule 5)")
+    macros.add(r"\abMedianCoverageSentence", median_coverage_sentence(summary, prose), "order-statistic coverage per n")
+    macros.add(r"\abNormalitySentence", normality_sentence(summary, labels, several, prose), "Shapiro-Wilk outcomes")
     qq_tex, qq_present = qq_outputs(summary, trials, context.figures_dir, context.paper_dir, prose)
     macros.add(
-        "qq figure sentence",
+        r"\abQqFigureSentence",
         prose.sentence(DIAGNOSTICS_TEMPLATE, "qq_figure_sentence", present=qq_present),
         "cites the Q-Q figure (empty without one)",
     )
-    macros.add("rate summary sentence", rate_summary_sentence(summary, labels, several, prose), "rule 3 in numbers")
+    macros.add(r"\abRateSummarySentence", rate_summary_sentence(summary, labels, several, prose), "rule 3 in numbers")
     outlier_text, outlier_frame = outlier_sentence(trials, summary, prose)
-    macros.add("outlier sentence", outlier_text, "Tukey outliers, named")
-    macros.add("adaptive sentence", adaptive_sentence(state, labels, summary, several, prose), "adaptive repetition")
-    macros.add("half width sentence", half_width_sentence(summary, labels, several, prose), "achieved CI half-widths")
-    macros.add("mean median sentence", mean_median_sentence(summary, prose), "mean against median")
+    macros.add(r"\abOutlierSentence", outlier_text, "Tukey outliers, named")
+    macros.add(r"\abAdaptiveSentence", adaptive_sentence(state, labels, summary, several, prose), "adaptive repetition")
+    macros.add(r"\abHalfWidthSentence", half_width_sentence(summary, labels, several, prose), "achieved CI half-widths")
+    macros.add(r"\abMeanMedianSentence", mean_median_sentence(summary, prose), "mean against median")
 
     comparisons = run_comparisons(comparison_pairs(summary), trials, seed=seed, resamples=resamples)
     macros.add(
-        "comparison sentence", comparison_sentence(comparisons, seed, resamples, prose), "the comparison families"
+        r"\abComparisonSentence", comparison_sentence(comparisons, seed, resamples, prose), "the comparison families"
     )
-    macros.add("speedup sentence", speedup_sentence(summary, trials, seed, resamples, prose), "rule 1: base case")
+    macros.add(r"\abSpeedupSentence", speedup_sentence(summary, trials, seed, resamples, prose), "rule 1: base case")
     macros.add(
-        "comparison abstract sentence",
+        r"\abComparisonAbstractSentence",
         comparison_abstract_sentence(comparisons, prose),
         "the comparisons in one sentence",
     )

@@ -121,25 +121,27 @@ def steal_facts(diagnostics: NoiseDiagnostics) -> dict[str, Any]:
 def add_macros(macros: MacroSet, diagnostics: NoiseDiagnostics) -> None:
     """The numbers the text may quote; a dash where the campaign cannot give one (steal before it was recorded)."""
     throughput, cpu = (diagnostics.drift_summary[m] for m in METRIC_KEYS)
-    macros.add("noise median drift", fmt_pct(throughput.median_pct, SLOPE_DIGITS), "median throughput slope per round")
-    macros.add("noise median drift cpu", fmt_pct(cpu.median_pct, SLOPE_DIGITS), "median server CPU/request slope")
     macros.add(
-        "noise drifting configurations",
+        r"\abNoiseMedianDrift", fmt_pct(throughput.median_pct, SLOPE_DIGITS), "median throughput slope per round"
+    )
+    macros.add(r"\abNoiseMedianDriftCpu", fmt_pct(cpu.median_pct, SLOPE_DIGITS), "median server CPU/request slope")
+    macros.add(
+        r"\abNoiseDriftingConfigurations",
         str(throughput.drifting + cpu.drifting),
         "configuration-metric pairs drifting after Holm",
     )
-    macros.add("noise ljung box p", fmt_p(diagnostics.autocorrelation["requests_per_sec"].p_value), "throughput")
+    macros.add(r"\abNoiseLjungBoxP", fmt_p(diagnostics.autocorrelation["requests_per_sec"].p_value), "throughput")
     macros.add(
-        "noise ljung box p cpu", fmt_p(diagnostics.autocorrelation["server_cpu_us_per_request"].p_value), "CPU/req."
+        r"\abNoiseLjungBoxPCpu", fmt_p(diagnostics.autocorrelation["server_cpu_us_per_request"].p_value), "CPU/req."
     )
     macros.add(
-        "noise round share",
+        r"\abNoiseRoundShare",
         pct_of(diagnostics.round_effect["requests_per_sec"].share),
         "share of throughput residual variance between rounds",
     )
     recorded = diagnostics.steal.recorded > 0
-    macros.add("noise median steal", pct_of(diagnostics.steal.median_steal, 2) if recorded else MISSING, "machine")
-    macros.add("noise max steal", pct_of(diagnostics.steal.max_steal, 2) if recorded else MISSING, "any CPU set")
+    macros.add(r"\abNoiseMedianSteal", pct_of(diagnostics.steal.median_steal, 2) if recorded else MISSING, "machine")
+    macros.add(r"\abNoiseMaxSteal", pct_of(diagnostics.steal.max_steal, 2) if recorded else MISSING, "any CPU set")
 
 
 def figure_tex(diagnostics: NoiseDiagnostics, figures_dir: Path, paper_dir: Path, prose: Prose) -> tuple[str, bool]:

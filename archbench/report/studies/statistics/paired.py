@@ -216,15 +216,20 @@ def paired_outputs(
     frame.to_csv(processed_dir / PAIRED_CSV, index=False, lineterminator="\n")
     several = len(analysis.pipeline_depths(processed.summary)) > 1
     facts = {**paired_facts(frame, several), **adaptive_facts(processed)}
-    macros.add("power percent", str(round(100 * DEFAULT_POWER)), "power of every smallest detectable difference")
-    macros.add("paired sentence", prose.sentence(TEMPLATE, "sentence", facts), "paired ratios within rounds")
-    for metric, words in ((CPU_PER_REQUEST, "cpu"), (THROUGHPUT, "throughput")):
-        for paired, kind in ((True, "paired"), (False, "unpaired")):
-            macros.add(
-                (kind, words, "median half width"),
-                _median_pct(frame, metric, paired),
-                f"median 95% CI half-width of the {kind} {metric} ratios to the reference",
-            )
+    macros.add(r"\abPowerPercent", str(round(100 * DEFAULT_POWER)), "power of every smallest detectable difference")
+    macros.add(r"\abPairedSentence", prose.sentence(TEMPLATE, "sentence", facts), "paired ratios within rounds")
+    for name, metric, paired in (
+        (r"\abPairedCpuMedianHalfWidth", CPU_PER_REQUEST, True),
+        (r"\abUnpairedCpuMedianHalfWidth", CPU_PER_REQUEST, False),
+        (r"\abPairedThroughputMedianHalfWidth", THROUGHPUT, True),
+        (r"\abUnpairedThroughputMedianHalfWidth", THROUGHPUT, False),
+    ):
+        kind = "paired" if paired else "unpaired"
+        macros.add(
+            name,
+            _median_pct(frame, metric, paired),
+            f"median 95% CI half-width of the {kind} {metric} ratios to the reference",
+        )
     figure = forest_figure(frame, several)
     path = Path(figures_dir) / PAIRED_FIGURE
     if figure is None:
