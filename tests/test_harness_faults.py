@@ -182,3 +182,34 @@ def test_namespaces_of_a_runner_killed_outright_are_removed_at_the_next_start(
             runner.wait()
         for name in set(owned) & set(netns_names()):
             subprocess.run(["ip", "netns", "delete", name], capture_output=True, timeout=10)
+
+
+@pytest.mark.integration
+def test_a_full_disk_under_a_campaign_is_one_line_and_leaves_nothing_partial(tmp_path: Path, fake_build_dir) -> None:
+    """A campaign whose raw root is a tiny file system: one error line naming the campaign and the path, a
+    non-zero exit, no traceback, and no campaign directory without its campaign.json."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("needs root to mount a small tmpfs")
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(raw)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    build = fake_build_dir("blocking", "#!/bin/sh\nexit 1\n")  # never started: the campaign cannot begin
+    try:
+        (raw / "filler").write_bytes(b"x" * 4096)  # the file system is full before the campaign starts
+        done = subprocess.run(
+            [sys.executable, "-m", "archbench", "run", "--profile", "smoke", "--servers", "blocking",
+             "--raw-root", str(raw), "--campaign", "full-disk", "--trials", "1", "--no-warmup",
+             "--build-dir", str(build)],
+            cwd=REPO, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 1, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert "Traceback" not in done.stderr, done.stderr
+        assert lines[-1] == (
+            f"error: campaign full-disk: cannot write {raw / 'full-disk' / 'campaign.json'}: No space left on device"
+        ), done.stderr
+        assert sorted(os.listdir(raw)) == ["filler"]
+    finally:
+        subprocess.run(["umount", str(raw)], check=False)

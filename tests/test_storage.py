@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -17,6 +18,7 @@ from archbench.data.storage import (
     CampaignMismatchError,
     CampaignStore,
     IncompleteTrialError,
+    StorageWriteError,
     list_campaigns,
     load_campaign,
     write_new_file,
@@ -98,6 +100,38 @@ def test_sigint_during_commit_waits_for_the_json(tmp_path: Path, monkeypatch: py
         store.commit_trial("t-r01", {"t-r01.wrk.txt": b"w", "t-r01.server.txt": b"s"}, _record("t-r01"))
     assert sorted(os.listdir(tmp_path)) == ["t-r01.json", "t-r01.server.txt", "t-r01.wrk.txt"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def _full_disk_at(suffix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every write of a file whose name ends with `suffix` fails as on a full disk."""
+    real = storage.write_new_file
+
+    def write(path: Path, data: bytes) -> None:
+        if path.name.endswith(suffix):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(path, data)
+
+    monkeypatch.setattr(storage, "write_new_file", write)
+
+
+def test_a_full_disk_during_a_commit_names_the_path_and_rolls_the_trial_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "c").mkdir()
+    _full_disk_at(".json", monkeypatch)
+    store = CampaignStore(tmp_path / "c")
+    with pytest.raises(StorageWriteError) as error:
+        store.commit_trial("t-r01", {"t-r01.wrk.txt": b"w", "t-r01.server.txt": b"s"}, _record("t-r01"))
+    assert str(error.value) == f"campaign c: cannot write {tmp_path / 'c' / 't-r01.json'}: No space left on device"
+    assert os.listdir(tmp_path / "c") == []  # no output without its record: the campaign resumes cleanly
+    assert store.incomplete_trials() == {}
+
+
+def test_a_full_disk_at_the_start_leaves_no_campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _full_disk_at("campaign.json", monkeypatch)
+    with pytest.raises(StorageWriteError, match=r"^campaign c: cannot write .*/c/campaign.json: No space left"):
+        CampaignStore(tmp_path / "c").create({"campaign": "c"})
+    assert not (tmp_path / "c").exists()
 
 
 def test_finished_and_incomplete_trials(tmp_path: Path) -> None:

@@ -501,3 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_ERROR
+    except OSError as error:  # a full disk or a read-only directory outside the campaign store: one line, no trace
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"error: {where}{error.strerror or error}", file=sys.stderr)
+        return EXIT_ERROR

@@ -216,8 +216,14 @@ def execute_notebook(
     keep_beside_campaign = output_dir is not None or (Path(raw_root) / str(campaign) / CAMPAIGN_FILE).is_file()
     saved: Path | None = None
     if scratch_copy.is_file() and (error is None or keep_beside_campaign):
-        saved = save_executed_copy(scratch_copy.read_bytes(), target_dir, source.stem)
-        shutil.rmtree(scratch, ignore_errors=True)
+        try:
+            saved = save_executed_copy(scratch_copy.read_bytes(), target_dir, source.stem)
+            shutil.rmtree(scratch, ignore_errors=True)
+        except OSError as copy_error:
+            if error is None:
+                raise
+            # The notebook failed already (a full disk, say): report that failure, not the copy's.
+            live.write(f"the executed copy could not be saved in {target_dir}: {copy_error.strerror or copy_error}\n")
     if error is not None:
         where = saved or (scratch_copy if scratch_copy.is_file() else None)
         raise NotebookFailed(

@@ -34,6 +34,16 @@ class CampaignMismatchError(StorageError):
     """A campaign exists with different parameters."""
 
 
+class StorageWriteError(StorageError):
+    """A campaign's file could not be written (disk full, read-only file system, ...): one line naming the
+    campaign and the path; the trial being committed was rolled back, so nothing partial is left."""
+
+    def __init__(self, campaign: str, path: Path, error: OSError) -> None:
+        reason = error.strerror or str(error)
+        super().__init__(f"campaign {campaign}: cannot write {path}: {reason}")
+        self.path = Path(path)
+
+
 class IncompleteTrialError(StorageError):
     """Output files exist without the trial's JSON record (a commit was interrupted by a crash)."""
 
@@ -123,8 +133,18 @@ class CampaignStore:
 
     def create(self, meta: Mapping[str, Any]) -> None:
         """Create the directory and write campaign.json (once: FileExistsError if it exists)."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        write_new_json(self.meta_path, dict(meta))
+        created = not self.path.exists()
+        failed = self.path
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            failed = self.meta_path
+            write_new_json(self.meta_path, dict(meta))
+        except FileExistsError:
+            raise
+        except OSError as error:
+            if created and self.path.is_dir() and not any(self.path.iterdir()):
+                self.path.rmdir()  # an empty directory this call made: no campaign without its campaign.json
+            raise StorageWriteError(self.path.name, failed, error) from error
 
     def trial_record_path(self, trial_id: str) -> Path:
         return self.path / f"{trial_id}.json"
@@ -166,10 +186,24 @@ class CampaignStore:
         existing = [name for name in names if (self.path / name).exists()]
         if existing:
             raise FileExistsError(f"trial {trial_id} already has {', '.join(existing)} in {self.path}; not overwriting")
+        written: list[Path] = []
+        current = self.trial_record_path(trial_id)
         with signals_deferred():
-            for name, data in outputs.items():
-                write_new_file(self.path / name, data)
-            write_new_json(self.trial_record_path(trial_id), dict(record))
+            try:
+                for name, data in outputs.items():
+                    current = self.path / name
+                    write_new_file(current, data)
+                    written.append(current)
+                current = self.trial_record_path(trial_id)
+                write_new_json(current, dict(record))
+            except FileExistsError:
+                raise
+            except OSError as error:
+                # The trial was never committed (its record is written last): remove what this commit wrote, so
+                # the campaign holds no output without its record and resumes cleanly once there is room.
+                for path in written:
+                    path.unlink(missing_ok=True)
+                raise StorageWriteError(self.path.name, current, error) from error
 
 
 # --------------------------------------------------------------------------- reading (contracts.md section 5)
