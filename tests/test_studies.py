@@ -65,7 +65,7 @@ def test_this_machine_first_then_the_shipped_reference_then_none(tmp_path):
 def test_campaigns_overrides_are_one_mapping_and_bad_ones_are_named(tmp_path):
     for name in ("reference", "mine", "echo-lab"):
         campaign_dir(tmp_path, name)
-    chosen = resolve(STUDIES, "main=mine, echo=echo-lab", raw_root=tmp_path, host=HOST)
+    chosen = resolve(STUDIES, "main=mine, echo=echo-lab", raw_root=tmp_path, processed_dir=tmp_path / "p", host=HOST)
     assert (chosen.main, chosen["echo"], chosen.choice("echo").how) == ("mine", "echo-lab", GIVEN)
     assert chosen.as_text() == "main=mine,echo=echo-lab"
     for bad, message in (
@@ -75,7 +75,7 @@ def test_campaigns_overrides_are_one_mapping_and_bad_ones_are_named(tmp_path):
         ("echo=echo-lab,echo=mine", "'echo' given twice"),
     ):
         with pytest.raises(ParameterError, match=message) as error:
-            resolve(STUDIES, bad, raw_root=tmp_path, host=HOST)
+            resolve(STUDIES, bad, raw_root=tmp_path, processed_dir=tmp_path / "p", host=HOST)
         assert error.value.parameter == "campaigns"
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -87,8 +87,8 @@ def test_a_choice_passed_on_explains_itself_the_same(tmp_path):
     """The Makefile hands the notebook its resolved mapping: resolved again, every line reads the same."""
     for name in ("reference", f"default-{HOST}", "reference-echo"):
         campaign_dir(tmp_path, name)
-    first = resolve(STUDIES, None, raw_root=tmp_path, host=HOST)
-    again = resolve(STUDIES, first.as_text(), raw_root=tmp_path, host=HOST)
+    first = resolve(STUDIES, None, raw_root=tmp_path, processed_dir=tmp_path / "p", host=HOST)
+    again = resolve(STUDIES, first.as_text(), raw_root=tmp_path, processed_dir=tmp_path / "p", host=HOST)
     assert again.explain(STUDIES) == first.explain(STUDIES)
     assert again.to_json() == first.to_json()
 
