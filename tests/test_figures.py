@@ -142,8 +142,9 @@ def test_throughput_bars_one_panel_per_depth_with_client_bound_hatched(compariso
         "prefork",
         "nginx",
     ]
-    hatched = [bar for bar in panels[0].patches if bar.get_hatch()]
-    assert len(hatched) == 1 and hatched[0].get_width() == pytest.approx(51_000)  # epoll (edge), client-bound
+    # Hatched: the server did not bound most trials: epoll (edge) is client-bound, blocking neither (it starves).
+    hatched = sorted(bar.get_width() for bar in panels[0].patches if bar.get_hatch())
+    assert hatched == [pytest.approx(1_000), pytest.approx(51_000)]
     texts = [t.get_text().strip() for t in panels[0].texts]
     assert "unsupported" in texts and "not measured" in texts  # io_uring; prefork only at depth 16
     plt.close(figure)

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from archbench import stats
+from archbench.analyze.bottleneck import BOTH, NEITHER, SERVER, WAIT, dominant
 from archbench.analyze.fields import (
     CONFIG_FIELDS,
     FLAG_SEPARATOR,
@@ -51,6 +52,7 @@ def summary_frame(trials: pd.DataFrame, planned_trial_ids: Iterable[str] = ()) -
         row.update(
             **outcome_counts(measured, ok),
             n_client_bound=int(_column(ok, "client_bound").fillna(False).astype(bool).sum()),
+            **bottleneck_counts(ok),
             n_latency_invalid=int((_column(ok, "latency_invalid_percentiles").fillna("").astype(str) != "").sum()),
             flags=FLAG_SEPARATOR.join(sorted({f for fs in ok["flags"] for f in str(fs).split(FLAG_SEPARATOR) if f})),
             server_cpu_us_per_request=cpu.mean,
@@ -160,3 +162,11 @@ def _planned_measured_per_config(planned_trial_ids: Iterable[str]) -> dict[str, 
         if suffix.startswith("r") and suffix[1:].isdigit():
             counts[config_id] = counts.get(config_id, 0) + 1
     return counts
+
+
+def bottleneck_counts(ok: pd.DataFrame) -> dict[str, Any]:
+    """How many measured ok trials each side bounded (n_server_bound, n_both_bound, n_wait_bound, n_neither_bound;
+    n_client_bound counts client or both, as before), and the configuration's dominant class."""
+    classes = [str(c) for c in _column(ok, "bottleneck").fillna("") if c]
+    counts = {f"n_{name}_bound": classes.count(name) for name in (SERVER, BOTH, WAIT, NEITHER)}
+    return {**counts, "bottleneck": dominant(classes)}

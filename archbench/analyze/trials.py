@@ -7,7 +7,8 @@ Records of later schema revisions are read as follows:
 * Load-generator CPU utilisation is `load.cpu_utilisation` when the record has
   it, else (user + sys) / wall / number of CPUs in `load.cpus` (taskset list).
   A trial at or above CLIENT_BOUND_THRESHOLD is *client-bound*: wrk's own cores
-  were saturated, so the client, not the server, set the rate.
+  were saturated, so the client, not the server, set the rate. `bottleneck` says which
+  side set the rate: server, client, both, wait or neither (archbench.analyze.bottleneck).
 * Server CPU seconds are `server.cpu_user_s + server.cpu_sys_s` (wait4 rusage of
   the launched process tree) unless `server.cpu_source` names the server's own
   numbers in `server.stats`. The runner writes "stats" (nginx: nginx's master
@@ -31,6 +32,7 @@ import pandas as pd
 
 from archbench import parse as parsers
 from archbench import stats
+from archbench.analyze import bottleneck
 from archbench.analyze.fields import (
     CLIENT_BOUND_THRESHOLD,
     CONFIG_FIELDS,
@@ -131,6 +133,9 @@ def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> d
     load_cpu_s = sum_or_nan(load.get("cpu_user_s"), load.get("cpu_sys_s"))
     load_cpu_count = len(parse_cpu_list(load.get("cpus") or ""))
     utilisation = load_cpu_utilisation(load)
+    server_cpu_count = len(parse_cpu_list(server.get("cpus") or ""))
+    busy_server = bottleneck.server_busy(server, server_cpu_s, number(parsed.get("duration_s")), server_cpu_count)
+    capacity = bottleneck.wait_capacity(config)
     connections = number(config.get("connections"))
     connections_served = number(server_stats.get("connections_served"))
     bytes_read = number(parsed.get("bytes_read"))
@@ -143,6 +148,11 @@ def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> d
         # Fraction of the CPUs wrk was pinned to: near 1.0 the client, not the server, was the bottleneck.
         load_cpu_utilisation=utilisation,
         client_bound=bool(not math.isnan(utilisation) and utilisation >= CLIENT_BOUND_THRESHOLD),
+        server_cpus_busy=busy_server,
+        wait_capacity_per_sec=capacity,
+        bottleneck=bottleneck.classify(busy_server, utilisation, number(parsed.get("requests_per_sec")), capacity)
+        if status == "ok"
+        else "",
         # What the server says its response is (nginx), and what wrk read per completed request.
         response_bytes=number(server_stats.get("response_bytes")),
         bytes_per_response=stats.ratio(bytes_read, total_requests),

@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.analyze import analysis
+from archbench.analyze import analysis, bottleneck
 from archbench.analyze.analysis import (
     CLIENT_BOUND_THRESHOLD,
 )
@@ -45,6 +45,13 @@ FLAGGED_MARK = r"\textsuperscript{*}"
 FAILED_MARK = r"\textsuperscript{\dag}"
 UNSUPPORTED_MARK = r"\textsuperscript{u}"
 CLIENT_BOUND_MARK = r"\textsuperscript{c}"
+# A configuration whose trials the server did not bound (archbench.analyze.bottleneck) carries its class's mark.
+BOTTLENECK_MARKS = {
+    bottleneck.CLIENT: CLIENT_BOUND_MARK,
+    bottleneck.BOTH: r"\textsuperscript{b}",
+    bottleneck.WAIT: r"\textsuperscript{w}",
+    bottleneck.NEITHER: r"\textsuperscript{n}",
+}
 NOT_MEASURED = "n/m"
 LATENCY_MARK = r"\textsuperscript{l}"
 
@@ -358,7 +365,8 @@ def adjusted_table(caption: str, label: str, tabular: str, notes: str = "") -> s
 
 def row_marks(row: pd.Series, client_bound: bool = False, unsupported: bool = True) -> str:
     """Marks for a configuration's number: flagged, failed, unsupported (unless the table leaves that
-    mark out) and (where the table explains it) client-bound trials."""
+    mark out) and (where the table explains it, `client_bound`) what bounded its trials when it was not the
+    server (`bottleneck_of`)."""
     marks = ""
     if count_or_zero(row.get("n_flagged")) > 0:
         marks += FLAGGED_MARK
@@ -366,9 +374,18 @@ def row_marks(row: pd.Series, client_bound: bool = False, unsupported: bool = Tr
         marks += FAILED_MARK
     if unsupported and count_or_zero(row.get("n_unsupported")) > 0:
         marks += UNSUPPORTED_MARK
-    if client_bound and count_or_zero(row.get("n_client_bound")) > 0:
-        marks += CLIENT_BOUND_MARK
+    if client_bound:
+        marks += BOTTLENECK_MARKS.get(bottleneck_of(row), "")
     return marks
+
+
+def bottleneck_of(row: pd.Series) -> str:
+    """The class that bounded most of a configuration's trials (summary.csv `bottleneck`); for rows without it
+    (the echo and latency studies' own tables), "client" when any trial was client-bound, else ""."""
+    value = row.get("bottleneck")
+    if isinstance(value, str) and value:
+        return value
+    return bottleneck.CLIENT if count_or_zero(row.get("n_client_bound")) > 0 else ""
 
 
 def any_positive(rows: pd.DataFrame, column: str) -> bool:
@@ -385,6 +402,9 @@ class MarkNotes:
     failed: str
     unsupported: str
     client_bound: str
+    both_bound: str
+    wait_bound: str
+    neither_bound: str
     latency: str
     not_measured: str
 
@@ -395,9 +415,14 @@ def mark_notes(prose: Prose) -> MarkNotes:
         "failed_mark": FAILED_MARK,
         "unsupported_mark": UNSUPPORTED_MARK,
         "client_bound_mark": CLIENT_BOUND_MARK,
+        "both_mark": BOTTLENECK_MARKS[bottleneck.BOTH],
+        "wait_mark": BOTTLENECK_MARKS[bottleneck.WAIT],
+        "neither_mark": BOTTLENECK_MARKS[bottleneck.NEITHER],
         "latency_mark": LATENCY_MARK,
         "not_measured": NOT_MEASURED,
         "threshold": f"{CLIENT_BOUND_THRESHOLD * 100:.0f}",
+        "server_threshold": f"{bottleneck.SERVER_BOUND_THRESHOLD * 100:.0f}",
+        "wait_share": f"{bottleneck.WAIT_BOUND_SHARE * 100:.0f}",
     }
     return MarkNotes(**{f.name: prose.sentence(MARKS_TEMPLATE, f.name, marks) for f in fields(MarkNotes)})
 
@@ -408,19 +433,25 @@ def notes_for_marks(
     failed: str | None,
     unsupported: str | None,
     client_bound: str | None = None,
+    bottlenecks: dict[str, str] | None = None,
 ) -> list[str]:
     """The note of each mark (as row_marks puts them) that some row carries, in mark order: usually the
     `MarkNotes`; a table whose trials mean something else (echo, latency) passes its own wording; None: the
-    table has no such mark."""
+    table has no such mark. `bottlenecks` ({class: note}) explains the classes the rows carry (the client-bound
+    one is `client_bound`)."""
     notes = []
     for column, note in (
         ("n_flagged", flagged),
         ("n_failed", failed),
         ("n_unsupported", unsupported),
-        ("n_client_bound", client_bound),
     ):
         if note is not None and any_positive(rows, column):
             notes.append(note)
+    carried = {bottleneck_of(row) for _, row in rows.iterrows()} if not rows.empty else set()
+    by_class = {bottleneck.CLIENT: client_bound, **(bottlenecks or {})}
+    for name in (bottleneck.CLIENT, bottleneck.BOTH, bottleneck.WAIT, bottleneck.NEITHER):
+        if by_class.get(name) is not None and name in carried:
+            notes.append(by_class[name])
     return notes
 
 
@@ -433,8 +464,13 @@ def notes_block(notes: Sequence[str]) -> str:
 
 def table_notes(rows: pd.DataFrame, notes: MarkNotes, extra: Sequence[str] = (), client_bound: bool = False) -> str:
     """`extra`, then the notes of the marks row_marks(row, client_bound) puts on these rows."""
+    bottlenecks = (
+        {bottleneck.BOTH: notes.both_bound, bottleneck.WAIT: notes.wait_bound, bottleneck.NEITHER: notes.neither_bound}
+        if client_bound
+        else None
+    )
     marks = notes_for_marks(
-        rows, notes.flagged, notes.failed, notes.unsupported, notes.client_bound if client_bound else None
+        rows, notes.flagged, notes.failed, notes.unsupported, notes.client_bound if client_bound else None, bottlenecks
     )
     return notes_block([*extra, *marks])
 

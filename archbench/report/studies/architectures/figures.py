@@ -17,11 +17,12 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, NullLoc
 
 from archbench.analyze import analysis
 from archbench.analyze.analysis import (
-    CLIENT_BOUND_THRESHOLD,
     MULTI_LOOP_ARCHITECTURES,
     REFERENCE_ARCHITECTURE,
     Comparison,
 )
+from archbench.analyze.bottleneck import SERVER
+from archbench.report.latex import bottleneck_of
 from archbench.report.plots import (
     CLIPPED_MARKER,
     FigureFile,
@@ -203,7 +204,8 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
                     if (row.get("n_unsupported") or 0) > 0:
                         axes.text(0, y, " unsupported", va="center", ha="left", fontsize=7, color="0.35")
                     continue
-                client_bound = metric.mark_client_bound and (row.get("n_client_bound") or 0) > 0
+                # Hatched: the server was not the sole bottleneck of most trials (archbench.analyze.bottleneck).
+                client_bound = metric.mark_client_bound and bottleneck_of(row) not in ("", SERVER)
                 any_client_bound |= client_bound
                 if client_bound:
                     for bar in axes.patches:
@@ -239,7 +241,7 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
                         facecolor="0.7",
                         hatch=CLIENT_BOUND_HATCH,
                         edgecolor="white",
-                        label=f"client-bound (wrk CPU ≥ {CLIENT_BOUND_THRESHOLD * 100:.0f} %)",
+                        label="not bound by the server alone (wrk, both, the waits or neither; see the tables)",
                     )
                 ],
                 loc="outside lower center",

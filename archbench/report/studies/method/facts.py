@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.analyze import analysis
+from archbench.analyze import analysis, bottleneck
 from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD, Labeller, key_text, main_pool_series, parse_cpu_list
 from archbench.report.common import CONFIGURATION_TEMPLATE, MAX_LISTED, client_bound_rule, describe_configuration
 from archbench.report.formats import several_depths
@@ -258,6 +258,16 @@ def environment_macros(
         r"\abClientBoundThreshold",
         f"{CLIENT_BOUND_THRESHOLD * 100:.0f}",
         "wrk CPU busy fraction (percent) from which a trial counts as client-bound",
+    )
+    macros.add(
+        r"\abServerBoundThreshold",
+        f"{bottleneck.SERVER_BOUND_THRESHOLD * 100:.0f}",
+        "server CPU busy fraction (percent) from which a trial counts as server-bound",
+    )
+    macros.add(
+        r"\abWaitBoundShare",
+        f"{bottleneck.WAIT_BOUND_SHARE * 100:.0f}",
+        "share (percent) of the rate its waits allow from which a blocking trial counts as wait-bound",
     )
 
 

@@ -58,6 +58,8 @@ CASE_LABELS = {
     "file_response_fixed": "file response",
     "echo_idle_timeout": "echo idle",
     "clean_shutdown": "clean shutdown",
+    "large_response_backpressure": "1\\,MiB, unread",
+    "workload_abused": "work + waits",
 }
 OBSERVED_LIMIT = 500  # characters of an observed text quoted in the notes (a sanitizer report can be long)
 
