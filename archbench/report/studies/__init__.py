@@ -26,10 +26,12 @@ from archbench.report.studies import (
     sources,
     statistics,
     summary,
+    workloads,
 )
 from archbench.report.study import Study
 
 STUDIES: tuple[Study, ...] = (
+    workloads.STUDY,
     method.STUDY,
     architectures.STUDY,
     pool.STUDY,

@@ -1,0 +1,75 @@
+"""The decision map: workload points (rows) x servers (columns), each cell the server's throughput relative to the
+point's best (paired within rounds), coloured by it, with the letter of what bounded its trials. Drawn with
+seaborn's heatmap on our own Figure inside the paper theme (never pyplot)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from archbench.analyze.labels import architecture_rank
+from archbench.report.plots import FigureFile, save_or_none
+from archbench.report.studies.workloads.data import WorkloadsResults, points
+from archbench.report.studies.workloads.tables import BOTTLENECK_LETTER
+from archbench.report.theme import paper_theme
+
+MAP_FIGURE = "workloads-map.pdf"
+
+
+def _columns(frame: pd.DataFrame) -> list[str]:
+    """Servers in the report's architecture order, the upper bound last."""
+    firsts = frame.drop_duplicates("variant")
+    ranked = sorted(
+        firsts.itertuples(),
+        key=lambda r: (bool(r.upper_bound), architecture_rank(r.architecture), str(r.variant)),
+    )
+    return [str(r.variant) for r in ranked]
+
+
+def map_figure(study: WorkloadsResults) -> Figure | None:
+    frame = study.map
+    if frame.empty:
+        return None
+    rows, columns = points(frame), _columns(frame)
+    ratios = pd.DataFrame(np.nan, index=rows, columns=columns)
+    labels = pd.DataFrame("", index=rows, columns=columns)
+    for _, row in frame.iterrows():
+        ratio = float(row["ratio"])
+        ratios.loc[row["point"], row["variant"]] = ratio
+        letter = BOTTLENECK_LETTER.get(str(row["bottleneck"]), "")
+        text = "" if np.isnan(ratio) else (f"{ratio:.2f}" if ratio < 9.995 else f"{ratio:.0f}")
+        labels.loc[row["point"], row["variant"]] = f"{text}\n{letter}" if text else ""
+    with paper_theme():
+        figure = Figure(figsize=(max(5.6, 0.62 * len(columns) + 1.8), 0.5 * len(rows) + 1.9))
+        axes = figure.subplots()
+        sns.heatmap(
+            ratios.clip(upper=1.0),
+            ax=axes,
+            vmin=0.0,
+            vmax=1.0,
+            cmap="viridis",
+            annot=labels.to_numpy(),
+            fmt="",
+            annot_kws={"fontsize": 6},
+            linewidths=0.5,
+            linecolor="white",
+            cbar_kws={"label": "throughput relative to the best of the row", "shrink": 0.8},
+        )
+        axes.set_xlabel("")
+        axes.set_ylabel("")
+        axes.set_xticklabels(axes.get_xticklabels(), rotation=40, ha="right", fontsize=7)
+        axes.set_yticklabels(axes.get_yticklabels(), rotation=0, fontsize=7)
+        axes.set_facecolor("0.92")  # a server not measured at a point (a workload it cannot take part in)
+    return figure
+
+
+def make_workloads_figures(study: WorkloadsResults, figures_dir: Path) -> dict[str, FigureFile | None]:
+    path = Path(figures_dir) / MAP_FIGURE
+    made = save_or_none(map_figure(study), path, tuple(points(study.map)))
+    if made is None:
+        path.unlink(missing_ok=True)
+    return {"map": made}

@@ -1,0 +1,141 @@
+"""The workloads section: the decision map (ratios to each point's best, paired within rounds), what to pick
+where the server bounded the best, the literature's expectations checked, and the section without a campaign."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import synthetic_workloads as sw  # tests/fixtures/campaigns/synthetic_workloads.py (pytest pythonpath)
+
+from archbench.report import build as report
+from archbench.report.latex import MacroSet
+from archbench.report.prose import Prose
+from archbench.report.studies import workloads
+from archbench.report.studies.workloads import data, facts
+
+FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
+PAPER = Path(__file__).resolve().parent.parent / "paper"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    raw = tmp_path_factory.mktemp("raw")
+    sw.write_workloads_campaign(raw)
+    shutil.copytree(FIXTURES / "fixture-minimal", raw / "fixture-minimal")
+    return raw
+
+
+@pytest.fixture(scope="module")
+def study(root, tmp_path_factory) -> data.WorkloadsResults:
+    return workloads.process_workloads_campaign(sw.WORKLOADS, root, tmp_path_factory.mktemp("processed"))
+
+
+def cell(study: data.WorkloadsResults, point: str, architecture: str) -> pd.Series:
+    rows = study.map[(study.map["point"] == point) & (study.map["architecture"] == architecture)]
+    assert len(rows) == 1, (point, architecture)
+    return rows.iloc[0]
+
+
+def test_points_are_named_by_what_differs_from_the_baseline(study):
+    assert data.points(study.map) == ["baseline", "block 1000 us", "idle 8000", "work 100 us", "close"]
+
+
+def test_ratios_to_the_best_are_paired_within_rounds(study):
+    # epoll is the best at the baseline; the pool's per-round ratios are 0.9 x (1 + wobbles): (0.9 x 0.998/1.003,
+    # 0.9 x 1.003/0.998, 0.9 x 0.999/1.001), whose geometric mean is 0.8994.
+    pool = cell(study, "baseline", "thread_pool")
+    assert pool["best_config_id"].startswith("epoll-") and cell(study, "baseline", "epoll")["is_best"]
+    assert pool["ratio"] == pytest.approx(0.9 * ((0.998 / 1.003) * (1.003 / 0.998) * (0.999 / 1.001)) ** (1 / 3))
+    assert pool["low"] < pool["ratio"] < pool["high"] and pool["n_rounds"] == 3
+    # The upper bound is measured beside the servers but never the best.
+    pong = cell(study, "baseline", "pong")
+    assert pong["upper_bound"] and not pong["is_best"] and pong["ratio"] == pytest.approx(1.5, rel=1e-2)
+    # Blocking 1 ms: the 64-worker pool is the best, the event loops serve one request per wait.
+    assert cell(study, "block 1000 us", "thread_pool")["is_best"]
+    assert cell(study, "block 1000 us", "epoll")["ratio"] == pytest.approx(950 / 60_000, rel=1e-2)
+
+
+def test_what_bounded_each_configuration_is_kept(study):
+    assert cell(study, "baseline", "epoll")["bottleneck"] == "server"
+    assert cell(study, "block 1000 us", "epoll")["bottleneck"] == "wait"
+    assert cell(study, "close", "epoll")["bottleneck"] == "client"
+
+
+def test_picks_are_the_best_and_the_servers_not_distinguishable_from_it(study):
+    frame = study.map
+    picked = frame[frame["pick"]]
+    # Three tight rounds separate every server from the best here: only the best is picked; pong never.
+    assert sorted(picked["point"]) == sorted(data.points(frame))
+    assert not picked["upper_bound"].any()
+    holm = frame["p_holm"].dropna()
+    assert len(holm) == frame["p_value"].notna().sum() and (holm >= frame["p_value"].dropna()).all()
+    assert (frame.loc[frame["p_value"].notna(), "detectable_pct"] > 0).all()
+
+
+def test_a_point_whose_best_the_client_bounded_cannot_rank_the_servers(study):
+    by_point = dict(tuple(study.map.groupby("point", sort=False)))
+    assert data.rankable(by_point["baseline"]) and data.rankable(by_point["block 1000 us"])
+    assert not data.rankable(by_point["close"])
+
+
+def test_the_literature_checked_against_the_data(study):
+    idle = facts.idle_facts(study)
+    assert idle["verdict"] == facts.CONFIRMED and idle["with"] == "3.3" and idle["without"] == "1.00"
+    blocking = facts.blocking_facts(study)
+    assert blocking["verdict"] == facts.CONFIRMED and blocking["pool_threads"] == "64"
+    cpu = facts.cpu_bound_facts(study)
+    assert cpu["verdict"] == facts.CONFIRMED and cpu["designs"] == "3"
+    assert facts.bound_share(study) == {"trials": "51", "bound": "36", "percent": "71"}
+
+
+def test_without_idle_or_blocking_points_the_expectations_are_not_testable(study):
+    baseline_only = data.WorkloadsResults(
+        study.campaign, study.trials, study.summary, study.map[study.map["point"] == "baseline"]
+    )
+    assert facts.idle_facts(baseline_only)["verdict"] == facts.NOT_TESTABLE
+    assert facts.blocking_facts(baseline_only)["verdict"] == facts.NOT_TESTABLE
+    assert facts.cpu_bound_facts(baseline_only)["verdict"] == facts.NOT_TESTABLE
+
+
+def test_csvs_are_written_and_removed_without_a_campaign(root, tmp_path):
+    workloads.process_workloads_campaign(sw.WORKLOADS, root, tmp_path)
+    written = {p.name for p in tmp_path.glob("*.csv")}
+    assert written == {data.TRIALS_CSV, data.SUMMARY_CSV, data.MAP_CSV}
+    empty = workloads.process_workloads_campaign(None, root, tmp_path)
+    assert not empty.available and not list(tmp_path.glob("*.csv"))
+
+
+def test_the_section_without_a_campaign_is_one_sentence(tmp_path):
+    macros = MacroSet()
+    facts.workloads_macros(macros, data.WorkloadsResults(None), Prose(), figure_present=False)
+    assert macros.macros[r"\abWorkloadsHasData"].value == "0"
+    assert "no workloads campaign was found" in macros.macros[r"\abWorkloadsCampaignSentence"].value
+
+
+@pytest.mark.integration
+def test_the_report_builds_with_the_decision_map_first(root, tmp_path):
+    paper = tmp_path / "paper"
+    shutil.copytree(PAPER / "templates", paper / "templates")
+    for name in ("report.tex", "references.bib"):
+        shutil.copy(PAPER / name, paper / name)
+    outputs = report.build_report(
+        {"main": "fixture-minimal", "workloads": sw.WORKLOADS},
+        raw_root=root,
+        processed_dir=tmp_path / "processed",
+        generated_dir=paper / "generated",
+        figures_dir=paper / "figures",
+    )
+    body = (paper / "generated" / "body.tex").read_text().splitlines()
+    assert body[1] == r"\input{templates/workloads/section}"  # the first section after the introduction
+    assert outputs.result("workloads").available
+    assert (paper / "figures" / "workloads-map.pdf").is_file()
+    if shutil.which("latexmk") is None:
+        pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
+    pdf = report.build_pdf(paper)
+    log = (paper / "report.log").read_text(errors="replace")
+    assert pdf.read_bytes().startswith(b"%PDF") and "undefined" not in log.lower()
+    assert not math.isnan(outputs.result("workloads").map["ratio"].iloc[0])
