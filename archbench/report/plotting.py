@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
+from archbench.report.latex import figure_block
 from archbench.report.plots import FigureFile
+from archbench.report.prose import Prose
 from archbench.report.theme import architecture_palette
 
 
@@ -83,3 +86,35 @@ def kilo_tick(value: float, _position: int) -> str:
     if value >= 1e3:
         return f"{value / 1e3:g}k"
     return f"{value:g}"
+
+
+@dataclass(frozen=True)
+class TablesAndFigures:
+    """What a study of the main campaign lets later studies cite: its tables' labels and the figures it made."""
+
+    table_labels: tuple[str, ...]
+    figures: dict[str, FigureFile | None]
+
+    @property
+    def figures_present(self) -> dict[str, bool]:
+        return {key: made is not None for key, made in self.figures.items()}
+
+
+def figure_blocks(
+    made: Mapping[str, FigureFile | None],
+    blocks: Mapping[str, tuple[str, str]],
+    template: str,
+    prose: Prose,
+    paper_dir: Path,
+) -> dict[str, str]:
+    """{generated file: figure environment} for `blocks` ({file: (label, figure key)}); the template holds each
+    key's `<key>_caption` and `<key>_missing` (the sentence standing in for a figure the campaign cannot make)."""
+    return {
+        name: figure_block(
+            include_path(made[key], paper_dir),
+            label,
+            prose.sentence(template, f"{key}_caption"),
+            prose.sentence(template, f"{key}_missing"),
+        )
+        for name, (label, key) in blocks.items()
+    }

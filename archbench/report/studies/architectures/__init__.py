@@ -5,11 +5,8 @@ bandwidth baseline, CPU per request and the comparison figures. Its words are pa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from archbench.report.latex import MacroSet, figure_block
-from archbench.report.plots import FigureFile
-from archbench.report.plotting import include_path
+from archbench.report.latex import MacroSet
+from archbench.report.plotting import TablesAndFigures, figure_blocks
 from archbench.report.studies.architectures.baseline import baseline_macros
 from archbench.report.studies.architectures.facts import architecture_macros, design_macros
 from archbench.report.studies.architectures.figures import make_architecture_figures
@@ -31,18 +28,6 @@ FIGURES = {
 FIGURES_TEMPLATE = "architectures/figures"
 
 
-@dataclass(frozen=True)
-class ArchitecturesResult:
-    """What later studies cite: the comparison tables' labels and which figures exist."""
-
-    table_labels: tuple[str, ...]
-    figures: dict[str, FigureFile | None]
-
-    @property
-    def figures_present(self) -> dict[str, bool]:
-        return {key: made is not None for key, made in self.figures.items()}
-
-
 def write(context: StudyContext) -> StudyOutput:
     processed, prose = context.processed, context.prose
     summary, trials = processed.summary, processed.trials
@@ -52,16 +37,10 @@ def write(context: StudyContext) -> StudyOutput:
     comparisons = architecture_macros(macros, summary, prose)
     design_macros(macros, summary, comparisons, prose)
     made = make_architecture_figures(summary, trials, context.figures_dir)
-    result = ArchitecturesResult(tuple(label for label, _ in comparison_table_blocks(summary, prose)), made)
+    result = TablesAndFigures(tuple(label for label, _ in comparison_table_blocks(summary, prose)), made)
     architecture_reference_macros(macros, list(result.table_labels), result.figures_present, prose)
     files = {TABLES_FILE: comparison_tables(summary, prose)}
-    for name, (label, key) in FIGURES.items():
-        files[name] = figure_block(
-            include_path(made[key], context.paper_dir),
-            label,
-            prose.sentence(FIGURES_TEMPLATE, f"{key}_caption"),
-            prose.sentence(FIGURES_TEMPLATE, f"{key}_missing"),
-        )
+    files.update(figure_blocks(made, FIGURES, FIGURES_TEMPLATE, prose, context.paper_dir))
     return StudyOutput(macros, files, result)
 
 

@@ -5,11 +5,8 @@ paper/templates/pool/.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from archbench.report.latex import MacroSet, figure_block
-from archbench.report.plots import FigureFile
-from archbench.report.plotting import include_path
+from archbench.report.latex import MacroSet
+from archbench.report.plotting import TablesAndFigures, figure_blocks
 from archbench.report.studies.pool.facts import finding_macros
 from archbench.report.studies.pool.figures import make_pool_figures
 from archbench.report.studies.pool.tables import (
@@ -30,25 +27,13 @@ FIGURES = {
 FIGURES_TEMPLATE = "pool/figures"
 
 
-@dataclass(frozen=True)
-class PoolResult:
-    """What later studies cite: the pool-size tables' labels and which figures exist."""
-
-    table_labels: tuple[str, ...]
-    figures: dict[str, FigureFile | None]
-
-    @property
-    def figures_present(self) -> dict[str, bool]:
-        return {key: made is not None for key, made in self.figures.items()}
-
-
 def write(context: StudyContext) -> StudyOutput:
     processed, prose = context.processed, context.prose
     summary, trials = processed.summary, processed.trials
     macros = MacroSet()
     finding_macros(macros, summary, prose)
     made = make_pool_figures(summary, trials, context.figures_dir)
-    result = PoolResult(tuple(label for label, _ in pool_size_table_blocks(summary, prose)), made)
+    result = TablesAndFigures(tuple(label for label, _ in pool_size_table_blocks(summary, prose)), made)
     reference_macros(
         macros, list(result.table_labels), result.figures_present, prose, has_configurations=not summary.empty
     )
@@ -56,13 +41,7 @@ def write(context: StudyContext) -> StudyOutput:
         POOL_TABLES_FILE: pool_size_tables(summary, prose),
         CONFIGURATIONS_TABLE_FILE: configurations_table(summary, prose),
     }
-    for name, (label, key) in FIGURES.items():
-        files[name] = figure_block(
-            include_path(made[key], context.paper_dir),
-            label,
-            prose.sentence(FIGURES_TEMPLATE, f"{key}_caption"),
-            prose.sentence(FIGURES_TEMPLATE, f"{key}_missing"),
-        )
+    files.update(figure_blocks(made, FIGURES, FIGURES_TEMPLATE, prose, context.paper_dir))
     return StudyOutput(macros, files, result)
 
 
