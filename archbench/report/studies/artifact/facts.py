@@ -9,7 +9,7 @@ citation from CITATION.cff. The words are in paper/templates/artifact/appendix.t
 
 build.py adds an `ArtifactAppendix` (from `collect_appendix`) to the report's studies: its `outputs` adds the
 macro `\\abHowToCite` (report.tex's title page) and writes generated/artifact-appendix.tex
-(paper/sections/artifact.tex inputs it).
+(paper/templates/artifact/section.tex inputs it).
 """
 
 from __future__ import annotations

@@ -325,10 +325,10 @@ def echo_macros(
     figures_present: Mapping[str, bool] | None = None,
     picks: pd.DataFrame | None = None,
 ) -> None:
-    """Every \\abEcho... macro sections/echo.tex uses, defined for any campaign (or none)."""
+    """Every \\abEcho... macro templates/echo/section.tex uses, defined for any campaign (or none)."""
     figures_present = dict(figures_present or {})
     macros.add(
-        r"\abEchoHasData", "1" if study.available else "0", "1: the echo campaign exists (sections/echo.tex \\ifnum)"
+        r"\abEchoHasData", "1" if study.available else "0", "1: the echo campaign exists (templates/echo/section.tex \\ifnum)"
     )
     if not study.available:
         no_campaign_macros(

@@ -203,7 +203,7 @@ def saturation_facts(study: LatencyResults) -> dict[str, Any]:
 def latency_macros(
     macros: MacroSet, study: LatencyResults, prose: Prose, present: Mapping[str, bool] | None = None
 ) -> None:
-    """Every \\abLatency... macro sections/latency.tex uses, defined for any campaign (or none)."""
+    """Every \\abLatency... macro templates/latency/section.tex uses, defined for any campaign (or none)."""
     present = dict(present or {})
     criteria = study.criteria
     macros.add(r"\abLatencyKneeThreshold", ms_text(criteria.p99_s), "first knee criterion: p99 below this, ms")
@@ -225,7 +225,7 @@ def latency_macros(
     macros.add(
         r"\abLatencyHasData",
         "1" if study.available else "0",
-        "1: a latency campaign exists (sections/latency.tex \\ifnum)",
+        "1: a latency campaign exists (templates/latency/section.tex \\ifnum)",
     )
     if not study.available:
         no_campaign_macros(

@@ -125,11 +125,11 @@ def _missing_facts(source: StudySource) -> dict[str, Any]:
 
 
 def network_macros(macros: MacroSet, study: NetworkResults, prose: Prose) -> None:
-    """Every \\abNetwork... macro sections/network.tex uses, defined with or without the campaigns."""
+    """Every \\abNetwork... macro templates/network/section.tex uses, defined with or without the campaigns."""
     macros.add(
         r"\abNetworkHasData",
         "1" if study.available else "0",
-        "1: both network campaigns exist (sections/network.tex \\ifnum)",
+        "1: both network campaigns exist (templates/network/section.tex \\ifnum)",
     )
     macros.add(r"\abNetworkCampaign", escape(study.network.requested or "none"), "netns campaign")
     macros.add(r"\abNetworkLoopbackCampaign", escape(study.loopback.requested or "none"), "loopback campaign")

@@ -1,4 +1,4 @@
-"""Published beside measured (paper/sections/published.tex) and the one-page summary's facts.
+"""Published beside measured (paper/templates/sources/section.tex) and the one-page summary's facts.
 
 Each source's published numbers (data/external/, `archbench.analyze.published`) are set beside the campaigns the
 report already processes: the main campaign's summary, and the echo and latency studies' summaries in the

@@ -2,7 +2,7 @@
 
 archbench.analyze.noise computes the diagnostics (and this writes its CSVs beside trials.csv); here they become
 formatted facts for paper/templates/statistics/noise.tex.j2, the macros the text may quote and the residual figure
-(archbench.report.studies.statistics.noise_figure). paper/sections/statistics.tex inputs the generated file under its
+(archbench.report.studies.statistics.noise_figure). paper/templates/statistics/section.tex inputs the generated file under its
 "Noise diagnostics" subsection.
 """
 
@@ -167,7 +167,7 @@ def noise_outputs(
     prose: Prose | None = None,
 ) -> dict[str, str]:
     """Diagnose the campaign, write its noise CSVs beside trials.csv and the figure, add the macros, and return
-    {NOISE_FILE: LaTeX} for paper/sections/statistics.tex to input."""
+    {NOISE_FILE: LaTeX} for paper/templates/statistics/section.tex to input."""
     prose = prose if prose is not None else Prose()
     diagnostics = noise_diagnostics(processed.trials, processed.campaign.trials)
     diagnostics.write(Path(processed.trials_csv).parent)

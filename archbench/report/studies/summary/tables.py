@@ -1,4 +1,4 @@
-"""The one-page summary after the abstract (paper/sections/summary.tex): per source its question, its published
+"""The one-page summary after the abstract (paper/templates/summary/section.tex): per source its question, its published
 answer, this machine's answer with its interval, and whether they agree. The facts and verdicts are
 archbench.report.studies.sources.facts's; every word is in paper/templates/summary/table.tex.j2, including the rules that
 define agreement."""
