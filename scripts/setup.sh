@@ -3,26 +3,37 @@
 #
 #   scripts/setup.sh [all|system|venv|tools]  (default: all; `make setup` runs `all`)
 #
-#   system  checks gcc/make, cmake, liburing, wrk, httperf, iperf3, nginx, taskset, python3 with venv, latexmk,
-#           pdflatex and the LaTeX packages paper/report.tex uses. What is missing
-#           is installed with apt-get when running as root; otherwise the exact
-#           `sudo apt-get install ...` command is printed and the script exits 1.
+#   system  checks gcc/make, cmake, liburing, OpenSSL's headers and pkg-config (the oha build), wrk,
+#           httperf, iperf3, nginx, taskset, python3 with venv, latexmk, pdflatex and the LaTeX
+#           packages paper/report.tex uses. What is missing is installed with apt-get when running
+#           as root (it says how long that took); otherwise the exact `sudo apt-get install ...`
+#           command is printed and the script exits 1.
 #   venv    creates .venv (python3 -m venv), then `pip install -r requirements.txt`
 #           and `pip install -e .`; pip runs again only when requirements.txt,
 #           pyproject.toml or the interpreter change (hash in .venv/.archbench-setup).
-#   tools   oha, the open-loop HTTP load generator of the latency study, built from crates.io
-#           with `cargo install oha --locked --root .tools` (about 4 minutes; skipped when
-#           .tools/bin/oha --version works). Without cargo it says how to get it and goes on:
-#           the runner's preflight then refuses oha campaigns, naming the missing tool, and the
-#           oha test is skipped with that reason.
+#   tools   oha, the open-loop HTTP load generator of the latency study, built from crates.io with
+#           `cargo install oha@1.16.0 --locked --no-default-features --features native-tls --root .tools`
+#           (skipped when .tools/bin/oha --version says that version). archbench only sends plain HTTP,
+#           but oha 1.16 does not compile without a TLS backend: native-tls links the system's OpenSSL
+#           (libssl-dev, pkg-config: `system` installs them) instead of the default rustls over aws-lc,
+#           whose C library was a third of the build's CPU time. The version is pinned so that the
+#           feature set cannot change under us. About 4 minutes on 2 CPUs.
+#           Without cargo it says how to get it and goes on: the runner's preflight then refuses oha
+#           campaigns, naming the missing tool, and the oha test is skipped with that reason. A build
+#           that fails is an error (exit 1), its log's last lines shown.
+#   all     the three, with the oha build in the background (log: .tools/oha-build.log) while apt-get
+#           and pip run, and waited for before the script ends, so that nothing compiles while
+#           anything measures. On a machine without them, apt-get installs what the build needs first
+#           (build-essential, libssl-dev, pkg-config), then the rest while oha builds. Each step prints
+#           how long it took; on a bare 2-CPU Debian 12 machine the whole takes about 4 minutes.
 #
 # Idempotent: with everything present it only checks (about a second).
 #
 # Environment:
 #   PYTHON=python3      interpreter the venv is made from (>= 3.10)
 #   VENV=.venv          where the venv goes
-#   ARCHBENCH_SETUP_PRETEND_MISSING="wrk booktabs.sty"
-#                       treat these commands / LaTeX files as absent (testing the
+#   ARCHBENCH_SETUP_PRETEND_MISSING="wrk booktabs.sty openssl.pc"
+#                       treat these commands / LaTeX files / pkg-config modules as absent (testing the
 #                       install path without uninstalling anything)
 #   ARCHBENCH_SETUP_NOT_ROOT=1
 #                       behave as a non-root user: print the command, do not install
@@ -128,6 +139,8 @@ check_system() {
     # the reference server: nginx-light is enough (stub_status included); it lives in /usr/sbin
     have nginx || [[ -x /usr/sbin/nginx ]] && ! pretend_missing nginx || need nginx nginx-light
     have taskset || need taskset util-linux
+    # the oha build (tools) links the system's OpenSSL, its TLS backend
+    oha_build_ready || need "OpenSSL headers and pkg-config (the oha build)" libssl-dev pkg-config
     # placement ssh and its multi-host test (tests/test_ssh_placement.py): ssh, scp, sshd, ssh-keygen
     { have ssh && have scp && have ssh-keygen; } || need "ssh, scp and ssh-keygen" openssh-client
     [[ -x /usr/sbin/sshd ]] && ! pretend_missing sshd || need sshd openssh-server
@@ -165,10 +178,21 @@ check_system() {
 
 is_root() { [[ -z "${ARCHBENCH_SETUP_NOT_ROOT:-}" && "$(id -u)" == 0 ]]; }
 
+APT_UPDATED=""
+apt_install() { # apt_install DEBIAN-PACKAGE... (as root; the package lists are updated once a run)
+    export DEBIAN_FRONTEND=noninteractive
+    if [[ -z "$APT_UPDATED" ]]; then
+        apt-get update -q
+        APT_UPDATED=1
+    fi
+    apt-get install -y --no-install-recommends "$@"
+}
+
 setup_system() {
+    local started=$SECONDS
     check_system
     if ((${#MISSING_WHAT[@]} == 0)); then
-        say "system tools present (gcc, make, cmake, liburing, wrk, httperf, iperf3, nginx, taskset, $PYTHON + venv, latexmk, pdflatex, LaTeX packages)"
+        say "system tools present (gcc, make, cmake, liburing, OpenSSL headers, wrk, httperf, iperf3, nginx, taskset, $PYTHON + venv, latexmk, pdflatex, LaTeX packages)"
         return
     fi
     say "missing: ${MISSING_WHAT[*]}"
@@ -183,15 +207,12 @@ setup_system() {
         exit 1
     fi
     say "installing with apt-get: ${MISSING_DEBS[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q
-    # shellcheck disable=SC2086
-    $install
+    apt_install "${MISSING_DEBS[@]}"
     PRETEND_MISSING=" "
     check_system
     ((${#MISSING_WHAT[@]} == 0)) ||
         die "still missing after apt-get install: ${MISSING_WHAT[*]} (find the package with apt-file search)"
-    say "system tools installed"
+    say "system tools installed in $((SECONDS - started)) s"
 }
 
 # ---------------------------------------------------------------- python venv
@@ -207,6 +228,7 @@ venv_hash() {
 }
 
 setup_venv() {
+    local started=$SECONDS
     if ! "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1; then
         python_ok || die "$PYTHON (>= 3.10, with the venv module) is needed: run \`make setup\`"
         if [[ -e "$VENV" ]]; then
@@ -236,12 +258,19 @@ setup_venv() {
     "$VENV/bin/python" -m ipykernel install --prefix "$VENV" --name archbench --display-name "archbench (.venv)" >/dev/null
     printf '%s\n' "$want" >"$STAMP.tmp"
     mv -f "$STAMP.tmp" "$STAMP"
-    say "$VENV ready ($("$VENV/bin/python" -V 2>&1))"
+    say "$VENV ready in $((SECONDS - started)) s ($("$VENV/bin/python" -V 2>&1))"
 }
 
 # ---------------------------------------------------------------- tools built from source
 TOOLS_ROOT=.tools # project-local: the runner looks for .tools/bin/oha before PATH
 OHA="$TOOLS_ROOT/bin/oha"
+OHA_VERSION=1.16.0
+# Not the default TLS backend (rustls over aws-lc) but the system's OpenSSL: see the header.
+OHA_INSTALL=(install "oha@$OHA_VERSION" --locked --no-default-features --features native-tls --root "$TOOLS_ROOT")
+OHA_BUILD_DEBS=(build-essential libssl-dev pkg-config)
+OHA_LOG="$TOOLS_ROOT/oha-build.log"
+OHA_PID=""     # the background build (mode all), a process group of its own
+OHA_STARTED=0
 
 find_cargo() {
     local candidate
@@ -254,30 +283,127 @@ find_cargo() {
     return 1
 }
 
+oha_version() { "$OHA" --version 2>/dev/null | head -n1 || true; }
+
+# What the build needs besides cargo: cc and make (it compiles jemalloc and SQLite from C), and OpenSSL's
+# headers found through pkg-config.
+oha_build_ready() {
+    have gcc && have make && have pkg-config && ! pretend_missing openssl.pc && pkg-config --exists openssl
+}
+
+oha_ready() { ! pretend_missing oha && [[ "$(oha_version)" == "oha $OHA_VERSION" ]]; }
+
+say_oha_present() { say "oha present: $(oha_version) ($OHA)"; }
+
+say_no_cargo() {
+    say "WARNING: cargo not found, so oha (the latency study's open-loop load generator) is not installed."
+    say "  To install it: curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y"
+    say "  (or apt-get install cargo), then run make setup again (it runs: cargo ${OHA_INSTALL[*]})."
+    say "  Until then campaigns with load_generator oha stop in preflight naming oha, and the oha test is skipped."
+}
+
+say_oha_building() { # say_oha_building CARGO WHERE
+    local found
+    found=$(oha_version)
+    if [[ -n "$found" ]] && ! pretend_missing oha; then
+        say "$OHA is $found, not the pinned oha $OHA_VERSION: rebuilding it"
+    fi
+    say "building oha $2: $1 ${OHA_INSTALL[*]} (about 4 minutes)"
+}
+
+oha_failed() { # oha_failed STATUS SECONDS [LOG]
+    if [[ -n "${3:-}" ]]; then
+        say "the last lines of $3:" >&2
+        tail -n 30 "$3" | sed 's/^/    /' >&2
+    fi
+    die "cargo ${OHA_INSTALL[*]} failed (exit status $1, after $2 s): oha is not installed, so the latency study cannot run (make setup tries again)"
+}
+
 setup_tools() {
-    if ! pretend_missing oha && "$OHA" --version >/dev/null 2>&1; then
-        say "oha present: $("$OHA" --version 2>&1 | head -n1) ($OHA)"
+    if oha_ready; then
+        say_oha_present
         return
     fi
     local cargo
     if ! cargo=$(find_cargo); then
-        say "WARNING: cargo not found, so oha (the latency study's open-loop load generator) is not installed."
-        say "  To install it: curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y"
-        say "  (or apt-get install cargo), then run make setup again (it runs: cargo install oha --locked --root $TOOLS_ROOT)."
-        say "  Until then campaigns with load_generator oha stop in preflight naming oha, and the oha test is skipped."
+        say_no_cargo
         return 0
     fi
-    say "installing oha: $cargo install oha --locked --root $TOOLS_ROOT (about 4 minutes)"
-    local started=$SECONDS
-    if ! "$cargo" install oha --locked --root "$TOOLS_ROOT"; then
-        say "WARNING: cargo install oha failed (see above); latency campaigns with oha will stop in preflight naming oha"
-        return 0
+    oha_build_ready ||
+        die "building oha needs gcc, make, pkg-config and OpenSSL's headers: run \`scripts/setup.sh system\` first (as root)"
+    say_oha_building "$cargo" "(its output follows)"
+    local started=$SECONDS status=0
+    "$cargo" "${OHA_INSTALL[@]}" || status=$?
+    ((status == 0)) || oha_failed "$status" $((SECONDS - started))
+    say "oha built in $((SECONDS - started)) s: $(oha_version) ($OHA)"
+}
+
+# Mode all: the build runs while apt-get and pip do (they mostly wait on the network and the disk), and the
+# script waits for it at the end. The build gets a process group of its own so that an error or Ctrl-C in
+# the script stops all of it (cargo and its rustc and cc children), not cargo alone.
+stop_oha_build() {
+    if [[ -n "$OHA_PID" ]]; then
+        kill -TERM -- "-$OHA_PID" 2>/dev/null || kill -TERM "$OHA_PID" 2>/dev/null || true
+        wait "$OHA_PID" 2>/dev/null || true
+        OHA_PID=""
+        say "oha build stopped (setup did not finish); make setup starts it again" >&2
     fi
-    say "oha installed in $((SECONDS - started)) s: $("$OHA" --version 2>&1 | head -n1) ($OHA)"
+}
+
+start_oha_build() { # start_oha_build CARGO
+    mkdir -p "$TOOLS_ROOT"
+    say_oha_building "$1" "in the background (log: $OHA_LOG)"
+    OHA_STARTED=$SECONDS
+    trap stop_oha_build EXIT
+    setsid --wait "$1" "${OHA_INSTALL[@]}" >"$OHA_LOG" 2>&1 </dev/null &
+    OHA_PID=$!
+}
+
+finish_oha_build() {
+    local waited=$SECONDS status=0
+    say "waiting for the oha build (running for $((SECONDS - OHA_STARTED)) s; log: $OHA_LOG)"
+    wait "$OHA_PID" || status=$?
+    OHA_PID=""
+    trap - EXIT
+    ((status == 0)) || oha_failed "$status" $((SECONDS - OHA_STARTED)) "$OHA_LOG"
+    say "oha built in $((SECONDS - OHA_STARTED)) s (setup waited $((SECONDS - waited)) s for it): $(oha_version) ($OHA)"
+}
+
+setup_all() {
+    local started=$SECONDS cargo="" oha_said=""
+    if oha_ready; then
+        oha_said=present
+    elif ! cargo=$(find_cargo); then
+        oha_said=no-cargo
+    else
+        # On a bare machine what the build needs comes first, and the long apt-get install of the rest
+        # (LaTeX above all) runs beside the build.
+        if ! oha_build_ready && is_root && have apt-get; then
+            say "installing what the oha build needs first: apt-get install ${OHA_BUILD_DEBS[*]}"
+            apt_install "${OHA_BUILD_DEBS[@]}"
+        fi
+        if oha_build_ready; then
+            start_oha_build "$cargo"
+        fi
+    fi
+    setup_system
+    setup_venv
+    case "$oha_said" in
+        present) say_oha_present ;;
+        no-cargo) say_no_cargo ;;
+        *)
+            if [[ -n "$OHA_PID" ]]; then
+                finish_oha_build
+            else
+                setup_tools # what the build needs came with setup_system
+            fi
+            ;;
+    esac
+    say "done in $((SECONDS - started)) s"
 }
 
 case "$MODE" in
-    all) setup_system; setup_venv; setup_tools ;;
+    all) setup_all ;;
     system) setup_system ;;
     venv) setup_venv ;;
     tools) setup_tools ;;
