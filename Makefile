@@ -67,8 +67,22 @@ STARTED := $(shell date +%s)
 .PHONY: all setup venv servers trials analysis paper test bench clean distclean help
 .PHONY: test-sanitize fuzz lint test-unit FORCE
 
-all: setup servers trials studies analysis paper
-	@echo "==> all: done in $$(( $$(date +%s) - $(STARTED) )) s: paper/report.pdf (profile $(PROFILE); campaigns in data/processed/campaigns.json)"
+# After each step of `all`, how long it took (all-after-STEP), and the list of them at the end: where the time
+# of `make all` goes. The recipe is expanded when it runs, so $(shell date) is the time the step ended.
+ALL_STEPS := setup servers trials studies analysis paper
+STEP_ENDED := $(STARTED)
+STEP_TIMES :=
+comma := ,
+space := $(subst ,, )
+all: $(foreach step,$(ALL_STEPS),$(step) all-after-$(step))
+	@echo "==> all: done in $$(( $$(date +%s) - $(STARTED) )) s ($(subst ~, ,$(subst $(space),$(comma)$(space),$(strip $(STEP_TIMES))))): paper/report.pdf (profile $(PROFILE); campaigns in data/processed/campaigns.json)"
+
+all-after-%:
+	$(eval STEP_NOW := $(shell date +%s))
+	$(eval STEP_TOOK := $(shell echo $$(( $(STEP_NOW) - $(STEP_ENDED) ))))
+	@echo "    $* took $(STEP_TOOK) s ($$(( $(STEP_NOW) - $(STARTED) )) s since make all started)"
+	$(eval STEP_TIMES += $*~$(STEP_TOOK)~s)
+	$(eval STEP_ENDED := $(STEP_NOW))
 
 # System tools (apt-get as root, else the command to run) and the pinned .venv.
 setup:
