@@ -380,7 +380,9 @@ setup_all() {
         # (LaTeX above all) runs beside the build.
         if ! oha_build_ready && is_root && have apt-get; then
             say "installing what the oha build needs first: apt-get install ${OHA_BUILD_DEBS[*]}"
+            local first=$SECONDS
             apt_install "${OHA_BUILD_DEBS[@]}"
+            say "installed in $((SECONDS - first)) s: ${OHA_BUILD_DEBS[*]}"
         fi
         if oha_build_ready; then
             start_oha_build "$cargo"
