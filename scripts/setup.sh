@@ -3,20 +3,22 @@
 #
 #   scripts/setup.sh [all|system|venv|tools]  (default: all; `make setup` runs `all`)
 #
-#   system  checks gcc/make, cmake, liburing, OpenSSL's headers and pkg-config (the oha build), wrk,
-#           httperf, iperf3, nginx, taskset, python3 with venv, latexmk, pdflatex and the LaTeX
-#           packages paper/report.tex uses. What is missing is installed with apt-get when running
-#           as root (it says how long that took); otherwise the exact `sudo apt-get install ...`
-#           command is printed and the script exits 1.
+#   system  checks gcc/make, cmake, liburing, OpenSSL's and SQLite's headers and pkg-config (the oha
+#           build), wrk, httperf, iperf3, nginx, taskset, python3 with venv, latexmk, pdflatex and
+#           the LaTeX packages paper/report.tex uses. What is missing is installed with apt-get when
+#           running as root (it says how long that took); otherwise the exact `sudo apt-get install
+#           ...` command is printed and the script exits 1.
 #   venv    creates .venv (python3 -m venv), then `pip install -r requirements.txt`
 #           and `pip install -e .`; pip runs again only when requirements.txt,
 #           pyproject.toml or the interpreter change (hash in .venv/.archbench-setup).
 #   tools   oha, the open-loop HTTP load generator of the latency study, built from crates.io with
-#           `cargo install oha@1.16.0 --locked --no-default-features --features native-tls --root .tools`
-#           (skipped when .tools/bin/oha --version says that version). archbench only sends plain HTTP,
-#           but oha 1.16 does not compile without a TLS backend: native-tls links the system's OpenSSL
-#           (libssl-dev, pkg-config: `system` installs them) instead of the default rustls over aws-lc,
-#           whose C library was a third of the build's CPU time. The version is pinned so that the
+#           `LIBSQLITE3_SYS_USE_PKG_CONFIG=1 cargo install oha@1.16.0 --locked --no-default-features
+#           --features native-tls --root .tools` (skipped when .tools/bin/oha --version says that
+#           version). The build compiles C libraries that archbench does not need, so it links the
+#           system's instead (libssl-dev, libsqlite3-dev, pkg-config: `system` installs them):
+#           archbench only sends plain HTTP, but oha 1.16 does not compile without a TLS backend, and
+#           native-tls (OpenSSL) replaces the default rustls over aws-lc, a third of the build's CPU
+#           time; SQLite, a tenth of it, only serves oha's --db-url. The version is pinned so that the
 #           feature set cannot change under us. About 4 minutes on 2 CPUs.
 #           Without cargo it says how to get it and goes on: the runner's preflight then refuses oha
 #           campaigns, naming the missing tool, and the oha test is skipped with that reason. A build
@@ -24,15 +26,16 @@
 #   all     the three, with the oha build in the background (log: .tools/oha-build.log) while apt-get
 #           and pip run, and waited for before the script ends, so that nothing compiles while
 #           anything measures. On a machine without them, apt-get installs what the build needs first
-#           (build-essential, libssl-dev, pkg-config), then the rest while oha builds. Each step prints
-#           how long it took; on a bare 2-CPU Debian 12 machine the whole takes about 4 minutes.
+#           (build-essential, libssl-dev, libsqlite3-dev, pkg-config), then the rest while oha
+#           builds. Each step prints how long it took; on a bare 2-CPU Debian 12 machine the whole
+#           takes about 4 minutes.
 #
 # Idempotent: with everything present it only checks (about a second).
 #
 # Environment:
 #   PYTHON=python3      interpreter the venv is made from (>= 3.10)
 #   VENV=.venv          where the venv goes
-#   ARCHBENCH_SETUP_PRETEND_MISSING="wrk booktabs.sty openssl.pc"
+#   ARCHBENCH_SETUP_PRETEND_MISSING="wrk booktabs.sty sqlite3.pc"
 #                       treat these commands / LaTeX files / pkg-config modules as absent (testing the
 #                       install path without uninstalling anything)
 #   ARCHBENCH_SETUP_NOT_ROOT=1
@@ -139,8 +142,8 @@ check_system() {
     # the reference server: nginx-light is enough (stub_status included); it lives in /usr/sbin
     have nginx || [[ -x /usr/sbin/nginx ]] && ! pretend_missing nginx || need nginx nginx-light
     have taskset || need taskset util-linux
-    # the oha build (tools) links the system's OpenSSL, its TLS backend
-    oha_build_ready || need "OpenSSL headers and pkg-config (the oha build)" libssl-dev pkg-config
+    # the oha build (tools) links the system's OpenSSL (its TLS backend) and SQLite
+    oha_build_ready || need "OpenSSL and SQLite headers and pkg-config (the oha build)" libssl-dev libsqlite3-dev pkg-config
     # placement ssh and its multi-host test (tests/test_ssh_placement.py): ssh, scp, sshd, ssh-keygen
     { have ssh && have scp && have ssh-keygen; } || need "ssh, scp and ssh-keygen" openssh-client
     [[ -x /usr/sbin/sshd ]] && ! pretend_missing sshd || need sshd openssh-server
@@ -192,7 +195,7 @@ setup_system() {
     local started=$SECONDS
     check_system
     if ((${#MISSING_WHAT[@]} == 0)); then
-        say "system tools present (gcc, make, cmake, liburing, OpenSSL headers, wrk, httperf, iperf3, nginx, taskset, $PYTHON + venv, latexmk, pdflatex, LaTeX packages)"
+        say "system tools present (gcc, make, cmake, liburing, OpenSSL and SQLite headers, wrk, httperf, iperf3, nginx, taskset, $PYTHON + venv, latexmk, pdflatex, LaTeX packages)"
         return
     fi
     say "missing: ${MISSING_WHAT[*]}"
@@ -265,9 +268,11 @@ setup_venv() {
 TOOLS_ROOT=.tools # project-local: the runner looks for .tools/bin/oha before PATH
 OHA="$TOOLS_ROOT/bin/oha"
 OHA_VERSION=1.16.0
-# Not the default TLS backend (rustls over aws-lc) but the system's OpenSSL: see the header.
+# Not the default TLS backend (rustls over aws-lc) but the system's OpenSSL, and the system's SQLite instead
+# of the one rusqlite bundles (libsqlite3-sys reads LIBSQLITE3_SYS_USE_PKG_CONFIG): see the header.
+OHA_ENV=(env LIBSQLITE3_SYS_USE_PKG_CONFIG=1)
 OHA_INSTALL=(install "oha@$OHA_VERSION" --locked --no-default-features --features native-tls --root "$TOOLS_ROOT")
-OHA_BUILD_DEBS=(build-essential libssl-dev pkg-config)
+OHA_BUILD_DEBS=(build-essential libssl-dev libsqlite3-dev pkg-config)
 OHA_LOG="$TOOLS_ROOT/oha-build.log"
 OHA_PID=""     # the background build (mode all), a process group of its own
 OHA_STARTED=0
@@ -285,10 +290,11 @@ find_cargo() {
 
 oha_version() { "$OHA" --version 2>/dev/null | head -n1 || true; }
 
-# What the build needs besides cargo: cc and make (it compiles jemalloc and SQLite from C), and OpenSSL's
+# What the build needs besides cargo: cc and make (it compiles jemalloc from C), and OpenSSL's and SQLite's
 # headers found through pkg-config.
 oha_build_ready() {
-    have gcc && have make && have pkg-config && ! pretend_missing openssl.pc && pkg-config --exists openssl
+    have gcc && have make && have pkg-config && ! pretend_missing openssl.pc && ! pretend_missing sqlite3.pc &&
+        pkg-config --exists openssl sqlite3
 }
 
 oha_ready() { ! pretend_missing oha && [[ "$(oha_version)" == "oha $OHA_VERSION" ]]; }
@@ -298,7 +304,7 @@ say_oha_present() { say "oha present: $(oha_version) ($OHA)"; }
 say_no_cargo() {
     say "WARNING: cargo not found, so oha (the latency study's open-loop load generator) is not installed."
     say "  To install it: curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y"
-    say "  (or apt-get install cargo), then run make setup again (it runs: cargo ${OHA_INSTALL[*]})."
+    say "  (or apt-get install cargo), then run make setup again (it runs: ${OHA_ENV[*]:1} cargo ${OHA_INSTALL[*]})."
     say "  Until then campaigns with load_generator oha stop in preflight naming oha, and the oha test is skipped."
 }
 
@@ -308,7 +314,7 @@ say_oha_building() { # say_oha_building CARGO WHERE
     if [[ -n "$found" ]] && ! pretend_missing oha; then
         say "$OHA is $found, not the pinned oha $OHA_VERSION: rebuilding it"
     fi
-    say "building oha $2: $1 ${OHA_INSTALL[*]} (about 4 minutes)"
+    say "building oha $2: ${OHA_ENV[*]:1} $1 ${OHA_INSTALL[*]} (about 4 minutes)"
 }
 
 oha_failed() { # oha_failed STATUS SECONDS [LOG]
@@ -316,7 +322,7 @@ oha_failed() { # oha_failed STATUS SECONDS [LOG]
         say "the last lines of $3:" >&2
         tail -n 30 "$3" | sed 's/^/    /' >&2
     fi
-    die "cargo ${OHA_INSTALL[*]} failed (exit status $1, after $2 s): oha is not installed, so the latency study cannot run (make setup tries again)"
+    die "${OHA_ENV[*]:1} cargo ${OHA_INSTALL[*]} failed (exit status $1, after $2 s): oha is not installed, so the latency study cannot run (make setup tries again)"
 }
 
 setup_tools() {
@@ -330,10 +336,10 @@ setup_tools() {
         return 0
     fi
     oha_build_ready ||
-        die "building oha needs gcc, make, pkg-config and OpenSSL's headers: run \`scripts/setup.sh system\` first (as root)"
+        die "building oha needs gcc, make, pkg-config and OpenSSL's and SQLite's headers: run \`scripts/setup.sh system\` first (as root)"
     say_oha_building "$cargo" "(its output follows)"
     local started=$SECONDS status=0
-    "$cargo" "${OHA_INSTALL[@]}" || status=$?
+    "${OHA_ENV[@]}" "$cargo" "${OHA_INSTALL[@]}" || status=$?
     ((status == 0)) || oha_failed "$status" $((SECONDS - started))
     say "oha built in $((SECONDS - started)) s: $(oha_version) ($OHA)"
 }
@@ -355,7 +361,7 @@ start_oha_build() { # start_oha_build CARGO
     say_oha_building "$1" "in the background (log: $OHA_LOG)"
     OHA_STARTED=$SECONDS
     trap stop_oha_build EXIT
-    setsid --wait "$1" "${OHA_INSTALL[@]}" >"$OHA_LOG" 2>&1 </dev/null &
+    setsid --wait "${OHA_ENV[@]}" "$1" "${OHA_INSTALL[@]}" >"$OHA_LOG" 2>&1 </dev/null &
     OHA_PID=$!
 }
 

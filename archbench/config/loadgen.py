@@ -49,8 +49,8 @@ ECHO_CONNECT_TIMEOUT_S = 5.0
 ECHO_DRAIN_S = 2.0
 ECHO_SETTLE_S = 1.0
 OHA_INSTALL_HINT = (
-    "install it with `make setup` (cargo install oha@1.16.0 --locked --no-default-features --features native-tls "
-    "--root .tools; needs cargo: "
+    "install it with `make setup` (LIBSQLITE3_SYS_USE_PKG_CONFIG=1 cargo install oha@1.16.0 --locked "
+    "--no-default-features --features native-tls --root .tools; needs cargo: "
     "https://rustup.rs, `curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh`)"
 )
 WRK2_HINT = "build wrk2 (github.com/giltene/wrk2) and put it on PATH as wrk2, or name it with WRK2=/path/to/wrk"
