@@ -19,7 +19,8 @@
 #           archbench only sends plain HTTP, but oha 1.16 does not compile without a TLS backend, and
 #           native-tls (OpenSSL) replaces the default rustls over aws-lc, a third of the build's CPU
 #           time; SQLite, a tenth of it, only serves oha's --db-url. The version is pinned so that the
-#           feature set cannot change under us. About 4 minutes on 2 CPUs.
+#           feature set cannot change under us. About 450 CPU-seconds (750 with the default features):
+#           4 to 7 minutes on 2 CPUs, depending on what else runs.
 #           Without cargo it says how to get it and goes on: the runner's preflight then refuses oha
 #           campaigns, naming the missing tool, and the oha test is skipped with that reason. A build
 #           that fails is an error (exit 1), its log's last lines shown.
@@ -27,8 +28,9 @@
 #           and pip run, and waited for before the script ends, so that nothing compiles while
 #           anything measures. On a machine without them, apt-get installs what the build needs first
 #           (build-essential, libssl-dev, libsqlite3-dev, pkg-config), then the rest while oha
-#           builds. Each step prints how long it took; on a bare 2-CPU Debian 12 machine the whole
-#           takes about 4 minutes.
+#           builds. Each step prints how long it took. The oha build is the longest step: on a bare
+#           Debian 12 machine the whole takes it plus about 45 s (apt-get update and the build's own
+#           packages); apt-get's install of the rest (about 2.5 min) and pip (1.5 min) run beside it.
 #
 # Idempotent: with everything present it only checks (about a second).
 #
@@ -314,7 +316,7 @@ say_oha_building() { # say_oha_building CARGO WHERE
     if [[ -n "$found" ]] && ! pretend_missing oha; then
         say "$OHA is $found, not the pinned oha $OHA_VERSION: rebuilding it"
     fi
-    say "building oha $2: ${OHA_ENV[*]:1} $1 ${OHA_INSTALL[*]} (about 4 minutes)"
+    say "building oha $2: ${OHA_ENV[*]:1} $1 ${OHA_INSTALL[*]} (4 to 7 minutes on 2 CPUs)"
 }
 
 oha_failed() { # oha_failed STATUS SECONDS [LOG]
