@@ -277,7 +277,16 @@ def copy_paper(tmp_path: Path) -> Path:
     return paper
 
 
-def build_and_check(campaign: str, raw_root: Path, tmp_path: Path, **studies) -> tuple[report.ReportOutputs, Path]:
+# The PDF of each report a test below builds from unusual study campaigns: long integration (latexmk), so left
+# to `make test-slow`; `make test` checks the same report's generated files without compiling them.
+PDF_TOO = pytest.mark.parametrize(
+    "compile_pdf", [pytest.param(False, id="tex"), pytest.param(True, marks=pytest.mark.slow, id="pdf")]
+)
+
+
+def build_and_check(
+    campaign: str, raw_root: Path, tmp_path: Path, compile_pdf: bool = True, **studies
+) -> tuple[report.ReportOutputs, Path]:
     paper = copy_paper(tmp_path)
     outputs = report.build_report(
         campaign,
@@ -295,6 +304,8 @@ def build_and_check(campaign: str, raw_root: Path, tmp_path: Path, **studies) ->
     assert used - set(definitions) == set()
     for name in ("echo", "latency"):
         assert f"\\input{{sections/{name}}}" in (PAPER / "report.tex").read_text()
+    if not compile_pdf:
+        return outputs, paper
     if shutil.which("latexmk") is None:
         pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
     pdf = report.build_pdf(paper)
@@ -318,9 +329,10 @@ def lines_by_section(log: str):
         yield current, line
 
 
-def test_pdf_builds_with_synthetic_echo_and_latency_sections(synthetic_root, tmp_path):
+@PDF_TOO
+def test_pdf_builds_with_synthetic_echo_and_latency_sections(synthetic_root, tmp_path, compile_pdf):
     outputs, paper = build_and_check(
-        "fixture-minimal", synthetic_root, tmp_path, echo_campaign=ss.ECHO, latency_campaign=ss.LATENCY
+        "fixture-minimal", synthetic_root, tmp_path, compile_pdf, echo_campaign=ss.ECHO, latency_campaign=ss.LATENCY
     )
     assert outputs.echo.available and outputs.latency.available
     assert len(outputs.latency.campaigns) == 2  # synthetic-latency-001 found beside it
@@ -338,7 +350,8 @@ def test_pdf_builds_with_the_real_fixture_campaigns(tmp_path):
     assert "fixture-latency-001" in plain(macros[r"\abLatencyCampaignSentence"])
 
 
-def test_pdf_builds_without_echo_and_latency_campaigns(synthetic_root, tmp_path):
+@PDF_TOO
+def test_pdf_builds_without_echo_and_latency_campaigns(synthetic_root, tmp_path, compile_pdf):
     stale = tmp_path / "processed" / report_echo.SUMMARY_CSV  # from an earlier campaign: must not survive
     stale.parent.mkdir(parents=True)
     stale.write_text("stale\n")
@@ -347,6 +360,7 @@ def test_pdf_builds_without_echo_and_latency_campaigns(synthetic_root, tmp_path)
             "fixture-minimal",
             synthetic_root,
             tmp_path,
+            compile_pdf,
             echo_campaign="reference-echo",
             latency_campaign="reference-latency",
         )
@@ -358,12 +372,14 @@ def test_pdf_builds_without_echo_and_latency_campaigns(synthetic_root, tmp_path)
     assert not stale.exists()
 
 
-def test_pdf_builds_with_campaigns_that_hold_no_measurement_of_their_own(synthetic_root, tmp_path):
+@PDF_TOO
+def test_pdf_builds_with_campaigns_that_hold_no_measurement_of_their_own(synthetic_root, tmp_path, compile_pdf):
     """An echo campaign without records and a latency sweep without source 001's campaign: sentences, no error."""
     outputs, paper = build_and_check(
         "fixture-minimal",
         synthetic_root,
         tmp_path,
+        compile_pdf,
         echo_campaign="synthetic-echo-empty",
         latency_campaign=ss.LATENCY_SLOW,
     )
