@@ -2,7 +2,7 @@
 # notebooks, analyse the campaign and build paper/report.pdf.
 #
 #   make all                  setup, servers, trials, studies, analysis, paper (PROFILE=default)
-#   make test                 C build (-Werror) + lint + ctest + pytest without the slow tests (about 5 min)
+#   make test                 C build (-Werror) + lint + ctest + pytest without the slow tests (about 5 min, the abuse suite included)
 #   make check                test, the slow tests, sanitizers and fuzzing: everything CI runs but the paper
 #   make paper                analysis + LaTeX only (from data/raw/reference on a fresh clone)
 #   make help                 every target and variable
@@ -52,7 +52,7 @@ REPORT_CAMPAIGN ?= $(shell if [ -f 'data/raw/$(CAMPAIGN)/campaign.json' ]; then 
 first_campaign = $(firstword $(foreach c,$(1),$(if $(wildcard data/raw/$(c)/campaign.json),$(c))) $(2))
 ECHO_CAMPAIGN ?= $(call first_campaign,echo-$(HOST_SHORT) echo-short-$(HOST_SHORT),reference-echo)
 LATENCY_CAMPAIGN ?= $(call first_campaign,latency-$(HOST_SHORT) latency-short-$(HOST_SHORT),reference-latency)
-# The robustness appendix's abuse-suite result, the same way: this machine's (written by `make test-slow`), else the
+# The robustness appendix's abuse-suite result, the same way: this machine's (written by `make test`), else the
 # shipped reference. A file that does not exist makes the appendix a sentence saying so.
 # The network section's campaigns (make network-study): network-<host> (netns) and network-<host>-loopback,
 # else the shipped reference-network and reference-network-loopback.
@@ -178,11 +178,11 @@ test: setup servers lint
 	@echo "==> test: pytest -m 'not slow' tests/ on $(PYTEST_JOBS) workers (make test-slow runs the rest)"
 	$(VENV)/bin/pytest -q -m 'not slow' -n $(PYTEST_JOBS) --dist loadgroup tests/
 
-# The long integration tests (pytest marker `slow`), one at a time: the abuse suite (every architecture against
-# malformed, slow and hostile clients; it writes data/processed/robustness.json, the report's robustness appendix),
-# network namespaces, ssh placement, notebook kernels, interrupts and the whole smoke pipeline to the PDF.
+# The long integration tests (pytest marker `slow`), one at a time: network namespaces, ssh placement, notebook
+# kernels and JupyterLab, interrupts, the whole smoke pipeline to the PDF and the PDFs of the reports built from
+# unusual campaigns. (The abuse suite stays in `make test`: it writes the report's robustness appendix.)
 test-slow: servers $(VENV_STAMP)
-	@echo "==> test-slow: pytest -m slow tests/ (abuse suite, namespaces, ssh, notebooks, interrupts, pipeline)"
+	@echo "==> test-slow: pytest -m slow tests/ (namespaces, ssh, notebooks, interrupts, pipeline, PDFs)"
 	$(VENV)/bin/pytest -q -m slow tests/
 
 # Every check: make test, the slow tests, the sanitizers with the abuse suite under them, and the fuzzers (CI runs
@@ -370,8 +370,8 @@ help:
 	@echo "  studies    short echo, latency and network studies (PROFILE=default; full ones for PROFILE=full)"
 	@echo "  analysis   notebooks/analyze.ipynb for REPORT_CAMPAIGN=$(REPORT_CAMPAIGN)"
 	@echo "  paper      analysis, then latexmk -> paper/report.pdf"
-	@echo "  test       lint, C build (-Werror), ctest, pytest -m 'not slow' on $(PYTEST_JOBS) workers (about 5 min)"
-	@echo "  test-slow  pytest -m slow: abuse suite, network namespaces, ssh placement, notebooks, interrupts, pipeline"
+	@echo "  test       lint, C build (-Werror), ctest, pytest -m 'not slow' on $(PYTEST_JOBS) workers (about 5 min, the abuse suite included)"
+	@echo "  test-slow  pytest -m slow: network namespaces, ssh placement, notebooks, interrupts, pipeline, edge-case PDFs"
 	@echo "  check      test, test-slow, test-sanitize with the abuse suite, fuzz: what CI runs besides the paper"
 	@echo "  test-unit  pytest -m 'not integration': the tests that need no build, wrk or nginx (< 1 min)"
 	@echo "  lint       ruff check + format --check, lint-imports (the stages' layers), clang-format"

@@ -136,8 +136,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "slow: long integration (the abuse suite, network namespaces, ssh placement, notebook kernels, interrupts, "
-        "the whole pipeline): `make test` deselects them, `make test-slow` (part of `make check` and CI) runs them",
+        "slow: long integration (network namespaces, ssh placement, notebook kernels, interrupts, the whole pipeline, "
+        "edge-case report PDFs): `make test` deselects them, `make test-slow` (part of `make check` and CI) runs them",
     )
 
 
