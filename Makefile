@@ -2,7 +2,8 @@
 # notebooks, analyse the campaign and build paper/report.pdf.
 #
 #   make all                  setup, servers, trials, studies, analysis, paper (PROFILE=default)
-#   make test                 C build (-Werror) + ctest + pytest
+#   make test                 C build (-Werror) + lint + ctest + pytest without the slow tests (about 5 min, the abuse suite included)
+#   make check                test, the slow tests, sanitizers and fuzzing: everything CI runs but the paper
 #   make paper                analysis + LaTeX only (from data/raw/reference on a fresh clone)
 #   make help                 every target and variable
 #
@@ -65,7 +66,7 @@ LATEX_AUX := aux bbl bcf blg fdb_latexmk fls log out run.xml toc synctex.gz
 STARTED := $(shell date +%s)
 
 .PHONY: all setup venv servers trials analysis paper test bench clean distclean help
-.PHONY: test-sanitize fuzz lint test-unit FORCE
+.PHONY: test-sanitize fuzz lint test-unit test-slow check FORCE
 
 # After each step of `all`, how long it took (all-after-STEP), and the list of them at the end: where the time
 # of `make all` goes. The recipe is expanded when it runs, so $(shell date) is the time the step ended.
@@ -158,11 +159,29 @@ test-unit: $(VENV_STAMP)
 	@echo "==> test-unit: pytest -m 'not integration' tests/"
 	$(VENV)/bin/pytest -q -m 'not integration' tests/
 
+# ctest runs CTEST_JOBS tests at a time: the conformance suites mostly wait on sockets and timers. pytest runs on
+# PYTEST_JOBS workers (pytest-xdist); the tests that run servers on loopback all go to one of them, one after the
+# other (tests/conftest.py, xdist group "loopback"). The tests marked slow are left to test-slow.
+CTEST_JOBS ?= 4
+PYTEST_JOBS ?= 3
 test: setup servers lint
-	@echo "==> test: ctest (unit tests and conformance of every architecture)"
-	cd $(BUILD_DIR) && ctest --output-on-failure
-	@echo "==> test: pytest tests/"
-	$(VENV)/bin/pytest -q tests/
+	@echo "==> test: ctest -j $(CTEST_JOBS) (unit tests and conformance of every architecture)"
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(CTEST_JOBS)
+	@echo "==> test: pytest -m 'not slow' tests/ on $(PYTEST_JOBS) workers (make test-slow runs the rest)"
+	$(VENV)/bin/pytest -q -m 'not slow' -n $(PYTEST_JOBS) --dist loadgroup tests/
+
+# The long integration tests (pytest marker `slow`), one at a time: network namespaces, ssh placement, notebook
+# kernels and JupyterLab, interrupts, the whole smoke pipeline to the PDF and the PDFs of the reports built from
+# unusual campaigns. (The abuse suite stays in `make test`: it writes the report's robustness appendix.)
+test-slow: servers $(VENV_STAMP)
+	@echo "==> test-slow: pytest -m slow tests/ (namespaces, ssh, notebooks, interrupts, pipeline, PDFs)"
+	$(VENV)/bin/pytest -q -m slow tests/
+
+# Every check: make test, the slow tests, the sanitizers with the abuse suite under them, and the fuzzers (CI runs
+# these same targets, then builds the paper).
+check: SANITIZE_ABUSE := 1
+check: test test-slow test-sanitize fuzz
+	@echo "==> check: done in $$(( $$(date +%s) - $(STARTED) )) s"
 
 # The C suites (ctest: units, HTTP and echo conformance, echo_client checks) under
 # AddressSanitizer+UndefinedBehaviorSanitizer for every architecture (build-asan/),
@@ -343,7 +362,9 @@ help:
 	@echo "  studies    short echo, latency and network studies (PROFILE=default; full ones for PROFILE=full)"
 	@echo "  analysis   notebooks/analyze.ipynb on the campaigns python -m archbench campaigns chooses (CAMPAIGNS overrides)"
 	@echo "  paper      analysis, then latexmk -> paper/report.pdf"
-	@echo "  test       lint, C build (-Werror), ctest --output-on-failure, pytest -q tests/"
+	@echo "  test       lint, C build (-Werror), ctest, pytest -m 'not slow' on $(PYTEST_JOBS) workers (about 5 min, the abuse suite included)"
+	@echo "  test-slow  pytest -m slow: network namespaces, ssh placement, notebooks, interrupts, pipeline, edge-case PDFs"
+	@echo "  check      test, test-slow, test-sanitize with the abuse suite, fuzz: what CI runs besides the paper"
 	@echo "  test-unit  pytest -m 'not integration': the tests that need no build, wrk or nginx (< 1 min)"
 	@echo "  lint       ruff check + format --check, lint-imports (the stages' layers), clang-format"
 	@echo "  test-sanitize  ctest under ASan+UBSan (build-asan) and TSan (build-tsan, threaded architectures)"

@@ -6,15 +6,18 @@ import os
 import shutil
 import stat
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from archbench.config import topology as cpu_topology
+from archbench.report import build as report
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WRK_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "wrk"
 REAL_BUILD_DIR = REPO_ROOT / "build"
+PAPER = REPO_ROOT / "paper"
 TWO_CPU_TOPOLOGY = REPO_ROOT / "tests" / "fixtures" / "topology" / "2cpu"
 BUILD_HINT = "cmake -S servers_c -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2"
 
@@ -120,22 +123,40 @@ INTEGRATION_TESTS: dict[str, frozenset[str]] = {
 }
 
 
+# `make test` runs pytest in three worker processes (pytest-xdist, -n 3 --dist loadgroup). The tests that run
+# servers and load generators on loopback, pinned to the CPUs of cpu_pair (the abuse suite's servers to CPU 0), go
+# to one worker and so run one after the other: two of them at once would share those CPUs, and their counts and
+# timings would no longer be their own. The abuse suite runs all its cases in its module fixture, once, and spends
+# that minute waiting on slow and idle clients: the two other workers keep both CPUs busy meanwhile.
+LOOPBACK_FIXTURES = INTEGRATION_FIXTURES | {"cpu_pair", "fake_build_dir"}
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "integration: runs servers, load generators, notebooks or LaTeX (deselect with -m 'not integration')"
     )
+    config.addinivalue_line(
+        "markers",
+        "slow: long integration (network namespaces, ssh placement, notebook kernels, interrupts, the whole pipeline, "
+        "edge-case report PDFs): `make test` deselects them, `make test-slow` (part of `make check` and CI) runs them",
+    )
 
 
+# tryfirst: pytest-xdist reads the xdist_group markers in its own hook, which would otherwise run before this one.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
         name = item.originalname if isinstance(item, pytest.Function) else item.name
+        fixtures = getattr(item, "fixturenames", ())
         if (
             module in INTEGRATION_MODULES
-            or INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+            or INTEGRATION_FIXTURES.intersection(fixtures)
             or name in INTEGRATION_TESTS.get(module, frozenset())
         ):
             item.add_marker(pytest.mark.integration)
+        if module in INTEGRATION_MODULES or LOOPBACK_FIXTURES.intersection(fixtures):
+            item.add_marker(pytest.mark.xdist_group("loopback"))
 
 
 @pytest.fixture(autouse=True)
@@ -151,3 +172,60 @@ def two_cpu_machine(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr("archbench.config.params.read_topology", read)
     monkeypatch.setattr("archbench.cli.main.read_topology", read)
+
+
+class SharedReports:
+    """Reports built once per test process and shared by the tests that only read them: a report takes seconds to
+    build (its figures above all) and its PDF as long again, and many tests look at the same campaign's. Each lives
+    in its own paper directory (report.tex, references.bib and templates/ copied beside generated/ and figures/, so
+    that latexmk can build it there), with processed/ beside that directory. A test that changes a built report's
+    files, or needs one that fails, builds its own."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.reports: dict[tuple, tuple[report.ReportOutputs, Path]] = {}
+        self.pdfs: dict[tuple, Path] = {}
+
+    @staticmethod
+    def key(campaign: str | Mapping[str, str], raw_root: Path, options: dict[str, object]) -> tuple:
+        named = campaign if isinstance(campaign, str) else tuple(sorted(campaign.items()))
+        return named, str(raw_root), tuple(sorted((name, str(value)) for name, value in options.items()))
+
+    def build(
+        self, campaign: str | Mapping[str, str], raw_root: Path, **options: object
+    ) -> tuple[report.ReportOutputs, Path]:
+        """(outputs, paper directory) of build_report(campaign, raw_root, **options); `campaign` is the main
+        campaign or a mapping of campaigns (archbench.report.campaigns)."""
+        key = self.key(campaign, raw_root, options)
+        if key not in self.reports:
+            paper = self.root / f"report-{len(self.reports)}" / "paper"
+            paper.mkdir(parents=True)
+            for name in ("report.tex", "references.bib"):
+                shutil.copy(PAPER / name, paper / name)
+            shutil.copytree(PAPER / "templates", paper / "templates")
+            outputs = report.build_report(
+                campaign,
+                raw_root=raw_root,
+                processed_dir=paper.parent / "processed",
+                generated_dir=paper / "generated",
+                figures_dir=paper / "figures",
+                **options,
+            )
+            self.reports[key] = (outputs, paper)
+        return self.reports[key]
+
+    def pdf(self, campaign: str | Mapping[str, str], raw_root: Path, **options: object) -> Path:
+        """The PDF of that report, built by latexmk in its paper directory (report.log beside it); skips without
+        latexmk."""
+        if shutil.which("latexmk") is None:
+            pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
+        key = self.key(campaign, raw_root, options)
+        _, paper = self.build(campaign, raw_root, **options)
+        if key not in self.pdfs:
+            self.pdfs[key] = report.build_pdf(paper)
+        return self.pdfs[key]
+
+
+@pytest.fixture(scope="session")
+def shared_reports(tmp_path_factory: pytest.TempPathFactory) -> SharedReports:
+    return SharedReports(tmp_path_factory.mktemp("shared-reports"))

@@ -148,6 +148,7 @@ def test_executed_copies_never_overwrite(tmp_path: Path) -> None:
     assert first.read_bytes() == b"one" and second.read_bytes() == b"two"
 
 
+@pytest.mark.slow
 def test_notebook_with_bad_parameter_fails_naming_it(tmp_path: Path, repo_env: dict[str, str]) -> None:
     raw = tmp_path / "raw"
     done = subprocess.run(
@@ -196,6 +197,7 @@ def test_run_trials_declares_every_adaptive_parameter() -> None:
     assert {"ci_target", "max_trials", "adaptive_criterion", "adaptive_budget_s", "hosts"} <= declared
 
 
+@pytest.mark.slow
 def test_notebook_runs_a_campaign_and_keeps_each_executed_copy(
     real_build_dir: Path, load_tools, cpu_pair, tmp_path: Path, repo_env: dict[str, str]
 ) -> None:
@@ -364,6 +366,7 @@ def test_run_takes_saturation_rates_from_a_campaign(
         ),
     ],
 )
+@pytest.mark.slow
 def test_study_notebooks_fail_naming_a_bad_parameter(
     notebook: str, parameter: list[str], message: str, tmp_path: Path, repo_env: dict[str, str]
 ) -> None:

@@ -147,6 +147,7 @@ def netns_names() -> list[str]:
     return [line.split()[0] for line in listed.stdout.splitlines() if line.strip()]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None, reason="network namespaces need root and ip")
 def test_namespaces_of_a_runner_killed_outright_are_removed_at_the_next_start(
     real_build_dir, load_tools, cpu_pair, tmp_path: Path, repo_env: dict[str, str]

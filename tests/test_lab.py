@@ -21,7 +21,7 @@ import pytest
 
 from archbench.config.paths import REPO_ROOT
 
-pytestmark = pytest.mark.integration  # starts a Jupyter server
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # starts a Jupyter server
 
 URL = re.compile(r"JupyterLab: (http://127\.0\.0\.1:(\d+)/lab\?token=([0-9a-f]+))")
 

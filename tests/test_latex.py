@@ -39,18 +39,6 @@ def raw_root_of(campaign: str, synthetic_root: Path) -> Path:
     return synthetic_root if campaign == synthetic.COMPARISON else FIXTURES
 
 
-def build(campaign: str, synthetic_root: Path, tmp: Path) -> tuple[report.ReportOutputs, Path]:
-    paper = tmp / "paper"
-    outputs = report.build_report(
-        campaign,
-        raw_root=raw_root_of(campaign, synthetic_root),
-        processed_dir=tmp / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
-    )
-    return outputs, paper
-
-
 # --------------------------------------------------------------------------- primitives
 
 
@@ -151,16 +139,8 @@ def test_undefined_statistics_print_as_dashes():
 
 
 @pytest.fixture(scope="module")
-def full_report(tmp_path_factory) -> tuple[report.ReportOutputs, Path]:
-    paper = tmp_path_factory.mktemp("paper-full") / "paper"
-    outputs = report.build_report(
-        "fixture-full",
-        raw_root=FIXTURES,
-        processed_dir=paper.parent / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
-    )
-    return outputs, paper
+def full_report(shared_reports) -> tuple[report.ReportOutputs, Path]:
+    return shared_reports.build("fixture-full", FIXTURES)
 
 
 def defined_macros(macros_tex: str) -> dict[str, str]:
@@ -175,8 +155,8 @@ def defined_macros(macros_tex: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("campaign", ALL_CAMPAIGNS)
-def test_every_macro_report_tex_uses_is_generated(campaign, synthetic_root, tmp_path):
-    outputs, paper = build(campaign, synthetic_root, tmp_path)
+def test_every_macro_report_tex_uses_is_generated(campaign, synthetic_root, shared_reports):
+    outputs, paper = shared_reports.build(campaign, raw_root_of(campaign, synthetic_root))
     definitions = defined_macros((paper / "generated" / report.MACROS_FILE).read_text())
     used = latex.macros_used((PAPER / "report.tex").read_text())
     for generated in (paper / "generated").glob("*.tex"):
@@ -239,15 +219,8 @@ def test_unknown_campaign_fails_naming_the_parameter():
     assert "fixture-full" in str(error.value) and "fixture-minimal" in str(error.value)
 
 
-def test_minimal_campaign_degrades_to_sentences(tmp_path):
-    paper = tmp_path / "paper"
-    report.build_report(
-        "fixture-minimal",
-        raw_root=FIXTURES,
-        processed_dir=tmp_path / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
-    )
+def test_minimal_campaign_degrades_to_sentences(shared_reports):
+    _, paper = shared_reports.build("fixture-minimal", FIXTURES)
     assert "there is no pool-size figure" in (paper / "generated" / "figure-pool-size.tex").read_text()
     assert "includegraphics" not in (paper / "generated" / "figure-connections.tex").read_text()
     macros = (paper / "generated" / report.MACROS_FILE).read_text()
@@ -258,24 +231,10 @@ def test_minimal_campaign_degrades_to_sentences(tmp_path):
 
 
 @pytest.mark.parametrize("campaign", ALL_CAMPAIGNS)
-def test_report_pdf_builds_from_a_fixture_campaign(campaign, synthetic_root, tmp_path):
-    if shutil.which("latexmk") is None:
-        pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
-    paper = tmp_path / "paper"
-    paper.mkdir()
-    for name in ("report.tex", "references.bib"):
-        shutil.copy(PAPER / name, paper / name)
-    shutil.copytree(PAPER / "templates", paper / "templates", dirs_exist_ok=True)  # the sections are there
-    report.build_report(
-        campaign,
-        raw_root=raw_root_of(campaign, synthetic_root),
-        processed_dir=tmp_path / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
-    )
-    pdf = report.build_pdf(paper)
+def test_report_pdf_builds_from_a_fixture_campaign(campaign, synthetic_root, shared_reports):
+    pdf = shared_reports.pdf(campaign, raw_root_of(campaign, synthetic_root))
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF")
-    log = (paper / "report.log").read_text(errors="replace")
+    log = (pdf.parent / "report.log").read_text(errors="replace")
     assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]
     assert "Citation" not in log or "undefined" not in log
     # Tables and figures fit the text width for real and synthetic data alike.
@@ -297,8 +256,8 @@ def test_significant_figures_and_milliseconds():
 
 
 @pytest.fixture(scope="module")
-def comparison_report(synthetic_root, tmp_path_factory) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
-    outputs, paper = build(synthetic.COMPARISON, synthetic_root, tmp_path_factory.mktemp("comparison"))
+def comparison_report(synthetic_root, shared_reports) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
+    outputs, paper = shared_reports.build(synthetic.COMPARISON, synthetic_root)
     return outputs, paper, defined_macros((paper / "generated" / report.MACROS_FILE).read_text())
 
 
@@ -375,8 +334,8 @@ def test_response_bytes_and_nginx_macros(comparison_report):
     assert macros[r"\abArchitectureTablesSentence"].startswith(r"Tables~\ref{tab:architectures-p1}")
 
 
-def test_real_campaign_response_bytes_agree_with_wrk(tmp_path, synthetic_root):
-    _, paper = build("fixture-architectures", synthetic_root, tmp_path)
+def test_real_campaign_response_bytes_agree_with_wrk(shared_reports):
+    _, paper = shared_reports.build("fixture-architectures", FIXTURES)
     macros = defined_macros((paper / "generated" / report.MACROS_FILE).read_text())
     record = json.loads(next((FIXTURES / "fixture-architectures").glob("nginx-*.json")).read_text())
     nginx_bytes = record["server"]["stats"]["response_bytes"]
@@ -397,8 +356,8 @@ def test_configurations_table_marks_the_new_cases(comparison_report):
     assert "& " + latex.NOT_MEASURED + " &" in tex
 
 
-def test_minimal_campaign_has_sentences_instead_of_the_comparison(tmp_path, synthetic_root):
-    _, paper = build("fixture-minimal", synthetic_root, tmp_path)
+def test_minimal_campaign_has_sentences_instead_of_the_comparison(shared_reports):
+    _, paper = shared_reports.build("fixture-minimal", FIXTURES)
     generated = paper / "generated"
     tables = (generated / architectures.TABLES_FILE).read_text()
     assert r"\begin{table}" not in tables and "only one server" in tables
@@ -452,8 +411,12 @@ def degenerate_root(tmp_path_factory) -> Path:
     return root
 
 
+# Their PDFs are long integration (latexmk), left to `make test-slow`; `make test` checks their generated files.
+@pytest.mark.parametrize(
+    "compile_pdf", [pytest.param(False, id="tex"), pytest.param(True, marks=pytest.mark.slow, id="pdf")]
+)
 @pytest.mark.parametrize("campaign", synthetic.DEGENERATE)
-def test_report_builds_from_degenerate_campaigns(campaign, degenerate_root, tmp_path):
+def test_report_builds_from_degenerate_campaigns(campaign, compile_pdf, degenerate_root, tmp_path):
     paper = tmp_path / "paper"
     paper.mkdir()
     for name in ("report.tex", "references.bib"):
@@ -471,6 +434,8 @@ def test_report_builds_from_degenerate_campaigns(campaign, degenerate_root, tmp_
     if campaign == "only-unsupported":
         assert "2 measured trials were unsupported" in definitions[r"\abUnsupportedFinding"]
         assert definitions[r"\abFailedTrialCount"] == "0"
+    if not compile_pdf:
+        return
     if shutil.which("latexmk") is None:
         pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
     report.build_pdf(paper)

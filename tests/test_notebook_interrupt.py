@@ -15,9 +15,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from archbench.cli.notebooks import child_pids
 
 
+@pytest.mark.slow
 def test_sigint_reaches_the_kernel_and_the_campaign_stops_cleanly(
     real_build_dir: Path, load_tools, cpu_pair, tmp_path: Path, repo_env: dict[str, str]
 ) -> None:

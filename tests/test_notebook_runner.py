@@ -23,7 +23,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from archbench.config.paths import REPO_ROOT
 from archbench.report.studies.notebooks.index import page_facts
 
-pytestmark = pytest.mark.integration  # starts a Jupyter kernel
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # starts a Jupyter kernel and runs notebooks
 
 EMBEDDED_PNG = re.compile(r'<img [^>]*src="data:image/png;base64,')
 TRIALS = 3

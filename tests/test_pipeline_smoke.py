@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 CAMPAIGN = "smoke-pipeline"
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (make setup)"),
     pytest.mark.skipif(shutil.which("latexmk") is None, reason="latexmk is not installed (make setup)"),
     pytest.mark.skipif(

@@ -157,6 +157,7 @@ def test_netns_without_privilege_fails_before_any_trial(
 # --------------------------------------------------------------------------- real namespaces (root)
 
 
+@pytest.mark.slow
 @needs_netns
 @pytest.mark.integration
 def test_set_up_and_tear_down_leave_nothing(tmp_path: Path, cpu_pair) -> None:
@@ -177,6 +178,7 @@ def test_set_up_and_tear_down_leave_nothing(tmp_path: Path, cpu_pair) -> None:
     assert "ab-srv" not in host_links() and "ab-load" not in host_links()
 
 
+@pytest.mark.slow
 @needs_netns
 @pytest.mark.integration
 def test_an_error_inside_the_campaign_still_removes_the_namespaces(tmp_path: Path, cpu_pair) -> None:
@@ -187,6 +189,7 @@ def test_an_error_inside_the_campaign_still_removes_the_namespaces(tmp_path: Pat
     assert owned_by(os.getpid()) == []
 
 
+@pytest.mark.slow
 @needs_netns
 @pytest.mark.integration
 def test_stale_namespaces_of_a_dead_owner_are_removed_and_a_live_owners_kept(tmp_path: Path, cpu_pair) -> None:
@@ -208,6 +211,7 @@ def test_stale_namespaces_of_a_dead_owner_are_removed_and_a_live_owners_kept(tmp
     assert not {stale, kept, foreign} & set(namespaces())
 
 
+@pytest.mark.slow
 @needs_netns
 @pytest.mark.integration
 def test_a_link_with_a_delay_needs_netem(tmp_path: Path, cpu_pair) -> None:
@@ -223,6 +227,7 @@ def test_a_link_with_a_delay_needs_netem(tmp_path: Path, cpu_pair) -> None:
     assert owned_by(os.getpid()) == []
 
 
+@pytest.mark.slow
 @needs_netns
 def test_a_smoke_trial_through_netns_with_a_gigabit_link(real_build_dir, load_tools, cpu_pair, tmp_path: Path) -> None:
     params = netns_params(tmp_path, cpu_pair, build_dir=str(real_build_dir), link="1gbit")
@@ -252,6 +257,7 @@ def test_a_smoke_trial_through_netns_with_a_gigabit_link(real_build_dir, load_to
     assert owned_by(os.getpid()) == []
 
 
+@pytest.mark.slow
 @needs_netns
 def test_a_server_listening_elsewhere_in_its_namespace_is_not_loaded(
     fake_build_dir, load_tools, cpu_pair, tmp_path: Path
@@ -265,6 +271,7 @@ def test_a_server_listening_elsewhere_in_its_namespace_is_not_loaded(
     assert record["load"]["argv"] is None
 
 
+@pytest.mark.slow
 @needs_netns
 def test_sigint_mid_campaign_leaves_no_namespace(
     real_build_dir, load_tools, cpu_pair, tmp_path: Path, repo_env: dict[str, str]

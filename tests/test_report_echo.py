@@ -277,7 +277,16 @@ def copy_paper(tmp_path: Path) -> Path:
     return paper
 
 
-def build_and_check(campaign: str, raw_root: Path, tmp_path: Path, **studies) -> tuple[report.ReportOutputs, Path]:
+# The PDF of each report a test below builds from unusual study campaigns: long integration (latexmk), so left
+# to `make test-slow`; `make test` checks the same report's generated files without compiling them.
+PDF_TOO = pytest.mark.parametrize(
+    "compile_pdf", [pytest.param(False, id="tex"), pytest.param(True, marks=pytest.mark.slow, id="pdf")]
+)
+
+
+def build_and_check(
+    campaign: str, raw_root: Path, tmp_path: Path, compile_pdf: bool = True, **studies
+) -> tuple[report.ReportOutputs, Path]:
     paper = copy_paper(tmp_path)
     outputs = report.build_report(
         {"main": campaign, **studies},
@@ -294,6 +303,8 @@ def build_and_check(campaign: str, raw_root: Path, tmp_path: Path, **studies) ->
     assert used - set(definitions) == set()
     for name in ("echo", "latency"):
         assert f"\\input{{templates/{name}/section}}" in (paper / "generated" / "body.tex").read_text()
+    if not compile_pdf:
+        return outputs, paper
     if shutil.which("latexmk") is None:
         pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
     pdf = report.build_pdf(paper)
@@ -317,8 +328,11 @@ def lines_by_section(log: str):
         yield current, line
 
 
-def test_pdf_builds_with_synthetic_echo_and_latency_sections(synthetic_root, tmp_path):
-    outputs, paper = build_and_check("fixture-minimal", synthetic_root, tmp_path, echo=ss.ECHO, latency=ss.LATENCY)
+@PDF_TOO
+def test_pdf_builds_with_synthetic_echo_and_latency_sections(synthetic_root, tmp_path, compile_pdf):
+    outputs, paper = build_and_check(
+        "fixture-minimal", synthetic_root, tmp_path, compile_pdf, echo=ss.ECHO, latency=ss.LATENCY
+    )
     assert outputs.echo.available and outputs.latency.available
     assert len(outputs.latency.campaigns) == 2  # synthetic-latency-001 found beside it
     for name in (echo_figures.SCALING_FIGURE, echo_figures.TIME_SERIES_FIGURE):
@@ -335,12 +349,13 @@ def test_pdf_builds_with_the_real_fixture_campaigns(tmp_path):
     assert "fixture-latency-001" in plain(macros[r"\abLatencyCampaignSentence"])
 
 
-def test_pdf_builds_without_echo_and_latency_campaigns(synthetic_root, tmp_path):
+@PDF_TOO
+def test_pdf_builds_without_echo_and_latency_campaigns(synthetic_root, tmp_path, compile_pdf):
     stale = tmp_path / "processed" / report_echo.SUMMARY_CSV  # from an earlier campaign: must not survive
     stale.parent.mkdir(parents=True)
     stale.write_text("stale\n")
     # Neither this machine's echo-<host> nor a shipped reference-echo is under the synthetic raw root.
-    outputs, paper = build_and_check("fixture-minimal", synthetic_root, tmp_path)
+    outputs, paper = build_and_check("fixture-minimal", synthetic_root, tmp_path, compile_pdf)
     macros = defined_macros(paper / "generated" / report.MACROS_FILE)
     assert "no echo campaign was found" in macros[r"\abEchoCampaignSentence"]
     assert "no latency campaign was found" in macros[r"\abLatencyCampaignSentence"]
@@ -361,12 +376,14 @@ def test_a_named_campaign_that_does_not_exist_is_refused(synthetic_root, tmp_pat
     assert not (tmp_path / "generated").exists()
 
 
-def test_pdf_builds_with_campaigns_that_hold_no_measurement_of_their_own(synthetic_root, tmp_path):
+@PDF_TOO
+def test_pdf_builds_with_campaigns_that_hold_no_measurement_of_their_own(synthetic_root, tmp_path, compile_pdf):
     """An echo campaign without records and a latency sweep without source 001's campaign: sentences, no error."""
     outputs, paper = build_and_check(
         "fixture-minimal",
         synthetic_root,
         tmp_path,
+        compile_pdf,
         echo="synthetic-echo-empty",
         latency=ss.LATENCY_SLOW,
     )

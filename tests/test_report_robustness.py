@@ -273,14 +273,8 @@ def test_this_machines_result_comes_before_the_reference(tmp_path):
 # --------------------------------------------------------------------------- the report and the PDF
 
 
-def test_build_report_writes_the_appendix(tmp_path):
-    outputs = report.build_report(
-        {"main": "fixture-minimal", "robustness": str(MIXED)},
-        raw_root=CAMPAIGNS,
-        processed_dir=tmp_path / "processed",
-        generated_dir=tmp_path / "paper" / "generated",
-        figures_dir=tmp_path / "paper" / "figures",
-    )
+def test_build_report_writes_the_appendix(shared_reports):
+    outputs, _ = shared_reports.build({"main": "fixture-minimal", "robustness": str(MIXED)}, CAMPAIGNS)
     assert outputs.robustness is not None and outputs.robustness.available
     assert rres.TABLE_FILE in outputs.generated and rres.NOTES_FILE in outputs.generated
     assert r"\abRobustnessSourceSentence" in outputs.macro_names
@@ -307,15 +301,13 @@ def test_a_named_result_that_does_not_exist_is_refused(tmp_path):
         )
 
 
-@pytest.mark.parametrize("which", ["mixed", "reference", "default", "pathological"])
-def test_report_pdf_builds_with_the_appendix(which, tmp_path):
-    if shutil.which("latexmk") is None:
-        pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
-    paper = tmp_path / "paper"
-    paper.mkdir()
-    for name in ("report.tex", "references.bib"):
-        shutil.copy(PAPER / name, paper / name)
-    shutil.copytree(PAPER / "templates", paper / "templates", dirs_exist_ok=True)
+# The plain build's PDF is shared with tests/test_latex.py; the other inputs' PDFs are long integration (latexmk),
+# left to `make test-slow` but for the mixed result's (tests above check every input's generated files).
+@pytest.mark.parametrize(
+    "which",
+    ["mixed", "default", *(pytest.param(which, marks=pytest.mark.slow) for which in ("reference", "pathological"))],
+)
+def test_report_pdf_builds_with_the_appendix(which, tmp_path, shared_reports):
     robustness = {
         "mixed": str(MIXED),
         "reference": str(REFERENCE),
@@ -324,16 +316,11 @@ def test_report_pdf_builds_with_the_appendix(which, tmp_path):
     }[which]  # default: neither tmp processed/ nor the fixture raw root has one
     if which == "pathological":
         robustness = str(pathological(tmp_path))
-    report.build_report(
-        {"main": "fixture-minimal", "robustness": robustness},
-        raw_root=CAMPAIGNS,
-        processed_dir=tmp_path / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
-    )
-    pdf = report.build_pdf(paper)
+    # default: the shared plain build's
+    campaigns = "fixture-minimal" if robustness is None else {"main": "fixture-minimal", "robustness": robustness}
+    pdf = shared_reports.pdf(campaigns, CAMPAIGNS)
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF")
-    log = (paper / "report.log").read_text(errors="replace")
+    log = (pdf.parent / "report.log").read_text(errors="replace")
     assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]
     assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]
 

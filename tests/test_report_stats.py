@@ -223,20 +223,20 @@ def section_macros() -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def here(stats_root, tmp_path_factory) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
-    outputs, paper = build(HERE, stats_root, tmp_path_factory.mktemp("here"))
+def here(stats_root, shared_reports) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
+    outputs, paper = shared_reports.build(HERE, stats_root)
     return outputs, paper, defined_macros(paper)
 
 
 @pytest.fixture(scope="module")
-def full(tmp_path_factory) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
-    outputs, paper = build("fixture-full", FIXTURES, tmp_path_factory.mktemp("full"))
+def full(shared_reports) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
+    outputs, paper = shared_reports.build("fixture-full", FIXTURES)
     return outputs, paper, defined_macros(paper)
 
 
 @pytest.fixture(scope="module")
-def minimal(tmp_path_factory) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
-    outputs, paper = build("fixture-minimal", FIXTURES, tmp_path_factory.mktemp("minimal"))
+def minimal(shared_reports) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
+    outputs, paper = shared_reports.build("fixture-minimal", FIXTURES)
     return outputs, paper, defined_macros(paper)
 
 
@@ -677,9 +677,9 @@ def test_rules_cite_only_labels_that_exist(here, full, minimal):
 
 
 @pytest.mark.parametrize("campaign", ["fixture-full", "fixture-minimal", "fixture-architectures", HERE])
-def test_every_section_macro_is_defined(campaign, stats_root, tmp_path):
+def test_every_section_macro_is_defined(campaign, stats_root, shared_reports):
     raw = stats_root if campaign == HERE else FIXTURES
-    _, paper = build(campaign, raw, tmp_path)
+    _, paper = shared_reports.build(campaign, raw)
     definitions = defined_macros(paper)
     assert section_macros() - set(definitions) == set()
     for name in GENERATED_FILES:
@@ -691,23 +691,10 @@ def test_every_section_macro_is_defined(campaign, stats_root, tmp_path):
 
 
 @pytest.mark.parametrize("campaign", ["fixture-full", "fixture-minimal", HERE])
-def test_pdf_with_the_sections_builds(campaign, stats_root, tmp_path):
-    if shutil.which("latexmk") is None:
-        pytest.skip("latexmk is not installed (apt-get install latexmk texlive-latex-extra)")
+def test_pdf_with_the_sections_builds(campaign, stats_root, shared_reports):
     raw = stats_root if campaign == HERE else FIXTURES
-    paper = tmp_path / "paper"
-    paper.mkdir()
-    for name in ("report.tex", "references.bib"):
-        shutil.copy(PAPER / name, paper / name)
-    shutil.copytree(SECTIONS, paper / "templates")
-    report.build_report(
-        campaign,
-        raw_root=raw,
-        processed_dir=tmp_path / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
-    )
-    pdf = report.build_pdf(paper)
+    pdf = shared_reports.pdf(campaign, raw)
+    paper = pdf.parent
     assert pdf.read_bytes().startswith(b"%PDF")
     log = (paper / "report.log").read_text(errors="replace")
     assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]

@@ -346,6 +346,7 @@ def test_failed_trials_are_recorded_not_dropped(fake_build_dir, cpu_pair, tmp_pa
 # --------------------------------------------------------------------------- interrupting a campaign
 
 
+@pytest.mark.slow
 def test_interrupted_campaign_resumes_with_each_trial_exactly_once(
     real_build_dir: Path, load_tools, cpu_pair, tmp_path: Path, repo_env: dict[str, str]
 ) -> None:

@@ -319,6 +319,7 @@ def run_in_controller(net: Network, hosts: Path, raw_root: Path, *extra: str) ->
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT, check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.integration
 def test_multi_host_campaign_through_ssh(network: Network, tmp_path: Path) -> None:
     raw_root = tmp_path / "raw"
@@ -357,6 +358,7 @@ def test_multi_host_campaign_through_ssh(network: Network, tmp_path: Path) -> No
     assert {p.name: p.read_bytes() for p in campaign.iterdir()} == before
 
 
+@pytest.mark.slow
 @pytest.mark.integration
 def test_preflight_refuses_cpus_the_host_lacks(network: Network, tmp_path: Path) -> None:
     hosts = inventory_for(network)
@@ -367,6 +369,7 @@ def test_preflight_refuses_cpus_the_host_lacks(network: Network, tmp_path: Path)
     assert not (tmp_path / "raw" / "ssh-test").exists() or not list((tmp_path / "raw" / "ssh-test").glob("*-*.json"))
 
 
+@pytest.mark.slow
 @pytest.mark.integration
 def test_lost_client_host_fails_its_trials_and_the_campaign_goes_on(network: Network, tmp_path: Path) -> None:
     raw_root = tmp_path / "raw"

@@ -328,7 +328,9 @@ def echo_macros(
     """Every \\abEcho... macro templates/echo/section.tex uses, defined for any campaign (or none)."""
     figures_present = dict(figures_present or {})
     macros.add(
-        r"\abEchoHasData", "1" if study.available else "0", "1: the echo campaign exists (templates/echo/section.tex \\ifnum)"
+        r"\abEchoHasData",
+        "1" if study.available else "0",
+        "1: the echo campaign exists (templates/echo/section.tex \\ifnum)",
     )
     if not study.available:
         no_campaign_macros(
