@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,58 @@ def test_nginx_serves_bytes_and_idle_connections(real_build_dir: Path, load_tool
     assert records["idle", "nginx"]["idle"]["established"] == IDLE
     # nginx has no per-request work: the campaign says so instead of running it.
     assert [e.family for e in meta.excluded] == ["cpu"] and "nginx" in meta.excluded[0].reason
+
+
+# A server that answers each request with a keep-alive 200 (or, refusing, closes the connection instead) and, closing,
+# ends the first HELD connections once that many were answered: the holder's, since the load starts after them.
+FAKE_SERVER = """#!{python}
+import select, signal, socket, sys, time
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(256)
+print(f"listening on 127.0.0.1:{{listener.getsockname()[1]}}", flush=True)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+conns, answered, close_at = [], [], None
+while True:
+    ready, _, _ = select.select([listener, *conns], [], [], 0.05)
+    for sock in ready:
+        if sock is listener:
+            conns.append(listener.accept()[0])
+        elif not sock.recv(65536) or {refuse}:
+            conns.remove(sock)
+            sock.close()
+        else:
+            sock.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok")
+            answered.append(sock) if sock not in answered else None
+    if {close} and close_at is None and len(answered) >= {held}:
+        close_at = time.monotonic() + 0.3
+    if close_at is not None and time.monotonic() > close_at:
+        for sock in answered[:{held}]:
+            if sock in conns:
+                conns.remove(sock)
+                sock.close()
+        close_at = float("inf")
+"""
+
+
+@pytest.mark.parametrize(
+    ("refuse", "close", "reason"),
+    [
+        (True, False, "idle_holder established 0 of 5 idle connections (eof 5); the load did not run"),
+        (False, True, "the server closed 5 of the 5 idle connections during the trial (eof 5)"),
+    ],
+)
+def test_a_hold_that_fails_fails_the_trial(
+    real_build_dir: Path, load_tools, fake_build_dir, cpu_pair, tmp_path, refuse, close, reason
+) -> None:
+    script = FAKE_SERVER.format(python=sys.executable, refuse=refuse, close=close, held=5)
+    build = fake_build_dir("epoll", script)
+    (build / "bin" / "idle_holder").symlink_to(real_build_dir / "bin" / "idle_holder")
+    workloads = [{"name": "idle", "idle_connections": 5}]
+    result, campaign_dir, _, records = run_workloads(build, cpu_pair, tmp_path, ["epoll"], workloads)
+    record = records["idle", "epoll"]
+    assert dict(result.statuses) == {"failed": 1}
+    assert record["status"] == "failed" and reason in record["failure_reason"]
+    assert (record["load"]["argv"] is None) is refuse  # the load runs only beside a hold
+    assert record["idle"]["established"] == (0 if refuse else 5)
+    assert (campaign_dir / record["idle"]["output_file"]).is_file()
