@@ -57,6 +57,8 @@ def rejects(parameter: str, match: str, **overrides) -> ParameterError:
     [
         ({"name": "cpu", "work_us": -1}, "workloads[0].work_us", "-1 is not a non-negative integer"),
         ({"name": "cpu", "work_us": "lots"}, "workloads[0].work_us", "'lots' is not a non-negative integer"),
+        ({"name": "cpu", "work_us": [{"us": 20}]}, "workloads[0].work_us", "is not a non-negative integer"),
+        ({"name": "block", "block_dist": [["exp"]]}, "workloads[0].block_dist", "is not one of fixed, exp"),
         ({"name": "cpu", "work_us": 1_000_001}, "workloads[0].work_us", "above 1000000"),
         ({"name": "block", "block_us": [100, -5]}, "workloads[0].block_us", "-5 is not a non-negative integer"),
         ({"name": "block", "block_dist": "gamma"}, "workloads[0].block_dist", "'gamma' is not one of fixed, exp"),

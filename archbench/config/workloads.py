@@ -174,18 +174,21 @@ def _family(raw: Any, where: str, server_cpu_count: int) -> WorkloadFamily:
         items = as_tuple(given, f"{where}.{axis}")
         if not items:
             raise ParameterError(f"{where}.{axis}", "must not be empty")
-        return tuple(dict.fromkeys(items))
+        return items
 
-    work = tuple(_microseconds(v, f"{where}.work_us") for v in values("work_us", (0,)))
-    block = tuple(_microseconds(v, f"{where}.block_us") for v in values("block_us", (0,)))
-    dists = tuple(_choice(v, BLOCK_DISTS, f"{where}.block_dist") for v in values("block_dist", ("fixed",)))
-    idle = tuple(non_negative_int(v, f"{where}.idle_connections") for v in values("idle_connections", (0,)))
-    modes = tuple(
+    def unique(checked: Any) -> tuple[Any, ...]:
+        return tuple(dict.fromkeys(checked))  # checked values are hashable; order kept
+
+    work = unique(_microseconds(v, f"{where}.work_us") for v in values("work_us", (0,)))
+    block = unique(_microseconds(v, f"{where}.block_us") for v in values("block_us", (0,)))
+    dists = unique(_choice(v, BLOCK_DISTS, f"{where}.block_dist") for v in values("block_dist", ("fixed",)))
+    idle = unique(non_negative_int(v, f"{where}.idle_connections") for v in values("idle_connections", (0,)))
+    modes = unique(
         _choice(v, CONNECTION_MODES, f"{where}.connection_mode") for v in values("connection_mode", (KEEP_ALIVE,))
     )
     responses = None
     if raw.get("response") is not None:
-        responses = tuple(_response(v, f"{where}.response") for v in values("response", ()))
+        responses = unique(_response(v, f"{where}.response") for v in values("response", ()))
     threads = raw.get("thread_counts")
     connections = raw.get("connection_counts")
     servers = raw.get("servers")
@@ -211,7 +214,7 @@ def _microseconds(value: Any, parameter: str) -> int:
 
 
 def _choice(value: Any, choices: tuple[str, ...], parameter: str) -> str:
-    if value not in choices:
+    if not isinstance(value, str) or value not in choices:
         raise ParameterError(parameter, f"{value!r} is not one of {', '.join(choices)}")
     return value
 
