@@ -252,7 +252,7 @@ verify: $(VENV_STAMP)
 	@echo "==> verify: data/raw against data/raw/MANIFEST.sha256"
 	$(PY) -m archbench manifest
 
-.PHONY: import echo-study latency-study network-study sources-study studies
+.PHONY: import echo-study latency-study network-study sources-study workloads-study studies
 import: $(VENV_STAMP)
 	@test -n '$(RAW)' || { echo "usage: make import RAW=path/to/raw [IMPORT_AS=newname]" >&2; exit 2; }
 	@echo "==> import: campaigns of $(RAW) -> data/raw/"
@@ -317,6 +317,16 @@ sources-study: servers $(VENV_STAMP)
 	  -p campaign sources-$(HOST_SHORT) $(TRIAL_OPTIONS)
 	$(PY) -m archbench manifest --update
 
+# Which architecture for which workload: profile workloads (per-request work, blocking calls, idle connections,
+# one request per connection, large responses; about 13 minutes on 2 CPUs), campaign workloads-<host>, which the
+# report's workloads section reads. Its short version is profile workloads_short (about 4 minutes), campaign
+# workloads-short-<host>: the same command with `-p profile workloads_short -p campaign workloads-short-<host>`.
+workloads-study: servers $(VENV_STAMP)
+	@echo "==> workloads-study: notebooks/run_trials.ipynb, profile workloads -> data/raw/workloads-$(HOST_SHORT)/"
+	$(PY) -m archbench notebook run_trials --campaign workloads-$(HOST_SHORT) -p profile workloads \
+	  -p campaign workloads-$(HOST_SHORT) $(TRIAL_OPTIONS)
+	$(PY) -m archbench manifest --update
+
 # The study in one checked archive, dist/archbench-<commit>-<campaign>.tar.gz (+ .sha256): the source, the
 # campaigns the report used (data/processed/campaigns.json) with their manifest lines, data/processed, the executed
 # notebooks, the report and ARTIFACT.md (archbench/cli/artifact.py). Uncommitted changes under archbench/ servers_c/
@@ -374,6 +384,7 @@ help:
 	@echo "  import     RAW=path/to/raw [IMPORT_AS=name]: merge another machine's campaigns (never overwrites)"
 	@echo "  echo-study / latency-study / network-study   notebooks/{echo,latency,network}_study.ipynb"
 	@echo "  sources-study  profile sources (each source's own protocol, ~22 min) -> data/raw/sources-<host>/"
+	@echo "  workloads-study  profile workloads (architecture by workload, ~13 min) -> data/raw/workloads-<host>/"
 	@echo "  lab        JupyterLab (headless, LAB_IP=$(LAB_IP) LAB_PORT=$(LAB_PORT)) with the venv's kernel; prints the URL"
 	@echo "  artifact   dist/archbench-<commit>-<campaign>.tar.gz: source, raw campaigns, report, SHA256SUMS (ALLOW_DIRTY=1)"
 	@echo "  check-artifact  ARTIFACT=path: verify an archive's checksums and rebuild its report's numbers from its raw data"

@@ -135,7 +135,7 @@ def test_campaign_name_must_be_file_system_safe() -> None:
 
 
 def test_response_is_checked(tmp_path: Path) -> None:
-    rejects("response", "is not test, hello or file:PATH", response="big")
+    rejects("response", "is not test, hello, file:PATH or bytes:N", response="big")
     rejects("response", "no such file", response=f"file:{tmp_path / 'missing.html'}")
     page = tmp_path / "page.html"
     page.write_text("hi")

@@ -6,7 +6,8 @@
                             [--load-threads N ...] [--pipeline-depths D ...] [--duration-s N] [--trials N]
                             [--warmup|--no-warmup]
                             [--server-cpus CPUS] [--load-cpus CPUS] [--seed N] [--wrk-timeout-s N]
-                            [--ready-timeout-s S] [--stop-grace-s S] [--response SPEC] [--build-dir build]
+                            [--ready-timeout-s S] [--stop-grace-s S] [--response SPEC] [--workloads JSON]
+                            [--build-dir build]
                             [--proto http|echo] [--load-generator wrk|wrk2|oha|echo_client]
                             [--message-size BYTES] [--sources K] [--connect-rate R]
                             [--max-conns-cap CAP] [--max-conns-duration-s S]
@@ -43,7 +44,7 @@ from archbench.config.params import ParameterError, Parameters, resolve_paramete
 from archbench.config.plan import TrialConfig, estimate_duration_s, expand_grid
 from archbench.config.plan_description import describe_configurations
 from archbench.config.profiles import PROFILE_NAMES, TRIAL_OVERHEAD_S
-from archbench.config.topology import AUTO, CpuSplit, CpuTopology, read_topology
+from archbench.config.topology import AUTO, CPUS, CpuSplit, CpuTopology, read_topology
 from archbench.config.values import parse_cpu_list
 from archbench.data import manifest
 from archbench.data.importer import import_campaigns
@@ -59,13 +60,13 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _count_or_auto(text: str) -> int | str:
-    """A sweep value on the command line: a number, or "auto" / "auto:N" (archbench.config.topology)."""
-    if text == AUTO or text.startswith(AUTO + ":"):
+    """A sweep value on the command line: a number, "auto" / "auto:N" or "cpus" (archbench.config.topology)."""
+    if text in (AUTO, CPUS) or text.startswith(AUTO + ":"):
         return text
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is neither a number nor auto") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a number nor auto nor cpus") from None
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,7 +87,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         type=_count_or_auto,
         metavar="N",
         help="threads or worker processes (--threads, prefork --workers, nginx worker_processes); "
-        "auto: powers of two up to max(8, 2 x server CPUs)",
+        "auto: powers of two up to max(8, 2 x server CPUs); cpus: the server's CPU count",
     )
     parser.add_argument("--connection-counts", nargs="+", type=int, metavar="N", help="wrk -c values")
     parser.add_argument(
@@ -123,7 +124,14 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wrk-timeout-s", type=int, metavar="N", help="wrk --timeout, seconds")
     parser.add_argument("--ready-timeout-s", type=float, metavar="S", help="wait for the ready line this long")
     parser.add_argument("--stop-grace-s", type=float, metavar="S", help="SIGTERM to SIGKILL grace period")
-    parser.add_argument("--response", help="server --response: test, hello or file:PATH")
+    parser.add_argument("--response", help="server --response: test, hello, file:PATH or bytes:N")
+    parser.add_argument(
+        "--workloads",
+        metavar="JSON",
+        help='workload families as a JSON list, e.g. \'[{"name": "cpu", "work_us": [20, 100]}]\' (keys: '
+        "name, work_us, block_us, block_dist, idle_connections, connection_mode, response, thread_counts, "
+        "connection_counts, servers; archbench.config.workloads)",
+    )
     parser.add_argument("--build-dir", help="CMake build directory holding bin/ (default: build)")
     parser.add_argument(
         "--proto",
@@ -341,6 +349,7 @@ RUN_PARAMETER_NAMES = (
     "httperf_rate",
     "httperf_hog",
     "baseline_s",
+    "workloads",
 )
 
 

@@ -125,10 +125,13 @@ class Wrk(LoadGenerator):
         build_dir: Path = Path("build"),
         server_pid: int | None = None,
     ) -> list[str]:
-        """wrk's argv; a pipeline depth D > 1 adds `-s pipeline.lua URL -- D` (D requests per write)."""
+        """wrk's argv; a pipeline depth D > 1 adds `-s pipeline.lua URL -- D` (D requests per write), connection
+        mode close `-H "Connection: close"`: the server closes after each response, wrk reconnects and sends the
+        next request on a new connection (one request per connection; wrk counts each, as the servers do)."""
         depth = int(config.get("pipeline") or 1)
         script = ["-s", str(pipeline_script())] if depth > 1 else []
         script_args = ["--", str(depth)] if depth > 1 else []
+        close = ["-H", "Connection: close"] if config.get("connection_mode") == "close" else []
         return [
             self.program(build_dir),
             f"-t{config['load_threads']}",
@@ -137,6 +140,7 @@ class Wrk(LoadGenerator):
             "--latency",
             "--timeout",
             f"{timeout_s}s",
+            *close,
             *script,
             url,
             *script_args,

@@ -45,12 +45,15 @@ LATER_PARAMETER_DEFAULTS: dict[str, Any] = {
     "hosts": None,
     "load_threads_auto": False,
     "cpu_topology": None,
+    "workloads": [],
 }
 
 # Every option of every architecture, as a trial record's config carries them.
 OPTION_NAMES = ("max_threads", "dispatch", "handoff", "trigger")
 
 PositiveInts = list[int]
+# A thread list in a profile: counts, or "cpus", the server's CPU count (archbench.config.topology.with_cpu_count).
+ThreadCounts = list[int | Literal["cpus"]]
 # "auto": a thread sweep that scales with the server's CPUs (archbench.config.topology.thread_sweep);
 # "auto:N" reaches at least N threads.
 AutoSweep = Annotated[str, StringConstraints(pattern=r"^auto(:[1-9][0-9]*)?$")]
@@ -91,6 +94,24 @@ class StoredCpuTopology(_Closed):
     server_cores: int = Field(description="physical cores the server's CPUs belong to")
     server_numa_node: int | None = Field(description="the NUMA node of every server CPU; null: several")
     load_cores: int = Field(description="physical cores the load generator's CPUs belong to")
+
+
+class StoredWorkloadFamily(_Closed):
+    """One workload family as campaign.json stores it (`WorkloadFamily.to_dict`): every axis a list, the
+    replacements of the campaign's grid only when the family gives them."""
+
+    name: str = Field(description="the family: a label for the report's grouping, not part of any config id")
+    work_us: list[int] = Field(description="microseconds of CPU per request (--work-us), 0 = none")
+    block_us: list[int] = Field(description="microseconds of blocking wait per request (--block-us), 0 = none")
+    block_dist: list[Literal["fixed", "exp"]] = Field(description="--block-dist of the waits")
+    idle_connections: list[int] = Field(description="keep-alive connections idle_holder holds idle beside the load")
+    connection_mode: list[Literal["keep-alive", "close"]] = Field(
+        description="close: one request per connection (wrk -H 'Connection: close')"
+    )
+    response: list[str] | None = Field(None, description="--response values; missing: the entries' or campaign's")
+    thread_counts: list[int] | None = Field(None, description="replaces thread_counts and the entries' own")
+    connection_counts: list[int] | None = Field(None, description="replaces connection_counts and the entries' own")
+    servers: list[StoredServerEntry] | None = Field(None, description="its own entries; missing: the campaign's")
 
 
 class StoredParameters(_Closed):
@@ -160,6 +181,11 @@ class StoredParameters(_Closed):
     cpu_topology: StoredCpuTopology | None = Field(
         None, description="the CPU topology server_cpus and load_cpus were resolved on (null: not recorded)"
     )
+    workloads: list[StoredWorkloadFamily] = Field(
+        default_factory=list,
+        description="workload families, each expanded on its own (archbench.config.workloads); missing or empty: "
+        "none, the plain grid",
+    )
 
 
 class LegacyParameters(_Closed):
@@ -181,12 +207,27 @@ class ProfileServerEntry(_Closed):
     dispatch: str | list[str] | None = None
     handoff: str | list[str] | None = None
     trigger: str | list[str] | None = None
-    threads: PositiveInts | AutoSweep | None = None
+    threads: ThreadCounts | AutoSweep | None = None
     connections: PositiveInts | None = None
     pipeline: PositiveInts | None = None
     source: SourceNumber | None = None
     response: str | None = None
     load_generator: str | None = None
+
+
+class ProfileWorkloadFamily(_Closed):
+    """A workload family in a profile (`[[workloads]]`): each axis one value or a list of values to run."""
+
+    name: str
+    work_us: int | list[int] | None = None
+    block_us: int | list[int] | None = None
+    block_dist: Literal["fixed", "exp"] | list[Literal["fixed", "exp"]] | None = None
+    idle_connections: int | list[int] | None = None
+    connection_mode: Literal["keep-alive", "close"] | list[Literal["keep-alive", "close"]] | None = None
+    response: str | list[str] | None = None
+    thread_counts: ThreadCounts | AutoSweep | None = None
+    connection_counts: PositiveInts | None = None
+    servers: list[str | ProfileServerEntry] | None = None
 
 
 class ProfileValues(_Closed):
@@ -196,7 +237,7 @@ class ProfileValues(_Closed):
 
     servers: list[str | ProfileServerEntry] | None = None
     campaign: str | None = None
-    thread_counts: PositiveInts | AutoSweep | None = None
+    thread_counts: ThreadCounts | AutoSweep | None = None
     connection_counts: PositiveInts | None = None
     load_threads: PositiveInts | Auto | None = None
     pipeline_depths: PositiveInts | None = None
@@ -232,3 +273,4 @@ class ProfileValues(_Closed):
     httperf_rate: int | None = None
     httperf_hog: bool | None = None
     baseline_s: int | None = None
+    workloads: list[ProfileWorkloadFamily] | None = None

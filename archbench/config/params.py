@@ -19,6 +19,9 @@ campaign-wide `thread_counts` / `connection_counts` / `pipeline_depths` for that
 entry only. `threads` is the architecture's parallelism, worker threads or
 worker processes (see `archbench.config.servers.ServerSpec.threads_flag`).
 
+`workloads` lists workload families (per-request work, blocking calls, idle connections, one request per
+connection, response sizes), each expanded on its own over the servers: `archbench.config.workloads`.
+
 CPU placement follows the machine (`archbench.config.topology`): `server_cpus` and
 `load_cpus` default to "auto", the topology's default split, resolved here so that
 campaign.json records the CPU lists used (and `cpu_topology` what they came from);
@@ -48,7 +51,12 @@ from archbench.config.loadgen import (
 )
 from archbench.config.parameter_model import LATER_PARAMETER_DEFAULTS
 from archbench.config.profiles import PROFILE_NAMES, profile_values
-from archbench.config.server_entry import ServerEntry, entry_mapping_from_text, parse_server_entry
+from archbench.config.server_entry import (  # parse_server_entry: re-exported, where callers have found it
+    ServerEntry,
+    entry_mapping_from_text,
+    parse_servers,
+)
+from archbench.config.server_entry import parse_server_entry as parse_server_entry
 from archbench.config.servers import PROTOCOLS, check_response, server_specs
 from archbench.config.topology import (
     AUTO,
@@ -59,6 +67,7 @@ from archbench.config.topology import (
     check_usable,
     read_topology,
     split_cpus,
+    with_cpu_count,
 )
 from archbench.config.values import (
     ParameterError,
@@ -71,6 +80,7 @@ from archbench.config.values import (
     positive_int,
     positive_ints,
 )
+from archbench.config.workloads import WorkloadFamily, check_family_sweeps, check_workloads, parse_workloads
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # What adaptive repetition's ci_target bounds (archbench.measure.adaptive: MEAN_, PAIRED_, PAIRED_MEDIAN_CRITERION).
@@ -159,6 +169,8 @@ class Parameters:
     load_threads_auto: bool = False
     # The topology the CPU lists were resolved on (None in campaigns recorded before it was).
     cpu_topology: TopologySummary | None = None
+    # Workload families (archbench.config.workloads), each expanded on its own; () : the plain grid.
+    workloads: tuple[WorkloadFamily, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form, as stored in campaign.json."""
@@ -175,6 +187,7 @@ class Parameters:
             out[name] = list(out[name])
         out["saturation_rates"] = dict(self.saturation_rates)
         out["cpu_topology"] = None if self.cpu_topology is None else self.cpu_topology.to_dict()
+        out["workloads"] = [family.to_dict() for family in self.workloads]
         return out
 
     def identity(self) -> dict[str, Any]:
@@ -241,10 +254,15 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: Cp
     server_cpu_count = len(parse_cpu_list(cpus["server_cpus"], "server_cpus"))
     servers = _servers(v, server_cpu_count)
     sweeps = _sweeps(v, servers, server_cpu_count, len(parse_cpu_list(cpus["load_cpus"], "load_cpus")))
+    workloads = parse_workloads(v.get("workloads"), server_cpu_count)
     if not sweeps["load_threads_auto"]:
         _check_load_threads(sweeps["connection_counts"], sweeps["load_threads"], servers)
+        for family in workloads:
+            _check_load_threads(family.connection_counts or (), sweeps["load_threads"], family.servers or ())
+    check_family_sweeps(workloads, server_specs(), sweeps["thread_counts"], sweeps["connection_counts"])
     if check_host:
         _check_open_file_limit(sweeps["connection_counts"], servers)
+        _check_idle_open_files(workloads, sweeps["connection_counts"], servers)
     duration_s = positive_int(v.get("duration_s", 3), "duration_s")
     warmup = boolean(v.get("warmup", True), "warmup")
     seed = _seed(v.get("seed"))
@@ -264,6 +282,9 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: Cp
         check_httperf_load(sweeps["load_threads"], sweeps["load_threads_auto"], httperf_depths)
     campaign = _campaign(v, profile)
     placement = _placement(v)
+    check_workloads(
+        workloads, proto=load["proto"], load_generator=load["load_generator"], placement=placement["placement"]
+    )
     return Parameters(
         profile=profile,
         campaign=campaign,
@@ -287,6 +308,7 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: Cp
         **adaptive,
         **httperf,
         **placement,
+        workloads=workloads,
     )
 
 
@@ -338,29 +360,7 @@ def _profile(v: Mapping[str, Any]) -> str:
 
 def _servers(v: Mapping[str, Any], server_cpu_count: int) -> tuple[ServerEntry, ...]:
     """servers: one entry, a list, or a JSON list; duplicates kept once, order kept; "auto" threads resolved."""
-    raw_servers = v.get("servers") or ()
-    if isinstance(raw_servers, str) and raw_servers.strip().startswith("["):
-        try:
-            raw_servers = json.loads(raw_servers)
-        except ValueError:
-            raise ParameterError("servers", f"{raw_servers!r} is not a JSON list") from None
-    if isinstance(raw_servers, (str, Mapping)):
-        raw_servers = [raw_servers]
-    servers = tuple(
-        parse_server_entry(_with_auto_threads(s, server_cpu_count), f"servers[{i}]") for i, s in enumerate(raw_servers)
-    )
-    if not servers:
-        raise ParameterError("servers", f"no server given; valid: {', '.join(server_specs())}")
-    return tuple(dict.fromkeys(servers))
-
-
-def _with_auto_threads(spec: Any, server_cpu_count: int) -> Any:
-    """An entry whose `threads` is "auto" (or "auto:N") with that sweep spelled out."""
-    mapping = entry_mapping_from_text(spec, "servers") if isinstance(spec, str) else spec
-    if not isinstance(mapping, Mapping):
-        return spec
-    sweep = auto_sweep(mapping.get("threads"), server_cpu_count)
-    return spec if sweep is None else {**mapping, "threads": list(sweep)}
+    return parse_servers(v.get("servers"), server_cpu_count, "servers")
 
 
 def _sweeps(
@@ -370,7 +370,7 @@ def _sweeps(
     load_threads (and whether it was "auto") and pipeline_depths."""
     specs = server_specs()
     needs_threads = any(specs[s.architecture].takes_threads and s.threads is None for s in servers)
-    raw_threads = v.get("thread_counts")
+    raw_threads = with_cpu_count(v.get("thread_counts"), server_cpu_count, "thread_counts")
     auto_threads = auto_sweep(raw_threads, server_cpu_count)
     if auto_threads is not None:
         thread_counts = auto_threads
@@ -651,6 +651,32 @@ def _check_open_file_limit(
                 parameter,
                 f"{max(too_many)} connections need {max(too_many) + FD_HEADROOM} open files (in the server and in "
                 f"wrk), but the open-file hard limit is {hard}: at most {most} connections (raise it with ulimit -Hn)",
+            )
+
+
+def _check_idle_open_files(
+    families: tuple[WorkloadFamily, ...], connection_counts: tuple[int, ...], servers: tuple[ServerEntry, ...]
+) -> None:
+    """The server holds a family's idle connections beside its active ones: the most of both, plus FD_HEADROOM,
+    must fit under the hard limit (idle_holder, which holds them, needs fewer)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        return
+    for i, family in enumerate(families):
+        idle = max(family.idle_connections)
+        if not idle:
+            continue
+        entries = family.servers if family.servers is not None else servers
+        active = max(
+            [*(family.connection_counts or connection_counts), *(c for e in entries for c in e.connections or ())],
+            default=0,
+        )
+        if idle + active + FD_HEADROOM > hard:
+            raise ParameterError(
+                f"workloads[{i}].idle_connections",
+                f"{idle} idle connections beside {active} active ones need {idle + active + FD_HEADROOM} open files "
+                f"in the server, but the open-file hard limit is {hard}: at most {hard - FD_HEADROOM - active} idle "
+                "connections (raise it with ulimit -Hn)",
             )
 
 

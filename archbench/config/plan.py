@@ -34,10 +34,15 @@ from typing import Any
 from archbench.config.loadgen import HttperfWorkload
 from archbench.config.params import ParameterError, Parameters, resolve_parameters
 from archbench.config.profiles import TRIAL_OVERHEAD_S
-from archbench.config.servers import all_option_names, server_spec
+from archbench.config.server_entry import ServerEntry
+from archbench.config.servers import all_option_names, response_body_bytes, server_spec
 from archbench.config.topology import fitting_load_threads
+from archbench.config.workloads import Workload, WorkloadFamily, exclusion_reason
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")  # no dots: a trial id ends at the first dot of a file name
+# Wall time per idle connection beyond the trial's overhead: idle_holder opens it (connect and a first request,
+# 64 at a time) before the load and closes it after. On the reference machine 8000 took about 1.2 s in all.
+IDLE_S_PER_CONNECTION = 0.00015
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class TrialConfig:
     offered: OfferedLoad | None = None  # open loop (oha, wrk2): the rate offered; None: closed loop
     httperf: HttperfWorkload | None = None  # httperf's calls, rate and hog; None: another load generator
     source: str | None = None  # the write-up its entry reproduces (docs/sources.md); not part of its identity
+    workload: Workload | None = None  # a workload family's settings (archbench.config.workloads); None: none
 
     def as_dict(self) -> dict[str, Any]:
         """The `config` of a trial record; every option field of every architecture is present.
@@ -84,6 +90,8 @@ class TrialConfig:
             out.update(self.httperf.as_dict())
         if self.source is not None:
             out["source"] = self.source
+        if self.workload is not None:
+            out.update(self.workload.as_dict())
         return out
 
     @property
@@ -113,6 +121,8 @@ class TrialConfig:
                 parts.append(self.load_generator)
             if self.httperf is not None:
                 parts += self.httperf.id_parts()
+            if self.workload is not None:
+                parts += self.workload.id_parts()
         if self.offered is not None:
             parts.append(f"rate{self.offered.offered_rate}")
         if self.pipeline != 1:
@@ -195,6 +205,9 @@ def saturation_key(config: Mapping[str, Any]) -> str:
 
 
 def response_id_part(response: str) -> str:
+    size = response_body_bytes(response)
+    if size is not None:
+        return f"bytes{size}"
     if not response.startswith("file:"):
         return _UNSAFE.sub("_", response)
     path = response[len("file:") :]
@@ -217,64 +230,125 @@ class PlannedTrial:
         return self.config.config_id
 
 
+@dataclass(frozen=True)
+class Exclusion:
+    """A combination of a workload family's grid left out, and why (`archbench.config.workloads.exclusion_reason`)."""
+
+    family: str
+    config_id: str
+    architecture: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"family": self.family, "config_id": self.config_id, "reason": self.reason}
+
+
 def expand_grid(params: Parameters) -> list[TrialConfig]:
     """The campaign's configurations, in the order the entries list them, without duplicates.
 
     Echo campaigns (`proto` echo) with a `max_conns_cap` also get, per server variant, one
     `--max-conns` configuration after its throughput ones. Open-loop campaigns (oha, wrk2) turn
-    each closed configuration into one per offered rate (`offered_loads`).
+    each closed configuration into one per offered rate (`offered_loads`). A campaign with `workloads`
+    expands each family in turn (archbench.config.workloads), leaving out what does not apply to a server
+    (`grid_exclusions` says what and why); a configuration two families reach is kept once, with the first's label.
     """
+    return list(_grid(params)[0].values())
+
+
+def grid_exclusions(params: Parameters) -> list[Exclusion]:
+    """The combinations of the workload families' grids that were left out, each with its reason."""
+    return _grid(params)[1]
+
+
+def _grid(params: Parameters) -> tuple[dict[str, TrialConfig], list[Exclusion]]:
     configs: dict[str, TrialConfig] = {}
-    for entry in params.servers:
-        spec = server_spec(entry.architecture)
-        option_names = [name for name, _ in entry.option_values(spec)]
-        option_choices = [values for _, values in entry.option_values(spec)]
-        thread_counts: Sequence[int | None] = (entry.threads or params.thread_counts) if spec.takes_threads else (None,)
-        connection_counts = entry.connections or params.connection_counts
-        pipeline_depths = entry.pipeline or params.pipeline_depths
-        echo = _echo_workload(params)
-        httperf = _httperf_workload(params, entry.load_generator or params.load_generator)
-        for option_values, threads in itertools.product(itertools.product(*option_choices), thread_counts):
-            options = tuple(zip(option_names, option_values, strict=True))
-            for connections, load_threads, pipeline in itertools.product(
-                connection_counts, params.load_threads, pipeline_depths
-            ):
-                config = TrialConfig(
-                    architecture=entry.architecture,
-                    connections=connections,
-                    load_threads=(
-                        1  # httperf is one single-threaded process (params checks an explicit count is 1)
-                        if httperf is not None
-                        else fitting_load_threads(load_threads, connections)
-                        if params.load_threads_auto
-                        else load_threads
-                    ),
-                    duration_s=params.duration_s,
-                    threads=threads,
-                    options=options,
-                    response=entry.response or params.response,
-                    load_generator=entry.load_generator or params.load_generator,
-                    pipeline=pipeline,
-                    echo=echo,
-                    source=entry.source,
-                    httperf=httperf,
+    excluded: dict[str, Exclusion] = {}
+    for family in params.workloads or (None,):
+        for entry in _family_entries(params, family):
+            _expand_entry(params, entry, family, configs, excluded)
+    return configs, [e for e in excluded.values() if e.config_id not in configs]
+
+
+def _family_entries(params: Parameters, family: WorkloadFamily | None) -> tuple[ServerEntry, ...]:
+    """A family's entries: its own, or the campaign's without the sweeps the family replaces."""
+    if family is None:
+        return params.servers
+    if family.servers is not None:
+        return family.servers
+    return tuple(
+        entry.without_sweeps(threads=family.thread_counts is not None, connections=family.connection_counts is not None)
+        for entry in params.servers
+    )
+
+
+def _expand_entry(
+    params: Parameters,
+    entry: ServerEntry,
+    family: WorkloadFamily | None,
+    configs: dict[str, TrialConfig],
+    excluded: dict[str, Exclusion],
+) -> None:
+    spec = server_spec(entry.architecture)
+    option_names = [name for name, _ in entry.option_values(spec)]
+    option_choices = [values for _, values in entry.option_values(spec)]
+    family_threads = family.thread_counts if family is not None else None
+    family_connections = family.connection_counts if family is not None else None
+    thread_counts: Sequence[int | None] = (
+        (entry.threads or family_threads or params.thread_counts) if spec.takes_threads else (None,)
+    )
+    connection_counts = entry.connections or family_connections or params.connection_counts
+    pipeline_depths = entry.pipeline or params.pipeline_depths
+    responses = (family.response if family is not None else None) or (entry.response or params.response,)
+    workloads: Sequence[Workload | None] = family.workloads() if family is not None else (None,)
+    echo = _echo_workload(params)
+    httperf = _httperf_workload(params, entry.load_generator or params.load_generator)
+    for option_values, threads in itertools.product(itertools.product(*option_choices), thread_counts):
+        options = tuple(zip(option_names, option_values, strict=True))
+        for connections, load_threads, pipeline, workload, response in itertools.product(
+            connection_counts, params.load_threads, pipeline_depths, workloads, responses
+        ):
+            config = TrialConfig(
+                architecture=entry.architecture,
+                connections=connections,
+                load_threads=(
+                    1  # httperf is one single-threaded process (params checks an explicit count is 1)
+                    if httperf is not None
+                    else fitting_load_threads(load_threads, connections)
+                    if params.load_threads_auto
+                    else load_threads
+                ),
+                duration_s=params.duration_s,
+                threads=threads,
+                options=options,
+                response=response,
+                load_generator=entry.load_generator or params.load_generator,
+                pipeline=pipeline,
+                echo=echo,
+                source=entry.source,
+                httperf=httperf,
+                workload=workload,
+            )
+            reason = exclusion_reason(spec, config.as_dict()) if family is not None else None
+            if reason is not None:
+                excluded.setdefault(
+                    config.config_id, Exclusion(family.name, config.config_id, entry.architecture, reason)
                 )
-                for variant in offered_loads(config, params):
-                    configs.setdefault(variant.config_id, variant)
-            if echo is not None and params.max_conns_cap is not None:
-                ramp = TrialConfig(
-                    architecture=entry.architecture,
-                    connections=params.max_conns_cap,
-                    load_threads=1,
-                    duration_s=params.max_conns_duration_s,
-                    threads=threads,
-                    options=options,
-                    response=params.response,
-                    load_generator=params.load_generator,
-                    echo=dataclasses.replace(echo, mode="max_conns", cap=params.max_conns_cap),
-                )
-                configs.setdefault(ramp.config_id, ramp)
-    return list(configs.values())
+                continue
+            for variant in offered_loads(config, params):
+                configs.setdefault(variant.config_id, variant)
+        if echo is not None and params.max_conns_cap is not None:
+            ramp = TrialConfig(
+                architecture=entry.architecture,
+                connections=params.max_conns_cap,
+                load_threads=1,
+                duration_s=params.max_conns_duration_s,
+                threads=threads,
+                options=options,
+                response=params.response,
+                load_generator=params.load_generator,
+                echo=dataclasses.replace(echo, mode="max_conns", cap=params.max_conns_cap),
+            )
+            configs.setdefault(ramp.config_id, ramp)
 
 
 def _echo_workload(params: Parameters) -> EchoWorkload | None:
@@ -372,10 +446,14 @@ def plan_campaign(params: Parameters) -> list[PlannedTrial]:
 
 
 def estimate_duration_s(params: Parameters, overhead_s: float) -> float:
-    """Expected wall time of all trials: each costs its wrk duration plus a fixed overhead."""
+    """Expected wall time of all trials: each costs its wrk duration plus a fixed overhead, plus the time
+    idle_holder takes to open and close its idle connections (IDLE_S_PER_CONNECTION each)."""
     runs = params.trials + (1 if params.warmup else 0)
-    per_duration = Counter(config.duration_s for config in expand_grid(params))  # --max-conns ramps differ
-    return sum(count * runs * (duration + overhead_s) for duration, count in per_duration.items())
+    configs = expand_grid(params)
+    per_duration = Counter(config.duration_s for config in configs)  # --max-conns ramps differ
+    base = sum(count * runs * (duration + overhead_s) for duration, count in per_duration.items())
+    idle = sum(config.workload.idle_connections for config in configs if config.workload is not None)
+    return base + runs * idle * IDLE_S_PER_CONNECTION
 
 
 def expected_duration_s(profile: str, overhead_s: float = TRIAL_OVERHEAD_S, **overrides: Any) -> float:

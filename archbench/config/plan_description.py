@@ -1,6 +1,7 @@
 """The dry run's list of configurations: bare configuration ids, or, for entries that name the source they
 reproduce (the sources profile), grouped by source with each configuration's server flags and load-generator
-command, so that a reader can check them against the source's protocol (docs/sources.md).
+command, so that a reader can check them against the source's protocol (docs/sources.md); a campaign with
+workloads lists them by family, with what each family left out and why (archbench.config.workloads).
 
 The server's host and port and the CPU pinning are left out: the runner picks a free port and pins both sides
 (taskset) when the trial runs.
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from archbench.config.loadgen import load_generator
 from archbench.config.params import Parameters
-from archbench.config.plan import TrialConfig
+from archbench.config.plan import TrialConfig, grid_exclusions
 from archbench.config.servers import server_spec
 
 # What the load generator is shown aiming at; the runner fills in the server's real port.
@@ -40,6 +41,8 @@ def configuration_flags(config: TrialConfig, params: Parameters) -> str:
 
 def describe_configurations(params: Parameters, configs: Sequence[TrialConfig]) -> list[str]:
     """One line per configuration: its id alone, or under its source's heading with its flags."""
+    if params.workloads:
+        return describe_workloads(params, configs)
     lines = [config.config_id for config in configs if config.source is None]
     sources = sorted({config.source for config in configs if config.source is not None})
     elsewhere = ELSEWHERE.get(params.profile, {})
@@ -49,4 +52,23 @@ def describe_configurations(params: Parameters, configs: Sequence[TrialConfig]) 
         lines += [f"  {config.config_id}: {configuration_flags(config, params)}" for config in members]
         if source in elsewhere:
             lines.append(f"  not in this campaign: {elsewhere[source]}")
+    return lines
+
+
+def describe_workloads(params: Parameters, configs: Sequence[TrialConfig]) -> list[str]:
+    """Per workload family: its configurations, then each server it left out with the reason (a configuration
+    two families reach is listed under the first, which labels it)."""
+    excluded = grid_exclusions(params)
+    lines = []
+    for family in params.workloads:
+        members = [c.config_id for c in configs if c.workload is not None and c.workload.family == family.name]
+        lines.append(f"workload {family.name}: {len(members)} configurations")
+        lines += [f"  {config_id}" for config_id in members]
+        left: dict[tuple[str, str], int] = {}
+        for exclusion in excluded:
+            if exclusion.family == family.name:
+                key = (exclusion.architecture, exclusion.reason)
+                left[key] = left.get(key, 0) + 1
+        for (architecture, reason), count in left.items():
+            lines.append(f"  left out: {architecture} ({count} configuration{'s' if count > 1 else ''}): {reason}")
     return lines

@@ -45,7 +45,18 @@ PROFILE_DIR = Path(__file__).with_name("profiles.d")
 
 # The order in which help texts and error messages list the profiles; tests/test_profiles.py keeps it
 # equal to the files in PROFILE_DIR.
-PROFILE_NAMES = ("smoke", "default", "full", "bench", "echo", "latency", "network", "sources")
+PROFILE_NAMES = (
+    "smoke",
+    "default",
+    "full",
+    "bench",
+    "echo",
+    "latency",
+    "network",
+    "sources",
+    "workloads",
+    "workloads_short",
+)
 
 # Wall time of one trial beyond its wrk duration: server start and ready line,
 # wrk's start-up and the final ~0.1 s it overruns, server shutdown, commit.

@@ -7,6 +7,7 @@ form is a profile's inline table. Both become a `ServerEntry`, validated against
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from typing import Any
 
 from archbench.config.loadgen import load_generators
 from archbench.config.servers import ServerSpec, check_response, server_specs
+from archbench.config.topology import auto_sweep, with_cpu_count
 from archbench.config.values import ParameterError, as_tuple, positive_ints
 
 ENTRY_SWEEP_KEYS = ("threads", "connections", "pipeline")
@@ -152,3 +154,36 @@ def _entry_label(key: str, raw: Any, parameter: str) -> str:
     if key == "load_generator" and value not in load_generators():
         raise ParameterError(parameter, f"{value!r}; valid: {', '.join(load_generators())}")
     return value
+
+
+def parse_servers(raw: Any, server_cpu_count: int, parameter: str) -> tuple[ServerEntry, ...]:
+    """A list of entries (one entry, a list, or a JSON list): duplicates kept once, order kept, "auto" and "cpus"
+    threads resolved on `server_cpu_count` server CPUs. Errors name `parameter`, e.g. servers[2]."""
+    raw_servers = raw or ()
+    if isinstance(raw_servers, str) and raw_servers.strip().startswith("["):
+        try:
+            raw_servers = json.loads(raw_servers)
+        except ValueError:
+            raise ParameterError(parameter, f"{raw_servers!r} is not a JSON list") from None
+    if isinstance(raw_servers, (str, Mapping)):
+        raw_servers = [raw_servers]
+    if not isinstance(raw_servers, (list, tuple)):
+        raise ParameterError(parameter, f"{raw_servers!r} is not a list of server entries")
+    servers = tuple(
+        parse_server_entry(_with_resolved_threads(s, server_cpu_count, parameter), f"{parameter}[{i}]")
+        for i, s in enumerate(raw_servers)
+    )
+    if not servers:
+        raise ParameterError(parameter, f"no server given; valid: {', '.join(server_specs())}")
+    return tuple(dict.fromkeys(servers))
+
+
+def _with_resolved_threads(spec: Any, server_cpu_count: int, parameter: str) -> Any:
+    """An entry whose `threads` is "auto" (or "auto:N") or lists "cpus", with its sweep spelled out."""
+    mapping = entry_mapping_from_text(spec, parameter) if isinstance(spec, str) else spec
+    if not isinstance(mapping, Mapping) or mapping.get("threads") is None:
+        return spec
+    threads = with_cpu_count(mapping["threads"], server_cpu_count, f"{parameter}.threads")
+    sweep = auto_sweep(threads, server_cpu_count)
+    resolved = threads if sweep is None else list(sweep)
+    return spec if resolved is mapping["threads"] else {**mapping, "threads": resolved}

@@ -7,12 +7,18 @@ Each architecture is one `ServerSpec` (contracts.md section 1). The registry of 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 RESPONSES_BUILT_IN = ("test", "hello")
+# --response bytes:N, a generated body of N bytes (contracts.md section 1): its bounds, and N written canonically
+# (no sign, no leading zero) so that one body has one configuration id.
+RESPONSE_BYTES_MIN = 4
+RESPONSE_BYTES_MAX = 1 << 20
+RESPONSE_BYTES = re.compile(r"bytes:(?P<n>[1-9][0-9]*)")
 PROTOCOLS = ("http", "echo")  # --proto values of the build/bin servers
 
 
@@ -82,6 +88,12 @@ class ServerSpec:
     # report must say so wherever it appears.
     upper_bound: bool = False
     protocols: tuple[str, ...] = PROTOCOLS  # the --proto values it serves
+    # Whether it takes the per-request workload flags --work-us/--block-us/--block-dist/--seed (nginx has no such
+    # flags; pong answers without doing any work).
+    takes_work: bool = True
+    # Whether it closes a connection after answering a request that says `Connection: close` (pong never parses a
+    # request, so it keeps every connection open: one request per connection cannot be measured on it).
+    closes_on_request: bool = True
 
     @property
     def label(self) -> str:
@@ -135,6 +147,7 @@ class ServerSpec:
                 flags += ["--idle-timeout", "0"]
         else:
             flags += ["--response", str(config.get("response", "test"))]
+            flags += workload_flags(config)
         return flags
 
     def command(self, config: Mapping[str, Any], build_dir: Path, host: str = "127.0.0.1") -> list[str]:
@@ -147,13 +160,45 @@ def trigger_option(default: str) -> ServerOption:
     return ServerOption("trigger", "--trigger", default=default, choices=("level", "edge"))
 
 
+def workload_flags(config: Mapping[str, Any]) -> list[str]:
+    """--work-us, --block-us, --block-dist and --seed of an HTTP configuration: only those set (a config without
+    them runs the servers' defaults, no work and no wait, with the command line campaigns always had). `seed` is
+    the trial's, which the runner adds to the config it builds the command from."""
+    flags: list[str] = []
+    if config.get("work_us"):
+        flags += ["--work-us", str(config["work_us"])]
+    if config.get("block_us"):
+        flags += ["--block-us", str(config["block_us"])]
+        if config.get("block_dist", "fixed") != "fixed":
+            flags += ["--block-dist", str(config["block_dist"])]
+        if config.get("seed") is not None:
+            flags += ["--seed", str(config["seed"])]
+    return flags
+
+
+def response_body_bytes(response: str) -> int | None:
+    """N of a canonical "bytes:N" response, or None for any other (a bytes:N out of bounds included)."""
+    match = RESPONSE_BYTES.fullmatch(response)
+    if match is None:
+        return None
+    n = int(match["n"])
+    return n if RESPONSE_BYTES_MIN <= n <= RESPONSE_BYTES_MAX else None
+
+
 def check_response(response: str) -> str | None:
     """None if `response` is a valid --response value, else why not."""
     if response in RESPONSES_BUILT_IN:
+        return None
+    if response.startswith("bytes:"):
+        if response_body_bytes(response) is None:
+            return (
+                f"{response!r}: bytes:N needs N, the body's size in bytes, an integer from {RESPONSE_BYTES_MIN} to "
+                f"{RESPONSE_BYTES_MAX} (1 MiB) without leading zeros"
+            )
         return None
     if response.startswith("file:") and len(response) > len("file:"):
         path = Path(response[len("file:") :])
         if not path.is_file():
             return f"{response!r}: no such file {path}"
         return None
-    return f"{response!r} is not test, hello or file:PATH"
+    return f"{response!r} is not test, hello, file:PATH or bytes:N"

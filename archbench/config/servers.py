@@ -25,6 +25,7 @@ from archbench.config.server_spec import (  # re-exported: the registry is where
     ServerOption,
     ServerSpec,
     check_response,
+    response_body_bytes,
     trigger_option,
 )
 
@@ -37,6 +38,7 @@ __all__ = [
     "ServerSpec",
     "all_option_names",
     "check_response",
+    "response_body_bytes",
     "server_spec",
     "server_specs",
     "trigger_option",
@@ -118,6 +120,8 @@ def server_specs() -> dict[str, ServerSpec]:
             threads_flag="--threads",
             upper_bound=True,
             protocols=("http",),
+            takes_work=False,
+            closes_on_request=False,
         ),
     ]
     return {spec.name: spec for spec in specs}

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from archbench.config.values import ParameterError, format_cpu_list, parse_cpu_list
+from archbench.config.values import ParameterError, as_tuple, format_cpu_list, parse_cpu_list
 
 CPU_DIR = Path("sys/devices/system/cpu")
 NODE_DIR = Path("sys/devices/system/node")
@@ -40,6 +40,8 @@ CPUSET_FILE = "cpuset.cpus.effective"
 SWEEP_FLOOR = 8
 AUTO = "auto"
 AUTO_SWEEP = re.compile(r"auto(?::(?P<floor>\d+))?")
+# In a thread list, the server's CPU count: one thread, loop or worker per server CPU (nginx's `auto`).
+CPUS = "cpus"
 
 
 @dataclass(frozen=True)
@@ -314,6 +316,17 @@ def auto_sweep(value: object, server_cpus: int) -> tuple[int, ...] | None:
     if match is None:
         return None
     return thread_sweep(server_cpus, int(match["floor"] or SWEEP_FLOOR))
+
+
+def with_cpu_count(value: object, server_cpus: int, parameter: str) -> object:
+    """A thread list with each "cpus" item replaced by the server's CPU count, e.g. [1, "cpus"] -> [1, 4] on four
+    server CPUs ([1, 1] on one: the sweep de-duplicates it); anything else unchanged."""
+    if value is None or isinstance(value, bool) or isinstance(value, int):
+        return value
+    items = as_tuple(value, parameter)
+    if CPUS not in items:
+        return value
+    return [server_cpus if item == CPUS else item for item in items]
 
 
 def fitting_load_threads(load_threads: int, connections: int) -> int:

@@ -77,6 +77,17 @@ class TrialConfigRecord(_Closed):
     httperf_calls: int | None = Field(None, description="httperf trials only: --num-calls")
     httperf_rate: int | None = Field(None, description="httperf trials only: --rate, 0 = none")
     httperf_hog: bool | None = Field(None, description="httperf trials only: --hog")
+    workload: str | None = Field(None, description="the workload family it came from (a label, not part of the "
+                                                   "config id); missing: a campaign without workloads")
+    work_us: int | None = Field(None, description="--work-us, microseconds of CPU per request; missing means 0")
+    block_us: int | None = Field(None, description="--block-us, microseconds of blocking wait per request; "
+                                                   "missing means 0")
+    block_dist: Literal["fixed", "exp"] | None = Field(None, description="--block-dist, with block_us only; "
+                                                                         "missing means fixed")
+    idle_connections: int | None = Field(None, description="keep-alive connections idle_holder held idle during "
+                                                           "the trial (the record's `idle`); missing means 0")
+    connection_mode: Literal["keep-alive", "close"] | None = Field(
+        None, description="close: one request per connection (wrk -H 'Connection: close'); missing means keep-alive")
 
 
 class ServerRun(_Closed):
@@ -86,6 +97,10 @@ class ServerRun(_Closed):
     cpus: str
     pid: int | None = Field(None, description=f"the server's pid (taskset execs it); {MISSING_IN_OLDER}")
     ready_line: str | None
+    ready_fields: dict[str, int | float | str] | None = Field(
+        None, description="the ready line's key=value fields (e.g. the work loop's calibration with --work-us), "
+                          f"numbers where they are numbers; null without a ready line; {MISSING_IN_OLDER}")
+    seed: int | None = Field(None, description="the --seed the server got (exponential waits only); missing: none")
     ready_after_s: float | None
     exit_code: int | None
     signal_sent: str | None
@@ -95,6 +110,10 @@ class ServerRun(_Closed):
     cpu_source: Literal["tree", "stats", "proc"] | None = Field(
         None, description="missing (older records) means tree; proc: /proc/PID/stat on the server host (ssh)")
     cpus_busy: float | None = Field(None, description=f"busy fraction of server.cpus; {MISSING_IN_OLDER}")
+    load_cpu_s: float | None = Field(
+        None, description="user + sys seconds of the server's process tree over the load window alone "
+                          "(/proc/PID/stat), without start-up, idle connections' set-up and shutdown; null where "
+                          f"unreadable; {MISSING_IN_OLDER}")
     output_file: str
     host: str | None = Field(None, description="placement ssh: the inventory name of the server host")
 
@@ -149,12 +168,35 @@ class LoadRun(_Closed):
     combined: CombinedLoad | None = Field(None, description="placement ssh only, null unless every host measured")
 
 
+class IdleRun(_Closed):
+    """The record's `idle`: build/bin/idle_holder, which held `requested` keep-alive connections idle during the
+    load (contracts.md section 9), and its summary. Closed."""
+
+    argv: list[str]
+    cpus: str
+    requested: int
+    sources: int = Field(description="--sources: source addresses 127.0.0.1.. the connections came from (0: one)")
+    ready_after_s: float | None = Field(description="from its start to its 'holding K connections' line; null: never")
+    established: int | None = Field(description="connections established and answered; null if its output was "
+                                                "not understood")
+    closed_by_server: int | None = Field(description="held connections the server closed before the end")
+    open_at_end: int | None = Field(description="connections still open when it stopped")
+    exit_code: int | None
+    signal_sent: str | None
+    cpu_user_s: float | None
+    cpu_sys_s: float | None
+    flags: list[str] | None = Field(description="the parsed output's flags (archbench.parse.idle_holder); null if "
+                                                "unparsed")
+    output_file: str = Field(description="<trial-id>.idle_holder.txt, its stdout verbatim")
+    stderr: str | None
+
+
 class OpenFiles(_Closed):
     """RLIMIT_NOFILE the server and load generator inherited, and the descriptors a trial needs."""
 
     soft: int
     hard: int
-    needed: int
+    needed: int = Field(description="connections + idle connections + 256")
 
 
 class PlacementRecord(_Closed):
@@ -259,11 +301,20 @@ class TrialRecord(_Closed):
     server: ServerRun
     load: LoadRun
     open_files: OpenFiles | None = Field(None, description=MISSING_IN_OLDER)
+    idle: IdleRun | None = Field(None, description="trials with idle_connections only: the idle connections' holder")
     placement: PlacementRecord | SshPlacementRecord | None = Field(
         None, description="netns and ssh trials only; missing means both on loopback (every older record)")
     cpu_shares: CpuSharesRecord | None = Field(
         None, description=f"null when not measured (no load ran, ssh placement, not Linux); {MISSING_IN_OLDER}")
     provenance: Provenance
+
+
+class ExcludedConfig(_Closed):
+    """A configuration a workload family's grid left out (archbench.config.plan.grid_exclusions). Closed."""
+
+    family: str
+    config_id: str
+    reason: str
 
 
 class CampaignMeta(_Closed):
@@ -282,6 +333,8 @@ class CampaignMeta(_Closed):
     plan: list[str] = Field(description="trial ids in execution order (adaptive trials are not in it)")
     configs: dict[str, TrialConfigRecord] | None = Field(None, description=f"config id -> config; "
                                                                            f"{MISSING_IN_OLDER}")
+    excluded: list[ExcludedConfig] | None = Field(
+        None, description="combinations of the workload families' grids left out, each with why; missing: none")
     provenance: Provenance
 
 

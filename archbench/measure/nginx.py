@@ -4,7 +4,7 @@ nginx prints no ready line and no counters, so the runner does not start it
 directly. `NginxSpec.command()` runs this module as a launcher,
 
     python -m archbench.measure.nginx [--nginx PATH] [--host H] [--port 0] [--worker-processes N]
-                              [--response test|hello|file:PATH]
+                              [--response test|hello|file:PATH|bytes:N]
 
 which behaves like every `build/bin/` server (contracts.md section 1):
 
@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from archbench.config.nginx_spec import INSTALL_HINT, SBIN_DIRECTORIES, NginxSpec, find_nginx, nginx_build_options  # noqa: F401  (re-exported for tests)
+from archbench.config.server_spec import RESPONSE_BYTES_MAX, RESPONSE_BYTES_MIN, response_body_bytes
 from archbench.measure.processes import die_with_parent
 from archbench.measure.server_protocol import format_ready_line, format_shutdown_line
 
@@ -84,6 +85,10 @@ CONTENT_TYPES = {
     ".svg": "image/svg+xml",
 }
 BUILT_IN_RESPONSES = {"test": ("text/html", "test"), "hello": ("text/plain", "Hello World!")}
+# --response bytes:N: the generated body (the C servers' pattern, `generated_body`) is written into the prefix
+# directory, in a directory of its own that nginx serves as its root.
+BODY_DIRECTORY = "body"
+BODY_FILE = "body.txt"
 # Temporary-file directives of optional modules; a build without the module rejects its directive.
 TEMP_PATH_MODULES = {
     "client_body_temp_path": None,  # part of the core http module
@@ -104,17 +109,44 @@ def nginx_string(text: str) -> str:
     return f'"{text}"'
 
 
-def response_location(response: str) -> list[str]:
-    """The directives of `location /` that answer like the C servers' --response."""
+def generated_body(size: int) -> bytes:
+    """The body of --response bytes:N, byte for byte as the C servers build it (servers_c/core/responses.c,
+    responses_fill_pattern): 16-byte lines, each its own offset in 15 lower-case hex digits and a newline, the
+    last cut at N."""
+    lines = b"".join(b"%015x\n" % offset for offset in range(0, size, 16))
+    return lines[:size]
+
+
+def write_generated_body(prefix: Path, response: str) -> None:
+    """For --response bytes:N, the file nginx serves (nothing to write for another response)."""
+    size = response_body_bytes(response)
+    if size is not None:
+        directory = prefix / BODY_DIRECTORY
+        directory.mkdir(exist_ok=True)
+        (directory / BODY_FILE).write_bytes(generated_body(size))
+
+
+def response_location(response: str, prefix: Path | None = None) -> list[str]:
+    """The directives of `location /` that answer like the C servers' --response (bytes:N: the file
+    `write_generated_body` writes into `prefix`)."""
     if response in BUILT_IN_RESPONSES:
         content_type, body = BUILT_IN_RESPONSES[response]
         return [f"default_type {content_type};", f"return 200 {nginx_string(body)};"]
+    if response.startswith("bytes:"):
+        if response_body_bytes(response) is None:
+            raise ValueError(
+                f"--response {response!r}: bytes:N needs N from {RESPONSE_BYTES_MIN} to {RESPONSE_BYTES_MAX}"
+            )
+        return _file_location((prefix or Path(".")).resolve() / BODY_DIRECTORY / BODY_FILE, "text/plain")
     if not response.startswith("file:") or len(response) == len("file:"):
-        raise ValueError(f"--response {response!r}: expected test, hello or file:PATH")
+        raise ValueError(f"--response {response!r}: expected test, hello, file:PATH or bytes:N")
     path = Path(response[len("file:") :]).resolve()
     if not path.is_file():
         raise ValueError(f"--response {response!r}: no such file {path}")
-    content_type = CONTENT_TYPES.get(path.suffix.lower(), "application/octet-stream")
+    return _file_location(path, CONTENT_TYPES.get(path.suffix.lower(), "application/octet-stream"))
+
+
+def _file_location(path: Path, content_type: str) -> list[str]:
     return [
         f"root {nginx_string(str(path.parent))};",
         f"default_type {content_type};",
@@ -182,7 +214,7 @@ class NginxConfig:
             "    server {",
             f"        listen {self.host}:{self.port} backlog={LISTEN_BACKLOG};",
             "        location / {",
-            *(f"            {line}" for line in response_location(self.response)),
+            *(f"            {line}" for line in response_location(self.response, prefix)),
             "        }",
             f"        location = {STATUS_PATH} {{",
             "            stub_status;",
@@ -426,6 +458,7 @@ def probe_when_ready(nginx: Nginx, host: str, port: int, wakeups: Wakeups, own: 
 def launch(nginx_path: str, prefix: Path, host: str, worker_processes: int, response: str, wakeups: Wakeups) -> Launch:
     """Start nginx on a free port (retrying if another process takes it first) and measure its response."""
     modules = missing_modules(nginx_build_options(nginx_path))
+    write_generated_body(prefix, response)
     for attempt in range(1, PORT_ATTEMPTS + 1):
         config = NginxConfig(
             prefix=prefix,
@@ -543,7 +576,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1", help="IPv4 address to listen on (default: %(default)s)")
     parser.add_argument("--port", type=int, default=0, help="0 only: a free port is chosen (default: %(default)s)")
     parser.add_argument("--worker-processes", type=int, default=1, metavar="N", help="nginx worker_processes")
-    parser.add_argument("--response", default="test", help="test, hello or file:PATH (default: %(default)s)")
+    parser.add_argument("--response", default="test", help="test, hello, file:PATH or bytes:N (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.port != 0:
         parser.error("--port: only 0 (a free port chosen by the launcher) is supported")

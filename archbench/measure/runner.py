@@ -5,11 +5,17 @@ One trial:
     (nginx: `taskset -c SERVER_CPUS python -m archbench.measure.nginx ...`, a launcher that behaves the same);
  2. wait for `listening on HOST:PORT` (bounded; a server that exits first, or never says it, fails the trial;
     one listening elsewhere than the placement's address is not loaded);
- 3. run `taskset -c LOAD_CPUS wrk ... --latency --timeout Ts http://127.0.0.1:PORT/` (bounded), keep stdout;
+ 3. run `taskset -c LOAD_CPUS wrk ... --latency --timeout Ts http://127.0.0.1:PORT/` (bounded; with
+    `-H "Connection: close"` for connection mode close), keep stdout;
  4. stop the server's process group (SIGTERM, SIGKILL after a grace period), reap it with wait4 for
     its CPU time, read its shutdown JSON line (contracts.md section 1);
  5. the record says ok, failed (with the reason) or unsupported (the server exited with status 3
     before its ready line: this kernel lacks what it needs); it is never dropped.
+
+With `idle_connections` K, idle_holder holds K idle keep-alive connections to the server from before the load to
+after it (archbench.measure.idle); the record's `idle` says how that went, and a hold that fails fails the trial.
+`server.load_cpu_s` is the server's CPU time over the load window alone (archbench.measure.proctree), without its
+start-up, the idle connections' set-up and its shutdown.
 
 The record also says which server CPU numbers measure the server (`server.cpu_source`: "tree", the
 wait4 numbers, or "stats", the server's own, for nginx without its launcher) and how busy the load
@@ -47,17 +53,21 @@ from typing import Any, TextIO
 
 from archbench.config.loadgen import LoadGenerator, load_generator, pipeline_script
 from archbench.config.params import FD_HEADROOM, Parameters, differing_parameters, parse_cpu_list
-from archbench.config.plan import PlannedTrial, plan_campaign
+from archbench.config.plan import PlannedTrial, grid_exclusions, plan_campaign
 from archbench.config.servers import server_spec, server_specs
+from archbench.config.workloads import command_config
 from archbench.data.storage import Campaign, CampaignMismatchError, CampaignStore, load_campaign, signals_deferred
 from archbench.measure import adaptive
 from archbench.measure.baseline import BASELINE_KEY, measure_baseline
 from archbench.measure.cpustat import busy_fraction, cpu_shares, cpu_times, read_proc_stat
+from archbench.measure.idle import TOOL as IDLE_TOOL
+from archbench.measure.idle import IdleHold, holder_command, idle_sources
 from archbench.measure.placement import Loopback, Placement, PlacementError, network_placement, preflight_problems
 from archbench.measure.processes import ManagedProcess
+from archbench.measure.proctree import tree_cpu_s
 from archbench.measure.progress import Progress
 from archbench.measure.provenance import collect_provenance
-from archbench.measure.server_protocol import EXIT_UNSUPPORTED, READY_LINE, shutdown_stats
+from archbench.measure.server_protocol import EXIT_UNSUPPORTED, READY_LINE, ready_fields, shutdown_stats, typed_fields
 from archbench.measure.ssh_placement import SshPlacement, local_problems, run_ssh_trial
 from archbench.parse import LoadOutputError, known_tools, parse_output
 
@@ -117,13 +127,22 @@ def run_trial(
     trial_id = planned.trial_id
     started_at = utc_now()
     server_file = f"{trial_id}.server.txt"
+    server_config = command_config(config, params.seed, trial_id)  # with the --seed of its waits, if it draws any
     server_argv = placement.server_argv(
-        ["taskset", "-c", params.server_cpus, *spec.command(config, Path(params.build_dir), placement.server_address)]
+        [
+            "taskset",
+            "-c",
+            params.server_cpus,
+            *spec.command(server_config, Path(params.build_dir), placement.server_address),
+        ]
     )
+    idle_connections = int(config.get("idle_connections") or 0)
     server_info: dict[str, Any] = {
         "argv": server_argv,
         "cpus": params.server_cpus,
         "ready_line": None,
+        "ready_fields": None,
+        **({"seed": server_config["seed"]} if "seed" in server_config else {}),
         "ready_after_s": None,
         "exit_code": None,
         "signal_sent": None,
@@ -132,6 +151,7 @@ def run_trial(
         "cpu_sys_s": None,
         "cpu_source": spec.cpu_source,
         "cpus_busy": None,
+        "load_cpu_s": None,
         "output_file": server_file,
     }
     load_info: dict[str, Any] = {
@@ -152,6 +172,7 @@ def run_trial(
     unsupported = False
     outputs: dict[str, bytes] = {}
     shares: dict[str, Any] = {}  # _run_load fills it: the load interval's steal/irq/softirq/iowait (cpustat)
+    hold: IdleHold | None = None  # idle connections beside the load (archbench.measure.idle)
 
     children: list[ManagedProcess] = []  # everything started, so an interrupt can stop it all
     try:
@@ -180,12 +201,15 @@ def run_trial(
                     )
             else:
                 server_info["ready_line"] = ready.group(0)
+                server_info["ready_fields"] = typed_fields(ready_fields(ready))
                 server_info["ready_after_s"] = round(time.monotonic() - server.started, 6)
                 host, port = ready.group("host"), int(ready.group("port"))
                 wrong_host = placement.unexpected_host(host)
+                if idle_connections and wrong_host is None:
+                    hold = _start_idle_hold(idle_connections, host, port, placement, params, trial_id, children)
                 if wrong_host is not None:
                     problems.append(wrong_host)
-                else:
+                elif hold is None or hold.held:
                     ran_load = True
                     load_problem = _run_load(
                         generator,
@@ -204,6 +228,8 @@ def run_trial(
                     )
                     if load_problem:
                         problems.append(load_problem)
+                if hold is not None:
+                    problems += hold.stop(outputs)
             problems += _stop_server(server, params, server_info, outputs, server_file, ran_load=ran_load)
     except BaseException:
         # Interrupted (or a bug): leave no process behind, record nothing for this trial.
@@ -232,7 +258,12 @@ def run_trial(
         "load": load_info,
         # Server and load generator each need one descriptor per connection, within these limits
         # (both inherit the soft limit the preflight raised; echo_client raises its own to the hard one).
-        "open_files": {"soft": soft, "hard": hard, "needed": planned.config.connections + FD_HEADROOM},
+        "open_files": {
+            "soft": soft,
+            "hard": hard,
+            "needed": planned.config.connections + idle_connections + FD_HEADROOM,
+        },
+        **({"idle": hold.info} if hold is not None else {}),
         "provenance": provenance,
     }
     placement_record = placement.record()
@@ -255,6 +286,25 @@ def spawn(
         child = ManagedProcess(argv, merge_stderr=merge_stderr, env=env)
         children.append(child)
     return child
+
+
+def _start_idle_hold(
+    connections: int,
+    host: str,
+    port: int,
+    placement: Placement,
+    params: Parameters,
+    trial_id: str,
+    children: list[ManagedProcess],
+) -> IdleHold:
+    """Start idle_holder on the load CPUs (as the load generator runs) and wait until it holds every connection."""
+    sources = idle_sources(connections, loopback=isinstance(placement, Loopback))
+    command = holder_command(Path(params.build_dir), host, port, connections, sources)
+    argv = placement.load_argv(["taskset", "-c", params.load_cpus, *command])
+    hold = IdleHold(argv, params.load_cpus, connections, sources, output_file=f"{trial_id}.{IDLE_TOOL}.txt")
+    hold.process = spawn(argv, merge_stderr=False, children=children)
+    hold.wait_until_holding()
+    return hold
 
 
 def _run_load(
@@ -280,11 +330,15 @@ def _run_load(
     )
     argv = placement.load_argv(["taskset", "-c", params.load_cpus, *command])
     load_info["argv"] = argv
+    server_cpu_before = tree_cpu_s(server_pid)
     stat_before = read_proc_stat()
     load = spawn(argv, merge_stderr=False, children=children)
     limit_s = generator.time_limit_s(config, params.wrk_timeout_s)
     ended = load.wait(limit_s)
     stat_after = read_proc_stat()
+    server_cpu_after = tree_cpu_s(server_pid)
+    if server_cpu_before is not None and server_cpu_after is not None:
+        server_info["load_cpu_s"] = round(server_cpu_after - server_cpu_before, 6)
     load_cpus = parse_cpu_list(params.load_cpus, "load_cpus")
     server_cpus = parse_cpu_list(params.server_cpus, "server_cpus")
     load_info["cpus_busy"] = busy_fraction(cpu_times(stat_before), cpu_times(stat_after), load_cpus)
@@ -395,6 +449,9 @@ def preflight(params: Parameters, plan: list[PlannedTrial]) -> None:
             f"no parser for {', '.join(unparsed)} in archbench/parsers (known: "
             f"{', '.join(known_tools())}); its trials could not be checked"
         )
+    holder = Path(params.build_dir) / "bin" / IDLE_TOOL
+    if any(_idle_connections(t) for t in plan) and not holder.is_file():
+        raise PreflightError(f"idle connections need {holder}, which is missing; {BUILD_HINT}")
     if any(t.config.pipeline > 1 for t in plan) and not pipeline_script().is_file():
         raise PreflightError(f"pipelining needs {pipeline_script()}, which is missing")
     placement_problems = preflight_problems(params.placement, params.link)
@@ -411,20 +468,28 @@ def preflight(params: Parameters, plan: list[PlannedTrial]) -> None:
         )
     if placement_problems:
         raise PreflightError("; ".join(placement_problems))
-    needed = max((t.config.connections for t in plan), default=0) + FD_HEADROOM
+    # The server holds a trial's idle connections beside its active ones.
+    needed = max((t.config.connections + _idle_connections(t) for t in plan), default=0) + FD_HEADROOM
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < needed:
         if hard != resource.RLIM_INFINITY and hard < needed:
             raise PreflightError(
-                f"connection_counts: {needed - FD_HEADROOM} connections need {needed} open files, "
-                f"but the hard limit is {hard} (raise it with ulimit -Hn)"
+                f"connection_counts: {needed - FD_HEADROOM} connections (idle ones included) need {needed} open "
+                f"files, but the hard limit is {hard} (raise it with ulimit -Hn)"
             )
         # Children (server, wrk) inherit the raised soft limit.
         resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
+def _idle_connections(planned: PlannedTrial) -> int:
+    workload = planned.config.workload
+    return workload.idle_connections if workload is not None else 0
+
+
 def _campaign_meta(params: Parameters, plan: list[PlannedTrial], provenance: dict[str, Any]) -> dict[str, Any]:
     configs = {t.config_id: t.config.as_dict() for t in plan}
+    # What the workload families left out, and why (only campaigns with workloads have the key).
+    excluded = {"excluded": [e.as_dict() for e in grid_exclusions(params)]} if params.workloads else {}
     return {
         "schema": SCHEMA,
         "campaign": params.campaign,
@@ -434,6 +499,7 @@ def _campaign_meta(params: Parameters, plan: list[PlannedTrial], provenance: dic
         "seed": params.seed,
         "plan": [t.trial_id for t in plan],
         "configs": configs,
+        **excluded,
         "provenance": provenance,
     }
 

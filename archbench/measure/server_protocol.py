@@ -13,6 +13,7 @@ the project's virtual environment, with PYTHONPATH set to the repository root.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Mapping
@@ -56,6 +57,23 @@ def format_ready_line(host: str, port: int, fields: Mapping[str, object] | None 
 def ready_fields(match: re.Match[str]) -> dict[str, str]:
     """The key=value fields of a READY_LINE match."""
     return dict(item.split("=", 1) for item in match.group("fields").split())
+
+
+def typed_fields(fields: Mapping[str, str]) -> dict[str, int | float | str]:
+    """Ready-line fields with numbers as numbers (an integer as int, a finite decimal as float), the rest as text:
+    what a trial record keeps (`server.ready_fields`)."""
+    out: dict[str, int | float | str] = {}
+    for key, text in fields.items():
+        if re.fullmatch(r"-?\d+", text):
+            out[key] = int(text)
+            continue
+        try:
+            number = float(text)
+        except ValueError:
+            out[key] = text
+            continue
+        out[key] = number if math.isfinite(number) else text
+    return out
 
 
 def parse_ready_line(line: str | bytes) -> ReadyLine | None:

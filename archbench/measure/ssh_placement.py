@@ -40,6 +40,7 @@ from archbench.config.params import Parameters
 from archbench.config.plan import PlannedTrial
 from archbench.config.servers import server_spec
 from archbench.config.values import ParameterError, parse_cpu_list
+from archbench.config.workloads import command_config
 from archbench.data.storage import signals_deferred
 from archbench.measure.processes import ManagedProcess
 from archbench.measure.server_protocol import EXIT_UNSUPPORTED, READY_LINE, shutdown_stats
@@ -348,10 +349,12 @@ def run_ssh_trial(
     spec = server_spec(planned.config.architecture)
     trial_id = planned.trial_id
     server_file = f"{trial_id}.server.txt"
-    command = ["taskset", "-c", server_host.cpus, *spec.command(config, Path("."), server_host.address)]
+    server_config = command_config(config, params.seed, trial_id)  # with the --seed of its waits, if it draws any
+    command = ["taskset", "-c", server_host.cpus, *spec.command(server_config, Path("."), server_host.address)]
     server_argv = placement.ssh_argv(server_host, remote_shell(command, workdir=server_host.workdir))
     server_info: dict[str, Any] = {
         "argv": server_argv, "cpus": server_host.cpus, "ready_line": None, "ready_after_s": None,
+        **({"seed": server_config["seed"]} if "seed" in server_config else {}),
         "exit_code": None, "signal_sent": None, "stats": None, "cpu_user_s": None, "cpu_sys_s": None,
         "cpu_source": "proc", "cpus_busy": None, "output_file": server_file, "host": server_host.name,
     }  # fmt: skip
