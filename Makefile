@@ -259,10 +259,11 @@ import: $(VENV_STAMP)
 	$(PY) -m archbench import '$(RAW)' $(if $(IMPORT_AS),--as '$(IMPORT_AS)')
 	$(PY) -m archbench manifest --update
 
-# The short studies `make all` runs after the main campaign, so that the echo, latency and network sections
-# of the report are measured on this machine too (PROFILE=default; about 5 minutes on 2 CPUs together): the
-# same notebooks as the full studies below with fewer clients, rates, pool sizes, trials and seconds, into
-# campaigns echo-short-<host>, latency-short-<host>{-closed,,-001} and network-short-<host>{,-loopback}.
+# The short studies `make all` runs after the main campaign, so that the workloads, echo, latency and network
+# sections of the report are measured on this machine too (PROFILE=default; about 9 minutes on 2 CPUs together):
+# the profile workloads_short (one level per workload family) and the same notebooks as the full studies below
+# with fewer clients, rates, pool sizes, trials and seconds, into campaigns workloads-short-<host>,
+# echo-short-<host>, latency-short-<host>{-closed,,-001} and network-short-<host>{,-loopback}.
 # PROFILE=full runs the full studies instead; PROFILE=smoke none (the report then uses the shipped ones).
 # The network study needs root (network namespaces); without it the step says so and is skipped.
 SHORT_ECHO := -p clients '[100, 1000]' -p duration_s 2 -p trials 3 -p warmup False -p max_conns_cap 0
@@ -270,9 +271,11 @@ SHORT_LATENCY := -p fractions '[0.5, 0.9, 1.1]' -p duration_s 2 -p trials 2 -p w
 SHORT_NETWORK := -p thread_counts '[1, 3, 5]' -p trials 3
 studies: servers $(VENV_STAMP)
 ifeq ($(PROFILE),full)
-	$(MAKE) --no-print-directory echo-study latency-study network-study
+	$(MAKE) --no-print-directory workloads-study echo-study latency-study network-study
 else ifeq ($(PROFILE),default)
-	@echo "==> studies: short echo, latency and network studies -> data/raw/{echo,latency,network}-short-$(HOST_SHORT)*/"
+	@echo "==> studies: short workloads, echo, latency and network studies -> data/raw/{workloads,echo,latency,network}-short-$(HOST_SHORT)*/"
+	$(PY) -m archbench notebook run_trials --campaign workloads-short-$(HOST_SHORT) -p profile workloads_short \
+	  -p campaign workloads-short-$(HOST_SHORT) $(TRIAL_OPTIONS)
 	$(PY) -m archbench notebook echo_study --campaign echo-short-$(HOST_SHORT) -p campaign echo-short-$(HOST_SHORT) $(SHORT_ECHO)
 	$(PY) -m archbench notebook latency_study --campaign latency-short-$(HOST_SHORT) \
 	  -p campaign latency-short-$(HOST_SHORT) $(SHORT_LATENCY)

@@ -58,6 +58,7 @@ def summary_frame(trials: pd.DataFrame, planned_trial_ids: Iterable[str] = ()) -
             server_cpu_us_per_request=cpu.mean,
             server_cpu_us_per_request_ci95_low=cpu.mean_ci.low,
             server_cpu_us_per_request_ci95_high=cpu.mean_ci.high,
+            server_window_cpu_us_per_request=stats.sample_mean(_column(ok, "server_window_cpu_us_per_request")),
             server_cpu_source=FLAG_SEPARATOR.join(sorted({str(v) for v in _column(ok, "server_cpu_source").dropna()})),
             timeouts_mean=stats.sample_mean(ok["socket_errors_timeout"]),
             socket_errors_mean=stats.sample_mean(socket_errors.sum(axis=1, min_count=1)),

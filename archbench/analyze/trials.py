@@ -143,6 +143,10 @@ def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> d
         server_cpu_s=server_cpu_s,
         server_cpu_source=cpu_source,
         server_cpu_us_per_request=stats.ratio(server_cpu_s * 1e6, total_requests),
+        # Over the load window alone (server.load_cpu_s: no start-up, connection set-up before the load, or
+        # shutdown); missing in records older than it.
+        server_window_cpu_s=number(server.get("load_cpu_s")),
+        server_window_cpu_us_per_request=stats.ratio(number(server.get("load_cpu_s")) * 1e6, total_requests),
         load_cpu_s=load_cpu_s,
         load_cpu_count=load_cpu_count or math.nan,
         # Fraction of the CPUs wrk was pinned to: near 1.0 the client, not the server, was the bottleneck.

@@ -159,7 +159,7 @@ def _map_row(row: pd.Series, best: pd.Series | None, best_rounds: pd.Series | No
         "n": row.get("n"),
         "mean": row.get("mean"),
         "latency_p99_s_mean": row.get("latency_p99_s_mean"),
-        "server_cpu_us_per_request": row.get("server_cpu_us_per_request"),
+        "server_cpu_us_per_request": _cpu_per_request(row),
         "bottleneck": row.get("bottleneck") or "",
         "best_config_id": None if best is None else best["config_id"],
         "best_bottleneck": "" if best is None else (best.get("bottleneck") or ""),
@@ -191,6 +191,13 @@ def _map_row(row: pd.Series, best: pd.Series | None, best_rounds: pd.Series | No
             p_value=math.nan,
         )
     return out
+
+
+def _cpu_per_request(row: pd.Series) -> float:
+    """The server's CPU per request over the load window (without its start-up, the idle connections' set-up and
+    its shutdown, which would swamp poll's figure), or over its whole life in campaigns recorded before the window."""
+    window = number(row.get("server_window_cpu_us_per_request"))
+    return window if not math.isnan(window) else number(row.get("server_cpu_us_per_request"))
 
 
 def _is_pick(row: pd.Series, alpha: float) -> bool:
