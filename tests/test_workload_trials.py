@@ -74,7 +74,9 @@ def test_each_workload_against_epoll_and_a_thread_pool(real_build_dir: Path, loa
         argv = cpu["server"]["argv"]
         assert argv[argv.index("--work-us") + 1] == "20"
         fields = cpu["server"]["ready_fields"]
-        assert fields["work_iters_per_us"] > 0 and fields["work_iterations"] == round(20 * fields["work_iters_per_us"])
+        # the ready line rounds the calibration to 3 decimals; the server multiplies the unrounded one
+        assert fields["work_iters_per_us"] > 0
+        assert abs(fields["work_iterations"] - 20 * fields["work_iters_per_us"]) <= 1
         assert cpu["server"]["ready_line"].endswith(f"work_iterations={fields['work_iterations']}")
         assert records["size", architecture]["server"]["ready_fields"] == {}
 
@@ -87,7 +89,9 @@ def test_each_workload_against_epoll_and_a_thread_pool(real_build_dir: Path, loa
         size = records["size", architecture]
         parsed = wrk_output(campaign_dir, size)
         assert size["config"]["response"] == f"bytes:{BODY}" and "--response" in size["server"]["argv"]
-        assert parsed["bytes_read"] / parsed["total_requests"] == pytest.approx(BODY + 90, abs=40)  # + headers
+        # 92 bytes of headers; wrk's bytes_read and its request count are not taken at the same instant (seen:
+        # 49 to 133 bytes above the body per request), so this checks the size, not the byte
+        assert parsed["bytes_read"] / parsed["total_requests"] == pytest.approx(BODY + 92, rel=0.02)
 
         idle = records["idle", architecture]
         hold = idle["idle"]
