@@ -139,3 +139,26 @@ def test_the_report_builds_with_the_decision_map_first(root, tmp_path):
     log = (paper / "report.log").read_text(errors="replace")
     assert pdf.read_bytes().startswith(b"%PDF") and "undefined" not in log.lower()
     assert not math.isnan(outputs.result("workloads").map["ratio"].iloc[0])
+
+
+def test_points_run_family_by_family_from_the_lightest_setting() -> None:
+    measured = [  # (workload, point, settings that differ from the default), in a shuffled measuring order
+        ("size", "bytes:262144", {"response": "bytes:262144"}),
+        ("block", "block 1000 us", {"block_us": 1000}),
+        ("size", "bytes:16384", {"response": "bytes:16384"}),
+        ("idle", "idle 8000", {"idle_connections": 8000}),
+        ("block", "block 100 us", {"block_us": 100}),
+        ("idle", "idle 1000", {"idle_connections": 1000}),
+    ]
+    frame = pd.DataFrame(
+        [{**data.WORKLOAD_FIELDS, **settings, "workload": w, "point": p} for w, p, settings in measured]
+    )
+    assert data.points(frame) == [
+        "bytes:16384",
+        "bytes:262144",
+        "block 100 us",
+        "block 1000 us",
+        "idle 1000",
+        "idle 8000",
+    ]
+    assert data.points(pd.DataFrame()) == []

@@ -216,5 +216,21 @@ def rankable(point_rows: pd.DataFrame) -> bool:
 
 
 def points(map_frame: pd.DataFrame) -> list[str]:
-    """The workload points in the order they were measured (the campaign's plan order)."""
-    return list(dict.fromkeys(map_frame["point"])) if not map_frame.empty else []
+    """The workload points family by family (in the order the campaign first measured each family), each family's
+    points from the lightest setting to the heaviest, so that a reader sees a workload grow down the map."""
+    if map_frame.empty:
+        return []
+    first = map_frame.drop_duplicates("point")
+    families = list(dict.fromkeys(first["workload"]))
+    ordered = sorted(
+        first.itertuples(index=False),
+        key=lambda row: (families.index(row.workload), *(_level(getattr(row, name)) for name in WORKLOAD_FIELDS)),
+    )
+    return [row.point for row in ordered]
+
+
+def _level(value: Any) -> tuple[float, str]:
+    """A setting's place in its family: its number (bytes:N by N), else its text."""
+    text = key_text(value)
+    amount = number(text.removeprefix("bytes:"))
+    return (amount if not math.isnan(amount) else -1.0, text)
