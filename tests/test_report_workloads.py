@@ -162,3 +162,21 @@ def test_points_run_family_by_family_from_the_lightest_setting() -> None:
         "idle 8000",
     ]
     assert data.points(pd.DataFrame()) == []
+
+
+@pytest.mark.slow
+def test_readme_quotes_the_shipped_workloads_campaign(tmp_path) -> None:
+    """The README's workloads findings are the facts the report computes from reference-workloads."""
+    root = Path(__file__).resolve().parent.parent
+    shipped = workloads.process_workloads_campaign("reference-workloads", root / "data" / "raw", tmp_path)
+    blocking, idle = facts.blocking_facts(shipped), facts.idle_facts(shipped)
+    cpu_bound = facts.cpu_bound_facts(shipped)
+    readme = (root / "README.md").read_text()
+    quoted = [
+        f"(epoll {blocking['epoll']} req/s)",
+        f"({blocking['pool']} req/s, {blocking['factor']} times as many)",
+        f"grows to {idle['with']} times epoll's",
+        f"({idle['without']} times without them)",
+        f"within {cpu_bound['spread']} % of each other",
+    ]
+    assert [q for q in quoted if q not in readme.replace("\n", " ")] == []
