@@ -85,10 +85,19 @@ all-after-%:
 	$(eval STEP_TIMES += $*~$(STEP_TOOK)~s)
 	$(eval STEP_ENDED := $(STEP_NOW))
 
-# System tools (apt-get as root, else the command to run) and the pinned .venv.
+# System tools (apt-get as root, else the command to run), the pinned .venv and oha. `make all` leaves oha out
+# (scripts/setup.sh measure) unless PROFILE=full: nothing else it measures runs oha, and building it is most of
+# a bare machine's set-up time (4 to 7 minutes on 2 CPUs).
+SETUP_MODE ?= all
+all: SETUP_MODE = $(if $(filter full,$(PROFILE)),all,measure)
 setup:
-	@echo "==> setup: system tools and $(VENV) from requirements.txt (scripts/setup.sh)"
-	@$(SETUP) all
+	@echo "==> setup: system tools and $(VENV) from requirements.txt$(if $(filter all,$(SETUP_MODE)), and oha) (scripts/setup.sh $(SETUP_MODE))"
+	@$(SETUP) $(SETUP_MODE)
+
+# oha alone, the open-loop load generator of the latency study (scripts/setup.sh tools).
+.PHONY: tools
+tools:
+	@$(SETUP) tools
 
 # The venv alone: what analysis and paper need. Redone when the pins change.
 venv: $(VENV_STAMP)
@@ -259,11 +268,14 @@ import: $(VENV_STAMP)
 	$(PY) -m archbench import '$(RAW)' $(if $(IMPORT_AS),--as '$(IMPORT_AS)')
 	$(PY) -m archbench manifest --update
 
-# The short studies `make all` runs after the main campaign, so that the workloads, echo, latency and network
-# sections of the report are measured on this machine too (PROFILE=default; about 9 minutes on 2 CPUs together):
-# the profile workloads_short (one level per workload family) and the same notebooks as the full studies below
-# with fewer clients, rates, pool sizes, trials and seconds, into campaigns workloads-short-<host>,
-# echo-short-<host>, latency-short-<host>{-closed,,-001} and network-short-<host>{,-loopback}.
+# The short studies `make all` runs after the main campaign, so that the workloads, echo and network sections
+# of the report are measured on this machine too (PROFILE=default; about 8 minutes on 2 CPUs together): the
+# profile workloads_short (one level per workload family) and the same notebooks as the full studies below with
+# fewer clients, pool sizes, trials and seconds, into campaigns workloads-short-<host>, echo-short-<host> and
+# network-short-<host>{,-loopback}. The latency study is not among them: on a 2-CPU machine its open-loop client,
+# oha, saturated its own CPU before the servers did (it reached 51-84 % of the rates it was asked to offer), so a
+# short run would measure oha; the report's latency section reads latency-<host> (`make latency-study`) or the
+# shipped reference-latency. SHORT_LATENCY is the short version, for `make latency-study-short`.
 # PROFILE=full runs the full studies instead; PROFILE=smoke none (the report then uses the shipped ones).
 # The network study needs root (network namespaces); without it the step says so and is skipped.
 SHORT_ECHO := -p clients '[100, 1000]' -p duration_s 2 -p trials 3 -p warmup False -p max_conns_cap 0
@@ -273,12 +285,10 @@ studies: servers $(VENV_STAMP)
 ifeq ($(PROFILE),full)
 	$(MAKE) --no-print-directory workloads-study echo-study latency-study network-study
 else ifeq ($(PROFILE),default)
-	@echo "==> studies: short workloads, echo, latency and network studies -> data/raw/{workloads,echo,latency,network}-short-$(HOST_SHORT)*/"
+	@echo "==> studies: short workloads, echo and network studies -> data/raw/{workloads,echo,network}-short-$(HOST_SHORT)*/"
 	$(PY) -m archbench notebook run_trials --campaign workloads-short-$(HOST_SHORT) -p profile workloads_short \
 	  -p campaign workloads-short-$(HOST_SHORT) $(TRIAL_OPTIONS)
 	$(PY) -m archbench notebook echo_study --campaign echo-short-$(HOST_SHORT) -p campaign echo-short-$(HOST_SHORT) $(SHORT_ECHO)
-	$(PY) -m archbench notebook latency_study --campaign latency-short-$(HOST_SHORT) \
-	  -p campaign latency-short-$(HOST_SHORT) $(SHORT_LATENCY)
 	@if [ "$$(id -u)" = 0 ]; then \
 	  echo "$(PY) -m archbench notebook network_study --campaign network-short-$(HOST_SHORT) ..."; \
 	  $(PY) -m archbench notebook network_study --campaign network-short-$(HOST_SHORT) \
@@ -298,9 +308,18 @@ echo-study: servers $(VENV_STAMP)
 	$(PY) -m archbench manifest --update
 
 # Source 001's latency under a fixed offered load: notebooks/latency_study.ipynb, campaigns latency-<host>{-closed,,-001}.
-latency-study: servers $(VENV_STAMP)
+latency-study: servers tools $(VENV_STAMP)
 	@echo "==> latency-study: notebooks/latency_study.ipynb -> data/raw/latency-$(HOST_SHORT)*/"
 	$(PY) -m archbench notebook latency_study --campaign latency-$(HOST_SHORT) -p campaign latency-$(HOST_SHORT)
+	$(PY) -m archbench manifest --update
+
+# The short latency study (campaigns latency-short-<host>{-closed,,-001}, about 1.5 minutes), which `make all` no
+# longer runs (see SHORT_LATENCY).
+.PHONY: latency-study-short
+latency-study-short: servers tools $(VENV_STAMP)
+	@echo "==> latency-study-short: notebooks/latency_study.ipynb -> data/raw/latency-short-$(HOST_SHORT)*/"
+	$(PY) -m archbench notebook latency_study --campaign latency-short-$(HOST_SHORT) \
+	  -p campaign latency-short-$(HOST_SHORT) $(SHORT_LATENCY)
 	$(PY) -m archbench manifest --update
 
 # Source 000's separate client against loopback: notebooks/network_study.ipynb, campaigns network-<host>
@@ -368,11 +387,12 @@ distclean: clean
 help:
 	@echo "Targets:"
 	@echo "  all        setup, servers, trials, studies, analysis, paper (PROFILE=$(PROFILE))"
-	@echo "  setup      system tools (apt-get as root, else prints the command) and $(VENV) (scripts/setup.sh)"
+	@echo "  setup      system tools (apt-get as root, else prints the command), $(VENV) and oha (scripts/setup.sh)"
+	@echo "  tools      oha alone, the latency study's open-loop load generator (make all builds it for PROFILE=full only)"
 	@echo "  venv       only $(VENV) from requirements.txt (re-run when the pins change)"
 	@echo "  servers    cmake -S servers_c -B $(BUILD_DIR) (Release, -Werror) + build: $(BUILD_DIR)/bin/<architecture>"
 	@echo "  trials     notebooks/run_trials.ipynb for CAMPAIGN=$(CAMPAIGN) (resumes if interrupted)"
-	@echo "  studies    short echo, latency and network studies (PROFILE=default; full ones for PROFILE=full)"
+	@echo "  studies    short workloads, echo and network studies (PROFILE=default; full ones for PROFILE=full)"
 	@echo "  analysis   notebooks/analyze.ipynb on the campaigns python -m archbench campaigns chooses (CAMPAIGNS overrides)"
 	@echo "  paper      analysis, then latexmk -> paper/report.pdf"
 	@echo "  test       lint, C build (-Werror), ctest, pytest -m 'not slow' on $(PYTEST_JOBS) workers (about 5 min, the abuse suite included)"
@@ -386,6 +406,7 @@ help:
 	@echo "  verify     check data/raw against its checksum manifest (modified or missing files)"
 	@echo "  import     RAW=path/to/raw [IMPORT_AS=name]: merge another machine's campaigns (never overwrites)"
 	@echo "  echo-study / latency-study / network-study   notebooks/{echo,latency,network}_study.ipynb"
+	@echo "  latency-study-short  the short latency study make all used to run (oha; ~1.5 min)"
 	@echo "  sources-study  profile sources (each source's own protocol, ~22 min) -> data/raw/sources-<host>/"
 	@echo "  workloads-study  profile workloads (architecture by workload, ~13 min) -> data/raw/workloads-<host>/"
 	@echo "  lab        JupyterLab (headless, LAB_IP=$(LAB_IP) LAB_PORT=$(LAB_PORT)) with the venv's kernel; prints the URL"
