@@ -32,7 +32,7 @@
 #           builds. Each step prints how long it took. The oha build is the longest step: on a bare
 #           Debian 12 machine the whole takes it plus about 45 s (apt-get update and the build's own
 #           packages); apt-get's install of the rest (about 2.5 min) and pip (1.5 min) run beside it.
-#   measure system and venv without oha: what `make all` needs for its default profile and short studies,
+#   measure system and venv, side by side, without oha: what `make all` needs for its default profile and short studies,
 #           none of which runs oha (the short latency study is left out of `make all` because oha, not the
 #           server, set its rates on a 2-CPU machine). `make tools`, `make setup` and `make test` build it.
 #
@@ -418,8 +418,26 @@ setup_all() {
 
 setup_measure() {
     local started=$SECONDS
-    setup_system
-    setup_venv
+    if is_root && have apt-get && ! python_ok; then
+        say "installing what the venv needs first: apt-get install python3 python3-venv"
+        apt_install python3 python3-venv
+    fi
+    if python_ok; then
+        # apt-get (LaTeX above all) and pip beside each other: neither needs the other now, and both mostly wait
+        # on downloads and the disk. apt-get's output is shown when both are done.
+        local log status=0 pid
+        log=$(mktemp)
+        setup_system >"$log" 2>&1 &
+        pid=$!
+        setup_venv || status=$?
+        wait "$pid" || status=$?
+        cat "$log"
+        rm -f "$log"
+        ((status == 0)) || die "set-up failed (exit status $status): see above"
+    else
+        setup_system
+        setup_venv
+    fi
     if oha_ready; then
         say_oha_present
     else
