@@ -135,8 +135,9 @@ check_system() {
         need cmake cmake
     fi
     # servers_c/io_uring.c builds against liburing (without it, the binary only reports "unsupported")
-    if [[ -f servers_c/io_uring.c ]] && have gcc; then
-        if pretend_missing liburing.h ||
+    # (without gcc the header cannot be looked for: it comes with gcc, so that apt-get's one run installs both)
+    if [[ -f servers_c/io_uring.c ]]; then
+        if ! have gcc || pretend_missing liburing.h ||
             ! printf '#include <liburing.h>\n' | gcc -E -x c - -o /dev/null 2>/dev/null; then
             need liburing.h liburing-dev
         fi
@@ -416,6 +417,13 @@ setup_all() {
     say "done in $((SECONDS - started)) s"
 }
 
+show_system_log() { # apt-get's output from beside pip (setup_measure), once it is done
+    [[ -n "${SYSTEM_LOG:-}" && -f "$SYSTEM_LOG" ]] || return 0
+    wait "$SYSTEM_PID" 2>/dev/null || true
+    cat "$SYSTEM_LOG"
+    rm -f "$SYSTEM_LOG"
+}
+
 setup_measure() {
     local started=$SECONDS
     if is_root && have apt-get && ! python_ok; then
@@ -425,15 +433,18 @@ setup_measure() {
     if python_ok; then
         # apt-get (LaTeX above all) and pip beside each other: neither needs the other now, and both mostly wait
         # on downloads and the disk. apt-get's output is shown when both are done.
-        local log status=0 pid
-        log=$(mktemp)
-        setup_system >"$log" 2>&1 &
-        pid=$!
-        setup_venv || status=$?
-        wait "$pid" || status=$?
-        cat "$log"
-        rm -f "$log"
-        ((status == 0)) || die "set-up failed (exit status $status): see above"
+        # setup_venv runs outside any `||` so that `set -e` stops at its first failing command; apt-get's output
+        # is shown on the way out either way.
+        SYSTEM_LOG=$(mktemp)
+        setup_system >"$SYSTEM_LOG" 2>&1 &
+        SYSTEM_PID=$!
+        trap 'show_system_log' EXIT
+        setup_venv
+        local status=0
+        wait "$SYSTEM_PID" || status=$?
+        trap - EXIT
+        show_system_log
+        ((status == 0)) || die "installing the system packages failed (exit status $status): see above"
     else
         setup_system
         setup_venv
