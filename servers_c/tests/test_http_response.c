@@ -102,8 +102,8 @@ static void test_chunked_when_allowed(void)
     size_t used;
     r.allow_chunked = true;
     for (size_t step = 1; step <= sizeof chunked; step++) {
-        EXPECT(feed(chunked, step, &used) == HTTP_DONE && used == strlen(chunked), "step %zu: used %zu of %zu",
-               step, used, strlen(chunked));
+        EXPECT(feed(chunked, step, &used) == HTTP_DONE && used == strlen(chunked), "step %zu: used %zu of %zu", step,
+               used, strlen(chunked));
     }
     EXPECT(feed("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nHTTP", 64, &used) == HTTP_DONE &&
                used == strlen("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
