@@ -78,8 +78,8 @@ uint64_t lh_percentile(const struct latency_histogram *h, double q)
     uint64_t seen = 0;
     for (uint32_t i = 0; i < LH_BUCKETS; i++) {
         seen += h->counts[i];
-        if (seen >= rank)
-            return lh_upper(i);
+        if (seen >= rank) /* the bucket's upper edge, or the largest sample if it is smaller */
+            return lh_upper(i) < h->max_ns ? lh_upper(i) : h->max_ns;
     }
     return h->max_ns;
 }

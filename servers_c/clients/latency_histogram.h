@@ -13,8 +13,9 @@
  *
  * Owns: its counts (fixed size, no allocation). Promises: lh_percentile
  * reports the upper edge (exclusive) of the bucket holding the sample of rank
- * ceil(q/100 * total): never below the true sample, at most one bucket width
- * above it; q = 100 gives the exact maximum. Used by open_loop's workers and
+ * ceil(q/100 * total), or the largest sample if that is smaller: never below
+ * the true sample, at most one bucket width above it; q = 100 gives the exact
+ * maximum. Used by open_loop's workers and
  * report; tested by tests/test_latency_histogram.c. */
 #ifndef ARCHBENCH_LATENCY_HISTOGRAM_H
 #define ARCHBENCH_LATENCY_HISTOGRAM_H

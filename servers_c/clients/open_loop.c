@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,8 @@ int main(int argc, char **argv)
     run.host_header = o.host_header;
     int request_len = snprintf(request, sizeof request, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", o.path, o.host_header);
     run.seconds = (unsigned)(o.duration_s + 0.999999);
+    cpu_set_t cpus;
+    run.cpus = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
 
     size_t t = (size_t)o.threads;
     struct ol_worker *workers = calloc(t, sizeof *workers);

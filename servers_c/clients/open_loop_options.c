@@ -52,9 +52,10 @@ static void usage(FILE *out)
             "Latencies: a log-linear histogram in ns (1 ns buckets below 2048 ns, then 1024\n"
             "sub-buckets per power of two: about 3 significant digits up to 100 s), merged\n"
             "across threads by adding counts. A percentile is the upper edge of the bucket\n"
-            "holding the sample of rank ceil(q/100 * N): at most one bucket above the true\n"
-            "value; max is exact. The JSON also has the per-second sent and completed series,\n"
-            "the client's CPU time (getrusage user+sys) and wall time over the window, and the\n"
+            "holding the sample of rank ceil(q/100 * N) (or the max if smaller): at most one\n"
+            "bucket above the true value; max is exact. The JSON also has the per-second sent\n"
+            "and completed series, the client's CPU time (getrusage user+sys) and wall time\n"
+            "from the start of the load (warm-up included), the CPUs it may use and the\n"
             "open-file limits.\n\n"
             "Exit status: 0 the run ended (whatever the server did); 1 the client failed\n"
             "(out of memory, epoll, threads); 2 bad usage.\n",

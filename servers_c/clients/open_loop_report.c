@@ -65,6 +65,7 @@ void print_ol_json(const struct ol_options *o, const struct ol_run *run, const s
     print_series("sent", s->sent_per_s, run->seconds);
     printf(",");
     print_series("completed", s->completed_per_s, run->seconds);
-    printf("},\"cpu\":{\"user_s\":%.6f,\"sys_s\":%.6f,\"wall_s\":%.6f}", run->cpu_user_s, run->cpu_sys_s, run->wall_s);
+    printf("},\"cpu\":{\"user_s\":%.6f,\"sys_s\":%.6f,\"wall_s\":%.6f,\"cpus_available\":%d}", run->cpu_user_s,
+           run->cpu_sys_s, run->wall_s, run->cpus);
     printf(",\"open_files\":{\"soft\":%llu,\"hard\":%llu}}\n", U(run->soft_files), U(run->hard_files));
 }

@@ -15,6 +15,7 @@
 struct ol_run {
     double cpu_user_s, cpu_sys_s, wall_s; /* from t0 to the last thread's end */
     unsigned seconds;
+    int cpus; /* the CPUs this process may run on (sched_getaffinity) */
     rlim_t soft_files, hard_files;
     const char *host_header;
 };
