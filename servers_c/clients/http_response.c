@@ -196,20 +196,22 @@ enum http_progress http_response_feed(struct http_response *r, const char *bytes
     size_t taken = 0;
     *used = 0;
     if (!r->head_done) {
-        /* Copy up to the end of the head; the terminator may straddle pieces. */
-        while (taken < n) {
-            if (r->head_len == HTTP_HEAD_MAX)
-                return bad(r, "a response head over 8192 bytes");
-            r->head[r->head_len++] = bytes[taken++];
-            size_t l = r->head_len;
-            if (l >= 4 && memcmp(r->head + l - 4, "\r\n\r\n", 4) == 0)
-                break;
+        /* Copy what fits and look for the end of the head (it may straddle pieces), in one
+         * memcpy and memmem rather than byte by byte: open_loop reads one head per request. */
+        size_t old = r->head_len, room = HTTP_HEAD_MAX - old;
+        size_t copy = n < room ? n : room;
+        memcpy(r->head + old, bytes, copy);
+        size_t from = old >= 3 ? old - 3 : 0;
+        const char *end = memmem(r->head + from, old + copy - from, "\r\n\r\n", 4);
+        if (end == NULL) {
+            r->head_len = old + copy;
+            *used = copy;
+            return copy < n ? bad(r, "a response head over 8192 bytes") : HTTP_MORE;
         }
+        r->head_len = (size_t)(end - r->head) + 4;
+        taken = r->head_len - old;
         *used = taken;
-        size_t l = r->head_len;
-        if (l < 4 || memcmp(r->head + l - 4, "\r\n\r\n", 4) != 0)
-            return HTTP_MORE;
-        enum http_progress p = parse_head(r, l);
+        enum http_progress p = parse_head(r, r->head_len);
         if (p == HTTP_BAD)
             return p;
     }
