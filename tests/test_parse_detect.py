@@ -12,7 +12,7 @@ from archbench.parse import ToolDetectionError, detect_tool, known_tools, parse_
 from archbench.parse.detect import candidates
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-TOOLS = ("wrk", "wrk2", "oha", "httperf", "echo_client", "iperf3")
+TOOLS = ("wrk", "wrk2", "oha", "open_loop", "httperf", "echo_client", "iperf3")
 REAL_OUTPUTS = sorted(path for tool in TOOLS for path in (FIXTURES / tool).glob(f"*.{tool}.txt"))
 
 

@@ -341,8 +341,10 @@ def test_duplicated_summary_fails() -> None:
 
 def test_parse_output_dispatches_on_tool() -> None:
     assert parse_output("wrk", _text("no_latency.wrk.txt")) == EXPECTED["no_latency.wrk.txt"]
-    assert known_tools() == ["echo_client", "httperf", "iperf3", "oha", "wrk", "wrk2"]
-    with pytest.raises(ValueError, match="no parser for load generator 'ab'; known: echo_client, httperf, iperf3, oha"):
+    assert known_tools() == ["echo_client", "httperf", "iperf3", "oha", "open_loop", "wrk", "wrk2"]
+    with pytest.raises(
+        ValueError, match="no parser for load generator 'ab'; known: echo_client, httperf, iperf3, oha, open_loop"
+    ):
         parse_output("ab", "")
 
 

@@ -10,6 +10,11 @@
   stalls is charged for the requests that queued behind the stall (no
   coordinated omission): oha with `--latency-correction`, wrk2 by design (`-U`
   adds its uncorrected histogram for comparison).
+* `open_loop`: the project's own open-loop HTTP client (`build/bin/open_loop`,
+  contracts.md section 10): `offered_rate` in total, split evenly over the
+  connections, latency from each request's scheduled send time, at most one
+  request outstanding per connection; cheaper per request than oha, so the
+  client is less likely than the server to be what saturates.
 * `echo_client`: the verifying echo load generator of `build/bin/`
   (contracts.md section 6), for configurations with `proto` echo.
 * `httperf` (Debian package httperf 0.9): closed loop, HTTP, source 002's tool. It
@@ -24,7 +29,7 @@
 Where each program is found: wrk on PATH; oha in the project's `.tools/bin/`
 (where `make setup` installs it with cargo) first, then PATH; wrk2 named by
 the environment variable `WRK2`, else `wrk2` on PATH; echo_client in the build
-directory; httperf on PATH. `missing_reason()` says, for preflight, what is absent and how to
+directory, as open_loop; httperf on PATH. `missing_reason()` says, for preflight, what is absent and how to
 get it.
 """
 
@@ -240,6 +245,57 @@ class Oha(LoadGenerator):
 
 
 @dataclass(frozen=True)
+class OpenLoopClient(LoadGenerator):
+    """build/bin/open_loop: `--rate` is the total rate over all connections, `--threads` its event loops;
+    latency from each request's scheduled send time; one JSON object on stdout."""
+
+    name: str = "open_loop"
+    executable: str = "open_loop"
+    open_loop: bool = True
+
+    def program(self, build_dir: Path = Path("build")) -> str:
+        return str(Path(build_dir) / "bin" / self.executable)
+
+    def missing_reason(self, build_dir: Path = Path("build")) -> str | None:
+        path = Path(self.program(build_dir))
+        return None if path.is_file() else f"{path} is missing (make servers builds it)"
+
+    def command(
+        self,
+        config: Mapping[str, Any],
+        url: str,
+        timeout_s: int,
+        *,
+        build_dir: Path = Path("build"),
+        server_pid: int | None = None,
+    ) -> list[str]:
+        """`open_loop --host H --port P --path PATH --rate R --duration D --connections C --threads T
+        --timeout S`; its threads are at most its connections."""
+        target = urlsplit(url)
+        connections = int(config["connections"])
+        return [
+            self.program(build_dir),
+            "--host",
+            str(target.hostname),
+            "--port",
+            # As written, not target.port: the dry run aims at a placeholder ("PORT") that is no number.
+            target.netloc.rpartition(":")[2],
+            "--path",
+            target.path or "/",
+            "--rate",
+            str(config["offered_rate"]),
+            "--duration",
+            str(config["duration_s"]),
+            "--connections",
+            str(connections),
+            "--threads",
+            str(min(int(config["load_threads"]), connections)),
+            "--timeout",
+            str(timeout_s),
+        ]
+
+
+@dataclass(frozen=True)
 class EchoClient(LoadGenerator):
     name: str = "echo_client"
     executable: str = "echo_client"
@@ -423,7 +479,14 @@ class Httperf(LoadGenerator):
 
 
 def load_generators() -> dict[str, LoadGenerator]:
-    return {"wrk": Wrk(), "wrk2": Wrk2(), "oha": Oha(), "echo_client": EchoClient(), "httperf": Httperf()}
+    return {
+        "wrk": Wrk(),
+        "wrk2": Wrk2(),
+        "oha": Oha(),
+        "open_loop": OpenLoopClient(),
+        "echo_client": EchoClient(),
+        "httperf": Httperf(),
+    }
 
 
 def load_generator(name: str) -> LoadGenerator:

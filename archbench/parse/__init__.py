@@ -1,6 +1,6 @@
 """Parsers of load-generator output into the record of contracts.md section 3.
 
-One module per tool (wrk, wrk2, oha, httperf, echo_client, and iperf3 for the loopback baseline);
+One module per tool (wrk, wrk2, oha, open_loop, httperf, echo_client, and iperf3 for the loopback baseline);
 `parse_output` dispatches on the tool name, so another parser slots in by adding a module, one entry
 to `_parsers()` and its signature to `archbench.parse.detect`. `parse_file` takes the tool from the
 file name `<trial-id>.<tool>.txt`, else from the content (`detect.detect_tool`).
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from archbench.parse import detect, echo_client, httperf, iperf3, oha, wrk, wrk2
+from archbench.parse import detect, echo_client, httperf, iperf3, oha, open_loop, wrk, wrk2
 from archbench.parse.common import LoadOutputError
 from archbench.parse.detect import ToolDetectionError
 
@@ -37,6 +37,7 @@ def _parsers() -> Mapping[str, Callable[[str], ParsedRecord]]:
         "httperf": httperf.parse,
         "iperf3": iperf3.parse,
         "oha": oha.parse,
+        "open_loop": open_loop.parse,
         "wrk": wrk.parse,
         "wrk2": wrk2.parse,
     }

@@ -9,6 +9,7 @@ Each tool leaves a signature no other one prints:
     oha          a JSON object with oha's "summary" and "latencyPercentiles" keys (or oha's text summary,
                  "Summary:" then "Success rate:", which the parser then refuses with its own hint)
     echo_client  a JSON object whose "tool" is "echo_client" (stderr lines may surround it)
+    open_loop    a JSON object whose "tool" is "open_loop" (stderr lines may surround it)
     iperf3       a JSON object with iperf3 -J's "start", "intervals" and "end" keys
 
 wrk2 prints its calibration lines about 10 s into a run, and its HdrHistogram only with --latency, so a
@@ -35,6 +36,7 @@ WRK2_SIGNATURE = re.compile(
 )
 OHA_TEXT_SIGNATURE = re.compile(r"^\s*Summary:\s*\n\s*Success rate:", re.M)
 ECHO_CLIENT_SIGNATURE = re.compile(r'^\s*\{\s*"tool"\s*:\s*"echo_client"', re.M)
+OPEN_LOOP_SIGNATURE = re.compile(r'^\s*\{\s*"tool"\s*:\s*"open_loop"', re.M)
 OHA_KEYS = ("summary", "latencyPercentiles")
 IPERF3_KEYS = ("start", "intervals", "end")
 
@@ -86,6 +88,8 @@ def candidates(text: str) -> list[str]:
         found.append("iperf3")
     if ECHO_CLIENT_SIGNATURE.search(text):
         found.append("echo_client")
+    if OPEN_LOOP_SIGNATURE.search(text):
+        found.append("open_loop")
     return found
 
 

@@ -10,8 +10,11 @@
  * after it are reported as extra, not consumed); BAD for anything it cannot
  * read as a keep-alive response: not HTTP/1.x, a head over HTTP_HEAD_MAX, no
  * Content-Length (a body delimited by the close), a Transfer-Encoding, a 1xx
- * status. The status and whether the server said "Connection: close" are the
- * caller's to judge. Used by idle_holder; tested by tests/test_http_response.c. */
+ * status. With allow_chunked set after init, a "Transfer-Encoding: chunked"
+ * body is read to its last chunk and trailers instead (open_loop's servers
+ * may send one). The status and whether the server said "Connection: close"
+ * are the caller's to judge. Used by idle_holder and open_loop; tested by
+ * tests/test_http_response.c. */
 #ifndef ARCHBENCH_HTTP_RESPONSE_H
 #define ARCHBENCH_HTTP_RESPONSE_H
 
@@ -35,8 +38,14 @@ struct http_response {
     int status; /* once the head is done */
     bool connection_close;
     const char *problem; /* with HTTP_BAD */
+    bool allow_chunked;  /* the caller's choice, kept by init */
+    bool chunked;
+    int chunk_state; /* where in a chunked body (http_response.c) */
+    uint64_t chunk_size;
+    unsigned line_len; /* bytes of the chunk-size or trailer line seen */
 };
 
+/* Ready for a new response; allow_chunked is left as it was (false after a memset or static init). */
 void http_response_init(struct http_response *r);
 
 /* Feeds n bytes; *used is how many of them belong to this response. */

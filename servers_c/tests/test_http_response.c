@@ -1,6 +1,7 @@
-/* Tests of idle_holder's reader of one HTTP/1.x response: a response fed whole,
+/* Tests of the clients' reader of one HTTP/1.x response: a response fed whole,
  * byte by byte and with bytes after it; what it refuses (and why); the status
- * and "Connection: close" it reports. */
+ * and "Connection: close" it reports; chunked bodies when allowed (open_loop)
+ * and several responses in one piece. */
 #include <stdio.h>
 #include <string.h>
 
@@ -93,8 +94,66 @@ static void test_refusals(void)
            "a head that never ends");
 }
 
+static const char chunked[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                              "5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n";
+
+static void test_chunked_when_allowed(void)
+{
+    size_t used;
+    r.allow_chunked = true;
+    for (size_t step = 1; step <= sizeof chunked; step++) {
+        EXPECT(feed(chunked, step, &used) == HTTP_DONE && used == strlen(chunked), "step %zu: used %zu of %zu", step,
+               used, strlen(chunked));
+    }
+    EXPECT(feed("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nHTTP", 64, &used) == HTTP_DONE &&
+               used == strlen("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+           "an empty chunked body, then the next response's bytes unused");
+    EXPECT(feed("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", 64, &used) == HTTP_MORE,
+           "a partial chunk");
+    static const struct {
+        const char *text;
+        const char *why;
+    } bad[] = {
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "a Transfer-Encoding other than chunked"},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+         "both Content-Length and Transfer-Encoding"},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "a chunk-size line without a hex size"},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabcd\r\n", "chunk data not followed by CRLF"},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFF\r\n", "a chunk size too large"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        enum http_progress p = feed(bad[i].text, 3, &used);
+        EXPECT(p == HTTP_BAD && r.problem != NULL && strcmp(r.problem, bad[i].why) == 0, "case %zu: %d, %s", i, p,
+               r.problem ? r.problem : "(none)");
+    }
+    r.allow_chunked = false;
+}
+
+/* Three responses (Content-Length, chunked, no body) in one piece, read one after another as open_loop does. */
+static void test_several_in_one_piece(void)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "%s%sHTTP/1.1 204 No Content\r\n\r\n", ok, chunked);
+    size_t at = 0, len = strlen(text), done = 0;
+    http_response_init(&r);
+    r.allow_chunked = true;
+    while (at < len) {
+        size_t used;
+        enum http_progress p = http_response_feed(&r, text + at, len - at, &used);
+        at += used;
+        if (p != HTTP_DONE)
+            break;
+        done++;
+        http_response_init(&r);
+    }
+    EXPECT(done == 3 && at == len, "%zu responses, %zu of %zu bytes", done, at, len);
+    r.allow_chunked = false;
+}
+
 int main(void)
 {
+    test_chunked_when_allowed();
+    test_several_in_one_piece();
     test_whole_and_split();
     test_extra_bytes_are_not_used();
     test_what_it_reports();
