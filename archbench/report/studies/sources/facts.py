@@ -123,7 +123,7 @@ def source_001(latency_summary: pd.DataFrame, external: Path) -> tuple[SourceFac
         if name in measured.index:
             row = measured.loc[name]
             mean = format_count(row["achieved_mean"])
-            ci = format_interval(row["achieved_ci95_low"], row["achieved_ci95_high"])
+            ci = format_interval(row["achieved_ci95_low"], row["achieved_ci95_high"], row.get("n"))
             timeouts = format_count(row["timeouts_mean"])
             items.append({"label": label, "mean": mean, "ci": ci})
         rows.append(
@@ -173,7 +173,10 @@ def source_002_one_worker(summary: pd.DataFrame) -> tuple[list[list[str]], dict[
                 continue
             row = found.iloc[0]
             rates[generator][name] = row
-            cells += [format_count(row["mean"]), format_interval(row.get("ci95_low"), row.get("ci95_high"))]
+            cells += [
+                format_count(row["mean"]),
+                format_interval(row.get("ci95_low"), row.get("ci95_high"), row.get("n")),
+            ]
         rows.append(cells)
     facts: dict[str, Any] = {}
     for generator, by_server in rates.items():
@@ -249,10 +252,11 @@ def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
         mean = ours["bytes_received_per_sec_mean"].iloc[0] if not ours.empty else math.nan
         low = ours["bytes_received_per_sec_ci95_low"].iloc[0] if not ours.empty else math.nan
         high = ours["bytes_received_per_sec_ci95_high"].iloc[0] if not ours.empty else math.nan
+        n = ours["n"].iloc[0] if not ours.empty and "n" in ours else None
         rows.append(
             [architecture_label(row.our_architecture), format_count(row.connections),
              format_decimal(row.bytes_per_s / 1e6, 1), format_decimal(mean / 1e6, 1),
-             latex.MISSING if math.isnan(low) else f"{low / 1e6:.1f}--{high / 1e6:.1f}"]
+             latex.MISSING if math.isnan(low) else f"{low / 1e6:.1f}--{high / 1e6:.1f}" + latex.interval_note(n)]
         )  # fmt: skip
     columns = [
         Column("server", "l"),
