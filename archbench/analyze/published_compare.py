@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from archbench.analyze.published import published_value
+from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
 from archbench.stats.welch import ratio_ci_from_stats
 
 AGREE, DISAGREE, INCONCLUSIVE, NOT_MEASURED = "agree", "disagree", "inconclusive", "not measured"
@@ -113,6 +114,14 @@ def ordering_verdict(
         return NOT_MEASURED, 0, 0
     verdict = DISAGREE if contradicted else AGREE if confirmed else INCONCLUSIVE
     return verdict, confirmed, contradicted
+
+
+def separating_interval(low: float, high: float, n: float) -> tuple[float, float]:
+    """A measured interval the ordering rule may use: NaN under MIN_TRIALS_FOR_INTERVAL trials, where the bounds are
+    only the trials' range and separate nothing."""
+    if pd.isna(n) or float(n) < MIN_TRIALS_FOR_INTERVAL:
+        return math.nan, math.nan
+    return float(low), float(high)
 
 
 def combined(verdicts: Sequence[str]) -> str:
@@ -225,7 +234,8 @@ def source_001_verdict(published: pd.DataFrame, measured: pd.DataFrame) -> tuple
         return NOT_MEASURED, 0, 0
     theirs = dict(zip(published["our_architecture"], published["requests_per_s"], strict=True))
     ours = {
-        row.architecture: (float(row.achieved_ci95_low), float(row.achieved_ci95_high)) for row in measured.itertuples()
+        row.architecture: separating_interval(row.achieved_ci95_low, row.achieved_ci95_high, row.n)
+        for row in measured.itertuples()
     }
     return ordering_verdict(theirs, ours)
 
@@ -304,7 +314,9 @@ def source_004_verdicts(
     for clients, theirs in published.groupby("connections"):
         ours_rows = measured[measured["connections"] == clients] if not measured.empty else measured
         ours = {
-            row.architecture: (float(row.bytes_received_per_sec_ci95_low), float(row.bytes_received_per_sec_ci95_high))
+            row.architecture: separating_interval(
+                row.bytes_received_per_sec_ci95_low, row.bytes_received_per_sec_ci95_high, row.n
+            )
             for row in ours_rows.itertuples()
         }
         mapping = dict(zip(theirs["our_architecture"], theirs["bytes_per_s"], strict=True))

@@ -35,7 +35,7 @@ from archbench.analyze.analysis import (
     CLIENT_BOUND_THRESHOLD,
 )
 from archbench.report.prose import Prose
-from archbench.stats import MIN_TRIALS_FOR_INTERVAL, ConfidenceInterval
+from archbench.stats import MIN_TRIALS_FOR_INTERVAL, RANGE_METHOD, ConfidenceInterval
 
 MACRO_PREFIX = "ab"
 MARKS_TEMPLATE = "common/marks"  # the explanation of each table mark
@@ -543,9 +543,14 @@ def count_or_zero(value: Any) -> float:
 
 
 def interval_of(row: pd.Series) -> ConfidenceInterval:
+    """The row's interval for a comparison between rows; undefined (NaN) when it is only the range of under
+    stats.MIN_TRIALS_FOR_INTERVAL trials, which separates nothing."""
     low = row.get("ci95_low")
     high = row.get("ci95_high")
     method = row.get("ci95_method")
+    n = row.get("n")
+    if method == RANGE_METHOD or (not is_missing(n) and float(n) < MIN_TRIALS_FOR_INTERVAL):
+        return ConfidenceInterval(float("nan"), float("nan"), 0.95, RANGE_METHOD)
     return ConfidenceInterval(
         float("nan") if is_missing(low) else float(low),
         float("nan") if is_missing(high) else float(high),
