@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import re
+import statistics
 from pathlib import Path
 
 import pandas as pd
@@ -109,9 +110,13 @@ def test_statistics_exclude_warmup_and_failed_but_count_them(processed):
     assert row["mean"] == pytest.approx(1000.0)
     assert row["sd"] == pytest.approx(200.0)
     assert row["median"] == 1000.0 and row["min"] == 800.0 and row["max"] == 1200.0
-    # 1000 ± t(0.975, 2) · 200 / √3 = 1000 ± 4.30265273 · 115.4700538
-    assert row["ci95_low"] == pytest.approx(1000 - 496.8275, abs=1e-3)
-    assert row["ci95_high"] == pytest.approx(1000 + 496.8275, abs=1e-3)
+    # The rate interval: exp(mean(ln x) ± t(0.975, 2) · sd(ln x) / √3) over 800, 1000, 1200; never below zero.
+    logs = [math.log(v) for v in (800.0, 1000.0, 1200.0)]
+    centre, spread = sum(logs) / 3, statistics.stdev(logs)
+    half = 4.30265273 * spread / math.sqrt(3)
+    assert row["ci95_low"] == pytest.approx(math.exp(centre - half), rel=1e-6)
+    assert row["ci95_high"] == pytest.approx(math.exp(centre + half), rel=1e-6)
+    assert 0 < row["ci95_low"] < 800.0 and row["ci95_method"] == "log-t"
 
 
 def test_flagged_trials_are_averaged_but_counted(processed):

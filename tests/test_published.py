@@ -22,15 +22,49 @@ from archbench.report.studies.summary.tables import summary_outputs
 # --------------------------------------------------------------------------- the rules
 
 
-def test_direction_rule() -> None:
-    up, flat, down = compare.Ratio(1.5, 1.2, 1.8), compare.Ratio(1.0, 0.9, 1.1), compare.Ratio(0.7, 0.6, 0.8)
-    assert compare.direction_verdict(compare.Ratio(5.6, 5.4, 5.8), up) == compare.AGREE
-    assert compare.direction_verdict(compare.Ratio(5.6, 5.4, 5.8), flat) == compare.DISAGREE
-    assert compare.direction_verdict(compare.Ratio(5.6, 5.4, 5.8), down) == compare.DISAGREE
-    # A published ratio without an interval counts at face value; ours without one decides nothing.
-    assert compare.direction_verdict(compare.Ratio(2.0), up) == compare.AGREE
-    assert compare.direction_verdict(compare.Ratio(2.0), compare.Ratio(1.4)) == compare.INCONCLUSIVE
-    assert compare.direction_verdict(compare.Ratio(2.0), None) == compare.NOT_MEASURED
+UP, FLAT, DOWN = compare.Ratio(1.5, 1.2, 1.8), compare.Ratio(1.0, 0.9, 1.1), compare.Ratio(0.7, 0.6, 0.8)
+
+
+@pytest.mark.parametrize(
+    ("published", "ours", "verdict"),
+    [
+        (compare.Ratio(5.6, 5.4, 5.8), UP, compare.AGREE),  # the same way, published effect outside ours
+        (compare.Ratio(5.6, 5.4, 5.8), FLAT, compare.DISAGREE),  # no effect here, the published one excluded
+        (compare.Ratio(5.6, 5.4, 5.8), DOWN, compare.DISAGREE),
+        (compare.Ratio(1.05), FLAT, compare.INCONCLUSIVE),  # ours covers both no effect and the published effect
+        (compare.Ratio(1.6), compare.Ratio(1.3, 0.95, 1.9), compare.INCONCLUSIVE),
+        (compare.Ratio(1.6), compare.Ratio(1.5, 1.1, 1.9), compare.AGREE),  # contains the published ratio, not 1
+        (compare.Ratio(0.9), UP, compare.DISAGREE),  # opposite ways
+        # A published ratio without an interval counts at face value; ours without one decides nothing.
+        (compare.Ratio(2.0), UP, compare.AGREE),
+        (compare.Ratio(2.0), compare.Ratio(1.4), compare.INCONCLUSIVE),
+        (compare.Ratio(2.0), None, compare.NOT_MEASURED),
+    ],
+)
+def test_effect_rule(published, ours, verdict) -> None:
+    assert compare.direction_verdict(published, ours) == verdict
+
+
+@pytest.mark.parametrize(
+    ("server_cpus", "top", "limited"),
+    [(1, 8, True), (2, 8, True), (8, 8, False), (16, 8, False), (1, 1, False), (None, 8, True), (4, None, False)],
+)
+def test_a_scaling_question_needs_as_many_server_cpus_as_the_levels_compared(server_cpus, top, limited) -> None:
+    assert compare.cpu_limited(server_cpus, top) is limited
+
+
+@pytest.mark.parametrize(
+    ("parts", "verdict"),
+    [
+        ({"bytes 100": compare.AGREE, "ceiling": compare.NOT_MEASURED}, compare.NOT_TESTABLE),
+        ({"bytes 100": compare.DISAGREE, "ceiling": compare.NOT_MEASURED}, compare.NOT_TESTABLE),
+        ({"bytes 100": compare.NOT_MEASURED, "ceiling": compare.AGREE}, compare.NOT_TESTABLE),
+        ({"bytes 100": compare.AGREE, "bytes 1000": compare.NOT_MEASURED, "ceiling": compare.AGREE}, compare.AGREE),
+        ({"bytes 100": compare.AGREE, "ceiling": compare.DISAGREE}, compare.DISAGREE),
+    ],
+)
+def test_source_004_is_not_testable_without_its_ceilings(parts, verdict) -> None:
+    assert compare.source_004_verdict(parts) == verdict
 
 
 def test_ordering_rule_counts_confirmed_and_contradicted_pairs() -> None:
@@ -136,9 +170,16 @@ def test_every_source_compared_when_every_study_is_there(main_summary, trials, t
     write_studies(tmp_path)
     files, sources, macros = build(main_summary, trials, tmp_path)
     verdicts = {number: facts.verdict for number, facts in sources.items()}
-    # 000: up in both; 001: blocking below the rest in both; 002: prefork falls here while the source's scaled;
-    # 003: 64 over 32 up in both; 004: poll held more than its published 6,000 (and 100-client bytes flip).
-    assert verdicts == {"000": "agree", "001": "agree", "002": "disagree", "003": "agree", "004": "disagree"}
+    # One server CPU: 000 (1 to 5 pool threads) and 002 (1 to 8 workers) are not testable here; 001: blocking below
+    # the rest in both; 003: 64 over 32 up in both; 004: poll held more than its published 6,000.
+    assert verdicts == {
+        "000": compare.NOT_TESTABLE,
+        "001": "agree",
+        "002": compare.NOT_TESTABLE,
+        "003": "agree",
+        "004": "disagree",
+    }
+    assert "not testable here" in files["published-000.tex"] and "not testable" in files["published-002.tex"]
     assert (tmp_path / "paper" / "figures" / "published-000-pool.pdf").is_file()
     assert (tmp_path / "paper" / "figures" / "published-002-workers.pdf").is_file()
     assert "figures/published-000-pool.pdf" in files["published-000.tex"]
@@ -151,6 +192,26 @@ def test_every_source_compared_when_every_study_is_there(main_summary, trials, t
     table = summary_outputs(sources, Prose())["summary-table.tex"]
     assert table.count(r"\\") >= 5 + 2 and r"\textbf{disagree}" in table and r"\label{tab:summary}" in table
     assert "more than 10\\,\\%" in table
+    assert table.lower().count("not testable here") == 1 + 2  # the rule, once, and the two verdicts
+    assert "on 1 server CPU" in table
+
+
+def test_eight_server_cpus_make_the_scaling_questions_testable(main_summary, trials, tmp_path: Path) -> None:
+    write_studies(tmp_path)
+    files, sources, _ = build(main_summary, trials.assign(server_cpus="0-7"), tmp_path)
+    # 000: up from 1 to 5 pool threads on 8 CPUs; 002: prefork falls from 1 to 8 workers while the source's scaled.
+    assert sources["000"].verdict == "agree" and sources["002"].verdict == "disagree"
+    assert "not testable" not in files["published-000.tex"] + files["published-002.tex"]
+    table = summary_outputs(sources, Prose())["summary-table.tex"]
+    assert table.lower().count("not testable here") == 1  # the rule only
+
+
+def test_source_004_without_ceilings_is_not_testable(main_summary, trials, tmp_path: Path) -> None:
+    write_studies(tmp_path)
+    (tmp_path / "echo-max-conns.csv").unlink()
+    files, sources, _ = build(main_summary, trials, tmp_path)
+    assert sources["004"].verdict == compare.NOT_TESTABLE
+    assert "were not measured here" in files["published-004.tex"]
 
 
 def test_without_studies_each_source_says_it_was_not_measured(trials, tmp_path: Path) -> None:
@@ -201,8 +262,9 @@ def test_the_sources_campaign_is_read_before_the_main_one(main_summary, trials, 
     assert sources["000"].facts["origin"] == "sources"
     assert "sources campaign \\texttt{sources-\\allowbreak{}x}" in files["published-000.tex"]
     assert "$N=11$" in files["published-000.tex"]
-    # 002: prefork rises with workers here (its wrk rows; the httperf row at one worker is not its 1-worker point).
-    assert sources["002"].verdict == "agree"
+    # 002: prefork rises with workers here (its wrk rows; the httperf row at one worker is not its 1-worker point),
+    # but on one server CPU that is not the scaling source 002 asked about.
+    assert sources["002"].verdict == compare.NOT_TESTABLE
     assert sources["002"].facts["prefork_top"] == 8
     text = files["published-002.tex"]
     assert r"\label{tab:published-002}" in text

@@ -15,7 +15,6 @@ import pytest
 import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 from scipy import stats as scipy_stats
 
-from archbench import stats
 from archbench.config.profiles import profile_values
 from archbench.report import build as report
 from archbench.report import latex
@@ -106,11 +105,8 @@ def test_both_campaigns_give_a_row_per_pool_size_with_our_ratio_and_welch(study)
         assert row["network_mean"] == pytest.approx(sum(net) / 2)
         assert row["loopback_mean"] == pytest.approx(sum(loop) / 2)
         assert row["ratio"] == pytest.approx(sum(net) / sum(loop))
-        # The interval is the delta method on the log ratio (stats.ratio_ci_from_stats) and contains the ratio.
-        sd = lambda pair: abs(pair[0] - pair[1]) / math.sqrt(2)  # noqa: E731 - the sd of two values
-        _, interval = stats.ratio_ci_from_stats(sum(net) / 2, sd(net), 2, sum(loop) / 2, sd(loop), 2)
-        assert (row["ratio_ci_low"], row["ratio_ci_high"]) == pytest.approx((interval.low, interval.high))
-        assert row["ratio_ci_low"] < row["ratio"] < row["ratio_ci_high"]
+        # Two trials a side are too few for an interval (stats.MIN_TRIALS_FOR_INTERVAL): none is given.
+        assert math.isnan(row["ratio_ci_low"]) and math.isnan(row["ratio_ci_high"])
         welch = scipy_stats.ttest_ind(net, loop, equal_var=False)
         assert row["p_value"] == pytest.approx(welch.pvalue)
         raw_p.append(welch.pvalue)

@@ -351,8 +351,12 @@ def test_summary_has_the_distribution_columns(here):
     ordered = np.sort(values)  # n = 6: [min, max], coverage 1 - 2/64
     assert (row["median_ci95_low"], row["median_ci95_high"]) == (ordered[0], ordered[-1])
     assert row["median_ci_coverage"] == pytest.approx(1 - 2 / 64)
-    half = scipy_stats.t.ppf(0.975, 5) * values.std(ddof=1) / math.sqrt(6)
+    # The half-width of the rate interval (stats.rate_ci: t on the logs, exponentiated) over the mean.
+    logs = np.log(values.to_numpy(dtype=float))
+    half_log = scipy_stats.t.ppf(0.975, 5) * logs.std(ddof=1) / math.sqrt(6)
+    half = (math.exp(logs.mean() + half_log) - math.exp(logs.mean() - half_log)) / 2
     assert row["ci95_half_width_pct"] == pytest.approx(100 * half / values.mean())
+    assert row["ci95_method"] == "log-t"
     epoll = summary[summary["config_id"] == synthetic.config_id(EPOLL)].iloc[0]
     assert epoll["n_outliers"] == 1 and epoll["n_far_out"] == 1
 

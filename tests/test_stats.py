@@ -10,6 +10,7 @@ statsmodels.stats.multitest.multipletests for Holm and Benjamini-Hochberg.
 import gc
 import itertools
 import math
+import statistics
 from fractions import Fraction
 
 import numpy as np
@@ -61,7 +62,8 @@ def test_degenerate_samples_are_nan_not_errors():
     one = stats.summarize([42.0])
     assert one.n == 1 and one.mean == 42.0 and one.median == 42.0 and one.min == one.max == 42.0
     assert math.isnan(one.sd)
-    assert not one.mean_ci.is_defined
+    # One trial: its range is the point itself, named as a range, never a t interval.
+    assert (one.mean_ci.low, one.mean_ci.high, one.mean_ci.method) == (42.0, 42.0, stats.RANGE_METHOD)
 
     empty = stats.summarize([])
     assert empty.n == 0
@@ -74,6 +76,55 @@ def test_missing_values_are_not_observations():
     assert summary.mean == 2.0
 
 
+LOG_T_TWO_SIDED = math.exp(scipy_stats.t.ppf(0.975, 2) * math.sqrt(1.0 / 3.0))
+
+
+@pytest.mark.parametrize(
+    ("values", "low", "high", "method"),
+    [
+        # Two trials: the t quantile is 12.7 and a t interval goes below zero; the range is shown instead.
+        ([100.0, 10_000.0], 100.0, 10_000.0, stats.RANGE_METHOD),
+        ([5.0], 5.0, 5.0, stats.RANGE_METHOD),
+        # Three positive trials: the t interval of the logs, exponentiated (geometric mean 100, log sd ln 10).
+        (
+            [10.0, 100.0, 1000.0],
+            100.0 / LOG_T_TWO_SIDED ** math.log(10),
+            100.0 * LOG_T_TWO_SIDED ** math.log(10),
+            "log-t",
+        ),
+        ([7.0, 7.0, 7.0], 7.0, 7.0, "log-t"),
+        # A zero trial has no log: the t interval clipped at zero.
+        ([0.0, 1.0, 1000.0], 0.0, None, "student-t clipped at zero"),
+        # Negative values: not a rate, the plain t interval.
+        ([-1.0, 0.0, 1.0], -2.4841377118, 2.4841377118, "student-t"),
+    ],
+)
+def test_rate_interval_rule(values, low, high, method):
+    interval = stats.rate_ci(values)
+    assert interval.method == method
+    assert interval.low == pytest.approx(low)
+    if high is not None:
+        assert interval.high == pytest.approx(high)
+    if min(values) >= 0:
+        assert interval.low >= 0
+
+
+def test_rate_interval_of_wildly_different_positive_trials_stays_above_zero():
+    interval = stats.rate_ci([1.0, 1.0, 50_000.0])
+    assert interval.method == "log-t" and 0 < interval.low < 1.0 < interval.high
+    assert not stats.rate_ci([]).is_defined
+
+
+def test_rate_interval_from_published_statistics_is_on_the_log_scale():
+    interval = stats.rate_ci_from_stats(100.0, 90.0, 3)
+    half = scipy_stats.t.ppf(0.975, 2) * 0.9 / math.sqrt(3)
+    assert (interval.low, interval.high) == pytest.approx((100.0 * math.exp(-half), 100.0 * math.exp(half)))
+    assert interval.low > 0
+    assert stats.mean_ci_from_stats(100.0, 90.0, 3).low < 0  # what the Student-t interval gave
+    assert not stats.rate_ci_from_stats(100.0, 1.0, 2).is_defined
+    assert not stats.rate_ci_from_stats(0.0, 1.0, 5).is_defined
+
+
 def test_constant_sample_has_a_zero_width_interval():
     interval = stats.mean_ci_t([5.0, 5.0, 5.0])
     assert (interval.low, interval.high) == (5.0, 5.0)
@@ -82,11 +133,15 @@ def test_constant_sample_has_a_zero_width_interval():
 def test_summary_columns_and_values():
     summary = stats.summarize([10.0, 20.0, 30.0, 40.0])
     row = summary.as_dict()
-    assert list(row) == ["n", "mean", "sd", "median", "min", "max", "ci95_low", "ci95_high"]
+    assert list(row) == ["n", "mean", "sd", "median", "min", "max", "ci95_low", "ci95_high", "ci95_method"]
     assert row["n"] == 4
     assert row["median"] == 25.0
     assert row["sd"] == pytest.approx(12.909944487, rel=1e-9)
-    assert row["ci95_low"] == pytest.approx(25 - 3.182446305 * 12.909944487 / 2, rel=1e-9)
+    # The rate interval: t on the logs, exponentiated.
+    logs = [math.log(v) for v in (10.0, 20.0, 30.0, 40.0)]
+    log_mean, log_sd = sum(logs) / 4, statistics.stdev(logs)
+    assert row["ci95_low"] == pytest.approx(math.exp(log_mean - 3.182446305 * log_sd / 2), rel=1e-9)
+    assert row["ci95_method"] == "log-t"
 
 
 def test_invalid_level_is_rejected():

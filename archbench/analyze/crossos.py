@@ -26,7 +26,7 @@ Columns of (a), `summary_comparisons` (one row per pair, families in order of ap
     <match columns>     that key's columns (setup, threads; or setup, threads_per_logical_processor)
     a, b                the two groups (a - b, a / b); in the table's order of first appearance
     threads_a, threads_b
-    n_a, mean_a, sd_a, mean_ci_low_a, mean_ci_high_a      published n, mean, sd; Student-t interval
+    n_a, mean_a, sd_a, mean_ci_low_a, mean_ci_high_a      published n, mean, sd; log-scale t interval
     n_b, mean_b, sd_b, mean_ci_low_b, mean_ci_high_b
     test                "welch_t"
     test_reason         why (summary statistics only: normality cannot be checked)
@@ -48,7 +48,7 @@ Columns of (b) and (c), `measured_comparisons` / `compare_with_reference`:
     family, group_by, a, b, <key column> (config_id), and, when the trials have them,
     variant, family_label (the trials' `family`), architecture, threads, connections, pipeline, proto
     per group x in {a, b}:
-        n_x, n_flagged_x, mean_x, mean_ci_low_x, mean_ci_high_x (Student t),
+        n_x, n_flagged_x, mean_x, mean_ci_low_x, mean_ci_high_x (stats.rate_ci),
         median_x, median_ci_low_x, median_ci_high_x, median_ci_coverage_x, median_ci_reaches_level_x
         (order statistics, exact binomial coverage), n_outliers_x, n_far_out_x, outlier_trials_x
         (Tukey fences, reported, never dropped), hardware_x (the group's provenance, text)
@@ -273,8 +273,8 @@ def _summary_pair(
     welch = stats.welch_from_stats(mean_a, sd_a, n_a, mean_b, sd_b, n_b, level)
     ratio, ratio_ci = stats.ratio_ci_from_stats(mean_a, sd_a, n_a, mean_b, sd_b, n_b, level)
     g = stats.hedges_g_from_stats(mean_a, sd_a, n_a, mean_b, sd_b, n_b, level)
-    ci_a = stats.mean_ci_from_stats(mean_a, sd_a, n_a, level)
-    ci_b = stats.mean_ci_from_stats(mean_b, sd_b, n_b, level)
+    ci_a = stats.rate_ci_from_stats(mean_a, sd_a, n_a, level)
+    ci_b = stats.rate_ci_from_stats(mean_b, sd_b, n_b, level)
     hardware_diffs = _differences(a, b, hardware)
     other_diffs = _differences(a, b, [f for f in other_factors if f != group and not f.startswith(group + "_")])
     confounded = bool(hardware_diffs)

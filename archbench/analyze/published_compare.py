@@ -1,19 +1,23 @@
 """Each source's published answer beside this machine's, and whether they agree (the report's published-beside-
 measured section and its one-page summary).
 
-Three rules decide agreement; the report's templates (paper/templates/summary/) state them in words:
+The verdict rule, in order (paper/templates/summary/ states it in words, once):
 
-* Effect direction (sources 000, 002, 003): a ratio of two throughputs (more workers over one worker, 64 over 32
-  connections). The source's and ours each point up, down or nowhere: up when the ratio's 95 % interval lies above
-  1, down when below, nowhere when it contains 1 (a published ratio without an interval counts at face value).
-  They agree when both point the same way, disagree when they point opposite ways or one points and the other
-  does not, and the verdict is "inconclusive" only where ours has no interval.
-* Ordering (sources 001, 004): every pair of servers the source separates by more than `TIE_FRACTION` must not
-  be separated the other way by our intervals (ours "separates" a pair when their 95 % intervals do not overlap).
-  Agree: no pair contradicted and at least one confirmed; disagree: a pair contradicted; inconclusive: none of the
-  source's pairs separated here.
-* Ceiling (source 004): the connection count a server held here, against the ceiling the source published for
-  it: a server that held more than its published ceiling contradicts it.
+* "not testable here" when the campaign lacks what the question needs: the server had fewer CPUs than the largest
+  level of parallelism compared (`cpu_limited`: a gain from 1 to 8 workers on one CPU is the cost of sharing that
+  CPU, not parallel speed-up; the count comes from the campaign's recorded placement), or a quantity the question
+  asks about was not measured (source 004's connection ceilings);
+* "inconclusive" when our 95 % interval covers both no effect and the published effect, or we have no interval;
+* "agree" / "disagree" only otherwise, by one of three rules:
+  - Effect (sources 000, 002, 003): a ratio of two throughputs (more workers over one worker, 64 over 32
+    connections). Agree when our interval contains the published ratio or points the same way (up: above 1, down:
+    below 1; a published ratio without an interval counts at face value); disagree otherwise.
+  - Ordering (sources 001, 004): every pair of servers the source separates by more than `TIE_FRACTION` must not
+    be separated the other way by our intervals (ours "separates" a pair when their 95 % intervals do not overlap).
+    Agree: no pair contradicted and at least one confirmed; disagree: a pair contradicted; inconclusive: none of
+    the source's pairs separated here.
+  - Ceiling (source 004): the connection count a server held here, against the ceiling the source published for
+    it: a server that held more than its published ceiling contradicts it.
 
 A source whose set-up no campaign here measured gets the verdict "not measured".
 """
@@ -27,9 +31,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from archbench.analyze.published import published_value
+from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
 from archbench.stats.welch import ratio_ci_from_stats
 
 AGREE, DISAGREE, INCONCLUSIVE, NOT_MEASURED = "agree", "disagree", "inconclusive", "not measured"
+NOT_TESTABLE = "not testable here"
 # Published values closer than this fraction of the larger are a tie: the source did not separate them.
 TIE_FRACTION = 0.10
 SOURCE_000_CONNECTIONS = 400
@@ -66,14 +72,26 @@ def summary_ratio(top: pd.Series, bottom: pd.Series, column: str = "mean", sd: s
 
 
 def direction_verdict(published: Ratio, ours: Ratio | None) -> str:
-    """The effect-direction rule: a published ratio without interval points up above 1, down below."""
+    """The effect rule: inconclusive when our interval is missing or covers both 1 (no effect) and the published
+    ratio; agree when it contains the published ratio or points the same way (a published ratio without interval
+    points up above 1, down below); disagree otherwise."""
     if ours is None:
         return NOT_MEASURED
-    theirs = published.direction or ("up" if published.value > 1 else "down" if published.value < 1 else "flat")
     mine = ours.direction
-    if mine is None:
+    if mine is None or (ours.contains(1.0) and ours.contains(published.value)):
         return INCONCLUSIVE
+    if ours.contains(published.value):
+        return AGREE
+    theirs = published.direction or ("up" if published.value > 1 else "down" if published.value < 1 else "flat")
     return AGREE if theirs == mine else DISAGREE
+
+
+def cpu_limited(server_cpus: int | None, top_level: int | None) -> bool:
+    """True when a scaling question up to `top_level` workers or threads cannot be answered on a server given
+    `server_cpus` CPUs: fewer CPUs than the level compared (or a placement that was not recorded)."""
+    if top_level is None or top_level <= 1:
+        return False
+    return server_cpus is None or server_cpus < top_level
 
 
 def ordering_verdict(
@@ -96,6 +114,14 @@ def ordering_verdict(
         return NOT_MEASURED, 0, 0
     verdict = DISAGREE if contradicted else AGREE if confirmed else INCONCLUSIVE
     return verdict, confirmed, contradicted
+
+
+def separating_interval(low: float, high: float, n: float) -> tuple[float, float]:
+    """A measured interval the ordering rule may use: NaN under MIN_TRIALS_FOR_INTERVAL trials, where the bounds are
+    only the trials' range and separate nothing."""
+    if pd.isna(n) or float(n) < MIN_TRIALS_FOR_INTERVAL:
+        return math.nan, math.nan
+    return float(low), float(high)
 
 
 def combined(verdicts: Sequence[str]) -> str:
@@ -208,7 +234,8 @@ def source_001_verdict(published: pd.DataFrame, measured: pd.DataFrame) -> tuple
         return NOT_MEASURED, 0, 0
     theirs = dict(zip(published["our_architecture"], published["requests_per_s"], strict=True))
     ours = {
-        row.architecture: (float(row.achieved_ci95_low), float(row.achieved_ci95_high)) for row in measured.itertuples()
+        row.architecture: separating_interval(row.achieved_ci95_low, row.achieved_ci95_high, row.n)
+        for row in measured.itertuples()
     }
     return ordering_verdict(theirs, ours)
 
@@ -287,7 +314,9 @@ def source_004_verdicts(
     for clients, theirs in published.groupby("connections"):
         ours_rows = measured[measured["connections"] == clients] if not measured.empty else measured
         ours = {
-            row.architecture: (float(row.bytes_received_per_sec_ci95_low), float(row.bytes_received_per_sec_ci95_high))
+            row.architecture: separating_interval(
+                row.bytes_received_per_sec_ci95_low, row.bytes_received_per_sec_ci95_high, row.n
+            )
             for row in ours_rows.itertuples()
         }
         mapping = dict(zip(theirs["our_architecture"], theirs["bytes_per_s"], strict=True))
@@ -298,3 +327,12 @@ def source_004_verdicts(
     else:
         verdicts["ceiling"] = DISAGREE if any(held[name] > ceilings[name] for name in common) else AGREE
     return verdicts
+
+
+def source_004_verdict(verdicts: Mapping[str, str]) -> str:
+    """The whole question (the ordering at each client count and the connection ceilings): not testable here when
+    the ceilings or every ordering went unmeasured, else the parts combined."""
+    orderings = [v for key, v in verdicts.items() if key.startswith("bytes ")]
+    if verdicts.get("ceiling", NOT_MEASURED) == NOT_MEASURED or all(v == NOT_MEASURED for v in orderings):
+        return NOT_TESTABLE
+    return combined(list(verdicts.values()))

@@ -100,14 +100,14 @@ def outcome_counts(measured: pd.DataFrame, ok: pd.DataFrame) -> dict[str, int]:
 
 
 def distribution_columns(ok: pd.DataFrame) -> dict[str, Any]:
-    """summary.csv's columns beyond the mean and its t interval, over one configuration's measured ok trials:
+    """summary.csv's columns beyond the mean and its interval (stats.rate_ci), over one configuration's measured ok trials:
     the median's distribution-free interval (order statistics, with its exact coverage), the CI half-width as a
     percentage of the mean, the rate summaries of Hoefler & Belli's rule 3 (harmonic mean; total requests over
     total measured seconds, the rate of the trials together), Shapiro-Wilk W and p, and Tukey outlier counts
     (reported, never removed)."""
     values = pd.to_numeric(_column(ok, "requests_per_sec"), errors="coerce")
     median = stats.median_ci(values, stats.DEFAULT_CONFIDENCE)
-    interval = stats.mean_ci_t(values, stats.DEFAULT_CONFIDENCE)
+    interval = stats.rate_ci(values, stats.DEFAULT_CONFIDENCE)
     mean = stats.sample_mean(values)
     normality = stats.shapiro_wilk(values)
     tukey = stats.tukey_outliers(values.tolist())
@@ -116,7 +116,10 @@ def distribution_columns(ok: pd.DataFrame) -> dict[str, Any]:
         "median_ci95_low": median.ci.low,
         "median_ci95_high": median.ci.high,
         "median_ci_coverage": median.coverage,
-        "ci95_half_width_pct": stats.ratio(100.0 * interval.half_width, abs(mean)),
+        # A range is not an interval: no half-width to report under three trials.
+        "ci95_half_width_pct": math.nan
+        if interval.method == stats.RANGE_METHOD
+        else stats.ratio(100.0 * interval.half_width, abs(mean)),
         "harmonic_mean": stats.harmonic_mean(sample) if (sample >= 0).all() else math.nan,
         "total_rate": stats.total_rate(_column(ok, "total_requests"), _column(ok, "measured_duration_s")),
         "shapiro_w": normality.statistic,

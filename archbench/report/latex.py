@@ -35,7 +35,7 @@ from archbench.analyze.analysis import (
     CLIENT_BOUND_THRESHOLD,
 )
 from archbench.report.prose import Prose
-from archbench.stats import ConfidenceInterval
+from archbench.stats import MIN_TRIALS_FOR_INTERVAL, RANGE_METHOD, ConfidenceInterval
 
 MACRO_PREFIX = "ab"
 MARKS_TEMPLATE = "common/marks"  # the explanation of each table mark
@@ -54,6 +54,12 @@ BOTTLENECK_MARKS = {
 }
 NOT_MEASURED = "n/m"
 LATENCY_MARK = r"\textsuperscript{l}"
+# An interval cell of a configuration with under stats.MIN_TRIALS_FOR_INTERVAL trials holds their range.
+RANGE_MARK = r"\textsuperscript{r}"
+RANGE_NOTE = (
+    RANGE_MARK + r" the range of the trials, not a confidence interval: too few trials (under "
+    f"{MIN_TRIALS_FOR_INTERVAL}) for one."
+)
 
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}",
@@ -153,14 +159,45 @@ def format_compact(value: Any, digits: int = 1) -> str:
     return f"{number:,.{digits}f}"
 
 
-def format_interval(low: Any, high: Any) -> str:
-    """'93,735--97,262'; a dash range would be ambiguous beside thousands commas."""
+def format_interval(low: Any, high: Any, n: Any = None) -> str:
+    """'93,735--97,262 ($n=5$)'; a dash range would be ambiguous beside thousands commas. With `n` under
+    stats.MIN_TRIALS_FOR_INTERVAL the bounds are the trials' range (stats.rate_ci) and the text says so."""
     if is_missing(low) or is_missing(high):
         return MISSING
+    return _bare_interval(low, high) + interval_note(n)
 
+
+def table_interval(low: Any, high: Any, n: Any) -> str:
+    """An interval cell of a table that has an $n$ column: the bounds, marked RANGE_MARK when they are the
+    trials' range (`range_notes` says so under the table)."""
+    if is_missing(low) or is_missing(high):
+        return MISSING
+    few = not is_missing(n) and float(n) < MIN_TRIALS_FOR_INTERVAL
+    return _bare_interval(low, high) + (RANGE_MARK if few else "")
+
+
+def range_notes(rows: pd.DataFrame, n_column: str = "n") -> list[str]:
+    """[RANGE_NOTE] when a row's interval cell is a range (1 or 2 trials), else []."""
+    if rows.empty or n_column not in rows:
+        return []
+    n = pd.to_numeric(rows[n_column], errors="coerce")
+    return [RANGE_NOTE] if ((n >= 1) & (n < MIN_TRIALS_FOR_INTERVAL)).any() else []
+
+
+def interval_note(n: Any) -> str:
+    """What follows an interval: its n, and under stats.MIN_TRIALS_FOR_INTERVAL that it is the trials' range."""
+    if n is None or is_missing(n):
+        return ""
+    trials = int(float(n))
+    if trials < MIN_TRIALS_FOR_INTERVAL:
+        return f" (range, $n={trials}$: too few trials)"
+    return f" ($n={trials}$)"
+
+
+def _bare_interval(low: Any, high: Any) -> str:
     def bound(value: Any) -> str:
         text = format_count(value)
-        # A t interval of a small sample can reach below zero; a hyphen there would read as a range.
+        # A difference can be negative; a hyphen there would read as a range.
         return "$-$" + text[1:] if text.startswith("-") else text
 
     return f"{bound(low)}--{bound(high)}"
@@ -472,7 +509,7 @@ def table_notes(rows: pd.DataFrame, notes: MarkNotes, extra: Sequence[str] = (),
     marks = notes_for_marks(
         rows, notes.flagged, notes.failed, notes.unsupported, notes.client_bound if client_bound else None, bottlenecks
     )
-    return notes_block([*extra, *marks])
+    return notes_block([*extra, *marks, *range_notes(rows)])
 
 
 def stacked(*lines: str) -> str:
@@ -506,13 +543,19 @@ def count_or_zero(value: Any) -> float:
 
 
 def interval_of(row: pd.Series) -> ConfidenceInterval:
+    """The row's interval for a comparison between rows; undefined (NaN) when it is only the range of under
+    stats.MIN_TRIALS_FOR_INTERVAL trials, which separates nothing."""
     low = row.get("ci95_low")
     high = row.get("ci95_high")
+    method = row.get("ci95_method")
+    n = row.get("n")
+    if method == RANGE_METHOD or (not is_missing(n) and float(n) < MIN_TRIALS_FOR_INTERVAL):
+        return ConfidenceInterval(float("nan"), float("nan"), 0.95, RANGE_METHOD)
     return ConfidenceInterval(
         float("nan") if is_missing(low) else float(low),
         float("nan") if is_missing(high) else float(high),
         0.95,
-        "student-t",
+        "log-t" if is_missing(method) else str(method),
     )
 
 

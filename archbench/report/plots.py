@@ -1,5 +1,5 @@
 """The Figure API every figure module builds on: how a figure is saved (a deterministic PDF), the interval
-seaborn draws (`t_interval`, the tables' Student-t interval), means with their single trials
+seaborn draws (`t_interval`, the tables' interval), means with their single trials
 (`means_with_trials`), and the tick labels and axis limits the figures share.
 
 Figures are matplotlib `Figure` objects drawn by seaborn's axes-level functions on our own axes, inside
@@ -44,10 +44,9 @@ def thousands(value: float, _position: int) -> str:
 
 
 def t_interval(values: Sequence[float]) -> tuple[float, float]:
-    """seaborn's `errorbar` computed as summary.csv computes its ci95 columns: the Student-t interval of the
-    mean (archbench.stats), so an interval seaborn draws is the one the tables print; NaN below two values
-    (seaborn then draws no bar)."""
-    interval = stats.mean_ci_t(values, stats.DEFAULT_CONFIDENCE)
+    """seaborn's `errorbar` computed as summary.csv computes its ci95 columns (stats.rate_ci: the range under
+    three trials, the log-scale t interval above), so an interval seaborn draws is the one the tables print."""
+    interval = stats.rate_ci(values, stats.DEFAULT_CONFIDENCE)
     return interval.low, interval.high
 
 

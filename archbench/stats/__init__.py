@@ -54,7 +54,17 @@ from archbench.stats.effect_sizes import (
     hedges_g,
     hedges_g_from_stats,
 )
-from archbench.stats.intervals import ConfidenceInterval, SampleSummary, mean_ci_from_stats, mean_ci_t, summarize
+from archbench.stats.intervals import (
+    MIN_TRIALS_FOR_INTERVAL,
+    RANGE_METHOD,
+    ConfidenceInterval,
+    SampleSummary,
+    mean_ci_from_stats,
+    mean_ci_t,
+    rate_ci,
+    rate_ci_from_stats,
+    summarize,
+)
 from archbench.stats.median import MedianInterval, median_ci, order_statistic_coverage
 from archbench.stats.multiple import MultipleTestResult, adjust_pvalues, benjamini_hochberg, holm
 from archbench.stats.normality import NormalityCheck, shapiro_wilk
@@ -115,6 +125,10 @@ __all__ = [
     "holm",
     "mean_ci_from_stats",
     "mean_ci_t",
+    "rate_ci",
+    "rate_ci_from_stats",
+    "MIN_TRIALS_FOR_INTERVAL",
+    "RANGE_METHOD",
     "median_ci",
     "order_statistic_coverage",
     "ratio",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from scipy import stats as scipy_stats
 
-from archbench.stats.intervals import ConfidenceInterval, undefined_interval
+from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL, ConfidenceInterval, undefined_interval
 from archbench.stats.samples import (
     DEFAULT_CONFIDENCE,
     all_finite,
@@ -148,13 +148,13 @@ def ratio_ci_from_stats(
     """(mean_a / mean_b, its interval) from summary statistics, by the delta method on the log
     scale: log(mean_a/mean_b) ± t(1 - α/2, df) · √(cv_a²/n_a + cv_b²/n_b), cv = sd/mean, df by
     Welch-Satterthwaite on the two terms, exponentiated (so the interval stays positive and
-    is asymmetric). Needs positive means and n >= 2; NaN interval otherwise."""
+    is asymmetric). Needs positive means and n >= MIN_TRIALS_FOR_INTERVAL (3); NaN interval otherwise."""
     check_level(level)
     method = "delta method (log ratio, welch-satterthwaite df)"
     if not all_finite(mean_a, sd_a, n_a, mean_b, sd_b, n_b) or mean_b == 0:
         return math.nan, undefined_interval(level, method)
     estimate = float(mean_a / mean_b)
-    if mean_a <= 0 or mean_b <= 0 or n_a < 2 or n_b < 2:
+    if mean_a <= 0 or mean_b <= 0 or n_a < MIN_TRIALS_FOR_INTERVAL or n_b < MIN_TRIALS_FOR_INTERVAL:
         return estimate, undefined_interval(level, method)
     va, vb = (sd_a / mean_a) ** 2 / n_a, (sd_b / mean_b) ** 2 / n_b
     if va + vb == 0.0:

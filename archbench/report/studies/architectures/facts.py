@@ -78,7 +78,7 @@ def _upper_bound_facts(one: Comparison, labels: Labeller, first: bool) -> dict[s
     facts.update(_bound_facts(one, fastest, labels))
     if facts["single"]:
         return facts
-    interval = format_interval(fastest["ci95_low"], fastest["ci95_high"])
+    interval = format_interval(fastest["ci95_low"], fastest["ci95_high"], fastest.get("n"))
     facts.update(
         first=first,
         reference=fastest["architecture"] == REFERENCE_ARCHITECTURE,
@@ -100,7 +100,7 @@ def _upper_bound_facts(one: Comparison, labels: Labeller, first: bool) -> dict[s
         facts.update(
             runner_up=escape(labels.variant(runner_up)),
             runner_relation=relation,
-            runner_interval=format_interval(runner_up["ci95_low"], runner_up["ci95_high"]),
+            runner_interval=format_interval(runner_up["ci95_low"], runner_up["ci95_high"], runner_up.get("n")),
         )
     return facts
 
@@ -111,7 +111,7 @@ def _bound_facts(one: Comparison, fastest: pd.Series, labels: Labeller) -> dict[
     if bound is None:
         return {"bound_name": None}
     share = summary_ratio(fastest, bound)
-    interval = format_interval(bound["ci95_low"], bound["ci95_high"])
+    interval = format_interval(bound["ci95_low"], bound["ci95_high"], bound.get("n"))
     return {
         "bound_name": escape(labels.variant(bound)),
         "bound_mean": format_count(bound["mean"]),

@@ -22,13 +22,13 @@ from archbench.report.latex import (
     format_compact,
     format_count,
     format_decimal,
-    format_interval,
     format_ms,
     format_percent,
     mark_notes,
     render_tabular,
     row_marks,
     stacked,
+    table_interval,
     table_notes,
 )
 from archbench.report.prose import Prose
@@ -67,7 +67,7 @@ def comparison_row_cells(row: pd.Series, labels: Labeller, reference: bool = Fal
         name,
         format_count(row["n"]),
         mean + row_marks(row, client_bound=True),
-        format_interval(row["ci95_low"], row["ci95_high"]),
+        table_interval(row["ci95_low"], row["ci95_high"], row.get("n")),
         format_decimal(row.get("ratio_to_nginx"), 2),
         format_ms(row.get("latency_p50_s_mean")) + latency_mark,
         format_ms(row.get("latency_p99_s_mean")) + latency_mark,

@@ -13,6 +13,7 @@ from archbench.report.latex import (
     FAILED_MARK,
     FLAGGED_MARK,
     MISSING,
+    RANGE_MARK,
     Column,
     adjusted_table,
     escape,
@@ -23,12 +24,14 @@ from archbench.report.latex import (
     mark_notes,
     notes_block,
     notes_for_marks,
+    range_notes,
     render_tabular,
     row_marks,
     stacked,
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.echo.data import KIB, MB, EchoResults
+from archbench.stats import MIN_TRIALS_FOR_INTERVAL
 
 TEMPLATE = "echo/tables"
 
@@ -43,12 +46,13 @@ def kib_text(value: Any) -> str:
     return MISSING if is_missing(value) else format_significant(float(value) / KIB, 3)
 
 
-def _mb_interval(low: Any, high: Any) -> str:
+def _mb_interval(low: Any, high: Any, n: Any) -> str:
     if is_missing(low) or is_missing(high):
         return MISSING
     lo, hi = float(low) / MB, float(high) / MB
     text_lo = format_significant(lo, 3) if lo >= 0 else "$-$" + format_significant(-lo, 3)
-    return f"{text_lo}--{format_significant(hi, 3)}"
+    few = not is_missing(n) and float(n) < MIN_TRIALS_FOR_INTERVAL
+    return f"{text_lo}--{format_significant(hi, 3)}" + (RANGE_MARK if few else "")
 
 
 def count_range(low: Any, high: Any) -> str:
@@ -110,7 +114,7 @@ def throughput_table(study: EchoResults, prose: Prose) -> str:
                 format_count(row["connections"]),
                 format_count(row["n"]),
                 mb_text(row["bytes_received_per_sec_mean"]) + marks,
-                _mb_interval(row["bytes_received_per_sec_ci95_low"], row["bytes_received_per_sec_ci95_high"]),
+                _mb_interval(row["bytes_received_per_sec_ci95_low"], row["bytes_received_per_sec_ci95_high"], row["n"]),
                 format_ms(row["rtt_p50_s_mean"]),
                 format_ms(row["rtt_p99_s_mean"]),
                 format_ms(row["rtt_p99_9_s_mean"]),
@@ -131,6 +135,7 @@ def throughput_table(study: EchoResults, prose: Prose) -> str:
         client_bound=client_bound_note,
     )
     caption = prose.sentence(TEMPLATE, "throughput_caption")
+    notes = [*notes, *range_notes(summary)]
     return adjusted_table(caption, "tab:echo", render_tabular(columns, body, breaks), notes_block(notes)) + "\n"
 
 

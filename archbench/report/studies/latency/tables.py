@@ -17,7 +17,6 @@ from archbench.report.latex import (
     adjusted_table,
     escape,
     format_count,
-    format_interval,
     format_ms,
     format_percent,
     format_significant,
@@ -25,10 +24,12 @@ from archbench.report.latex import (
     mark_notes,
     notes_block,
     notes_for_marks,
+    range_notes,
     render_longtable,
     render_tabular,
     row_marks,
     stacked,
+    table_interval,
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.latency.data import (
@@ -192,7 +193,7 @@ def source_001_table(study: LatencyResults, prose: Prose) -> str:
             format_count(row["n"]),
             *([format_count(row["offered_rate"])] if several_rates else []),
             format_count(row["achieved_mean"]) + _marks(row),
-            format_interval(row["achieved_ci95_low"], row["achieved_ci95_high"]),
+            table_interval(row["achieved_ci95_low"], row["achieved_ci95_high"], row.get("n")),
             share(row["achieved_fraction_mean"]),
             format_ms(row["latency_p99_s_mean"]),
             format_ms(row["latency_max_s_max"]),
@@ -219,7 +220,7 @@ def source_001_table(study: LatencyResults, prose: Prose) -> str:
             caption,
             "tab:latency-001",
             render_tabular(columns, body, [0]),
-            notes_block(_notes(fixed, study.criteria, prose)),
+            notes_block([*_notes(fixed, study.criteria, prose), *range_notes(fixed)]),
         )
         + "\n"
     )

@@ -83,7 +83,7 @@ def _pool_numbers(one: Series) -> dict[str, Any] | None:
         "best_mean": format_count(best["mean"]),
         "best_threads": str(best_n),
         "best_threads_plus_one": str(best_n + 1),
-        "best_ci": format_interval(best["ci95_low"], best["ci95_high"]),
+        "best_ci": format_interval(best["ci95_low"], best["ci95_high"], best.get("n")),
         "best_over_first": format_decimal(ratio, 2),
         "connections": format_count(first["connections"]),
         "largest_is_fastest": best_n == int(last["threads"]),
@@ -101,7 +101,7 @@ def _pool_numbers(one: Series) -> dict[str, Any] | None:
             intervals_defined=best_ci.is_defined and runner_ci.is_defined,
             overlap=best_ci.is_defined and runner_ci.is_defined and best_ci.overlaps(runner_ci),
             runner_threads=str(int(runner_up["threads"])),
-            runner_ci=format_interval(runner_up["ci95_low"], runner_up["ci95_high"]),
+            runner_ci=format_interval(runner_up["ci95_low"], runner_up["ci95_high"], runner_up.get("n")),
         )
     return facts
 

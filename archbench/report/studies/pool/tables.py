@@ -24,13 +24,13 @@ from archbench.report.latex import (
     format_compact,
     format_count,
     format_decimal,
-    format_interval,
     format_percent,
     mark_notes,
     render_longtable,
     render_tabular,
     row_marks,
     stacked,
+    table_interval,
     table_notes,
 )
 from archbench.report.prose import Prose
@@ -77,7 +77,7 @@ def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str, notes: 
             format_count(row["n"]),
             format_count(row["mean"]),
             format_count(row["sd"]),
-            format_interval(row["ci95_low"], row["ci95_high"]),
+            table_interval(row["ci95_low"], row["ci95_high"], row.get("n")),
         ]
         body.append(cells)
     return "\n".join(

@@ -18,6 +18,7 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 from archbench.report.studies.crossos.data import CrossOs
 from archbench.report.studies.statistics.adaptive_state import AdaptiveOutcome
+from archbench.stats import MIN_TRIALS_FOR_INTERVAL
 
 # =========================================================================== the twelve rules
 
@@ -108,7 +109,7 @@ def rule_facts(ctx: ReportContext) -> list[dict[str, Any]]:
         rule2,
         {"status": "met" if has_data else "n/a", "has_data": has_data},
         {"status": "met", "comparisons": comparisons},
-        {"status": "met" if (n >= 2).any() else "partly"},
+        {"status": "met" if (n >= MIN_TRIALS_FOR_INTERVAL).any() else "partly"},
         {
             "status": "met" if normality_met else "partly",
             "checkable": len(checkable),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,11 +73,27 @@ def read_processed(processed_dir: Path, name: str) -> pd.DataFrame:
         return pd.DataFrame()
 
 
-def server_cpu_count(summary: pd.DataFrame, trials: pd.DataFrame) -> str:
+def server_cpu_number(trials: pd.DataFrame) -> int | None:
+    """How many CPUs the campaign's trials gave the server (their recorded placement); None when not recorded or
+    not the same for every trial."""
     lists = {str(v) for v in trials.get("server_cpus", pd.Series(dtype=str)).dropna()}
     if len(lists) != 1:
-        return latex.MISSING
-    return str(len(parse_cpu_list(next(iter(lists)), "server_cpus")))
+        return None
+    return len(parse_cpu_list(next(iter(lists)), "server_cpus"))
+
+
+def server_cpu_count(summary: pd.DataFrame, trials: pd.DataFrame) -> str:
+    number = server_cpu_number(trials)
+    return latex.MISSING if number is None else str(number)
+
+
+def testable_on_cpus(facts: SourceFacts, server_cpus: int | None, top_key: str) -> SourceFacts:
+    """`facts` with the verdict "not testable here" when its scaling question went up to `facts.facts[top_key]`
+    workers on fewer server CPUs (compare.cpu_limited); `facts.facts["cpu_limited"]` says which for the text."""
+    top = facts.facts.get(top_key)
+    limited = bool(facts.facts.get("measured")) and compare.cpu_limited(server_cpus, top)
+    facts.facts["cpu_limited"] = limited
+    return replace(facts, verdict=compare.NOT_TESTABLE) if limited else facts
 
 
 # --------------------------------------------------------------------------- per source
@@ -123,7 +139,7 @@ def source_001(latency_summary: pd.DataFrame, external: Path) -> tuple[SourceFac
         if name in measured.index:
             row = measured.loc[name]
             mean = format_count(row["achieved_mean"])
-            ci = format_interval(row["achieved_ci95_low"], row["achieved_ci95_high"])
+            ci = format_interval(row["achieved_ci95_low"], row["achieved_ci95_high"], row.get("n"))
             timeouts = format_count(row["timeouts_mean"])
             items.append({"label": label, "mean": mean, "ci": ci})
         rows.append(
@@ -173,7 +189,10 @@ def source_002_one_worker(summary: pd.DataFrame) -> tuple[list[list[str]], dict[
                 continue
             row = found.iloc[0]
             rates[generator][name] = row
-            cells += [format_count(row["mean"]), format_interval(row.get("ci95_low"), row.get("ci95_high"))]
+            cells += [
+                format_count(row["mean"]),
+                format_interval(row.get("ci95_low"), row.get("ci95_high"), row.get("n")),
+            ]
         rows.append(cells)
     facts: dict[str, Any] = {}
     for generator, by_server in rates.items():
@@ -249,10 +268,11 @@ def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
         mean = ours["bytes_received_per_sec_mean"].iloc[0] if not ours.empty else math.nan
         low = ours["bytes_received_per_sec_ci95_low"].iloc[0] if not ours.empty else math.nan
         high = ours["bytes_received_per_sec_ci95_high"].iloc[0] if not ours.empty else math.nan
+        n = ours["n"].iloc[0] if not ours.empty and "n" in ours else None
         rows.append(
             [architecture_label(row.our_architecture), format_count(row.connections),
              format_decimal(row.bytes_per_s / 1e6, 1), format_decimal(mean / 1e6, 1),
-             latex.MISSING if math.isnan(low) else f"{low / 1e6:.1f}--{high / 1e6:.1f}"]
+             latex.MISSING if math.isnan(low) else f"{low / 1e6:.1f}--{high / 1e6:.1f}" + latex.interval_note(n)]
         )  # fmt: skip
     columns = [
         Column("server", "l"),
@@ -282,7 +302,7 @@ def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
         "best_100": best,
         "campaign_tt": campaign,
     }
-    verdict = compare.combined(list(verdicts.values())) if not measured.empty else compare.NOT_MEASURED
+    verdict = compare.source_004_verdict(verdicts) if not measured.empty else compare.NOT_MEASURED
     facts["orderings"] = [
         {"clients": format_count(key.split()[1]), "verdict": value}
         for key, value in verdicts.items()
@@ -323,13 +343,18 @@ def collect(
     )
     from_sources = facts000.facts["origin"] == "sources"
     facts000.facts["server_cpus"] = sources_cpus if from_sources else cpus
+    facts000 = testable_on_cpus(
+        facts000, server_cpu_number(sources.trials if from_sources else trials), "measured_last_n"
+    )
     facts000.facts["campaign_tt"] = campaign_name(sources.summary if from_sources else summary)
     facts001, table001 = source_001(read_processed(processed_dir, LATENCY_SUMMARY_CSV), external)
     facts002, curves002 = source_002(sources.summary, sources_cpus)
     facts002.facts["campaign_tt"] = campaign_name(sources.summary)
+    facts002 = testable_on_cpus(facts002, server_cpu_number(sources.trials), "prefork_top")
     if not facts002.facts["measured"]:
         facts002, curves002 = source_002(summary, cpus)
         facts002.facts["campaign_tt"] = campaign_name(summary)
+        facts002 = testable_on_cpus(facts002, server_cpu_number(trials), "prefork_top")
     facts003 = source_003(sources.summary, external)
     facts003.facts["campaign_tt"] = campaign_name(sources.summary)
     if not facts003.facts["measured"]:

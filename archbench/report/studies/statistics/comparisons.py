@@ -357,7 +357,7 @@ def speedup_sentence(
         "label": escape(main.label),
         "base_threads": int(float(first["threads"])),
         "base_rate": fmt_rate(first["mean"]),
-        "base_interval": latex.format_interval(first["ci95_low"], first["ci95_high"]),
+        "base_interval": latex.format_interval(first["ci95_low"], first["ci95_high"], first.get("n")),
         "base_is_best": str(best["config_id"]) == str(first["config_id"]),
     }
     if not facts["base_is_best"]:
