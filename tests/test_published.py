@@ -35,6 +35,11 @@ UP, FLAT, DOWN = compare.Ratio(1.5, 1.2, 1.8), compare.Ratio(1.0, 0.9, 1.1), com
         (compare.Ratio(1.6), compare.Ratio(1.3, 0.95, 1.9), compare.INCONCLUSIVE),
         (compare.Ratio(1.6), compare.Ratio(1.5, 1.1, 1.9), compare.AGREE),  # contains the published ratio, not 1
         (compare.Ratio(0.9), UP, compare.DISAGREE),  # opposite ways
+        # A published range (source 003: 28-82 % over three hosts): reaching its low end while covering 1 is
+        # inconclusive; staying below it while covering 1 disagrees.
+        (compare.Ratio(1.55, 1.28, 1.82), compare.Ratio(1.14, 0.94, 1.38), compare.INCONCLUSIVE),
+        (compare.Ratio(1.55, 1.28, 1.82), compare.Ratio(1.05, 0.94, 1.2), compare.DISAGREE),
+        (compare.Ratio(1.55, 1.28, 1.82), compare.Ratio(1.3, 1.1, 1.4), compare.AGREE),
         # A published ratio without an interval counts at face value; ours without one decides nothing.
         (compare.Ratio(2.0), UP, compare.AGREE),
         (compare.Ratio(2.0), compare.Ratio(1.4), compare.INCONCLUSIVE),

@@ -7,10 +7,11 @@ The verdict rule, in order (paper/templates/summary/ states it in words, once):
   level of parallelism compared (`cpu_limited`: a gain from 1 to 8 workers on one CPU is the cost of sharing that
   CPU, not parallel speed-up; the count comes from the campaign's recorded placement), or a quantity the question
   asks about was not measured (source 004's connection ceilings);
-* "inconclusive" when our 95 % interval covers both no effect and the published effect, or we have no interval;
+* "inconclusive" when our 95 % interval covers both no effect and the published effect (any part of a published
+  range, as source 003's gains over three hosts), or we have no interval;
 * "agree" / "disagree" only otherwise, by one of three rules:
   - Effect (sources 000, 002, 003): a ratio of two throughputs (more workers over one worker, 64 over 32
-    connections). Agree when our interval contains the published ratio or points the same way (up: above 1, down:
+    connections). Agree when our interval reaches the published ratio (or range) or points the same way (up: above 1, down:
     below 1; a published ratio without an interval counts at face value); disagree otherwise.
   - Ordering (sources 001, 004): every pair of servers the source separates by more than `TIE_FRACTION` must not
     be separated the other way by our intervals (ours "separates" a pair when their 95 % intervals do not overlap).
@@ -59,6 +60,13 @@ class Ratio:
     def contains(self, value: float) -> bool:
         return not (math.isnan(self.low) or math.isnan(self.high)) and self.low <= value <= self.high
 
+    def reaches(self, published: Ratio) -> bool:
+        """Whether this interval reaches the published effect: its range where it has one (source 003's gains over
+        three hosts), else its value."""
+        if math.isnan(published.low) or math.isnan(published.high):
+            return self.contains(published.value)
+        return self.contains(published.low) or self.contains(published.high) or published.contains(self.low)
+
 
 def summary_ratio(top: pd.Series, bottom: pd.Series, column: str = "mean", sd: str = "sd") -> Ratio:
     """top / bottom of two summary rows (mean, sd, n), with the delta-method interval of archbench.stats; a row
@@ -73,14 +81,14 @@ def summary_ratio(top: pd.Series, bottom: pd.Series, column: str = "mean", sd: s
 
 def direction_verdict(published: Ratio, ours: Ratio | None) -> str:
     """The effect rule: inconclusive when our interval is missing or covers both 1 (no effect) and the published
-    ratio; agree when it contains the published ratio or points the same way (a published ratio without interval
-    points up above 1, down below); disagree otherwise."""
+    effect (its range where it has one); agree when it reaches the published effect or points the same way (a
+    published ratio without interval points up above 1, down below); disagree otherwise."""
     if ours is None:
         return NOT_MEASURED
     mine = ours.direction
-    if mine is None or (ours.contains(1.0) and ours.contains(published.value)):
+    if mine is None or (ours.contains(1.0) and ours.reaches(published)):
         return INCONCLUSIVE
-    if ours.contains(published.value):
+    if ours.reaches(published):
         return AGREE
     theirs = published.direction or ("up" if published.value > 1 else "down" if published.value < 1 else "flat")
     return AGREE if theirs == mine else DISAGREE
