@@ -245,13 +245,8 @@ class Oha(LoadGenerator):
 
 
 @dataclass(frozen=True)
-class OpenLoopClient(LoadGenerator):
-    """build/bin/open_loop: `--rate` is the total rate over all connections, `--threads` its event loops;
-    latency from each request's scheduled send time; one JSON object on stdout."""
-
-    name: str = "open_loop"
-    executable: str = "open_loop"
-    open_loop: bool = True
+class BuiltClient(LoadGenerator):
+    """A client of this repository's own, built by `make servers` into build/bin/ beside the servers."""
 
     def program(self, build_dir: Path = Path("build")) -> str:
         return str(Path(build_dir) / "bin" / self.executable)
@@ -259,6 +254,16 @@ class OpenLoopClient(LoadGenerator):
     def missing_reason(self, build_dir: Path = Path("build")) -> str | None:
         path = Path(self.program(build_dir))
         return None if path.is_file() else f"{path} is missing (make servers builds it)"
+
+
+@dataclass(frozen=True)
+class OpenLoopClient(BuiltClient):
+    """build/bin/open_loop: `--rate` is the total rate over all connections, `--threads` its event loops;
+    latency from each request's scheduled send time; one JSON object on stdout."""
+
+    name: str = "open_loop"
+    executable: str = "open_loop"
+    open_loop: bool = True
 
     def command(
         self,
@@ -296,17 +301,10 @@ class OpenLoopClient(LoadGenerator):
 
 
 @dataclass(frozen=True)
-class EchoClient(LoadGenerator):
+class EchoClient(BuiltClient):
     name: str = "echo_client"
     executable: str = "echo_client"
     protocol: str = "echo"
-
-    def program(self, build_dir: Path = Path("build")) -> str:
-        return str(Path(build_dir) / "bin" / self.executable)
-
-    def missing_reason(self, build_dir: Path = Path("build")) -> str | None:
-        path = Path(self.program(build_dir))
-        return None if path.is_file() else f"{path} is missing (make servers builds it)"
 
     def command(
         self,
