@@ -101,6 +101,23 @@ def test_without_idle_or_blocking_points_the_expectations_are_not_testable(study
     assert facts.cpu_bound_facts(baseline_only)["verdict"] == facts.NOT_TESTABLE
 
 
+def test_the_abstract_gives_each_testable_expectation_with_its_numbers(study):
+    macros = MacroSet()
+    facts.workloads_macros(macros, study, Prose(), figure_present=True)
+    abstract = " ".join(macros.macros[r"\abWorkloadsAbstractSentence"].value.split())
+    blocking, idle, cpu = facts.blocking_facts(study), facts.idle_facts(study), facts.cpu_bound_facts(study)
+    assert f"served {blocking['factor']} times as many requests as an epoll loop" in abstract
+    assert f"poll spent {idle['with']} times epoll's CPU per request ({idle['without']} times without them)" in abstract
+    assert f"landed within {cpu['spread']}" in abstract
+
+    baseline_only = data.WorkloadsResults(
+        study.campaign, study.trials, study.summary, study.map[study.map["point"] == "baseline"]
+    )
+    facts.workloads_macros(macros := MacroSet(), baseline_only, Prose(), figure_present=True)
+    untestable = " ".join(macros.macros[r"\abWorkloadsAbstractSentence"].value.split())
+    assert untestable == r"Which design to pick depends on the workload (Section~\ref{sec:workloads})."
+
+
 def test_csvs_are_written_and_removed_without_a_campaign(root, tmp_path):
     workloads.process_workloads_campaign(sw.WORKLOADS, root, tmp_path)
     written = {p.name for p in tmp_path.glob("*.csv")}
@@ -114,6 +131,7 @@ def test_the_section_without_a_campaign_is_one_sentence(tmp_path):
     facts.workloads_macros(macros, data.WorkloadsResults(None), Prose(), figure_present=False)
     assert macros.macros[r"\abWorkloadsHasData"].value == "0"
     assert "no workloads campaign was found" in macros.macros[r"\abWorkloadsCampaignSentence"].value
+    assert macros.macros[r"\abWorkloadsAbstractSentence"].value == ""
 
 
 @pytest.mark.integration

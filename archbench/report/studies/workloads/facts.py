@@ -155,6 +155,7 @@ def workloads_macros(macros: MacroSet, study: WorkloadsResults, prose: Prose, fi
             r"\abWorkloadsIdleFinding",
             r"\abWorkloadsBlockingFinding",
             r"\abWorkloadsCpuBoundFinding",
+            r"\abWorkloadsAbstractSentence",
         ):
             macros.add(name, "", "no workloads campaign")
         return
@@ -174,10 +175,12 @@ def workloads_macros(macros: MacroSet, study: WorkloadsResults, prose: Prose, fi
         prose.sentence(TEMPLATE, "figure", present=figure_present),
         "cites the decision map",
     )
-    macros.add(r"\abWorkloadsIdleFinding", prose.sentence(TEMPLATE, "idle", idle_facts(study)), "Gammo et al.")
-    macros.add(r"\abWorkloadsBlockingFinding", prose.sentence(TEMPLATE, "blocking", blocking_facts(study)), "Flash")
+    blocking, idle, cpu_bound = blocking_facts(study), idle_facts(study), cpu_bound_facts(study)
+    macros.add(r"\abWorkloadsIdleFinding", prose.sentence(TEMPLATE, "idle", idle), "Gammo et al.")
+    macros.add(r"\abWorkloadsBlockingFinding", prose.sentence(TEMPLATE, "blocking", blocking), "Flash")
+    macros.add(r"\abWorkloadsCpuBoundFinding", prose.sentence(TEMPLATE, "cpu_bound", cpu_bound), "Pariag, Harji")
     macros.add(
-        r"\abWorkloadsCpuBoundFinding",
-        prose.sentence(TEMPLATE, "cpu_bound", cpu_bound_facts(study)),
-        "Pariag et al., Harji et al.",
+        r"\abWorkloadsAbstractSentence",
+        prose.sentence(TEMPLATE, "abstract", {"blocking": blocking, "idle": idle, "cpu": cpu_bound}),
+        "the abstract's answer: the three expectations' numbers, where testable",
     )
