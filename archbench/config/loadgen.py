@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from archbench.config.paths import REPO_ROOT
 from archbench.config.values import ParameterError, boolean, non_negative_int, positive_int
@@ -244,6 +244,11 @@ class Oha(LoadGenerator):
         ]
 
 
+def port_as_written(target: SplitResult) -> str:
+    """The URL's port as written, not target.port: the dry run aims at a placeholder ("PORT") that is no number."""
+    return target.netloc.rpartition(":")[2]
+
+
 @dataclass(frozen=True)
 class BuiltClient(LoadGenerator):
     """A client of this repository's own, built by `make servers` into build/bin/ beside the servers."""
@@ -283,8 +288,7 @@ class OpenLoopClient(BuiltClient):
             "--host",
             str(target.hostname),
             "--port",
-            # As written, not target.port: the dry run aims at a placeholder ("PORT") that is no number.
-            target.netloc.rpartition(":")[2],
+            port_as_written(target),
             "--path",
             target.path or "/",
             "--rate",
@@ -462,8 +466,7 @@ class Httperf(LoadGenerator):
             "--server",
             str(target.hostname),
             "--port",
-            # As written, not target.port: the dry run aims at a placeholder ("PORT") that is no number.
-            target.netloc.rpartition(":")[2],
+            port_as_written(target),
             "--uri",
             target.path or "/",
             "--num-conns",
