@@ -41,7 +41,15 @@ def cell(study: data.WorkloadsResults, point: str, architecture: str) -> pd.Seri
 
 
 def test_points_are_named_by_what_differs_from_the_baseline(study):
-    assert data.points(study.map) == ["baseline", "block 1000 us", "idle 8000", "work 100 us", "close"]
+    assert data.points(study.map) == [
+        "baseline",
+        "block 1000 us",
+        "idle 8000",
+        "work 10 us, idle 8000",
+        "work 10 us",
+        "work 100 us",
+        "close",
+    ]
 
 
 def test_ratios_to_the_best_are_paired_within_rounds(study):
@@ -83,13 +91,26 @@ def test_a_point_whose_best_the_client_bounded_cannot_rank_the_servers(study):
 
 
 def test_the_literature_checked_against_the_data(study):
+    # Idle points at work 0 and at 10 us: the most work with both sides measured is the one compared (66 / 20 us
+    # with 8,000 idle connections, 22 / 20 us at the same work without them).
     idle = facts.idle_facts(study)
-    assert idle["verdict"] == facts.CONFIRMED and idle["with"] == "3.3" and idle["without"] == "1.00"
+    assert idle["verdict"] == facts.CONFIRMED and idle["work_us"] == "10"
+    assert idle["with"] == "3.3" and idle["without"] == "1.1"
     blocking = facts.blocking_facts(study)
     assert blocking["verdict"] == facts.CONFIRMED and blocking["pool_threads"] == "64"
     cpu = facts.cpu_bound_facts(study)
     assert cpu["verdict"] == facts.CONFIRMED and cpu["designs"] == "3"
-    assert facts.bound_share(study) == {"trials": "51", "bound": "36", "percent": "71"}
+    # Sized to load the server (work or a wait): 4 points x 3 servers x 3 rounds, all bounded but the pool's three
+    # client-bound trials at 10 us of work.
+    assert facts.bound_share(study) == {
+        "trials": "69",
+        "bound": "51",
+        "percent": "74",
+        "sized": "36",
+        "sized_bound": "33",
+        "sized_percent": "92",
+        "sized_unbound": [{"label": "thread pool", "trials": "3"}],
+    }
 
 
 def test_without_idle_or_blocking_points_the_expectations_are_not_testable(study):
@@ -184,17 +205,45 @@ def test_points_run_family_by_family_from_the_lightest_setting() -> None:
 
 @pytest.mark.slow
 def test_readme_quotes_the_shipped_workloads_campaign(tmp_path) -> None:
-    """The README's workloads findings are the facts the report computes from reference-workloads."""
+    """The README's workloads findings are the facts the report computes from reference-workloads-sized."""
     root = Path(__file__).resolve().parent.parent
-    shipped = workloads.process_workloads_campaign("reference-workloads", root / "data" / "raw", tmp_path)
+    campaign = workloads.STUDY.campaign.reference
+    shipped = workloads.process_workloads_campaign(campaign, root / "data" / "raw", tmp_path)
     blocking, idle = facts.blocking_facts(shipped), facts.idle_facts(shipped)
-    cpu_bound = facts.cpu_bound_facts(shipped)
+    cpu_bound, bound = facts.cpu_bound_facts(shipped), facts.bound_share(shipped)
+    frame = shipped.map
+    idle_point = f"work {idle['work_us']} us, idle {idle['idle'].replace(',', '')}"
+    poll_at_idle = frame[(frame["point"] == idle_point) & (frame["architecture"] == "poll")].iloc[0]
     readme = (root / "README.md").read_text()
     quoted = [
+        f"shipped campaign `{campaign}`",
         f"(epoll {blocking['epoll']} req/s)",
         f"({blocking['pool']} req/s, {blocking['factor']} times as many)",
-        f"grows to {idle['with']} times epoll's",
+        f"on top of {idle['work_us']} µs of work per request): poll's CPU per request grows to {idle['with']} times",
         f"({idle['without']} times without them)",
+        f"its throughput falls to {poll_at_idle['ratio']:.2f} of the best",
         f"within {cpu_bound['spread']} % of each other",
+        f"{bound['sized_percent']} % of those trials",
     ]
-    assert [q for q in quoted if q not in readme.replace("\n", " ")] == []
+    assert [q for q in quoted if q not in " ".join(readme.split())] == []
+    # "five rounds separate no design from the best" under churn and large responses at their sized work, and the
+    # thread per connection is the lowest under churn.
+    sized = frame[(pd.to_numeric(frame["work_us"]) > 0) & frame["point"].str.contains("close|bytes:")]
+    assert not sized.empty and sized["pick"].all()
+    churn = sized[sized["point"].str.contains("close")]
+    assert churn.loc[churn["ratio"].idxmin(), "architecture"] == "thread_per_conn"
+    # "the epoll, io_uring and multi-loop designs are not distinguishable from the best" with idle connections.
+    at_idle = frame[frame["point"] == idle_point]
+    assert at_idle[at_idle["architecture"].isin(["epoll", "io_uring", "reactor", "reuseport"])]["pick"].all()
+
+
+def test_the_bound_sentence_names_the_sized_trials_the_server_did_not_bound(study):
+    macros = MacroSet()
+    facts.workloads_macros(macros, study, Prose(), figure_present=True)
+    sentence = " ".join(macros.macros[r"\abWorkloadsBoundSentence"].value.split())
+    assert (
+        "bounded 51 of the 69 measured trials (74\\,\\%), and 33 of the 36 trials sized to load the server" in sentence
+    )
+    assert "the rest were trials of thread pool (3)." in sentence
+    idle = " ".join(macros.macros[r"\abWorkloadsIdleFinding"].value.split())
+    assert "on top of 10\\,\\textmu s of work per request" in idle and "3.3 times with 8,000 idle" in idle

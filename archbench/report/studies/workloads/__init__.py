@@ -11,6 +11,8 @@ against the data (archbench.report.studies.workloads.facts). Its words are paper
 
 from __future__ import annotations
 
+import pandas as pd
+
 from archbench.analyze import analysis
 from archbench.report.common import load_campaign_or_reason, remove_stale_files, write_study_csvs
 from archbench.report.latex import MacroSet, figure_block
@@ -36,6 +38,17 @@ MAP_FIGURE_FILE = "workloads-figure-map.tex"
 FIGURES_TEMPLATE = "workloads/figures"
 
 
+def in_family_order(summary: pd.DataFrame, meta: dict) -> pd.DataFrame:
+    """The summary with its families in the order the campaign lists them (its profile's order: baseline, cpu,
+    block, ...), not the shuffled order the trials ran in, so the map and the tables read as the profile does."""
+    listed = [family.get("name") for family in (meta.get("parameters") or {}).get("workloads") or ()]
+    if summary.empty or "workload" not in summary or not listed:
+        return summary
+    rank = {name: index for index, name in enumerate(listed)}
+    order = summary["workload"].map(lambda name: rank.get(name, len(rank)))
+    return summary.iloc[order.argsort(kind="stable")].reset_index(drop=True)
+
+
 def process_workloads_campaign(requested: str | None, raw_root, processed_dir) -> WorkloadsResults:
     """Read the workloads campaign (if any) and write its CSVs; without one, an earlier run's CSVs are removed."""
     source = load_campaign_or_reason(requested, raw_root, STUDY_NAME)
@@ -45,7 +58,7 @@ def process_workloads_campaign(requested: str | None, raw_root, processed_dir) -
         return WorkloadsResults(None)
     campaign = source.campaign
     trials = workload_columns(analysis.trials_frame(campaign))
-    summary = summarise(trials, campaign.meta.get("plan") or ())
+    summary = in_family_order(summarise(trials, campaign.meta.get("plan") or ()), campaign.meta)
     frame = decision_map(trials, summary)
     if processed_dir is not None:
         write_study_csvs(processed_dir, [campaign], {TRIALS_CSV: trials, SUMMARY_CSV: summary, MAP_CSV: frame})
@@ -85,7 +98,7 @@ STUDY = Study(
             ("workloads-{host}", "make workloads-study"),
             ("workloads-short-{host}", "the short study of make all"),
         ),
-        reference="reference-workloads",
+        reference="reference-workloads-sized",
         measure_with="make workloads-study",
         profile="workloads",
     ),

@@ -216,7 +216,7 @@ def rankable(point_rows: pd.DataFrame) -> bool:
 
 
 def points(map_frame: pd.DataFrame) -> list[str]:
-    """The workload points family by family (in the order the campaign first measured each family), each family's
+    """The workload points family by family (in the order the map lists them: the campaign's), each family's
     points from the lightest setting to the heaviest, so that a reader sees a workload grow down the map."""
     if map_frame.empty:
         return []

@@ -22,9 +22,10 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze.bottleneck import SERVER, WAIT
+from archbench.analyze.labels import architecture_label
 from archbench.analyze.values import number
 from archbench.report.common import provenance_sentence
-from archbench.report.latex import MacroSet, format_count, format_significant
+from archbench.report.latex import MacroSet, escape, format_count, format_significant
 from archbench.report.prose import Prose
 from archbench.report.studies.workloads.data import WorkloadsResults, rankable
 
@@ -38,8 +39,7 @@ EVENT_AND_POOL = ("thread_pool", "poll", "epoll", "reactor", "reuseport", "prefo
 
 
 def _points_where(frame: pd.DataFrame, column: str) -> pd.DataFrame:
-    values = pd.to_numeric(frame[column], errors="coerce").fillna(0) if column in frame else pd.Series(0, frame.index)
-    return frame[values > 0]
+    return frame[_numeric(frame, column) > 0]
 
 
 def _row(frame: pd.DataFrame, architecture: str) -> pd.Series | None:
@@ -47,31 +47,62 @@ def _row(frame: pd.DataFrame, architecture: str) -> pd.Series | None:
     return None if rows.empty else rows.loc[rows["mean"].idxmax()]
 
 
-def _baseline(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame[frame["point"] == "baseline"]
+def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
+    if column not in frame:
+        return pd.Series(0.0, frame.index)
+    return pd.to_numeric(frame[column], errors="coerce").fillna(0.0)
+
+
+def _plain_points(frame: pd.DataFrame) -> pd.DataFrame:
+    """The keep-alive points with the default body, no wait and no idle connection: the baseline and the cpu
+    family's points, each the reference of the idle points measured on top of the same work."""
+    plain = (_numeric(frame, "block_us") == 0) & (_numeric(frame, "idle_connections") == 0)
+    if "connection_mode" in frame:
+        plain &= frame["connection_mode"].fillna("keep-alive").astype(str).isin(("", "keep-alive"))
+    if "response" in frame:
+        plain &= frame["response"].fillna("").astype(str).isin(("", "test"))
+    return frame[plain]
+
+
+def _poll_over_epoll(frame: pd.DataFrame) -> float | None:
+    poll, epoll = _row(frame, "poll"), _row(frame, "epoll")
+    if poll is None or epoll is None:
+        return None
+    return number(poll["server_cpu_us_per_request"]) / number(epoll["server_cpu_us_per_request"])
 
 
 def idle_facts(study: WorkloadsResults) -> dict[str, Any]:
-    """Gammo et al.: poll's CPU per request over epoll's, without and with the most idle connections."""
+    """Gammo et al.: poll's CPU per request over epoll's, at the most idle connections against the same work
+    without idle connections. Where the idle points were measured at several amounts of work, the most work with
+    both sides measured is used: it is the level sized so that the server, not the load generator, is the
+    bottleneck (profile workloads), so the servers' throughput there says the same as their CPU."""
     idle = _points_where(study.map, "idle_connections")
     if idle.empty:
         return {"verdict": NOT_TESTABLE, "why": "no_idle"}
-    most = pd.to_numeric(idle["idle_connections"]).max()
-    at_most = idle[pd.to_numeric(idle["idle_connections"]) == most]
-    ratios = []
-    for frame in (_baseline(study.map), at_most):
-        poll, epoll = _row(frame, "poll"), _row(frame, "epoll")
-        if poll is None or epoll is None:
-            return {"verdict": NOT_TESTABLE, "why": "no_poll_epoll"}
-        ratios.append(number(poll["server_cpu_us_per_request"]) / number(epoll["server_cpu_us_per_request"]))
-    if any(math.isnan(r) for r in ratios):
+    most = _numeric(idle, "idle_connections").max()
+    at_most = idle[_numeric(idle, "idle_connections") == most]
+    plain = _plain_points(study.map)
+    found = None
+    for work in sorted(set(_numeric(at_most, "work_us")), reverse=True):
+        ratios = (
+            _poll_over_epoll(plain[_numeric(plain, "work_us") == work]),
+            _poll_over_epoll(at_most[_numeric(at_most, "work_us") == work]),
+        )
+        if None not in ratios:
+            found = (work, ratios)
+            break
+    if found is None:
+        return {"verdict": NOT_TESTABLE, "why": "no_poll_epoll"}
+    work, (without, with_idle) = found
+    if math.isnan(without) or math.isnan(with_idle):
         return {"verdict": NOT_TESTABLE, "why": "no_cpu"}
-    verdict = CONFIRMED if ratios[1] >= IDLE_GROWTH * ratios[0] else NOT_CONFIRMED
+    verdict = CONFIRMED if with_idle >= IDLE_GROWTH * without else NOT_CONFIRMED
     return {
         "verdict": verdict,
         "idle": format_count(most),
-        "without": format_significant(ratios[0], 2),
-        "with": format_significant(ratios[1], 2),
+        "work_us": format_count(work),
+        "without": format_significant(without, 2),
+        "with": format_significant(with_idle, 2),
         "growth": format_significant(IDLE_GROWTH, 2),
     }
 
@@ -104,7 +135,7 @@ def blocking_facts(study: WorkloadsResults) -> dict[str, Any]:
 
 def cpu_bound_facts(study: WorkloadsResults) -> dict[str, Any]:
     """Pariag et al., Harji et al.: the spread of the server-bound designs at the most work per request."""
-    work = _points_where(study.map, "work_us")
+    work = _points_where(_plain_points(study.map), "work_us")
     if work.empty:
         return {"verdict": NOT_TESTABLE, "why": "no_work"}
     most = pd.to_numeric(work["work_us"]).max()
@@ -124,17 +155,33 @@ def cpu_bound_facts(study: WorkloadsResults) -> dict[str, Any]:
 
 
 def bound_share(study: WorkloadsResults) -> dict[str, Any]:
-    """How many measured ok trials the server (or its waits) bounded: the share a ranking can rest on."""
+    """How many measured ok trials the server (or its waits) bounded: the share a ranking can rest on; and the same
+    among the trials sized to load the server (per-request work or a wait), with the designs that stayed unbounded
+    there (e.g. the blocking server, which serves one connection at a time and leaves its CPU idle between them)."""
     trials = study.trials
     ok = trials[(trials["status"] == "ok") & ~trials["warmup"].astype(bool)] if not trials.empty else trials
     if ok.empty:
-        return {"trials": "0", "bound": "0", "percent": "0"}
-    bound = int(ok["bottleneck"].isin((SERVER, WAIT)).sum())
-    return {
+        return {"trials": "0", "bound": "0", "percent": "0", "sized": "0"}
+    is_bound = ok["bottleneck"].isin((SERVER, WAIT))
+    out = {
         "trials": format_count(len(ok)),
-        "bound": format_count(bound),
-        "percent": format_count(100 * bound / len(ok)),
+        "bound": format_count(int(is_bound.sum())),
+        "percent": format_count(100 * is_bound.sum() / len(ok)),
     }
+    sized = (_numeric(ok, "work_us") > 0) | (_numeric(ok, "block_us") > 0)
+    out["sized"] = format_count(int(sized.sum()))
+    if sized.any():
+        unbound = ok[sized & ~is_bound]
+        counts = unbound["architecture"].value_counts()
+        out.update(
+            sized_bound=format_count(int((sized & is_bound).sum())),
+            sized_percent=format_count(100 * (sized & is_bound).sum() / sized.sum()),
+            sized_unbound=[
+                {"label": escape(architecture_label(str(name)).split(",")[0]), "trials": format_count(int(n))}
+                for name, n in counts.items()
+            ],
+        )
+    return out
 
 
 def rankable_points(study: WorkloadsResults) -> dict[str, Any]:

@@ -44,7 +44,7 @@ def map_figure(study: WorkloadsResults) -> Figure | None:
         text = "" if np.isnan(ratio) else (f"{ratio:.2f}" if ratio < 9.995 else f"{ratio:.0f}")
         labels.loc[row["point"], row["variant"]] = f"{text}\n{letter}" if text else ""
     with paper_theme():
-        figure = Figure(figsize=(max(5.6, 0.62 * len(columns) + 1.8), 0.5 * len(rows) + 1.9))
+        figure = Figure(figsize=(max(5.6, 0.62 * len(columns) + 1.8), 0.42 * len(rows) + 1.6))
         axes = figure.subplots()
         sns.heatmap(
             ratios.clip(upper=1.0),
