@@ -261,7 +261,7 @@ verify: $(VENV_STAMP)
 	@echo "==> verify: data/raw against data/raw/MANIFEST.sha256"
 	$(PY) -m archbench manifest
 
-.PHONY: import echo-study latency-study network-study sources-study workloads-study studies
+.PHONY: import echo-study latency-study network-study sources-study workloads-study serving-order-study studies
 import: $(VENV_STAMP)
 	@test -n '$(RAW)' || { echo "usage: make import RAW=path/to/raw [IMPORT_AS=newname]" >&2; exit 2; }
 	@echo "==> import: campaigns of $(RAW) -> data/raw/"
@@ -283,7 +283,7 @@ SHORT_LATENCY := -p fractions '[0.5, 0.9, 1.1]' -p duration_s 2 -p trials 2 -p w
 SHORT_NETWORK := -p thread_counts '[1, 3, 5]' -p trials 3
 studies: servers $(VENV_STAMP)
 ifeq ($(PROFILE),full)
-	$(MAKE) --no-print-directory workloads-study echo-study latency-study network-study
+	$(MAKE) --no-print-directory workloads-study echo-study latency-study serving-order-study network-study
 else ifeq ($(PROFILE),default)
 	@echo "==> studies: short workloads, echo and network studies -> data/raw/{workloads,echo,network}-short-$(HOST_SHORT)*/"
 	$(PY) -m archbench notebook run_trials --campaign workloads-short-$(HOST_SHORT) -p profile workloads_short \
@@ -349,6 +349,19 @@ workloads-study: servers $(VENV_STAMP)
 	  -p campaign workloads-$(HOST_SHORT) $(TRIAL_OPTIONS)
 	$(PY) -m archbench manifest --update
 
+# Does the serving order move the tail? profile serving_order: the thread pool's FIFO queue against its LIFO stack,
+# closed loop for the saturation throughput (campaign serving-order-<host>-closed), then the same load offered to
+# both by the open_loop client (serving-order-<host>), about 7.5 minutes.
+SERVING_ORDER_FRACTIONS ?= 0.85 0.95
+SERVING_ORDER_REFERENCE = thread_pool-request-queue-t1-c64
+serving-order-study: servers $(VENV_STAMP)
+	@echo "==> serving-order-study: profile serving_order -> data/raw/serving-order-$(HOST_SHORT){-closed,}/"
+	$(PY) -m archbench run --profile serving_order --campaign serving-order-$(HOST_SHORT)-closed
+	$(PY) -m archbench run --profile serving_order --campaign serving-order-$(HOST_SHORT) \
+	  --load-generator open_loop --saturation-campaign serving-order-$(HOST_SHORT)-closed \
+	  --rate-reference $(SERVING_ORDER_REFERENCE) --rate-fractions $(SERVING_ORDER_FRACTIONS)
+	$(PY) -m archbench manifest --update
+
 # The study in one checked archive, dist/archbench-<commit>-<campaign>.tar.gz (+ .sha256): the source, the
 # campaigns the report used (data/processed/campaigns.json) with their manifest lines, data/processed, the executed
 # notebooks, the report and ARTIFACT.md (archbench/cli/artifact.py). Uncommitted changes under archbench/ servers_c/
@@ -408,7 +421,8 @@ help:
 	@echo "  echo-study / latency-study / network-study   notebooks/{echo,latency,network}_study.ipynb"
 	@echo "  latency-study-short  the short latency study make all used to run (oha; ~1.5 min)"
 	@echo "  sources-study  profile sources (each source's own protocol, ~22 min) -> data/raw/sources-<host>/"
-	@echo "  workloads-study  profile workloads (architecture by workload, ~13 min) -> data/raw/workloads-<host>/"
+	@echo "  workloads-study  profile workloads (architecture by workload, ~20 min) -> data/raw/workloads-<host>/"
+	@echo "  serving-order-study  profile serving_order (FIFO vs LIFO tail, ~7.5 min) -> data/raw/serving-order-<host>{-closed,}/"
 	@echo "  lab        JupyterLab (headless, LAB_IP=$(LAB_IP) LAB_PORT=$(LAB_PORT)) with the venv's kernel; prints the URL"
 	@echo "  artifact   dist/archbench-<commit>-<campaign>.tar.gz: source, raw campaigns, report, SHA256SUMS (ALLOW_DIRTY=1)"
 	@echo "  check-artifact  ARTIFACT=path: verify an archive's checksums and rebuild its report's numbers from its raw data"

@@ -56,6 +56,7 @@ PROFILE_NAMES = (
     "sources",
     "workloads",
     "workloads_short",
+    "serving_order",
 )
 
 # Wall time of one trial beyond its wrk duration: server start and ready line,

@@ -1,0 +1,60 @@
+"""The serving-order table: per offered rate, each hand-off's p50, p99 and p99.9 and LIFO / FIFO paired within
+rounds. The words are paper/templates/serving_order/tables.tex.j2."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from archbench.report.latex import (
+    MISSING,
+    Column,
+    adjusted_table,
+    format_count,
+    format_ms,
+    format_significant,
+    is_missing,
+    notes_block,
+    render_tabular,
+)
+from archbench.report.prose import Prose
+from archbench.report.studies.serving_order.data import PERCENTILES, SUSTAIN_TOLERANCE, ServingOrderResults
+
+TEMPLATE = "serving_order/tables"
+
+
+def ratio_cell(row: pd.Series, q: str) -> str:
+    if is_missing(row[f"ratio_p{q}"]):
+        return MISSING
+    interval = (
+        ""
+        if is_missing(row[f"low_p{q}"])
+        else (f" ({format_significant(row[f'low_p{q}'], 2)}--{format_significant(row[f'high_p{q}'], 2)})")
+    )
+    return format_significant(row[f"ratio_p{q}"], 2) + interval
+
+
+def comparison_table(study: ServingOrderResults, prose: Prose) -> str:
+    columns = [
+        Column(prose.sentence(TEMPLATE, "rate_heading"), "r"),
+        Column(prose.sentence(TEMPLATE, "usable_heading"), "r"),
+        *(Column(prose.sentence(TEMPLATE, "fifo_heading", q=q.replace("_", ".")), "r") for q in PERCENTILES),
+        *(Column(prose.sentence(TEMPLATE, "lifo_heading", q=q.replace("_", ".")), "r") for q in PERCENTILES),
+        *(Column(prose.sentence(TEMPLATE, "ratio_heading", q=q.replace("_", ".")), "r") for q in PERCENTILES[1:]),
+    ]
+    rows = []
+    for _, row in study.comparison.iterrows():
+        rows.append(
+            [
+                format_count(row["offered_rate"]),
+                f"{format_count(row['fifo_usable'])}/{format_count(row['lifo_usable'])}",
+                *(format_ms(row[f"fifo_p{q}_s"]) for q in PERCENTILES),
+                *(format_ms(row[f"lifo_p{q}_s"]) for q in PERCENTILES),
+                *(ratio_cell(row, q) for q in PERCENTILES[1:]),
+            ]
+        )
+    return adjusted_table(
+        prose.sentence(TEMPLATE, "caption"),
+        "tab:serving-order",
+        render_tabular(columns, rows),
+        notes=notes_block([prose.sentence(TEMPLATE, "notes", tolerance=format_count(100 * SUSTAIN_TOLERANCE))]),
+    )
