@@ -419,7 +419,7 @@ def test_comparisons_are_holm_corrected_within_each_family(here):
     tex = (paper / "generated" / report_stats.COMPARISONS_TABLE_FILE).read_text()
     assert r"\label{tab:comparisons}" in tex and "xltabular" in tex  # a long table breaks across pages
     assert r"pool (request, queue), 100 conn.: $N=2$ vs $N=1$" in tex
-    assert "paired $t$" in tex and "M--W" not in tex and r"\textbf{" in tex
+    assert "pre-declared test of Section" in tex and "M--W" not in tex and r"\textbf{" in tex
     assert "Table~\\ref{tab:comparisons} holds 6 planned comparisons in 3 families" in macros[r"\abComparisonSentence"]
     assert "Of 6 planned comparisons" in macros[r"\abComparisonAbstractSentence"]
 

@@ -347,12 +347,13 @@ def verdict_cell(row: Mapping[str, Any], prose: Prose) -> str:
 
 
 def comparisons_table(frame: pd.DataFrame, prose: Prose) -> str:
+    """One row per planned comparison. The test is not repeated on every row (the section names it once): a row
+    tested by the fallback is marked, and a row not run says so in its verdict."""
     if frame.empty:
         return prose.block(TEMPLATE, "no_table")
     columns = [
         ("Comparison (a vs b)", "l"),
         (latex.stacked("$n$", "(rounds)"), "r"),
-        ("Test", "l"),
         (latex.stacked("Ratio a/b", r"{[}95\,\% CI{]}"), "r"),
         ("$p$", "r"),
         (r"$p_{\mathrm{Holm}}$", "r"),
@@ -379,8 +380,7 @@ def comparisons_table(frame: pd.DataFrame, prose: Prose) -> str:
                 [
                     name,
                     format_count(row["n_rounds"]) if paired else f"{count_of(row['n_a'])}/{count_of(row['n_b'])}",
-                    prose.sentence(TEMPLATE, "test_short", test=row["test"]),
-                    ratio_cell(row),
+                    ratio_cell(row) + prose.sentence(TEMPLATE, "test_mark", test=row["test"]),
                     fmt_p(row.get("p_value")),
                     p_cell(row.get("p_holm"), row.get("reject_holm")),
                     format_decimal(row.get("mdd_pct"), 1),
