@@ -466,19 +466,20 @@ def test_diagnostics_table_and_sentences(here):
     assert macros[r"\abBootstrapResamples"] == f"{stats.DEFAULT_RESAMPLES:,}"
 
 
-def test_qq_figure_of_the_main_configurations(here, tmp_path):
+def test_qq_figure_of_the_planned_comparisons_log_ratios(here, tmp_path):
     outputs, paper, _ = here
     tex = (paper / "generated" / report_stats.QQ_FIGURE_FILE).read_text()
-    assert r"\label{fig:qq}" in tex and "figures/" + stats_qq.QQ_FIGURE in tex
+    assert r"\label{fig:qq}" in tex and "figures/" + stats_qq.QQ_FIGURE in tex and "log ratios" in tex
     pdf = paper / "figures" / stats_qq.QQ_FIGURE
     assert pdf.read_bytes().startswith(b"%PDF")
-    chosen = stats_qq.qq_configurations(outputs.summary)
-    assert len(chosen) == len(outputs.summary)  # six configurations, all with n >= 3
-    # The comparison table's rows come first.
-    comparison_ids = [
-        str(r["config_id"]) for one in analysis.comparisons(outputs.summary) for _, r in one.all_rows.iterrows()
-    ]
-    assert [str(r["config_id"]) for r in chosen[: len(comparison_ids)]] == comparison_ids
+    chosen, total = stats_qq.qq_comparisons(outputs.summary, outputs.trials)
+    frame = pd.read_csv(outputs.processed.trials_csv.parent / stats_comparisons.COMPARISONS_CSV)
+    assert total == len(chosen) == len(frame)  # six comparisons, all paired over six rounds
+    # In the comparison table's order, each with the log ratios its test used and their Shapiro-Wilk.
+    assert [pair.a for pair, _ in chosen] == frame["config_a"].tolist()
+    for (_, result), (_, row) in zip(chosen, frame.iterrows(), strict=True):
+        assert len(result.log_ratios) == row["n_rounds"]
+        assert result.normality.p_value == pytest.approx(row["shapiro_p_log"])
     figure = stats_qq.qq_figure(outputs.summary, outputs.trials)
     assert sum(ax.get_visible() for ax in figure.axes) == len(chosen)
     again = tmp_path / "again.pdf"

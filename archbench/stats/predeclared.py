@@ -53,8 +53,8 @@ class PlannedComparison:
     mean ratio and its Student-t interval at `level`; `mean_log`, `sd_log` the mean and sd of the log ratios
     (unpaired, sd_log is sqrt(s_a^2 + s_b^2) of the logs, the sd of one difference, for the rounds-needed search),
     `standard_error` and `df` those of the mean log ratio; `statistic` and `p_value` the two-sided t test (NaN when
-    not run). `normality` is Shapiro-Wilk on the paired log ratios: a diagnostic printed beside the test, which it
-    never chooses (unpaired: not checked)."""
+    not run). `log_ratios` are the paired log ratios (empty unpaired) and `normality` Shapiro-Wilk on them: a
+    diagnostic printed beside the test, which it never chooses (unpaired: not checked)."""
 
     test: str
     reason: str
@@ -72,6 +72,7 @@ class PlannedComparison:
     statistic: float
     p_value: float
     normality: NormalityCheck
+    log_ratios: tuple[float, ...] = ()
 
     @property
     def run(self) -> bool:
@@ -119,7 +120,8 @@ def _paired(a: dict[Hashable, float], b: dict[Hashable, float], level: float) ->
     y = [b.get(r, math.nan) for r in rounds]
     result = paired_log_ratio(x, y, level)
     kept_a, kept_b, _ = aligned_pairs(x, y)
-    normality = shapiro_wilk(np.log(kept_a / kept_b)) if kept_a.size else shapiro_wilk([])
+    logs = tuple(float(v) for v in np.log(kept_a / kept_b))
+    normality = shapiro_wilk(logs)
     n_a = sum(1 for v in x if math.isfinite(v) and v > 0)
     n_b = sum(1 for v in y if math.isfinite(v) and v > 0)
     standard_error = result.sd_log / math.sqrt(result.n) if result.n >= 2 else math.nan
@@ -145,6 +147,7 @@ def _paired(a: dict[Hashable, float], b: dict[Hashable, float], level: float) ->
             math.nan,
             math.nan,
             normality,
+            logs,
         )
     reason = f"paired t test on the log ratios of {result.n} rounds (pre-declared)"
     return PlannedComparison(
@@ -160,6 +163,7 @@ def _paired(a: dict[Hashable, float], b: dict[Hashable, float], level: float) ->
         result.statistic,
         result.p_value,
         normality,
+        logs,
     )
 
 

@@ -204,26 +204,35 @@ def planned_columns(result: stats.PlannedComparison) -> dict[str, Any]:
     }
 
 
-def run_comparisons(pairs: Sequence[Pair], trials: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFrame:
-    """The pre-declared test (`stats.planned_comparison`) of every pair, then Holm and Benjamini-Hochberg within
-    each family, the minimum detectable difference of each test run and the rounds each test not run needs."""
+def planned_results(
+    pairs: Sequence[Pair], trials: pd.DataFrame, alpha: float = ALPHA
+) -> list[tuple[Pair, stats.PlannedComparison]]:
+    """Each pair with its pre-declared test (`stats.planned_comparison`), before any family's adjustment."""
     samples = round_samples(trials)
     empty = RoundSample((), ())  # a configuration without a measured trial: no round to pair, whatever the other has
-    records = []
+    results = []
     for pair in pairs:
         a, b = samples.get(pair.a, empty), samples.get(pair.b, empty)
         result = stats.planned_comparison(a.values, b.values, rounds_a=a.rounds, rounds_b=b.rounds, level=1.0 - alpha)
-        records.append(
-            {
-                "family": pair.family,
-                "context": pair.context,
-                "a_name": pair.a_name,
-                "b_name": pair.b_name,
-                "config_a": pair.a,
-                "config_b": pair.b,
-                **planned_columns(result),
-            }
-        )
+        results.append((pair, result))
+    return results
+
+
+def run_comparisons(pairs: Sequence[Pair], trials: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFrame:
+    """The pre-declared test of every pair, then Holm and Benjamini-Hochberg within each family, the minimum
+    detectable difference of each test run and the rounds each test not run needs."""
+    records = [
+        {
+            "family": pair.family,
+            "context": pair.context,
+            "a_name": pair.a_name,
+            "b_name": pair.b_name,
+            "config_a": pair.a,
+            "config_b": pair.b,
+            **planned_columns(result),
+        }
+        for pair, result in planned_results(pairs, trials, alpha)
+    ]
     frame = pd.DataFrame(records)
     if frame.empty:
         return frame
