@@ -22,7 +22,7 @@ Systems" (SC '15, doi:10.1145/2807591.2807644) that this module serves:
 
 Every estimator is a plain function of one-dimensional samples (or of summary
 statistics) returning a frozen dataclass, in a module of one idea each (samples,
-intervals, median, bootstrap, normality, welch, effect_sizes, comparison, multiple,
+intervals, median, bootstrap, normality, welch, effect_sizes, comparison, predeclared, multiple,
 rates, outliers) and re-exported here, so `from archbench import stats` and
 `stats.<name>` are the way to use it; an interval is always a
 `ConfidenceInterval` that names the method that produced it, and `summarize`

@@ -433,7 +433,6 @@ def comparison_facts(frame: pd.DataFrame) -> dict[str, Any]:
         "paired": int((run["test"] == stats.PAIRED_TEST).sum()),
         "unpaired": int((run["test"] == stats.UNPAIRED_TEST).sum()),
         "not_run": len(not_run),
-        "too_few_rounds": int((pd.to_numeric(not_run["n_rounds"], errors="coerce") < stats.MIN_ROUNDS).sum()),
         "minimum": stats.MIN_ROUNDS,
         "needed_max": format_count(int(finite.max())) if not finite.empty else None,
         "needed_unknown": int(needed.isna().sum()),
