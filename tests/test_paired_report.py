@@ -20,9 +20,7 @@ from archbench.report.prose import Prose
 from archbench.report.studies.statistics.paired import PAIRED_FIGURE, PAIRED_TABLE_FILE, paired_outputs
 from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
 from archbench.report.studies.statistics.paired_power import (
-    add_detectable_differences,
     detectable_against,
-    detectable_facts,
 )
 from archbench.stats.power import welch_detectable_pct
 
@@ -95,19 +93,6 @@ def test_forest_figure_draws_the_tables_intervals() -> None:
     segments = paired_bars.lines[2][0].get_segments()
     for segment, (_, row) in zip(segments, rows.iterrows(), strict=True):
         assert segment[0][0] == pytest.approx(row["low"]) and segment[1][0] == pytest.approx(row["high"])
-
-
-def test_comparisons_get_detectable_differences() -> None:
-    values = {"a": np.array([100.0, 104.0, 98.0, 101.0]), "b": np.array([100.0, 99.0, 103.0, 97.0])}
-    frame = pd.DataFrame(
-        [{"config_a": "a", "config_b": "b", "family_size": 4, "test": "welch_t", "reject_holm": False}]
-    )
-    out = add_detectable_differences(frame, values)
-    assert out["power_alpha"].iloc[0] == pytest.approx(0.0125)
-    assert 0 < out["detectable_pct"].iloc[0] < 100
-    facts = detectable_facts(out)
-    assert facts["undetected"] == 1 and facts["power_pct"] == 80
-    assert detectable_facts(pd.DataFrame()) == {"undetected": 0}
 
 
 def test_a_paired_adaptive_campaign_says_how_it_stopped(tmp_path: Path) -> None:

@@ -407,19 +407,20 @@ def test_comparisons_are_holm_corrected_within_each_family(here):
         expected = multipletests(rows["p_value"], method="holm")[1]
         assert rows["p_holm"].tolist() == pytest.approx(list(expected))
         assert rows["p_bh"].tolist() == pytest.approx(list(multipletests(rows["p_value"], method="fdr_bh")[1]))
-    # Six normal-looking trials per group: Welch's t, with Hedges' g; the far-out epoll trial forces Mann-Whitney.
+    # Six rounds per configuration: every comparison gets the pre-declared paired t test, the far-out epoll round
+    # included (it fails Shapiro-Wilk on the log ratios, a diagnostic that chooses nothing).
+    assert set(frame["test"]) == {stats.PAIRED_TEST} and set(frame["n_rounds"]) == {6}
     pool = frame[frame["family"] == "pool"].iloc[0]
-    assert pool["test"] == "welch_t" and pool["effect_size_name"] == "hedges_g"
     epoll = frame[(frame["family"] == "nginx") & (frame["config_a"] == synthetic.config_id(EPOLL))].iloc[0]
-    assert epoll["test"] == "mann_whitney_u" and epoll["effect_size_name"] == "cliffs_delta"
-    assert epoll["center"] == "median"
+    assert epoll["shapiro_p_log"] < 0.05 and epoll["verdict"] in ("significant", "not significant")
+    assert pool["mdd_alpha"] == pytest.approx(0.05 / pool["family_size"]) and pool["mdd_pct"] > 0
     # N = 1 -> 2 (10,000 -> 18,000 r/s) is significant; N = 2 -> 4 (18,000 -> 18,200, 1 % noise) need not be.
     assert bool(pool["reject_holm"]) and pool["ratio"] == pytest.approx(1.8, rel=0.02)
     tex = (paper / "generated" / report_stats.COMPARISONS_TABLE_FILE).read_text()
     assert r"\label{tab:comparisons}" in tex and "xltabular" in tex  # a long table breaks across pages
     assert r"pool (request, queue), 100 conn.: $N=2$ vs $N=1$" in tex
-    assert "Welch" in tex and "M--W" in tex and r"\textbf{" in tex
-    assert "Table~\\ref{tab:comparisons} holds 6 comparisons in 3 families" in macros[r"\abComparisonSentence"]
+    assert "pre-declared test of Section" in tex and "M--W" not in tex and r"\textbf{" in tex
+    assert "Table~\\ref{tab:comparisons} holds 6 planned comparisons in 3 families" in macros[r"\abComparisonSentence"]
     assert "Of 6 planned comparisons" in macros[r"\abComparisonAbstractSentence"]
 
 
@@ -432,11 +433,14 @@ def test_speedup_is_against_the_base_case_with_its_absolute_rate(here):
     assert "no thread-pool sweep" in stats_comparisons.speedup_sentence(pd.DataFrame(), pd.DataFrame(), 1, 99, PROSE)
 
 
-def test_comparisons_with_two_trials_say_no_rank_test_can_be_significant(full):
-    _, _, macros = full
+def test_comparisons_with_two_rounds_are_not_run_and_say_what_they_need(full):
+    outputs, _, macros = full
+    frame = pd.read_csv(outputs.processed.trials_csv.parent / stats_comparisons.COMPARISONS_CSV)
+    not_run = frame[frame["test"] == stats.NOT_RUN]
+    assert not not_run.empty and (not_run["verdict"] == "not run").all()
+    assert (not_run["n_rounds"] < stats.MIN_ROUNDS).all() and not_run["p_value"].isna().all()
     text = macros[r"\abComparisonSentence"]
-    assert "too small for the rank test ever to be significant" in text and "0.33" in text
-    assert "could not be tested" in text  # N = 4 lost a trial: one group of one
+    assert "not run: with fewer than 3 usable" in text and "rank test" not in text
 
 
 # =========================================================================== diagnostics, Q-Q, outliers, adaptive
@@ -462,19 +466,20 @@ def test_diagnostics_table_and_sentences(here):
     assert macros[r"\abBootstrapResamples"] == f"{stats.DEFAULT_RESAMPLES:,}"
 
 
-def test_qq_figure_of_the_main_configurations(here, tmp_path):
+def test_qq_figure_of_the_planned_comparisons_log_ratios(here, tmp_path):
     outputs, paper, _ = here
     tex = (paper / "generated" / report_stats.QQ_FIGURE_FILE).read_text()
-    assert r"\label{fig:qq}" in tex and "figures/" + stats_qq.QQ_FIGURE in tex
+    assert r"\label{fig:qq}" in tex and "figures/" + stats_qq.QQ_FIGURE in tex and "log ratios" in tex
     pdf = paper / "figures" / stats_qq.QQ_FIGURE
     assert pdf.read_bytes().startswith(b"%PDF")
-    chosen = stats_qq.qq_configurations(outputs.summary)
-    assert len(chosen) == len(outputs.summary)  # six configurations, all with n >= 3
-    # The comparison table's rows come first.
-    comparison_ids = [
-        str(r["config_id"]) for one in analysis.comparisons(outputs.summary) for _, r in one.all_rows.iterrows()
-    ]
-    assert [str(r["config_id"]) for r in chosen[: len(comparison_ids)]] == comparison_ids
+    chosen, total = stats_qq.qq_comparisons(outputs.summary, outputs.trials)
+    frame = pd.read_csv(outputs.processed.trials_csv.parent / stats_comparisons.COMPARISONS_CSV)
+    assert total == len(chosen) == len(frame)  # six comparisons, all paired over six rounds
+    # In the comparison table's order, each with the log ratios its test used and their Shapiro-Wilk.
+    assert [pair.a for pair, _ in chosen] == frame["config_a"].tolist()
+    for (_, result), (_, row) in zip(chosen, frame.iterrows(), strict=True):
+        assert len(result.log_ratios) == row["n_rounds"]
+        assert result.normality.p_value == pytest.approx(row["shapiro_p_log"])
     figure = stats_qq.qq_figure(outputs.summary, outputs.trials)
     assert sum(ax.get_visible() for ax in figure.axes) == len(chosen)
     again = tmp_path / "again.pdf"
@@ -652,7 +657,7 @@ def test_rules_table_has_twelve_rows_with_statuses(here, full, minimal):
         assert "of the twelve rules are met" in macros[r"\abRulesSummarySentence"]
     here_rows = {int(r[0]): r for r in rules_of(here[1])}
     assert here_rows[1][2] == "met" and r"\ref{tab:threads-thread-pool-request-queue}" in here_rows[1][3]
-    assert here_rows[6][2] == "partly"  # the far-out epoll trial fails Shapiro-Wilk
+    assert here_rows[6][2] == "partly"  # the far-out epoll round: its log ratios fail Shapiro-Wilk
     assert here_rows[7][2] == "met" and r"\ref{tab:comparisons}" in here_rows[7][3]
     assert "fig:qq" in here_rows[6][3] and here_rows[12][2] == "met"
     assert here_rows[2][2] == "partly" and "2 of the machine's 4 logical CPUs" in here_rows[2][3]

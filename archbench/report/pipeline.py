@@ -11,8 +11,9 @@ functions in the same order, so the notebook's outputs are the report's:
 4. `summarise`: one row per configuration, means with their intervals, medians, Shapiro-Wilk, outlier counts
    (archbench.analyze.summary);
 5. `write_processed`: trials.csv and summary.csv in data/processed/;
-6. `statistical_tests`: the comparison families (Welch or Mann-Whitney by the normality check, effect sizes,
-   Holm within each family), as the statistics section reports them;
+6. `statistical_tests`: the comparison families, each comparison by its pre-declared test (the paired t test on
+   the per-round log ratios; not run under three rounds), Holm within each family, minimum detectable
+   differences and verdicts, as the statistics section reports them;
 7. `inline_figures`: the report's figures as matplotlib Figure objects, for display; `draw_figures` saves
    them as the PDFs paper/generated/ includes;
 8. `archbench.report.build.write_report`: the studies' campaigns, the figures' PDFs and every generated
@@ -27,7 +28,6 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from archbench import stats
 from archbench.analyze import analysis
 from archbench.config.params import ParameterError
 from archbench.data import storage
@@ -111,13 +111,10 @@ def process_main_campaign(campaign_dir: Path, processed_dir: Path) -> analysis.P
     return write_processed(campaign, trials, summarise(trials, campaign), processed_dir)
 
 
-def statistical_tests(
-    processed: analysis.ProcessedCampaign,
-    seed: int | None = stats.DEFAULT_SEED,
-    resamples: int = stats.DEFAULT_RESAMPLES,
-) -> pd.DataFrame:
-    """Step 6: one row per compared pair, Holm- and BH-adjusted within each family (comparisons.csv's rows)."""
-    return run_comparisons(comparison_pairs(processed.summary), processed.trials, seed=seed, resamples=resamples)
+def statistical_tests(processed: analysis.ProcessedCampaign) -> pd.DataFrame:
+    """Step 6: one row per planned comparison, its pre-declared test Holm- and BH-adjusted within its family
+    (comparisons.csv's rows)."""
+    return run_comparisons(comparison_pairs(processed.summary), processed.trials)
 
 
 def _figure_builders(processed: analysis.ProcessedCampaign) -> dict[str, Callable[[], Figure | None]]:

@@ -6,11 +6,15 @@ Systems" (SC '15, doi:10.1145/2807591.2807644) that this module serves:
 * nondeterministic data get confidence intervals: `mean_ci_t` (Student t),
   `median_ci` (distribution-free, from order statistics), `bootstrap_ci` and
   its wrappers (seeded percentile and BCa bootstrap);
-* normality is not assumed without a diagnostic check: `shapiro_wilk`, and
-  `compare` picks Welch's t-test only when both groups pass it;
-* comparisons are statistically sound: `compare` (test, p, effect size with its
-  CI, difference with its CI), `adjust_pvalues` (Holm, Benjamini-Hochberg) over
-  a family, `welch_from_stats` for published mean/sd/n tables;
+* normality is not assumed without a diagnostic check: `shapiro_wilk` (a
+  diagnostic; `compare`, kept for the cross-OS comparisons of independent
+  samples, still picks Welch's t-test only when both groups pass it);
+* comparisons are statistically sound: `planned_comparison`, the pre-declared
+  test of a planned comparison (paired t on the per-round log ratios, Welch on
+  the logs when rounds cannot be aligned, not run under `MIN_ROUNDS`) with its
+  `minimum_detectable_pct`; `compare` (test, p, effect size with its CI,
+  difference with its CI), `adjust_pvalues` (Holm, Benjamini-Hochberg) over a
+  family, `welch_from_stats` for published mean/sd/n tables;
 * rates are summarised by the harmonic mean or total / total, not the
   arithmetic mean of rates: `harmonic_mean`, `harmonic_mean_ci`, `total_rate`;
 * nothing is silently dropped: `tukey_outliers` reports (never removes) points
@@ -18,7 +22,7 @@ Systems" (SC '15, doi:10.1145/2807591.2807644) that this module serves:
 
 Every estimator is a plain function of one-dimensional samples (or of summary
 statistics) returning a frozen dataclass, in a module of one idea each (samples,
-intervals, median, bootstrap, normality, welch, effect_sizes, comparison, multiple,
+intervals, median, bootstrap, normality, welch, effect_sizes, comparison, predeclared, multiple,
 rates, outliers) and re-exported here, so `from archbench import stats` and
 `stats.<name>` are the way to use it; an interval is always a
 `ConfidenceInterval` that names the method that produced it, and `summarize`
@@ -69,6 +73,16 @@ from archbench.stats.median import MedianInterval, median_ci, order_statistic_co
 from archbench.stats.multiple import MultipleTestResult, adjust_pvalues, benjamini_hochberg, holm
 from archbench.stats.normality import NormalityCheck, shapiro_wilk
 from archbench.stats.outliers import OutlierReport, tukey_outliers
+from archbench.stats.predeclared import (
+    MIN_ROUNDS,
+    NOT_RUN,
+    PAIRED_TEST,
+    UNPAIRED_TEST,
+    PlannedComparison,
+    minimum_detectable_pct,
+    planned_comparison,
+    rounds_needed,
+)
 from archbench.stats.rates import harmonic_mean, harmonic_mean_ci, total_rate
 from archbench.stats.samples import (
     DEFAULT_ALPHA,
@@ -102,11 +116,16 @@ __all__ = [
     "HedgesCIMethod",
     "MANN_WHITNEY_EXACT_MAX_N",
     "MedianInterval",
+    "MIN_ROUNDS",
     "MultipleTestResult",
+    "NOT_RUN",
     "NormalityCheck",
     "OutlierReport",
+    "PAIRED_TEST",
+    "PlannedComparison",
     "SampleSummary",
     "Statistic",
+    "UNPAIRED_TEST",
     "WelchResult",
     "adjust_pvalues",
     "as_sample",
@@ -130,9 +149,12 @@ __all__ = [
     "MIN_TRIALS_FOR_INTERVAL",
     "RANGE_METHOD",
     "median_ci",
+    "minimum_detectable_pct",
     "order_statistic_coverage",
+    "planned_comparison",
     "ratio",
     "ratio_ci_from_stats",
+    "rounds_needed",
     "sample_mean",
     "sample_median",
     "sample_sd",

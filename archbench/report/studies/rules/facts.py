@@ -18,7 +18,7 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 from archbench.report.studies.crossos.data import CrossOs
 from archbench.report.studies.statistics.adaptive_state import AdaptiveOutcome
-from archbench.stats import MIN_TRIALS_FOR_INTERVAL
+from archbench.stats import MIN_ROUNDS, MIN_TRIALS_FOR_INTERVAL, NOT_RUN
 
 # =========================================================================== the twelve rules
 
@@ -99,7 +99,11 @@ def rule_facts(ctx: ReportContext) -> list[dict[str, Any]]:
 
     checkable = summary[n >= 3] if not summary.empty else summary
     failing = int((pd.to_numeric(checkable["shapiro_p"], errors="coerce") < ALPHA).sum()) if not checkable.empty else 0
-    normality_met = not checkable.empty and failing == 0 and len(checkable) == int((n > 0).sum())
+    tested = ctx.comparisons[ctx.comparisons["test"] != NOT_RUN] if comparisons else ctx.comparisons
+    ratio_p = pd.to_numeric(tested.get("shapiro_p_log", pd.Series(dtype=float)), errors="coerce")
+    ratios_failing = int((ratio_p < ALPHA).sum())
+    # The t tests assume the log ratios roughly normal: met when every tested comparison's log ratios pass the check.
+    normality_met = bool(ratio_p.notna().any()) and ratios_failing == 0
     cross_campaigns = not ctx.cross.measured.empty or (
         ctx.cross.reference is not None and not ctx.cross.reference.empty
     )
@@ -108,16 +112,25 @@ def rule_facts(ctx: ReportContext) -> list[dict[str, Any]]:
         rule1,
         rule2,
         {"status": "met" if has_data else "n/a", "has_data": has_data},
-        {"status": "met", "comparisons": comparisons},
+        {"status": "met", "comparisons": comparisons, "paired": bool(comparisons and ctx.comparisons["paired"].any())},
         {"status": "met" if (n >= MIN_TRIALS_FOR_INTERVAL).any() else "partly"},
         {
             "status": "met" if normality_met else "partly",
             "checkable": len(checkable),
             "failing": failing,
+            "ratios_checked": int(ratio_p.notna().sum()),
+            "ratios_failing": ratios_failing,
             "qq": ctx.qq_present,
             "has_summary": not summary.empty,
         },
-        {"status": "met" if comparisons else "partly", "comparisons": comparisons, "cross_campaigns": cross_campaigns},
+        {
+            "status": "met" if len(tested) else "partly",
+            "comparisons": comparisons,
+            "tested": len(tested),
+            "not_run": len(ctx.comparisons) - len(tested),
+            "minimum": MIN_ROUNDS,
+            "cross_campaigns": cross_campaigns,
+        },
         {
             "status": "met" if has_data else "n/a",
             "has_data": has_data,

@@ -3,8 +3,8 @@
 It quotes the method's constants (seed, resamples, levels), the spread, normality, rate summaries, outliers,
 adaptive repetition and interval widths (archbench.report.studies.statistics.diagnostics, the Q-Q figure), the
 comparison families (`comparisons`: each pool size against the next smaller one, request against connection
-dispatch, each architecture against nginx; Welch's t or Mann-Whitney U by the normality check, effect sizes,
-Holm and BH within each family), the paired ratios within rounds (`paired`) and the noise diagnostics (`noise`).
+dispatch, each architecture against nginx; the pre-declared paired t test on the per-round log ratios, not run
+under three rounds, Holm and BH within each family, minimum detectable differences), the paired ratios within rounds (`paired`) and the noise diagnostics (`noise`).
 It writes `comparisons.csv`, `outliers.csv`, `paired-ratios.csv` and the noise CSVs into data/processed/; its words
 are paper/templates/statistics/, its section paper/templates/statistics/section.tex. Everything degrades to a
 sentence when the campaign lacks the data.
@@ -28,6 +28,7 @@ from archbench.report.studies.statistics.comparisons import (
     comparison_pairs,
     comparison_sentence,
     comparisons_table,
+    predeclared_test_name,
     run_comparisons,
     speedup_sentence,
 )
@@ -75,7 +76,7 @@ def write(
     # Method constants (not measurements) that the text quotes.
     macros.add(r"\abBootstrapSeed", escape(seed if seed is not None else "none"), "seed of every bootstrap interval")
     macros.add(r"\abBootstrapResamples", format_count(resamples), "bootstrap resamples")
-    macros.add(r"\abNormalityAlpha", format_decimal(ALPHA, 2), "Shapiro-Wilk level for choosing Welch's t")
+    macros.add(r"\abNormalityAlpha", format_decimal(ALPHA, 2), "Shapiro-Wilk level (a diagnostic)")
     macros.add(r"\abTestAlpha", format_decimal(ALPHA, 2), "significance level of the tests (after correction)")
 
     state = adaptive_outcome(Path(campaign.path), campaign.meta, trials)
@@ -95,10 +96,10 @@ def write(
     macros.add(r"\abHalfWidthSentence", half_width_sentence(summary, labels, several, prose), "achieved CI half-widths")
     macros.add(r"\abMeanMedianSentence", mean_median_sentence(summary, prose), "mean against median")
 
-    comparisons = run_comparisons(comparison_pairs(summary), trials, seed=seed, resamples=resamples)
-    macros.add(
-        r"\abComparisonSentence", comparison_sentence(comparisons, seed, resamples, prose), "the comparison families"
-    )
+    comparisons = run_comparisons(comparison_pairs(summary), trials)
+    macros.add(r"\abPredeclaredTest", predeclared_test_name(prose), "the test of every planned comparison")
+    macros.add(r"\abMinRounds", str(stats.MIN_ROUNDS), "fewest paired rounds a planned test is run with")
+    macros.add(r"\abComparisonSentence", comparison_sentence(comparisons, prose), "the comparison families")
     macros.add(r"\abSpeedupSentence", speedup_sentence(summary, trials, seed, resamples, prose), "rule 1: base case")
     macros.add(
         r"\abComparisonAbstractSentence",

@@ -1,4 +1,5 @@
-"""The comparison families within one campaign: pairs, tests, Holm/BH adjustment, table and sentences."""
+"""The comparison families within one campaign: pairs, their pre-declared tests (archbench.stats.predeclared), Holm/BH
+adjustment within each family, minimum detectable differences, verdicts, table and sentences."""
 
 from __future__ import annotations
 
@@ -12,20 +13,20 @@ import numpy as np
 import pandas as pd
 
 from archbench import stats
-from archbench.analyze import analysis
+from archbench.analyze import analysis, outliers
 from archbench.analyze.analysis import Labeller, key_text, main_pool_series, series_of
 from archbench.report import latex
 from archbench.report.formats import (
     ALPHA,
     COMPARISONS_SIZE,
     EFFECT_SYMBOLS,
-    TEST_NAMES,
     count_of,
     family_row,
     fill_first,
     fmt_bracket,
     fmt_number,
     fmt_p,
+    fmt_pct,
     fmt_rate,
     measured_values,
     notes_after,
@@ -41,9 +42,10 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.statistics.paired_power import POWER_PCT, add_detectable_differences, detectable_facts
+from archbench.stats.predeclared import MAX_ROUNDS_NEEDED
 
 COMPARISONS_CSV = "comparisons.csv"  # data/processed/: one row per compared pair
+VERDICT_SIGNIFICANT, VERDICT_NOT_SIGNIFICANT, VERDICT_NOT_RUN = "significant", "not significant", "not run"
 TEMPLATE = "statistics/comparisons"  # paper/templates/statistics/comparisons.tex.j2
 
 
@@ -155,47 +157,98 @@ def comparison_pairs(summary: pd.DataFrame) -> list[Pair]:
     return pairs
 
 
-def run_comparisons(
-    pairs: Sequence[Pair],
-    trials: pd.DataFrame,
-    *,
-    alpha: float = ALPHA,
-    seed: int | None = stats.DEFAULT_SEED,
-    resamples: int = stats.DEFAULT_RESAMPLES,
-) -> pd.DataFrame:
-    """`stats.compare` on every pair, then Holm and Benjamini-Hochberg within each family."""
-    values = measured_values(trials)
-    empty = np.array([])
-    records = []
+@dataclass(frozen=True)
+class RoundSample:
+    """One configuration's measured values and the round of each (None: the campaign recorded no rounds)."""
+
+    values: tuple[float, ...]
+    rounds: tuple[Any, ...] | None
+
+
+def round_samples(trials: pd.DataFrame, value: str = "requests_per_sec") -> dict[str, RoundSample]:
+    """config_id -> its measured ok trials' values (the ones summary.csv uses) with their rounds (`repetition`)."""
+    rows = outliers.measured_ok(trials) if not trials.empty else trials
+    if rows.empty or value not in rows:
+        return {}
+    samples = {}
+    for config_id, group in rows.groupby("config_id", sort=False):
+        values = pd.to_numeric(group[value], errors="coerce")
+        rounds = pd.to_numeric(group["repetition"], errors="coerce") if "repetition" in group else None
+        labels = None if rounds is None or rounds.isna().all() else tuple(None if pd.isna(r) else r for r in rounds)
+        samples[str(config_id)] = RoundSample(tuple(float(v) for v in values), labels)
+    return samples
+
+
+def planned_columns(result: stats.PlannedComparison) -> dict[str, Any]:
+    """comparisons.csv's columns of one pre-declared test (before the family's adjustment)."""
+    return {
+        "test": result.test,
+        "test_reason": result.reason,
+        "paired": result.paired,
+        "n_rounds": result.n if result.paired else 0,
+        "n_dropped": result.dropped,
+        "n_a": result.n_a,
+        "n_b": result.n_b,
+        "ratio": result.ratio,
+        "ratio_ci_low": result.ci.low,
+        "ratio_ci_high": result.ci.high,
+        "ci_level": result.ci.level,
+        "mean_log": result.mean_log,
+        "sd_log": result.sd_log,
+        "standard_error": result.standard_error,
+        "df": result.df,
+        "statistic": result.statistic,
+        "p_value": result.p_value,
+        "shapiro_w_log": result.normality.statistic,
+        "shapiro_p_log": result.normality.p_value,
+    }
+
+
+def planned_results(
+    pairs: Sequence[Pair], trials: pd.DataFrame, alpha: float = ALPHA
+) -> list[tuple[Pair, stats.PlannedComparison]]:
+    """Each pair with its pre-declared test (`stats.planned_comparison`), before any family's adjustment."""
+    samples = round_samples(trials)
+    empty = RoundSample((), ())  # a configuration without a measured trial: no round to pair, whatever the other has
+    results = []
     for pair in pairs:
-        result = stats.compare(
-            values.get(pair.a, empty), values.get(pair.b, empty), alpha, seed=seed, resamples=resamples
-        )
-        records.append(
-            {
-                "family": pair.family,
-                "context": pair.context,
-                "a_name": pair.a_name,
-                "b_name": pair.b_name,
-                "config_a": pair.a,
-                "config_b": pair.b,
-                **result.as_dict(),
-            }
-        )
+        a, b = samples.get(pair.a, empty), samples.get(pair.b, empty)
+        result = stats.planned_comparison(a.values, b.values, rounds_a=a.rounds, rounds_b=b.rounds, level=1.0 - alpha)
+        results.append((pair, result))
+    return results
+
+
+def run_comparisons(pairs: Sequence[Pair], trials: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFrame:
+    """The pre-declared test of every pair, then Holm and Benjamini-Hochberg within each family, the minimum
+    detectable difference of each test run and the rounds each test not run needs."""
+    records = [
+        {
+            "family": pair.family,
+            "context": pair.context,
+            "a_name": pair.a_name,
+            "b_name": pair.b_name,
+            "config_a": pair.a,
+            "config_b": pair.b,
+            **planned_columns(result),
+        }
+        for pair, result in planned_results(pairs, trials, alpha)
+    ]
     frame = pd.DataFrame(records)
     if frame.empty:
         return frame
-    return add_detectable_differences(adjust_within_families(frame, alpha), values, alpha)
+    return add_verdicts(adjust_within_families(frame, alpha), alpha)
 
 
 def adjust_within_families(frame: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
-    """p_holm / reject_holm and p_bh / reject_bh, each family corrected on its own."""
+    """p_holm / reject_holm and p_bh / reject_bh, each family corrected on its own over the tests run (a test not
+    run has no p and is no part of the family: `family_size` counts the tests run, `planned_size` every row)."""
     frame = frame.copy()
     for column in ("p_holm", "p_bh"):
         frame[column] = math.nan
     frame["reject_holm"] = False
     frame["reject_bh"] = False
     frame["family_size"] = 0
+    frame["planned_size"] = 0
     for _, rows in frame.groupby("family", sort=False):
         holm = stats.holm(rows["p_value"].tolist(), alpha)
         bh = stats.benjamini_hochberg(rows["p_value"].tolist(), alpha)
@@ -204,6 +257,33 @@ def adjust_within_families(frame: pd.DataFrame, alpha: float = ALPHA) -> pd.Data
         frame.loc[rows.index, "p_bh"] = bh.adjusted
         frame.loc[rows.index, "reject_bh"] = bh.reject
         frame.loc[rows.index, "family_size"] = holm.m
+        frame.loc[rows.index, "planned_size"] = len(rows)
+    return frame
+
+
+def add_verdicts(frame: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """`mdd_alpha` (alpha / m, the level every rank of Holm's steps is at least tested at), `mdd_pct` (the minimum
+    detectable difference there, `stats.minimum_detectable_pct`), `rounds_needed` (a test not run: the fewest paired
+    rounds at which the observed ratio and spread would be significant at alpha over the planned family, at least
+    MIN_ROUNDS; NaN when the spread is unknown, inf when no number up to stats.predeclared.MAX_ROUNDS_NEEDED is
+    enough) and `verdict` ("significant", "not significant" or "not run")."""
+    frame = frame.copy()
+    mdd_alpha, mdd, needed, verdicts = [], [], [], []
+    for _, row in frame.iterrows():
+        run = row["test"] != stats.NOT_RUN
+        level = alpha / int(row["family_size"]) if run and int(row["family_size"]) else math.nan
+        mdd_alpha.append(level)
+        mdd.append(stats.minimum_detectable_pct(row["standard_error"], row["df"], level) if run else math.nan)
+        if run:
+            needed.append(math.nan)
+            verdicts.append(VERDICT_SIGNIFICANT if truthy(row["reject_holm"]) else VERDICT_NOT_SIGNIFICANT)
+        else:
+            needed.append(stats.rounds_needed(row["mean_log"], row["sd_log"], alpha / max(1, int(row["planned_size"]))))
+            verdicts.append(VERDICT_NOT_RUN)
+    frame["mdd_alpha"] = mdd_alpha
+    frame["mdd_pct"] = mdd
+    frame["rounds_needed"] = needed
+    frame["verdict"] = verdicts
     return frame
 
 
@@ -254,18 +334,40 @@ def pair_text(text: Any) -> str:
     return re.sub(r"\b([ND])=(\d+)", r"$\1=\2$", escape(text))
 
 
+def needed_facts(needed: Any) -> dict[str, Any]:
+    """The rounds a test not run needs, as the templates say it: a count, more than the search went, or unknown."""
+    value = pd.to_numeric(needed, errors="coerce")
+    if is_missing(value):
+        return {"needed": None, "beyond": False}
+    if math.isinf(value):
+        return {"needed": format_count(MAX_ROUNDS_NEEDED), "beyond": True}
+    return {"needed": format_count(int(value)), "beyond": False}
+
+
+def verdict_cell(row: Mapping[str, Any], prose: Prose) -> str:
+    return prose.sentence(
+        TEMPLATE,
+        "verdict_cell",
+        verdict=row.get("verdict"),
+        paired=truthy(row.get("paired")),
+        minimum=stats.MIN_ROUNDS,
+        **needed_facts(row.get("rounds_needed")),
+    )
+
+
 def comparisons_table(frame: pd.DataFrame, prose: Prose) -> str:
+    """One row per planned comparison. The test is not repeated on every row (the section names it once): a row
+    tested by the fallback is marked, and a row not run says so in its verdict."""
     if frame.empty:
         return prose.block(TEMPLATE, "no_table")
     columns = [
         ("Comparison (a vs b)", "l"),
-        (r"$n_a/n_b$", "r"),
-        ("Test", "l"),
-        (r"$p_{\mathrm{Holm}}$", "r"),
-        (latex.stacked("Effect size", r"{[}95\,\% CI{]}"), "r"),
-        (latex.stacked("Difference a$-$b", r"(r/s) {[}95\,\% CI{]}"), "r"),
+        (latex.stacked("$n$", "(rounds)"), "r"),
         (latex.stacked("Ratio a/b", r"{[}95\,\% CI{]}"), "r"),
-        (latex.stacked("Det.", r"(\%)"), "r"),  # smallest detectable difference (paired_power)
+        ("$p$", "r"),
+        (r"$p_{\mathrm{Holm}}$", "r"),
+        (latex.stacked("MDD", r"(\%)"), "r"),
+        ("Verdict", "l"),
     ]
     body: list[str | list[str]] = []
     for family, rows in frame.groupby("family", sort=False):
@@ -282,62 +384,94 @@ def comparisons_table(frame: pd.DataFrame, prose: Prose) -> str:
         body.append(family_row(len(columns), title))
         for _, row in rows.iterrows():
             name = f"{pair_text(row['context'])}: {pair_text(row['a_name'])} vs {pair_text(row['b_name'])}"
+            paired = truthy(row.get("paired"))
             body.append(
                 [
                     name,
-                    f"{count_of(row['n_a'])}/{count_of(row['n_b'])}",
-                    TEST_NAMES.get(str(row["test"]), escape(row["test"])),
+                    format_count(row["n_rounds"]) if paired else f"{count_of(row['n_a'])}/{count_of(row['n_b'])}",
+                    ratio_cell(row) + prose.sentence(TEMPLATE, "test_mark", test=row["test"]),
+                    fmt_p(row.get("p_value")),
                     p_cell(row.get("p_holm"), row.get("reject_holm")),
-                    effect_cell(row),
-                    difference_cell(row),
-                    ratio_cell(row),
-                    format_decimal(row.get("detectable_pct"), 0),
+                    format_decimal(row.get("mdd_pct"), 1),
+                    verdict_cell(row, prose),
                 ]
             )
     body = [line if isinstance(line, str) else " & ".join(line) + r" \\[2pt]" for line in body]
     caption = prose.sentence(TEMPLATE, "table_caption")
-    notes = prose.sentence(TEMPLATE, "table_notes", ratio=True, within_families=True, power_pct=POWER_PCT)
+    notes = prose.sentence(
+        TEMPLATE, "planned_notes", minimum=stats.MIN_ROUNDS, paired=bool(frame["paired"].map(truthy).all())
+    )
     return latex.render_longtable(
         fill_first(columns), body, caption, "tab:comparisons", notes=notes_after(notes), size=COMPARISONS_SIZE
     )
 
 
-def comparison_sentence(frame: pd.DataFrame, seed: int | None, resamples: int, prose: Prose) -> str:
+def _pct_range(values: pd.Series) -> dict[str, Any]:
+    values = pd.to_numeric(values, errors="coerce").dropna()
+    if values.empty:
+        return {"count": 0}
+    return {
+        "count": len(values),
+        "min": fmt_pct(values.min()),
+        "max": fmt_pct(values.max()),
+        "median": fmt_pct(values.median()),
+    }
+
+
+def comparison_facts(frame: pd.DataFrame) -> dict[str, Any]:
+    """What the comparison sentence states: the tests run by kind, the verdicts, the minimum detectable differences
+    of the tests not significant, the rounds the tests not run need, the log ratios' Shapiro-Wilk (diagnostic)."""
+    run = frame[frame["test"] != stats.NOT_RUN]
+    not_run = frame[frame["test"] == stats.NOT_RUN]
+    kept = run[~run["reject_holm"].map(truthy)]
+    needed = pd.to_numeric(not_run["rounds_needed"], errors="coerce")
+    finite = needed[np.isfinite(needed)]
+    paired_run = run[run["test"] == stats.PAIRED_TEST]
+    shapiro = pd.to_numeric(paired_run["shapiro_p_log"], errors="coerce")
+    return {
+        "count": len(frame),
+        "paired": int((run["test"] == stats.PAIRED_TEST).sum()),
+        "unpaired": int((run["test"] == stats.UNPAIRED_TEST).sum()),
+        "not_run": len(not_run),
+        "minimum": stats.MIN_ROUNDS,
+        "needed_max": format_count(int(finite.max())) if not finite.empty else None,
+        "needed_unknown": int(needed.isna().sum()),
+        "needed_beyond": int(np.isinf(needed).sum()),
+        "search_max": format_count(MAX_ROUNDS_NEEDED),
+        "tested": len(run),
+        "raw": int((pd.to_numeric(run["p_value"], errors="coerce") < ALPHA).sum()),
+        "alpha": format_decimal(ALPHA, 2),
+        "holm": int(frame["reject_holm"].map(truthy).sum()),
+        "bh": int(frame["reject_bh"].map(truthy).sum()),
+        "mdd": _pct_range(kept["mdd_pct"]),
+        "shapiro_checked": int(shapiro.notna().sum()),
+        "shapiro_failing": int((shapiro < ALPHA).sum()),
+        "csv": COMPARISONS_CSV,
+    }
+
+
+def comparison_sentence(frame: pd.DataFrame, prose: Prose) -> str:
     if frame.empty:
         return prose.sentence(TEMPLATE, "families", count=0)
     families = [
         {"words": prose.sentence(TEMPLATE, "family_words", family=family), "size": len(rows)}
         for family, rows in frame.groupby("family", sort=False)
     ]
-    tested = frame[frame["test"] != "none"]
-    facts: dict[str, Any] = {
-        "count": len(frame),
-        "families": families,
-        "welch": int((frame["test"] == "welch_t").sum()),
-        "mwu": int((frame["test"] == "mann_whitney_u").sum()),
-        "untested": int((frame["test"] == "none").sum()),
-        "tested": len(tested),
-        "raw": int((pd.to_numeric(tested["p_value"], errors="coerce") < ALPHA).sum()),
-        "alpha": format_decimal(ALPHA, 2),
-        "holm": int(frame["reject_holm"].map(truthy).sum()),
-        "bh": int(frame["reject_bh"].map(truthy).sum()),
-        "seed": seed,
-        "resamples": format_count(resamples),
-        "csv": COMPARISONS_CSV,
-    }
-    facts.update(detectable_facts(frame))
-    hopeless = tested[tested["notes"].fillna("").str.contains("no outcome could be significant")]
-    facts["hopeless"] = len(hopeless)
-    if not hopeless.empty:
-        example = hopeless.iloc[0]
-        n_a, n_b = count_of(example["n_a"]), count_of(example["n_b"])
-        facts.update(n_a=n_a, n_b=n_b, smallest_p=format_decimal(min(1.0, 2.0 / math.comb(n_a + n_b, n_a)), 2))
-    return prose.sentence(TEMPLATE, "families", facts)
+    return prose.sentence(TEMPLATE, "families", {**comparison_facts(frame), "families": families})
 
 
 def comparison_abstract_sentence(frame: pd.DataFrame, prose: Prose) -> str:
-    holm = int(frame["reject_holm"].map(truthy).sum()) if not frame.empty else 0
-    return prose.sentence(TEMPLATE, "abstract", count=len(frame), holm=holm)
+    if frame.empty:
+        return prose.sentence(TEMPLATE, "abstract", count=0)
+    facts = comparison_facts(frame)
+    return prose.sentence(
+        TEMPLATE, "abstract", count=facts["count"], holm=facts["holm"], tested=facts["tested"], not_run=facts["not_run"]
+    )
+
+
+def predeclared_test_name(prose: Prose) -> str:
+    """The pre-declared test in words, from its constant (the report prints it once, in the method)."""
+    return prose.sentence(TEMPLATE, "test_long", test=stats.PAIRED_TEST, fallback=stats.UNPAIRED_TEST)
 
 
 def speedup_sentence(
