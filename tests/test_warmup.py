@@ -5,18 +5,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT, write_executable
 
+from archbench.analyze.trials import server_cpu_seconds, trial_row
 from archbench.config.loadgen import load_generator
 from archbench.config.parameter_model import StoredParameters
 from archbench.config.params import ParameterError, differing_parameters, parameters_from_dict, resolve_parameters
 from archbench.config.plan import estimate_duration_s, expand_grid, plan_campaign, warmup_duration_s
 from archbench.data.records import ServerRun, WarmupRun
+from archbench.measure import adaptive, bench
 from archbench.measure.runner import run_trial
+from archbench.measure.warmup import load_runs, without_warmup
+from archbench.parse import parse_file
 
 HOSTS = REPO_ROOT / "tests" / "fixtures" / "hosts"
 WRK_OUTPUT = REPO_ROOT / "tests" / "fixtures" / "wrk" / "normal_latency.wrk.txt"
@@ -220,3 +225,58 @@ def test_without_warmup_s_nothing_changes(fakes) -> None:
     assert outcome.record["status"] == "ok" and "load_warmup" not in outcome.record
     assert "warmup_cpu_s" not in outcome.record["server"] and len(log.read_text().splitlines()) == 1
     assert not any(".warmup." in name for name in outcome.outputs)
+
+
+# --------------------------------------------------------------------------- the counters after a warm-up
+
+
+def warmed_record(tmp_path: Path, *, warmup_cpu_s: float | None = 0.5) -> dict:
+    """A record of 4 connections after a warm-up: the server's counters and CPU cover both runs."""
+    trial = "blocking-c4-lt1-d2s-r01"
+    (tmp_path / f"{trial}.wrk.txt").write_bytes(WRK_OUTPUT.read_bytes())
+    return {
+        "trial_id": trial,
+        "config_id": "blocking-c4-lt1-d2s",
+        "status": "ok",
+        "config": {"architecture": "blocking", "connections": 4, "load_threads": 1, "duration_s": 2},
+        "server": {
+            "cpus": "0",
+            "cpu_user_s": 1.5,
+            "cpu_sys_s": 0.5,
+            "cpu_source": "tree",
+            "warmup_cpu_s": warmup_cpu_s,
+            "stats": {"connections_accepted": 8, "connections_served": 7, "requests_served": 250000},
+        },
+        "load": {"cpus": "1", "output_file": f"{trial}.wrk.txt", "cpu_user_s": 1.0, "cpu_sys_s": 0.0, "wall_s": 2},
+        "load_warmup": {"requests": 120000},
+    }
+
+
+def test_server_cpu_leaves_the_warm_up_out(tmp_path: Path) -> None:
+    record = warmed_record(tmp_path)
+    assert server_cpu_seconds(record["server"]) == (pytest.approx(1.5), "tree")
+    assert adaptive.server_cpu_s(record["server"]) == pytest.approx(1.5)
+    assert bench.server_cpu_seconds(record["server"]) == pytest.approx(1.5)
+    row = trial_row(record, tmp_path, parse_file)
+    assert row["server_cpu_us_per_request"] == pytest.approx(1.5e6 / WRK_REQUESTS)
+    # Warmed up, but its CPU unreadable: the whole-life number would count the warm-up as measured load.
+    unknown = warmed_record(tmp_path, warmup_cpu_s=None)["server"]
+    assert math.isnan(server_cpu_seconds(unknown)[0]) and math.isnan(adaptive.server_cpu_s(unknown))
+    assert bench.server_cpu_seconds(unknown) is None
+    # Records without a warm-up keep their whole-life CPU.
+    plain = {k: v for k, v in record["server"].items() if k != "warmup_cpu_s"}
+    assert server_cpu_seconds(plain) == (pytest.approx(2.0), "tree") and without_warmup(2.0, plain) == 2.0
+
+
+def test_starved_connections_are_the_mean_over_both_runs(tmp_path: Path) -> None:
+    record = warmed_record(tmp_path)
+    assert load_runs(record) == 2
+    row = trial_row(record, tmp_path, parse_file)
+    # 2 runs of 4 connections, 7 answered: 1 starved in the two runs together.
+    assert (row["load_runs"], row["starved_connections"], row["warmup_requests"]) == (2, 0.5, 120000)
+    assert row["requests_served"] >= row["warmup_requests"] + row["total_requests"]
+    record.pop("load_warmup")
+    record["server"].pop("warmup_cpu_s")
+    record["server"]["stats"]["connections_served"] = 3
+    row = trial_row(record, tmp_path, parse_file)
+    assert (row["load_runs"], row["starved_connections"]) == (1, 1.0) and math.isnan(row["warmup_requests"])
