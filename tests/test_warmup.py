@@ -4,6 +4,7 @@ path with a fake server and a fake wrk, and how the analysis reads the server's 
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
 import sys
@@ -17,9 +18,9 @@ from archbench.config.loadgen import load_generator
 from archbench.config.parameter_model import StoredParameters
 from archbench.config.params import ParameterError, differing_parameters, parameters_from_dict, resolve_parameters
 from archbench.config.plan import estimate_duration_s, expand_grid, plan_campaign, warmup_duration_s
-from archbench.data.records import ServerRun, WarmupRun
+from archbench.data.records import ServerRun, TrialRecord, WarmupRun
 from archbench.measure import adaptive, bench
-from archbench.measure.runner import run_trial
+from archbench.measure.runner import run_campaign, run_trial
 from archbench.measure.warmup import load_runs, without_warmup
 from archbench.parse import parse_file
 
@@ -280,3 +281,47 @@ def test_starved_connections_are_the_mean_over_both_runs(tmp_path: Path) -> None
     record["server"]["stats"]["connections_served"] = 3
     row = trial_row(record, tmp_path, parse_file)
     assert (row["load_runs"], row["starved_connections"]) == (1, 1.0) and math.isnan(row["warmup_requests"])
+
+
+# --------------------------------------------------------------------------- a real server on loopback
+
+
+def test_a_warmed_up_trial_against_thread_pool(real_build_dir: Path, load_tools, cpu_pair, tmp_path: Path) -> None:
+    """One trial of 1 s after a 1-s warm-up, committed as a campaign (about 4 s)."""
+    params = resolve_parameters(
+        "smoke",
+        servers=["thread_pool"],
+        thread_counts=[1],
+        connection_counts=[16],
+        duration_s=1,
+        warmup_s=1,
+        trials=1,
+        warmup=False,
+        baseline_s=0,
+        server_cpus=cpu_pair[0],
+        load_cpus=cpu_pair[1],
+        build_dir=str(real_build_dir),
+        raw_root=str(tmp_path),
+        campaign="warm",
+        seed=5,
+    )
+    result = run_campaign(params, stream=io.StringIO())
+    assert dict(result.statuses) == {"ok": 1}
+    trial = "thread_pool-request-queue-t1-c16-lt1-d1s-r01"
+    campaign_dir = tmp_path / "warm"
+    record = json.loads((campaign_dir / f"{trial}.json").read_text())
+    TrialRecord.model_validate(record)
+    warm, server = record["load_warmup"], record["server"]
+    assert warm["argv"][3:7] == ["wrk", "-t1", "-c16", "-d1s"] and warm["exit_code"] == 0
+    assert warm["output_file"] == f"{trial}.warmup.wrk.txt" and warm["wall_s"] >= 1.0
+    assert warm["requests"] == parse_file(campaign_dir / warm["output_file"])["total_requests"] > 0
+    measured = parse_file(campaign_dir / record["load"]["output_file"])["total_requests"]
+    # The server's own count covers the warm-up and the measured window (and nothing is lost between them).
+    assert server["stats"]["requests_served"] >= warm["requests"] + measured
+    assert server["stats"]["connections_accepted"] >= 2 * 16
+    assert server["warmup_cpu_s"] > 0
+    row = trial_row(record, campaign_dir, parse_file)
+    whole_life = server["cpu_user_s"] + server["cpu_sys_s"]
+    assert row["server_cpu_s"] == pytest.approx(whole_life - server["warmup_cpu_s"])
+    assert server["load_cpu_s"] <= row["server_cpu_s"] + 0.05  # the window is within what remains (10-ms ticks)
+    assert (row["load_runs"], row["warmup_requests"], row["starved_connections"]) == (2, warm["requests"], 0.0)

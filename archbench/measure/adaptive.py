@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from archbench.config.params import Parameters
-from archbench.config.plan import PlannedTrial, TrialConfig, repetition_id, repetition_width
+from archbench.config.plan import PlannedTrial, TrialConfig, repetition_id, repetition_width, warmup_duration_s
 from archbench.config.profiles import TRIAL_OVERHEAD_S
 from archbench.data.storage import load_campaign, write_new_json
 from archbench.measure.warmup import without_warmup
@@ -414,7 +414,7 @@ def next_paired_round(
             return [], "target"
         if round_number > params.max_trials:
             return [], "max_trials"
-        expected = sum(c.duration_s + TRIAL_OVERHEAD_S for c in wanted)
+        expected = sum(c.duration_s + warmup_duration_s(params, c) + TRIAL_OVERHEAD_S for c in wanted)
         if params.adaptive_budget_s is not None and adaptive_wall_s(records) + expected > params.adaptive_budget_s:
             return [], "budget"
     order = [c for c in wanted if c.config_id not in done.get(round_number, set())]
