@@ -18,6 +18,12 @@ Records of later schema revisions are read as follows:
 * Counters a server does not report are null in its record (nginx:
   connections_served, bad_requests, connection_resets): not measured, so NaN,
   never 0 and never "all starved".
+* A trial with a warm-up (the record's `load_warmup`, archbench.measure.warmup) loaded the same server twice,
+  and the server prints its counters only at exit, so they cover both runs (`load_runs` 2). Server CPU seconds
+  leave the warm-up's out (`server.warmup_cpu_s`), so CPU per request stays the measured load's;
+  `starved_connections` is the mean over the runs (each opened `connections`), and `requests_served`,
+  `connections_accepted` and `connections_served` include the warm-up's (`warmup_requests` says how many
+  requests it completed).
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from archbench.analyze.fields import (
 from archbench.analyze.labels import Labeller
 from archbench.analyze.values import key_text, number, sum_or_nan
 from archbench.data import storage
+from archbench.measure.warmup import WARMUP_KEY, load_runs, without_warmup
 from archbench.parse.combine import combine_outputs
 
 ParsedRecord = dict[str, Any]
@@ -138,6 +145,7 @@ def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> d
     capacity = bottleneck.wait_capacity(config)
     connections = number(config.get("connections"))
     connections_served = number(server_stats.get("connections_served"))
+    runs = load_runs(record)
     bytes_read = number(parsed.get("bytes_read"))
     row.update(
         server_cpu_s=server_cpu_s,
@@ -160,11 +168,15 @@ def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> d
         # What the server says its response is (nginx), and what wrk read per completed request.
         response_bytes=number(server_stats.get("response_bytes")),
         bytes_per_response=stats.ratio(bytes_read, total_requests),
+        load_runs=runs,
+        warmup_requests=number((record.get(WARMUP_KEY) or {}).get("requests")),
         connections_accepted=number(server_stats.get("connections_accepted")),
         connections_served=connections_served,
         # wrk never reports a connection that is never answered (contracts.md section 1).
         # Reconnections after errors can make served exceed configured; starved is never negative.
-        starved_connections=max(0.0, connections - connections_served)
+        # After a warm-up the server's count covers two runs of `connections` each and cannot be split
+        # between them (it reports only at exit): the mean per run, not the measured run's own.
+        starved_connections=max(0.0, connections * runs - connections_served) / runs
         if not (math.isnan(connections) or math.isnan(connections_served))
         else math.nan,
         requests_served=number(server_stats.get("requests_served")),
@@ -204,11 +216,12 @@ def server_cpu_seconds(server: Mapping[str, Any]) -> tuple[float, str]:
     The runner's numbers (`server.cpu_user_s/cpu_sys_s`, wait4 rusage of the launched
     process tree) are the default. A record whose `server.cpu_source` names the server's
     own numbers (nginx alone, in `server.stats`) uses those, because the tree would also
-    hold whatever launched nginx.
+    hold whatever launched nginx. Either leaves out a warm-up's CPU (archbench.measure.warmup.without_warmup).
     """
     server_stats = server.get("stats") or {}
-    tree = sum_or_nan(server.get("cpu_user_s"), server.get("cpu_sys_s"))
-    own = sum_or_nan(server_stats.get("cpu_user_s"), server_stats.get("cpu_sys_s"))
+    # Both cover the server's whole life; a warm-up on it (server.warmup_cpu_s) is not the measured load.
+    tree = without_warmup(sum_or_nan(server.get("cpu_user_s"), server.get("cpu_sys_s")), server)
+    own = without_warmup(sum_or_nan(server_stats.get("cpu_user_s"), server_stats.get("cpu_sys_s")), server)
     source = str(server.get("cpu_source") or "").lower()
     if source and not math.isnan(own):
         if any(word in source for word in _CPU_SOURCE_STATS_WORDS):

@@ -144,6 +144,12 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--httperf-calls", type=int, metavar="K", help="httperf --num-calls (requests per connection)")
     parser.add_argument("--httperf-rate", type=int, metavar="R", help="httperf --rate, connections/s (0: none)")
     parser.add_argument("--httperf-hog", action=argparse.BooleanOptionalAction, default=None, help="httperf --hog")
+    parser.add_argument(
+        "--warmup-s",
+        type=int,
+        metavar="S",
+        help="seconds of the same load on each trial's server before its measured window (0: none)",
+    )
     parser.add_argument("--baseline-s", type=int, metavar="S", help="iperf3 baseline length at creation (0: none)")
     parser.add_argument("--message-size", type=int, metavar="BYTES", help="echo: bytes per message (default 64)")
     parser.add_argument("--sources", type=int, metavar="K", help="echo: source addresses 127.0.0.1..K (0: no bind)")
@@ -320,6 +326,7 @@ RUN_PARAMETER_NAMES = (
     "duration_s",
     "trials",
     "warmup",
+    "warmup_s",
     "server_cpus",
     "load_cpus",
     "seed",

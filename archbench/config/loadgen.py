@@ -106,6 +106,15 @@ class LoadGenerator:
         """Whether this exit status still comes with a measurement (to parse, flag and keep)."""
         return exit_code == 0
 
+    def warms_up(self, config: Mapping[str, Any]) -> bool:
+        """Whether a trial of `config` runs a warm-up when the campaign asks for one (archbench.measure.warmup)."""
+        return True
+
+    def warmup_config(self, config: Mapping[str, Any], warmup_s: int) -> dict[str, Any]:
+        """The configuration of the warm-up: the trial's, for `warmup_s` seconds. Every generator builds its
+        duration flag from `duration_s`, so the warm-up's command is `command` of this configuration."""
+        return {**config, "duration_s": warmup_s}
+
     def output_file(self, trial_id: str) -> str:
         """`<trial-id>.<tool>.txt` (contracts.md section 2)."""
         return f"{trial_id}.{self.name}.txt"
@@ -360,6 +369,11 @@ class EchoClient(BuiltClient):
         # details and the parser turns into flags: a flagged measurement, not a lost one.
         return exit_code in (0, 1)
 
+    def warms_up(self, config: Mapping[str, Any]) -> bool:
+        # A --max-conns trial measures a ramp from a fresh server: how many connections it takes and the memory
+        # each costs (VmRSS from before the ramp); connections opened and closed beforehand would change both.
+        return config.get("mode") != "max_conns"
+
 
 @dataclass(frozen=True)
 class HttperfWorkload:
@@ -477,6 +491,9 @@ class Httperf(LoadGenerator):
         if workload.rate:
             argv += ["--rate", str(workload.rate)]
         return argv
+
+    def warms_up(self, config: Mapping[str, Any]) -> bool:
+        return False  # no duration: it ends when its connections are done (params refuses warmup_s with it)
 
 
 def load_generators() -> dict[str, LoadGenerator]:

@@ -46,6 +46,7 @@ LATER_PARAMETER_DEFAULTS: dict[str, Any] = {
     "load_threads_auto": False,
     "cpu_topology": None,
     "workloads": [],
+    "warmup_s": 0,
 }
 
 # Every option of every architecture, as a trial record's config carries them.
@@ -131,6 +132,11 @@ class StoredParameters(_Closed):
     duration_s: int
     trials: int
     warmup: bool
+    warmup_s: int = Field(
+        0,
+        description="seconds of the same load against the measured server process before its measured window "
+        "(0: none; campaigns before it had none)",
+    )
     server_cpus: str = Field(description='taskset -c form, e.g. "0" or "0-2,5"')
     load_cpus: str
     seed: int | None = Field(description="null only before the campaign is created; campaign.json has it")
@@ -244,6 +250,7 @@ class ProfileValues(_Closed):
     duration_s: int | None = None
     trials: int | None = None
     warmup: bool | None = None
+    warmup_s: int | None = None
     server_cpus: str | None = Field(None, description='taskset CPU list, or "auto" (the topology\'s split)')
     load_cpus: str | None = None
     seed: int | None = None

@@ -120,6 +120,10 @@ class Parameters:
     duration_s: int = 3
     trials: int = 5
     warmup: bool = True
+    # Seconds of the same load against the same server process after its ready line (and the idle connections'
+    # hold) and before the measured window, so that the window sees the steady state (archbench.measure.warmup);
+    # 0: none. Unlike `warmup` (a whole trial, discarded, on a server process of its own) it warms the measured one.
+    warmup_s: int = 0
     server_cpus: str = "0"
     load_cpus: str = "1"
     seed: int | None = None  # None: chosen when the campaign is created, then recorded
@@ -265,6 +269,7 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: Cp
         _check_idle_open_files(workloads, sweeps["connection_counts"], servers)
     duration_s = positive_int(v.get("duration_s", 3), "duration_s")
     warmup = boolean(v.get("warmup", True), "warmup")
+    warmup_s = non_negative_int(0 if v.get("warmup_s") is None else v["warmup_s"], "warmup_s")
     seed = _seed(v.get("seed"))
     response = _response(v)
     load = _load_values(v, servers)
@@ -282,6 +287,7 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: Cp
         check_httperf_load(sweeps["load_threads"], sweeps["load_threads_auto"], httperf_depths)
     campaign = _campaign(v, profile)
     placement = _placement(v)
+    _check_warmup_s(warmup_s, placement["placement"], bool(httperf_depths))
     check_workloads(
         workloads, proto=load["proto"], load_generator=load["load_generator"], placement=placement["placement"]
     )
@@ -293,6 +299,7 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: Cp
         duration_s=duration_s,
         trials=trials,
         warmup=warmup,
+        warmup_s=warmup_s,
         **cpus,
         seed=seed,
         wrk_timeout_s=positive_int(v.get("wrk_timeout_s", 2), "wrk_timeout_s"),
@@ -334,6 +341,20 @@ def _placement(v: Mapping[str, Any]) -> dict[str, Any]:
     if not LINK_PATTERN.fullmatch(text):
         raise ParameterError("link", f"{link!r} is not '<rate>' or '<rate> <delay>' (e.g. '1gbit' or '1gbit 50us')")
     return {"placement": placement, "link": text, "hosts": hosts}
+
+
+def _check_warmup_s(warmup_s: int, placement: str, httperf_used: bool) -> None:
+    """A warm-up runs the trial's load generator for warmup_s seconds first: it needs a generator with a duration
+    (httperf has none) and one client on this machine (placement ssh starts one wrk per client host at an agreed
+    instant; a warm-up there is not implemented)."""
+    if not warmup_s:
+        return
+    if placement == "ssh":
+        raise ParameterError("warmup_s", f"{warmup_s}: placement ssh runs no warm-up; set warmup_s to 0")
+    if httperf_used:
+        raise ParameterError(
+            "warmup_s", f"{warmup_s}: httperf has no duration to run a warm-up for; set warmup_s to 0 or use wrk"
+        )
 
 
 def _hosts(value: Any, placement: str) -> str | None:

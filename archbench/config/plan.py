@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from archbench.config.loadgen import HttperfWorkload
+from archbench.config.loadgen import HttperfWorkload, load_generator
 from archbench.config.params import ParameterError, Parameters, resolve_parameters
 from archbench.config.profiles import TRIAL_OVERHEAD_S
 from archbench.config.server_entry import ServerEntry
@@ -445,12 +445,21 @@ def plan_campaign(params: Parameters) -> list[PlannedTrial]:
     return build_plan(expand_grid(params), params.trials, params.warmup, params.seed)
 
 
+def warmup_duration_s(params: Parameters, config: TrialConfig) -> int:
+    """Seconds of warm-up before the measured window of a trial of `config`: the campaign's warmup_s where its
+    load generator warms up (not a --max-conns ramp, not httperf), else 0."""
+    if not params.warmup_s:
+        return 0
+    return params.warmup_s if load_generator(config.load_generator).warms_up(config.as_dict()) else 0
+
+
 def estimate_duration_s(params: Parameters, overhead_s: float) -> float:
-    """Expected wall time of all trials: each costs its wrk duration plus a fixed overhead, plus the time
-    idle_holder takes to open and close its idle connections (IDLE_S_PER_CONNECTION each)."""
+    """Expected wall time of all trials: each costs its wrk duration and warm-up plus a fixed overhead, plus the
+    time idle_holder takes to open and close its idle connections (IDLE_S_PER_CONNECTION each)."""
     runs = params.trials + (1 if params.warmup else 0)
     configs = expand_grid(params)
-    per_duration = Counter(config.duration_s for config in configs)  # --max-conns ramps differ
+    # --max-conns ramps differ in duration and run no warm-up
+    per_duration = Counter(config.duration_s + warmup_duration_s(params, config) for config in configs)
     base = sum(count * runs * (duration + overhead_s) for duration, count in per_duration.items())
     idle = sum(config.workload.idle_connections for config in configs if config.workload is not None)
     return base + runs * idle * IDLE_S_PER_CONNECTION

@@ -116,6 +116,9 @@ class ServerRun(_Closed):
                           f"unreadable; {MISSING_IN_OLDER}")
     output_file: str
     host: str | None = Field(None, description="placement ssh: the inventory name of the server host")
+    warmup_cpu_s: float | None = Field(
+        None, description="trials with a warm-up only: user + sys seconds of the server's process tree over the "
+                          "warm-up (/proc/PID/stat), which its whole-life CPU time includes; null where unreadable")
 
 
 class LoadHostRun(_Closed):
@@ -166,6 +169,22 @@ class LoadRun(_Closed):
     max_conns: dict[str, Any] | None = Field(None, description="echo_client's max_conns object, max_conns mode only")
     hosts: list[LoadHostRun] | None = Field(None, description="placement ssh only: one entry per client host")
     combined: CombinedLoad | None = Field(None, description="placement ssh only, null unless every host measured")
+
+
+class WarmupRun(_Closed):
+    """The record's `load_warmup`: the load generator's run of `duration_s` seconds against the same server
+    process before the measured load (archbench.measure.warmup). Closed."""
+
+    duration_s: int = Field(description="the campaign's warmup_s")
+    argv: list[str]
+    exit_code: int | None
+    wall_s: float | None
+    cpu_user_s: float | None
+    cpu_sys_s: float | None
+    output_file: str = Field(description="<trial-id>.warmup.<tool>.txt, its stdout verbatim")
+    stderr: str | None
+    requests: int | None = Field(description="requests (echoes) it completed, as parsed; null if unparsed")
+    flags: list[str] | None = Field(description="its parsed output's flags; null if unparsed")
 
 
 class IdleRun(_Closed):
@@ -302,6 +321,8 @@ class TrialRecord(_Closed):
     load: LoadRun
     open_files: OpenFiles | None = Field(None, description=MISSING_IN_OLDER)
     idle: IdleRun | None = Field(None, description="trials with idle_connections only: the idle connections' holder")
+    load_warmup: WarmupRun | None = Field(
+        None, description="trials with a warm-up only (warmup_s > 0; never a --max-conns ramp); missing: none")
     placement: PlacementRecord | SshPlacementRecord | None = Field(
         None, description="netns and ssh trials only; missing means both on loopback (every older record)")
     cpu_shares: CpuSharesRecord | None = Field(

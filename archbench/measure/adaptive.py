@@ -58,9 +58,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from archbench.config.params import Parameters
-from archbench.config.plan import PlannedTrial, TrialConfig, repetition_id, repetition_width
+from archbench.config.plan import PlannedTrial, TrialConfig, repetition_id, repetition_width, warmup_duration_s
 from archbench.config.profiles import TRIAL_OVERHEAD_S
 from archbench.data.storage import load_campaign, write_new_json
+from archbench.measure.warmup import without_warmup
 from archbench.parse import LoadOutputError, parse_output
 from archbench.parse.combine import combine_outputs
 from archbench.stats import DEFAULT_CONFIDENCE, mean_ci_t
@@ -271,13 +272,15 @@ class PairState:
 
 def server_cpu_s(server: Mapping[str, Any]) -> float:
     """The server's user + sys CPU seconds: its own numbers when `cpu_source` says "stats" (nginx), else the
-    launched tree's (archbench.analyze.trials.server_cpu_seconds reads the lenient spellings too)."""
+    launched tree's (archbench.analyze.trials.server_cpu_seconds reads the lenient spellings too), without a
+    warm-up's."""
     own = server.get("stats") or {}
     source = own if str(server.get("cpu_source") or "") == "stats" else server
     try:
-        return float(source["cpu_user_s"]) + float(source["cpu_sys_s"])
+        whole_life = float(source["cpu_user_s"]) + float(source["cpu_sys_s"])
     except (KeyError, TypeError, ValueError):
         return math.nan
+    return without_warmup(whole_life, server)  # the warm-up's CPU is not the measured requests
 
 
 def round_measure(record: Mapping[str, Any], campaign_dir: Path) -> RoundMeasure | None:
@@ -411,7 +414,7 @@ def next_paired_round(
             return [], "target"
         if round_number > params.max_trials:
             return [], "max_trials"
-        expected = sum(c.duration_s + TRIAL_OVERHEAD_S for c in wanted)
+        expected = sum(c.duration_s + warmup_duration_s(params, c) + TRIAL_OVERHEAD_S for c in wanted)
         if params.adaptive_budget_s is not None and adaptive_wall_s(records) + expected > params.adaptive_budget_s:
             return [], "budget"
     order = [c for c in wanted if c.config_id not in done.get(round_number, set())]

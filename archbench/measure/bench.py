@@ -28,6 +28,7 @@ client's CPU while its own user + sys time stays far lower.
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from archbench.config.params import default_campaign_name, resolve_parameters
 from archbench.config.servers import CPU_SOURCE_STATS, variant_label
 from archbench.data.storage import load_campaign
 from archbench.measure.runner import cpu_utilisation, run_campaign
+from archbench.measure.warmup import without_warmup
 from archbench.parse import LoadOutputError, parse_output
 
 REFERENCE = "nginx"
@@ -72,7 +74,10 @@ def server_cpu_seconds(server: Mapping[str, Any]) -> float | None:
     if server.get("cpu_source") == CPU_SOURCE_STATS:
         source = server.get("stats") or {}
     user, system = source.get("cpu_user_s"), source.get("cpu_sys_s")
-    return None if user is None or system is None else float(user) + float(system)
+    if user is None or system is None:
+        return None
+    cpu_s = without_warmup(float(user) + float(system), server)  # the warm-up's CPU is not the measured requests'
+    return None if math.isnan(cpu_s) else cpu_s
 
 
 def load_cpu_utilisation(load: Mapping[str, Any]) -> float | None:

@@ -15,7 +15,9 @@ One trial:
 With `idle_connections` K, idle_holder holds K idle keep-alive connections to the server from before the load to
 after it (archbench.measure.idle); the record's `idle` says how that went, and a hold that fails fails the trial.
 `server.load_cpu_s` is the server's CPU time over the load window alone (archbench.measure.proctree), without its
-start-up, the idle connections' set-up and its shutdown.
+start-up, the idle connections' set-up and its shutdown. With `warmup_s` > 0 the same load runs that long against
+the same server before step 3 (archbench.measure.warmup): its output is `<trial-id>.warmup.<tool>.txt`, its run the
+record's `load_warmup`, and a failed warm-up fails the trial before the measured load.
 
 The record also says which server CPU numbers measure the server (`server.cpu_source`: "tree", the
 wait4 numbers, or "stats", the server's own, for nginx without its launcher) and how busy the load
@@ -53,7 +55,7 @@ from typing import Any, TextIO
 
 from archbench.config.loadgen import LoadGenerator, load_generator, pipeline_script
 from archbench.config.params import FD_HEADROOM, Parameters, differing_parameters, parse_cpu_list
-from archbench.config.plan import PlannedTrial, grid_exclusions, plan_campaign
+from archbench.config.plan import PlannedTrial, grid_exclusions, plan_campaign, warmup_duration_s
 from archbench.config.servers import server_spec, server_specs
 from archbench.config.workloads import command_config
 from archbench.data.storage import Campaign, CampaignMismatchError, CampaignStore, load_campaign, signals_deferred
@@ -69,6 +71,7 @@ from archbench.measure.progress import Progress
 from archbench.measure.provenance import collect_provenance
 from archbench.measure.server_protocol import EXIT_UNSUPPORTED, READY_LINE, ready_fields, shutdown_stats, typed_fields
 from archbench.measure.ssh_placement import SshPlacement, local_problems, run_ssh_trial
+from archbench.measure.warmup import SERVER_WARMUP_CPU_KEY, WARMUP_KEY, run_warmup
 from archbench.parse import LoadOutputError, known_tools, parse_output
 
 SCHEMA = 1
@@ -173,6 +176,7 @@ def run_trial(
     outputs: dict[str, bytes] = {}
     shares: dict[str, Any] = {}  # _run_load fills it: the load interval's steal/irq/softirq/iowait (cpustat)
     hold: IdleHold | None = None  # idle connections beside the load (archbench.measure.idle)
+    warmup_info: dict[str, Any] | None = None  # the warm-up before the measured load (archbench.measure.warmup)
 
     children: list[ManagedProcess] = []  # everything started, so an interrupt can stop it all
     try:
@@ -211,21 +215,37 @@ def run_trial(
                     problems.append(wrong_host)
                 elif hold is None or hold.held:
                     ran_load = True
-                    load_problem = _run_load(
-                        generator,
-                        config,
-                        host,
-                        port,
-                        server.pid,
-                        placement,
-                        params,
-                        trial_id,
-                        load_info,
-                        server_info,
-                        outputs,
-                        children,
-                        shares,
-                    )
+                    load_problem = None
+                    warm_s = warmup_duration_s(params, planned.config)
+                    if warm_s:
+                        warmup_info, server_info[SERVER_WARMUP_CPU_KEY], load_problem = run_warmup(
+                            generator,
+                            config,
+                            warm_s,
+                            _load_url(generator, host, port),
+                            server.pid,
+                            placement,
+                            params,
+                            trial_id,
+                            outputs,
+                            lambda argv: spawn(argv, merge_stderr=False, children=children),
+                        )
+                    if load_problem is None:
+                        load_problem = _run_load(
+                            generator,
+                            config,
+                            host,
+                            port,
+                            server.pid,
+                            placement,
+                            params,
+                            trial_id,
+                            load_info,
+                            server_info,
+                            outputs,
+                            children,
+                            shares,
+                        )
                     if load_problem:
                         problems.append(load_problem)
                 if hold is not None:
@@ -264,6 +284,7 @@ def run_trial(
             "needed": planned.config.connections + idle_connections + FD_HEADROOM,
         },
         **({"idle": hold.info} if hold is not None else {}),
+        **({WARMUP_KEY: warmup_info} if warmup_info is not None else {}),
         "provenance": provenance,
     }
     placement_record = placement.record()
@@ -307,6 +328,11 @@ def _start_idle_hold(
     return hold
 
 
+def _load_url(generator: LoadGenerator, host: str, port: int) -> str:
+    scheme = "tcp" if generator.protocol == "echo" else "http"
+    return f"{scheme}://{host}:{port}/"
+
+
 def _run_load(
     generator: LoadGenerator,
     config: dict[str, Any],
@@ -322,8 +348,7 @@ def _run_load(
     children: list[ManagedProcess],
     shares: dict[str, Any],
 ) -> str | None:
-    scheme = "tcp" if generator.protocol == "echo" else "http"
-    url = f"{scheme}://{host}:{port}/"
+    url = _load_url(generator, host, port)
     # taskset execs the server, so the pid the runner started is the server's (echo_client reads its VmRSS).
     command = generator.command(
         config, url, params.wrk_timeout_s, build_dir=Path(params.build_dir), server_pid=server_pid
@@ -563,7 +588,7 @@ def _run_placed_campaign(
     progress = Progress(
         total=len(plan),
         already_done=result.skipped,
-        remaining_work_s=float(sum(t.config.duration_s for t in todo)),
+        remaining_work_s=float(sum(_load_s(params, t) for t in todo)),
         stream=stream,
     )
     progress.start_message(params.campaign)
@@ -571,6 +596,11 @@ def _run_placed_campaign(
     if params.ci_target is not None:
         _run_adaptive_phase(params, plan, provenance, placement, store, result, stream)
     return result
+
+
+def _load_s(params: Parameters, planned: PlannedTrial) -> int:
+    """Seconds a trial loads its server: the measured window and the warm-up before it (the progress estimate)."""
+    return planned.config.duration_s + warmup_duration_s(params, planned.config)
 
 
 def _run_trials(
@@ -597,7 +627,7 @@ def _run_trials(
         status = outcome.record["status"]
         result.statuses[status] += 1
         progress.trial_finished(
-            planned.trial_id, status, planned.config.duration_s, outcome.record.get("failure_reason") or ""
+            planned.trial_id, status, _load_s(params, planned), outcome.record.get("failure_reason") or ""
         )
 
 
@@ -616,7 +646,7 @@ def _run_adaptive_phase(
     if params.adaptive_criterion != adaptive.MEAN_CRITERION:  # whole rounds on the paired ratios
 
         def run_round(extra: list[PlannedTrial]) -> None:
-            work_s = float(sum(t.config.duration_s for t in extra))
+            work_s = float(sum(_load_s(params, t) for t in extra))
             progress = Progress(total=len(extra), already_done=0, remaining_work_s=work_s, stream=stream)
             _run_trials(extra, params, provenance, placement, store, result, progress, planned_total=len(plan))
 
@@ -646,7 +676,7 @@ def _run_adaptive_phase(
         progress = Progress(
             total=len(extra),
             already_done=0,
-            remaining_work_s=float(sum(t.config.duration_s for t in extra)),
+            remaining_work_s=float(sum(_load_s(params, t) for t in extra)),
             stream=stream,
         )
         _run_trials(extra, params, provenance, placement, store, result, progress, planned_total=len(plan))
