@@ -139,7 +139,7 @@ def test_the_findings_come_first_and_cite_only_labels_that_exist(root, tmp_path)
         figures_dir=paper / "figures",
     )
     front = (paper / "generated" / "front.tex").read_text().splitlines()
-    assert front[1:] == [r"\input{templates/findings/section}", r"\input{templates/summary/section}"]
+    assert front[1:] == [r"\input{templates/findings/section}"]
     findings = (paper / "generated" / "findings.tex").read_text()
     assert r"\label{tab:findings-cpu}" in findings and "nan" not in re.findall(r"[a-z]+", findings.lower())
     sources = [paper / "report.tex", *(paper / "generated").glob("*.tex"), *(paper / "templates").glob("*/*.tex")]
