@@ -54,7 +54,9 @@ def test_picks_per_point_where_the_server_bounded_the_best(workloads_study):
     assert found["unranked"] == [{"reason": "client", "points": ["close"]}]
     assert found["points"] == "5"
     assert {found[k]["verdict"] for k in ("blocking", "idle", "cpu")} == {"confirmed"}
-    text = " ".join(Prose().block(TEMPLATE, "picks", found).split())
+    block = Prose().block(TEMPLATE, "picks", found)
+    assert "\n\n\\emph{Requests that block}" in block  # a paragraph of its own after the points
+    text = " ".join(block.split())
     assert r"\item \emph{block 1000 us}: thread pool (request, queue), 64 threads." in text
     assert "at close the fastest design's trials were bounded by the load generator." in text
     assert "a pool of 64 threads" in text and "pick epoll over poll" in text
