@@ -7,6 +7,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pytest
 import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from archbench.analyze import analysis
 from archbench.report import pipeline, plots
@@ -130,9 +131,13 @@ def test_throughput_bars_one_panel_per_depth_with_client_bound_hatched(compariso
     figure = architecture_figures.architectures_throughput_figure(comparison.summary)
     panels = figure.axes
     assert [axes.get_title() for axes in panels] == [
-        "pipeline depth 1 (100 connections)",
-        "pipeline depth 16 (100 connections)",
+        "pipeline depth 1\n(100 connections)",
+        "pipeline depth 16\n(100 connections)",
     ]
+    # Side by side, the panels' titles must not overprint each other.
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    left, right = (axes.title.get_window_extent(renderer) for axes in panels)
+    assert left.x1 < right.x0
     assert all(axes.get_xlabel() == "Throughput (requests/s)" for axes in panels)
     assert [t.get_text() for t in panels[0].get_yticklabels()] == [
         "blocking",
