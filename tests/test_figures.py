@@ -10,7 +10,8 @@ import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from archbench.analyze import analysis
-from archbench.report import pipeline, plots
+from archbench.report import pipeline, plots, plotting
+from archbench.report.prose import Prose
 from archbench.report.studies.architectures import figures as architecture_figures
 from archbench.report.studies.pool import figures
 
@@ -168,3 +169,20 @@ def test_sweep_figures(comparison):
     assert [axes.get_title() for axes in threads.axes] == ["pipeline depth 16 (100 connections)"]
     assert threads.axes[0].get_xlabel() == "Threads or worker processes N"
     plt.close(threads)
+
+
+def test_captions_name_only_the_series_a_figure_shows(tmp_path):
+    made = {
+        "architectures_threads": plots.FigureFile(tmp_path / "figures" / "t.pdf", ("thread pool (request, queue)",))
+    }
+    blocks = plotting.figure_blocks(
+        made, {"t.tex": ("fig:t", "architectures_threads")}, "architectures/figures", Prose(), tmp_path
+    )
+    caption = blocks["t.tex"]
+    assert "(thread pool (request, queue))" in caption
+    assert "reactor" not in caption and "nginx" not in caption  # neither is plotted
+    made["architectures_threads"] = plots.FigureFile(tmp_path / "figures" / "t.pdf", ("io_uring", "nginx"))
+    caption = plotting.figure_blocks(
+        made, {"t.tex": ("fig:t", "architectures_threads")}, "architectures/figures", Prose(), tmp_path
+    )["t.tex"]
+    assert r"(io\_uring and nginx)" in caption and "nginx dashed" in caption
