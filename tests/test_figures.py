@@ -7,9 +7,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pytest
 import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from archbench.analyze import analysis
-from archbench.report import pipeline, plots
+from archbench.report import pipeline, plots, plotting
+from archbench.report.prose import Prose
 from archbench.report.studies.architectures import figures as architecture_figures
 from archbench.report.studies.pool import figures
 
@@ -130,9 +132,13 @@ def test_throughput_bars_one_panel_per_depth_with_client_bound_hatched(compariso
     figure = architecture_figures.architectures_throughput_figure(comparison.summary)
     panels = figure.axes
     assert [axes.get_title() for axes in panels] == [
-        "pipeline depth 1 (100 connections)",
-        "pipeline depth 16 (100 connections)",
+        "pipeline depth 1\n(100 connections)",
+        "pipeline depth 16\n(100 connections)",
     ]
+    # Side by side, the panels' titles must not overprint each other.
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    left, right = (axes.title.get_window_extent(renderer) for axes in panels)
+    assert left.x1 < right.x0
     assert all(axes.get_xlabel() == "Throughput (requests/s)" for axes in panels)
     assert [t.get_text() for t in panels[0].get_yticklabels()] == [
         "blocking",
@@ -163,3 +169,20 @@ def test_sweep_figures(comparison):
     assert [axes.get_title() for axes in threads.axes] == ["pipeline depth 16 (100 connections)"]
     assert threads.axes[0].get_xlabel() == "Threads or worker processes N"
     plt.close(threads)
+
+
+def test_captions_name_only_the_series_a_figure_shows(tmp_path):
+    made = {
+        "architectures_threads": plots.FigureFile(tmp_path / "figures" / "t.pdf", ("thread pool (request, queue)",))
+    }
+    blocks = plotting.figure_blocks(
+        made, {"t.tex": ("fig:t", "architectures_threads")}, "architectures/figures", Prose(), tmp_path
+    )
+    caption = blocks["t.tex"]
+    assert "(thread pool (request, queue))" in caption
+    assert "reactor" not in caption and "nginx" not in caption  # neither is plotted
+    made["architectures_threads"] = plots.FigureFile(tmp_path / "figures" / "t.pdf", ("io_uring", "nginx"))
+    caption = plotting.figure_blocks(
+        made, {"t.tex": ("fig:t", "architectures_threads")}, "architectures/figures", Prose(), tmp_path
+    )["t.tex"]
+    assert r"(io\_uring and nginx)" in caption and "nginx dashed" in caption

@@ -24,7 +24,7 @@ from archbench.analyze.noise import (
     noise_diagnostics,
     residuals,
 )
-from archbench.report.latex import MacroSet
+from archbench.report.latex import FIGURE_MAX_HEIGHT, MacroSet
 from archbench.report.prose import Prose
 from archbench.report.studies.statistics.noise import NOISE_FIGURE, NOISE_FILE, TEMPLATE, noise_outputs, steal_facts
 from archbench.report.studies.statistics.noise_figure import noise_figure
@@ -239,7 +239,8 @@ def test_report_outputs_with_steal(tmp_path: Path) -> None:
     files = noise_outputs(synthetic_processed(tmp_path), macros, generated, figures_dir)
     text = files[NOISE_FILE]
     assert (figures_dir / NOISE_FIGURE).is_file() and r"\label{fig:noise}" in text
-    assert r"\includegraphics[width=\linewidth]{figures/noise-residuals.pdf}" in text
+    include = f"\\includegraphics[width=\\linewidth,height={FIGURE_MAX_HEIGHT},keepaspectratio]"
+    assert include + "{figures/noise-residuals.pdf}" in text
     assert "1 trial lost 2\\,\\% or more of the ticks to steal: \\texttt{up-\\allowbreak{}r02}" in text
     assert "stolen by the hypervisor" in text  # the figure's steal panel, named in its caption
     assert "0.10\\,\\%" in text  # median steal, 0.001 of the ticks

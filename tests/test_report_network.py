@@ -233,7 +233,8 @@ def test_report_pdf_builds_with_the_network_section(raw_root, tmp_path) -> None:
         figures_dir=paper / "figures",
     )
     assert outputs.network is not None and outputs.network.available
-    assert r"\input{templates/network/section}" in (paper / "generated" / "body.tex").read_text()
+    # Source 000's separate client is per-source detail: an appendix after the main body.
+    assert r"\input{templates/network/section}" in (paper / "generated" / "appendices.tex").read_text()
     generated = paper / "generated"
     assert (generated / report_network.TABLE_FILE).read_text().startswith(r"\begin{table}")
     used = latex.macros_used(SECTION.read_text()) | latex.macros_used(

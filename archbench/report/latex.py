@@ -517,6 +517,11 @@ def stacked(*lines: str) -> str:
     return r"\begin{tabular}[b]{@{}c@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
 
 
+# A figure takes the text's width unless that makes it taller than this: two figures then share a page, and a tall
+# figure does not leave a page to itself.
+FIGURE_MAX_HEIGHT = r"0.5\textheight"
+
+
 def figure_block(include_path: str | None, label: str, caption: str, missing_sentence: str) -> str:
     """A figure environment, or a sentence when the campaign cannot produce the figure."""
     if include_path is None:
@@ -525,7 +530,7 @@ def figure_block(include_path: str | None, label: str, caption: str, missing_sen
         [
             r"\begin{figure}[htbp]",
             r"\centering",
-            f"\\includegraphics[width=\\linewidth]{{{include_path}}}",
+            f"\\includegraphics[width=\\linewidth,height={FIGURE_MAX_HEIGHT},keepaspectratio]{{{include_path}}}",
             f"\\caption{{{caption}}}",
             f"\\label{{{label}}}",
             r"\end{figure}",

@@ -18,7 +18,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
-from archbench.report.latex import figure_block
+from archbench.report.latex import escape, figure_block
 from archbench.report.plots import FigureFile
 from archbench.report.prose import Prose
 from archbench.report.theme import architecture_palette
@@ -108,12 +108,17 @@ def figure_blocks(
     paper_dir: Path,
 ) -> dict[str, str]:
     """{generated file: figure environment} for `blocks` ({file: (label, figure key)}); the template holds each
-    key's `<key>_caption` and `<key>_missing` (the sentence standing in for a figure the campaign cannot make)."""
+    key's `<key>_caption` and `<key>_missing` (the sentence standing in for a figure the campaign cannot make). A
+    caption gets the figure's series (`series`, LaTeX-escaped), so that it names only what the figure shows."""
     return {
         name: figure_block(
             include_path(made[key], paper_dir),
             label,
-            prose.sentence(template, f"{key}_caption"),
+            prose.sentence(
+                template,
+                f"{key}_caption",
+                series=[escape(s) for s in made[key].series_labels] if made[key] is not None else [],
+            ),
             prose.sentence(template, f"{key}_missing"),
         )
         for name, (label, key) in blocks.items()

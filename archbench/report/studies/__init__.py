@@ -2,20 +2,26 @@
 
 A study (archbench.report.study) processes its campaign into data/processed/, adds its macros and its generated
 files, and has its section in paper/templates/<name>/section.tex; its `part` says whether the section comes before
-the introduction, in the body or in the appendices. The studies run in this order, so a study may read the result
-of any study above it (the rules study cites the tables and figures of the ones before it); within each part, the
-sections appear in this order too. To add a study: a package here, its templates under paper/templates/<name>/,
+the introduction, in the body or in the appendices. The statistics and rules studies are placed in the appendices
+here, whatever their packages say: the main body, findings to threats to validity, is what a reader needs to pick a
+design, and their diagnostics and checklists support it from the back. The studies run in this order, so a study may
+read the result of any study above it (the rules study cites the tables and figures of the ones before it); within
+each part, the sections appear in this order too. To add a study: a package here, its templates under paper/templates/<name>/,
 and one line below.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from archbench.report.studies import (
     architectures,
     artifact,
+    configurations,
     crossos,
     echo,
     environment,
+    findings,
     latency,
     method,
     network,
@@ -41,10 +47,12 @@ STUDIES: tuple[Study, ...] = (
     serving_order.STUDY,
     network.STUDY,
     sources.STUDY,
+    findings.STUDY,
     summary.STUDY,
-    statistics.STUDY,
+    replace(statistics.STUDY, part="appendix"),
     crossos.STUDY,
-    rules.STUDY,
+    replace(rules.STUDY, part="appendix"),
+    configurations.STUDY,
     environment.STUDY,
     robustness.STUDY,
     notebooks.STUDY,

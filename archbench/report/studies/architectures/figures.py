@@ -225,7 +225,8 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
             if len(one.rows) and one.reference is not None:
                 axes.axhline(positions[one.reference["family"]] - 0.5, color="0.6", linewidth=0.6)
             axes.set_xlim(0, limit)
-            axes.set_title(f"pipeline depth {one.pipeline} ({one.connections} connections)")
+            # Two lines: side by side, the panels' one-line titles overprinted each other.
+            axes.set_title(f"pipeline depth {one.pipeline}\n({one.connections} connections)")
             axes.set_xlabel(metric.xlabel)
             axes.set_ylabel("")
             axes.xaxis.set_major_formatter(FuncFormatter(kilo))

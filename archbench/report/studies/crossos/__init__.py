@@ -91,4 +91,4 @@ def write_crossos_csv(processed_dir: Path, cross: CrossOs) -> None:
     combined.to_csv(processed_dir / CROSSOS_CSV, index=False, lineterminator="\n")
 
 
-STUDY = Study(name="crossos", title="across operating systems, machines and campaigns", part="body", write=write)
+STUDY = Study(name="crossos", title="across operating systems, machines and campaigns", part="appendix", write=write)

@@ -126,7 +126,7 @@ def write(context: StudyContext) -> StudyOutput:
 STUDY = Study(
     name=STUDY_NAME,
     title="echo servers at 100 to 10,000 clients (source 004)",
-    part="body",
+    part="appendix",
     write=write,
     campaign=CampaignRule(
         measured=(("echo-{host}", "make echo-study"), ("echo-short-{host}", "the short study of make all")),

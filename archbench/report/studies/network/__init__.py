@@ -306,7 +306,7 @@ def write(context: StudyContext) -> StudyOutput:
 STUDY = Study(
     name=STUDY_NAME,
     title="a separate client against loopback (source 000)",
-    part="body",
+    part="appendix",
     write=write,
     campaign=CampaignRule(
         measured=(("network-{host}", "make network-study"), ("network-short-{host}", "the short study of make all")),

@@ -38,7 +38,7 @@ def write(context: StudyContext) -> StudyOutput:
 STUDY = Study(
     name=STUDY_NAME,
     title="published beside measured (each source's own protocol)",
-    part="body",
+    part="appendix",
     write=write,
     campaign=CampaignRule(
         measured=(("sources-{host}", "make sources-study"),),

@@ -1,6 +1,6 @@
-"""The summary study: the five sources in one page, right after the abstract (per source its question, its
-published answer, this machine's with its interval, and whether they agree), from the sources study's facts. Its
-words are paper/templates/summary/.
+"""The summary study: the five sources in one page, an appendix after each source's numbers (per source its question,
+its published answer, this machine's with its interval, and whether they agree), from the sources study's facts;
+the findings after the abstract cite it. Its words are paper/templates/summary/.
 """
 
 from __future__ import annotations
@@ -13,4 +13,4 @@ def write(context: StudyContext) -> StudyOutput:
     return StudyOutput(files=summary_outputs(context.result("sources"), context.prose))
 
 
-STUDY = Study(name="summary", title="the five sources in one page", part="front", write=write)
+STUDY = Study(name="summary", title="the five sources in one page", part="appendix", write=write)

@@ -1,0 +1,77 @@
+"""The findings study: the report's answers first, right after the abstract, each computed from the studies that ran
+before it and each pointing to the section, table or figure that supports it: what to pick for which workload (the
+workloads study), server CPU per request ranked and the designs that starved connections (the main campaign), and
+what this machine could not test (its campaigns' records). Its words are paper/templates/findings/.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from archbench.report.latex import Column, adjusted_table, render_tabular
+from archbench.report.prose import Prose
+from archbench.report.studies.findings.facts import cpu_facts, limit_facts, pick_facts, starvation_facts
+from archbench.report.study import Study, StudyContext, StudyOutput
+
+FINDINGS_FILE = "findings.tex"
+TEMPLATE = "findings/findings"
+
+
+def cpu_table(depths: Sequence[dict[str, Any]], prose: Prose) -> str:
+    """The servers ranked by CPU per request, one pair of columns per pipeline depth (empty without a ranking)."""
+    if not depths:
+        return ""
+    columns = [Column(prose.sentence(TEMPLATE, "rank_heading"), "r")]
+    for depth in depths:
+        columns += [
+            Column(prose.sentence(TEMPLATE, "cpu_heading", depth), "l"),
+            Column(prose.sentence(TEMPLATE, "cpu_unit"), "r"),
+        ]
+    rows = []
+    for rank in range(max(len(d["ranked"]) for d in depths)):
+        row = [str(rank + 1)]
+        for depth in depths:
+            entry = depth["ranked"][rank] if rank < len(depth["ranked"]) else {"name": "", "cpu": ""}
+            row += [entry["name"], entry["cpu"]]
+        rows.append(row)
+    caption = prose.sentence(
+        TEMPLATE, "cpu_caption", connections=" / ".join(sorted({d["connections"] for d in depths}))
+    )
+    return adjusted_table(caption, "tab:findings-cpu", render_tabular(columns, rows))
+
+
+def _campaign_metas(context: StudyContext) -> list[dict]:
+    """The recorded parameters of the main campaign and of the network study's campaigns (where they ran)."""
+    metas = [context.processed.campaign.meta]
+    network = context.earlier.get("network")
+    study = network.result if network is not None else None
+    for source in (getattr(study, "network", None), getattr(study, "loopback", None)):
+        if source is not None and source.campaign is not None:
+            metas.append(source.campaign.meta)
+    return metas
+
+
+def write(context: StudyContext) -> StudyOutput:
+    processed = context.processed
+    workloads = context.earlier.get("workloads")
+    picks = pick_facts(workloads.result if workloads is not None else None)
+    sources = context.earlier.get("sources")
+    verdicts = [facts.verdict for facts in (sources.result or {}).values()] if sources is not None else []
+    architectures = context.earlier.get("architectures")
+    pool = context.earlier.get("pool")
+    facts = {
+        "picks": picks,
+        "cpu": cpu_facts(processed.summary),
+        "cpu_table": "",
+        "cpu_figure": bool(architectures and architectures.result.figures_present.get("architectures_cpu")),
+        "starvation": starvation_facts(processed.summary),
+        "connections_figure": bool(pool and pool.result.figures_present.get("connections")),
+        "limits": limit_facts(processed.trials, _campaign_metas(context), picks, verdicts),
+        "summary": bool(verdicts),
+    }
+    facts["cpu_table"] = cpu_table(facts["cpu"], context.prose)
+    return StudyOutput(files={FINDINGS_FILE: context.prose.block(TEMPLATE, "findings", facts)}, result=facts)
+
+
+STUDY = Study(name="findings", title="findings first", part="front", write=write)

@@ -1,0 +1,149 @@
+"""The findings after the abstract: what to pick per workload point, CPU per request ranked, the designs that
+starved connections and what this machine could not test, each computed from the data and each citing a label
+that exists."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import synthetic_workloads as sw  # tests/fixtures/campaigns/synthetic_workloads.py (pytest pythonpath)
+
+from archbench.report import build as report
+from archbench.report import pipeline
+from archbench.report.prose import Prose
+from archbench.report.studies import workloads
+from archbench.report.studies.findings import facts
+
+FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
+PAPER = Path(__file__).resolve().parent.parent / "paper"
+TEMPLATE = "findings/findings"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    raw = tmp_path_factory.mktemp("raw")
+    sw.write_workloads_campaign(raw)
+    shutil.copytree(FIXTURES / "fixture-architectures", raw / "fixture-architectures")
+    return raw
+
+
+@pytest.fixture(scope="module")
+def workloads_study(root):
+    return workloads.process_workloads_campaign(sw.WORKLOADS, root, None)
+
+
+@pytest.fixture(scope="module")
+def main(root, tmp_path_factory):
+    return pipeline.process_main_campaign(root / "fixture-architectures", tmp_path_factory.mktemp("processed"))
+
+
+def test_picks_per_point_where_the_server_bounded_the_best(workloads_study):
+    found = facts.pick_facts(workloads_study)
+    ranked = {entry["point"]: entry["picks"] for entry in found["ranked"]}
+    # Tight rounds separate every server from the best in the synthetic campaign: the best alone is picked.
+    assert ranked == {
+        "baseline": ["epoll"],
+        "block 1000 us": ["thread pool (request, queue), 64 threads"],
+        "idle 8000": ["epoll"],
+        "work 100 us": ["epoll"],
+    }
+    assert found["unranked"] == [{"reason": "client", "points": ["close"]}]
+    assert found["points"] == "5"
+    assert {found[k]["verdict"] for k in ("blocking", "idle", "cpu")} == {"confirmed"}
+    block = Prose().block(TEMPLATE, "picks", found)
+    assert "\n\n\\emph{Requests that block}" in block  # a paragraph of its own after the points
+    text = " ".join(block.split())
+    assert r"\item \emph{block 1000 us}: thread pool (request, queue), 64 threads." in text
+    assert "at close the fastest design's trials were bounded by the load generator." in text
+    assert "a pool of 64 threads" in text and "pick epoll over poll" in text
+
+
+def test_without_a_workloads_campaign_the_findings_say_so():
+    assert facts.pick_facts(None) == {"available": False}
+    assert "No workloads campaign was analysed" in Prose().block(TEMPLATE, "picks", {"available": False})
+
+
+def test_cpu_per_request_is_ranked_cheapest_first_without_the_upper_bound(main):
+    depths = facts.cpu_facts(main.summary)
+    assert [d["pipeline"] for d in depths] == ["1", "16"]
+    for depth in depths:
+        values = [float(entry["cpu"].replace(",", "")) for entry in depth["ranked"]]
+        names = [entry["name"] for entry in depth["ranked"]]
+        assert values == sorted(values) and len(names) == len(set(names)) >= 2
+        assert not any("upper bound" in name for name in names)
+        assert any(name.startswith("nginx") for name in names)
+        assert float(depth["factor"]) == pytest.approx(values[-1] / values[0], rel=0.05)
+
+
+def test_starvation_per_design_with_its_worst_configuration():
+    summary = pd.DataFrame(
+        [
+            {"architecture": "blocking", "connections": 10, "starved_connections_mean": 9.0},
+            {"architecture": "blocking", "connections": 400, "starved_connections_mean": 399.0},
+            {"architecture": "blocking", "connections": 1, "starved_connections_mean": 0.0},
+            {"architecture": "epoll", "trigger": "level", "connections": 100, "starved_connections_mean": 0.0},
+            {"architecture": "nginx", "threads": 1, "connections": 100, "starved_connections_mean": float("nan")},
+        ]
+    )
+    found = facts.starvation_facts(summary)
+    assert found["measured"] and found["never"] == ["epoll (level)"] and found["unmeasured"] == ["nginx"]
+    (blocking,) = found["starving"]
+    assert {k: blocking[k] for k in ("name", "starved", "connections", "configurations", "of")} == {
+        "name": "blocking",
+        "starved": "399",
+        "connections": "400",
+        "configurations": "2",
+        "of": "3",
+    }
+    text = " ".join(Prose().block(TEMPLATE, "starvation", starvation=found, connections_figure=False).split())
+    assert "blocking (399 of 400; 2 of 3)." in text and "nginx reports no such count." in text
+    assert "Figure" not in text and r"Table~\ref{tab:configurations}" in text
+    assert facts.starvation_facts(pd.DataFrame()) == {"measured": False}
+
+
+def test_what_this_machine_could_not_test_comes_from_the_records():
+    metas = [{"parameters": {}}, {"parameters": {"placement": "netns", "link": "1gbit"}}]
+    picks = {"unranked": [{"reason": "client", "points": ["close", "idle 1000"]}], "points": "5"}
+    here = facts.limit_facts(pd.DataFrame({"server_cpus": ["0", "0"]}), metas, picks, ["not testable here", "agree"])
+    assert here["one_cpu"] and not here["second_host"] and not here["delay"]
+    assert here["placements"] == ["loopback", "netns"] and here["links"] == ["1gbit"]
+    assert here["unranked_points"] == 2 and (here["untestable_sources"], here["sources"]) == ("1", "2")
+    text = " ".join(Prose().block(TEMPLATE, "limits", limits=here, summary=True).split())
+    assert "Multi-core scaling" in text and "A second host" in text and "no delay" in text
+    assert "Rankings at 2 of 5 workload points" in text
+    elsewhere = facts.limit_facts(
+        pd.DataFrame({"server_cpus": ["0-3"]}),
+        [{"parameters": {"placement": "ssh"}}, {"parameters": {"placement": "netns", "link": "1gbit 50us"}}],
+        {},
+        [],
+    )
+    assert elsewhere["server_cpus"] == "4" and not elsewhere["one_cpu"]
+    assert elsewhere["second_host"] and elsewhere["delay"]
+    text = " ".join(Prose().block(TEMPLATE, "limits", limits=elsewhere, summary=False).split())
+    assert "Scaling beyond 4 CPUs" in text and "second host" not in text and "Wire latency" not in text
+
+
+@pytest.mark.integration
+def test_the_findings_come_first_and_cite_only_labels_that_exist(root, tmp_path):
+    paper = tmp_path / "paper"
+    shutil.copytree(PAPER / "templates", paper / "templates")
+    for name in ("report.tex", "references.bib"):
+        shutil.copy(PAPER / name, paper / name)
+    report.build_report(
+        {"main": "fixture-architectures", "workloads": sw.WORKLOADS},
+        raw_root=root,
+        processed_dir=tmp_path / "processed",
+        generated_dir=paper / "generated",
+        figures_dir=paper / "figures",
+    )
+    front = (paper / "generated" / "front.tex").read_text().splitlines()
+    assert front[1:] == [r"\input{templates/findings/section}"]
+    findings = (paper / "generated" / "findings.tex").read_text()
+    assert r"\label{tab:findings-cpu}" in findings and "nan" not in re.findall(r"[a-z]+", findings.lower())
+    sources = [paper / "report.tex", *(paper / "generated").glob("*.tex"), *(paper / "templates").glob("*/*.tex")]
+    labels = {label for path in sources for label in re.findall(r"\\label\{([^}]+)\}", path.read_text())}
+    assert set(re.findall(r"\\ref\{([^}]+)\}", findings)) - labels == set()
