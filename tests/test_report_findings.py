@@ -49,10 +49,12 @@ def test_picks_per_point_where_the_server_bounded_the_best(workloads_study):
         "baseline": ["epoll"],
         "block 1000 us": ["thread pool (request, queue), 64 threads"],
         "idle 8000": ["epoll"],
+        "work 10 us, idle 8000": ["epoll"],
+        "work 10 us": ["epoll"],
         "work 100 us": ["epoll"],
     }
     assert found["unranked"] == [{"reason": "client", "points": ["close"]}]
-    assert found["points"] == "5"
+    assert found["points"] == "7"
     assert {found[k]["verdict"] for k in ("blocking", "idle", "cpu")} == {"confirmed"}
     block = Prose().block(TEMPLATE, "picks", found)
     assert "\n\n\\emph{Requests that block}" in block  # a paragraph of its own after the points
@@ -60,6 +62,7 @@ def test_picks_per_point_where_the_server_bounded_the_best(workloads_study):
     assert r"\item \emph{block 1000 us}: thread pool (request, queue), 64 threads." in text
     assert "at close the fastest design's trials were bounded by the load generator." in text
     assert "a pool of 64 threads" in text and "pick epoll over poll" in text
+    assert "with 8,000 idle connections held open and 10\\,\\textmu s of work per request, poll" in text
 
 
 def test_without_a_workloads_campaign_the_findings_say_so():
