@@ -1,4 +1,5 @@
-"""open_loop's latency histogram on the Python side: the same bucket edges, adding, percentiles.
+"""open_loop's latency histogram on the Python side: the same bucket edges, adding, percentiles; wrk's
+record (dumped by archbench/config/lua/pipeline.lua) goes in the same buckets.
 
 Percentiles of several client hosts (or threads) cannot be combined; histograms with the same fixed
 edges can: add the counts bucket by bucket, then take the percentiles of the sum. The edges are
@@ -81,6 +82,24 @@ class LatencyHistogram:
                 raise ValueError(f"bucket [{lower}, {upper}) is not one of the fixed buckets")
             h.counts[i] = h.counts.get(i, 0) + n
         h.max_ns = record["latency_ns"]["max"] if h.total else None
+        return h
+
+    @classmethod
+    def from_wrk(cls, histogram: Mapping) -> LatencyHistogram:
+        """From a parsed wrk record's `latency_histogram` (archbench.parse.wrk: [value_us, n] pairs, wrk's
+        record after its own correction): each whole microsecond v, which stands for [v, v + 1) us, goes in
+        the bucket of v * 1000 ns, and the largest v is the maximum, as wrk prints it. Below 1 ms a bucket is
+        narrower than a microsecond, so nothing is lost; above, a bucket is at most 1/1024 of its value."""
+        if histogram.get("unit") != "us":
+            raise ValueError(f"wrk histogram in unit {histogram.get('unit')!r}, expected 'us'")
+        h = cls()
+        for value_us, n in histogram["counts"]:
+            if n < 0 or value_us < 0:
+                raise ValueError(f"wrk histogram entry ({value_us}, {n}) is negative")
+            if n:
+                i = bucket_of(int(value_us) * 1000)
+                h.counts[i] = h.counts.get(i, 0) + int(n)
+                h.max_ns = max(h.max_ns or 0, int(value_us) * 1000)
         return h
 
     @property
