@@ -35,7 +35,7 @@ def block(counts: list[tuple[int, int]], *, requests: int = 10, duration_us: int
 
 def test_a_report_without_the_block_has_no_histogram() -> None:
     # Every campaign recorded before the dump: its output parses as before.
-    assert parse(REPORT)["latency_histogram"] is None
+    assert "latency_histogram" not in parse(REPORT)
 
 
 def test_the_block_after_the_report_is_parsed_and_the_rest_unchanged() -> None:
@@ -44,13 +44,11 @@ def test_the_block_after_the_report_is_parsed_and_the_rest_unchanged() -> None:
         "unit": "us", "requests": 20, "duration_us": 2_004_133, "count": 21, "source": "ffi",
         "counts": [[61, 3], [62, 17], [5062, 1]],
     }  # fmt: skip
-    assert {k: v for k, v in record.items() if k != "latency_histogram"} == {
-        k: v for k, v in parse(REPORT).items() if k != "latency_histogram"
-    }
+    assert {k: v for k, v in record.items() if k != "latency_histogram"} == parse(REPORT)
 
 
 def test_a_record_the_script_could_not_read_is_no_histogram() -> None:
-    assert parse(REPORT + block([], source="none"))["latency_histogram"] is None
+    assert "latency_histogram" not in parse(REPORT + block([], source="none"))
 
 
 @pytest.mark.parametrize(

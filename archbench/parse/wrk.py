@@ -37,7 +37,7 @@ one "value count" line per latency in whole microseconds that occurred,
 ascending; `count` is their sum (wrk's record after its coordinated-omission
 correction, so it can exceed `requests`: see the script; before_correction
 undoes it). It becomes `latency_histogram` = {"unit": "us", "requests",
-"duration_us", "count", "source", "counts": [[value_us, n], ...]}; None when the output has no block (every campaign
+"duration_us", "count", "source", "counts": [[value_us, n], ...]}, absent when the output has no block (every campaign
 recorded before it) or the script could not read the record (source=none).
 """
 
@@ -166,7 +166,8 @@ def parse(text: str) -> dict[str, Any]:
         in_distribution = line.kind == "distribution_header"
     require_lines(found, REQUIRED_LINES, TOOL, output_was_empty=not found)
     record = _record(found, percentiles if "distribution_header" in found else {p: None for p in PERCENTILES})
-    record["latency_histogram"] = histogram
+    if histogram is not None:  # outputs without the block keep the record they always had
+        record["latency_histogram"] = histogram
     return record
 
 
