@@ -24,12 +24,15 @@ from archbench.parse.wrk import before_correction, parse
 REPORT = (Path(__file__).parent / "fixtures" / "wrk" / "normal_latency.wrk.txt").read_text()
 
 
-def block(counts: list[tuple[int, int]], *, requests: int = 10, duration_us: int = 1_000_000, source: str = "ffi",
-          total: int | None = None) -> str:  # fmt: skip
+def block(counts: list[tuple[int, int]], *, unit: str = "us", requests: int = 10, duration_us: int = 1_000_000,
+          source: str = "ffi", total: int | None = None, low: int = 0, high: int = 0) -> str:  # fmt: skip
+    """The script's block: lines of (step from the previous value, count)."""
     total = sum(n for _, n in counts) if total is None else total
-    low, high = (counts[0][0], counts[-1][0]) if counts else (0, 0)
-    lines = [f"archbench-histogram 1 unit=us requests={requests} duration_us={duration_us} count={total} "
-             f"min={low} max={high} source={source}", *(f"{v} {n}" for v, n in counts), "archbench-histogram-end"]  # fmt: skip
+    if unit == "us" and counts:
+        low, high = counts[0][0], counts[-1][0]
+    steps = [(v - (counts[i - 1][0] if i else 0), n) for i, (v, n) in enumerate(counts)]
+    lines = [f"archbench-histogram 1 unit={unit} requests={requests} duration_us={duration_us} count={total} "
+             f"min={low} max={high} source={source}", *(f"{d} {n}" for d, n in steps), "archbench-histogram-end"]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -39,12 +42,27 @@ def test_a_report_without_the_block_has_no_histogram() -> None:
 
 
 def test_the_block_after_the_report_is_parsed_and_the_rest_unchanged() -> None:
-    record = parse(REPORT + block([(61, 3), (62, 17), (5062, 1)], requests=20, duration_us=2_004_133))
+    text = block([(61, 3), (62, 17), (5062, 1)], requests=20, duration_us=2_004_133)
+    assert "\n61 3\n1 17\n5000 1\n" in text  # what the script writes: steps, not values
+    record = parse(REPORT + text)
     assert record["latency_histogram"] == {
-        "unit": "us", "requests": 20, "duration_us": 2_004_133, "count": 21, "source": "ffi",
-        "counts": [[61, 3], [62, 17], [5062, 1]],
+        "unit": "us", "requests": 20, "duration_us": 2_004_133, "count": 21, "min_us": 61, "max_us": 5062,
+        "source": "ffi", "counts": [[61, 3], [62, 17], [5062, 1]],
     }  # fmt: skip
     assert {k: v for k, v in record.items() if k != "latency_histogram"} == parse(REPORT)
+
+
+def test_a_bucketed_block_keeps_bucket_indices_and_the_extremes() -> None:
+    # 1 ms and 2.5 ms: buckets of histogram.py, the latencies themselves only as min and max.
+    low, high = bucket_of(1_000_000), bucket_of(2_500_000)
+    record = parse(REPORT + block([(low, 4), (high, 1)], unit="bucket10", low=1000, high=2500))
+    histogram = record["latency_histogram"]
+    assert (histogram["unit"], histogram["counts"], histogram["min_us"], histogram["max_us"]) == (
+        "bucket10", [[low, 4], [high, 1]], 1000, 2500)  # fmt: skip
+    h = LatencyHistogram.from_wrk(histogram)
+    assert h.total == 5 and h.percentile(50) == upper_edge(low) and h.percentile(100) == 2_500_000
+    with pytest.raises(ValueError, match="only at 1 us resolution"):
+        before_correction(histogram, 1)
 
 
 def test_a_record_the_script_could_not_read_is_no_histogram() -> None:
@@ -55,9 +73,10 @@ def test_a_record_the_script_could_not_read_is_no_histogram() -> None:
     ("tail", "message"),
     [
         (block([(5, 1)]).replace("archbench-histogram-end\n", ""), "without its 'archbench-histogram-end' line"),
-        (block([(5, 1), (4, 1)]), "histogram values not ascending at 4"),
+        (block([(5, 1), (5, 1)]), "histogram step 0"),
         (block([(5, 1)], total=2), "histogram lines add up to 1, header says 2"),
-        (block([(5, 1)]).replace("5 1", "5 x"), "not a 'value count' histogram line"),
+        (block([(5, 1)]).replace("5 1", "5 x"), "not a 'step count' histogram line"),
+        (block([(5, 1)]).replace("5 1", "-5 1"), "not a 'step count' histogram line"),
         (block([(5, 1)]) + block([(5, 1)]), "a second histogram block"),
         (block([(5, 1)]).replace("unit=us", "unit=ms"), "not a histogram header"),
     ],
@@ -91,7 +110,8 @@ def test_before_correction_undoes_wrks_correction() -> None:
     interval = duration_us // (requests // connections)  # 2000 us: values from 4000 us on are copied
     corrected = wrk_correct(measured, interval)
     assert sum(corrected.values()) > requests  # the correction did add samples
-    histogram = {"requests": requests, "duration_us": duration_us, "counts": [[v, corrected[v]] for v in sorted(corrected)]}  # fmt: skip
+    histogram = {"unit": "us", "requests": requests, "duration_us": duration_us,
+                 "counts": [[v, corrected[v]] for v in sorted(corrected)]}  # fmt: skip
     assert before_correction(histogram, connections) == [[v, measured[v]] for v in sorted(measured)]
 
 
@@ -153,6 +173,7 @@ def test_a_real_wrk_run_dumps_wrks_own_record(loopback_server: str) -> None:
     record = parse(done.stdout)
     histogram = record["latency_histogram"]
     assert histogram is not None and histogram["source"] == "ffi", done.stdout[-500:]
+    assert histogram["unit"] == "us"  # a light 1 s run: a few hundred distinct microseconds, kept exact
     assert histogram["requests"] == record["total_requests"] > 0
     # The dump is wrk's corrected record; undone, it counts every request (none near the 2 s timeout).
     assert sum(n for _, n in before_correction(histogram, 4)) == record["total_requests"]
@@ -167,3 +188,44 @@ def test_a_real_wrk_run_dumps_wrks_own_record(loopback_server: str) -> None:
         assert within_one_bucket(buckets.percentile(q), exact_percentile(samples_ns, q)), q
     # What a trial adds to its .wrk.txt: one short line per distinct microsecond.
     assert len(done.stdout.split("archbench-histogram ", 1)[1]) < 20 * len(histogram["counts"]) + 200
+
+
+THREAD_POOL = Path(__file__).resolve().parents[1] / "build" / "bin" / "thread_pool"
+
+
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (apt-get install wrk)")
+@pytest.mark.skipif(not THREAD_POOL.is_file(), reason="needs build/bin/thread_pool (make servers)")
+def test_a_spread_out_run_is_dumped_in_buckets() -> None:
+    # Exponential waits of 5 ms on average: thousands of distinct microseconds, so the script writes the
+    # project's buckets, and their percentiles are wrk's within one bucket and wrk's print rounding.
+    server = subprocess.Popen(
+        [str(THREAD_POOL), "--threads", "32", "--block-us", "5000", "--block-dist", "exp", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        ready = server.stdout.readline()
+        port = int(ready.rsplit(":", 1)[1].split()[0])
+        config = {"load_threads": 1, "connections": 32, "duration_s": 1}
+        argv = load_generator("wrk").command(config, f"http://127.0.0.1:{port}/", 2)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)
+    record = parse(done.stdout)
+    histogram = record["latency_histogram"]
+    assert histogram["unit"] == "bucket10" and histogram["source"] == "ffi", done.stdout[-300:]
+    assert histogram["count"] >= histogram["requests"] == record["total_requests"] > 2048
+    # The script's bucket_of is histogram.py's: its extremes' buckets are the first and last lines.
+    assert histogram["counts"][0][0] == bucket_of(histogram["min_us"] * 1000)
+    assert histogram["counts"][-1][0] == bucket_of(histogram["max_us"] * 1000)
+    assert histogram["max_us"] * 1e-6 == pytest.approx(record["latency_s"]["max"], rel=0.005)
+    # Under 10 bytes a line, and at most one line per bucket.
+    block_text = done.stdout.split("archbench-histogram ", 1)[1]
+    assert len(block_text) < 10 * len(histogram["counts"]) + 200 and len(histogram["counts"]) <= 28_672
+    buckets = LatencyHistogram.from_wrk(histogram)
+    for p, printed in record["latency_s"]["percentiles"].items():
+        printed_ns = printed * 1e9
+        i = bucket_of(int(printed_ns))
+        slack = (upper_edge(i) - lower_edge(i)) + 0.005 * printed_ns
+        assert printed_ns - slack <= buckets.percentile(float(p)) <= printed_ns + slack, p

@@ -86,20 +86,24 @@ class LatencyHistogram:
 
     @classmethod
     def from_wrk(cls, histogram: Mapping) -> LatencyHistogram:
-        """From a parsed wrk record's `latency_histogram` (archbench.parse.wrk: [value_us, n] pairs, wrk's
-        record after its own correction): each whole microsecond v, which stands for [v, v + 1) us, goes in
-        the bucket of v * 1000 ns, and the largest v is the maximum, as wrk prints it. Below 1 ms a bucket is
-        narrower than a microsecond, so nothing is lost; above, a bucket is at most 1/1024 of its value."""
-        if histogram.get("unit") != "us":
-            raise ValueError(f"wrk histogram in unit {histogram.get('unit')!r}, expected 'us'")
+        """From a parsed wrk record's `latency_histogram` (archbench.parse.wrk; wrk's record after its own
+        correction). Unit "us": each whole microsecond v, which stands for [v, v + 1) us, goes in the bucket of
+        v * 1000 ns (below 1 ms a bucket is narrower than a microsecond, so nothing is lost; above, a bucket is
+        at most 1/1024 of its value); unit "bucket10": the counts are already by this module's bucket index.
+        The maximum is the largest latency, as wrk prints it."""
+        unit = histogram.get("unit")
+        if unit not in ("us", "bucket10"):
+            raise ValueError(f"wrk histogram in unit {unit!r}, expected 'us' or 'bucket10'")
         h = cls()
-        for value_us, n in histogram["counts"]:
-            if n < 0 or value_us < 0:
-                raise ValueError(f"wrk histogram entry ({value_us}, {n}) is negative")
+        for value, n in histogram["counts"]:
+            if n < 0 or value < 0 or (unit == "bucket10" and value >= BUCKETS):
+                raise ValueError(f"wrk histogram entry ({value}, {n}) is not a {unit} value and count")
             if n:
-                i = bucket_of(int(value_us) * 1000)
+                i = bucket_of(int(value) * 1000) if unit == "us" else int(value)
                 h.counts[i] = h.counts.get(i, 0) + int(n)
-                h.max_ns = max(h.max_ns or 0, int(value_us) * 1000)
+        if h.counts:
+            top_us = histogram.get("max_us", histogram["counts"][-1][0] if unit == "us" else None)
+            h.max_ns = int(top_us) * 1000 if top_us is not None else upper_edge(max(h.counts))
         return h
 
     @property

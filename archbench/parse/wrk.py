@@ -27,18 +27,25 @@ a file that is not wrk output must fail loudly, naming the line.
 After the report, runs of the runner since the histogram dump carry wrk's whole
 latency record, written by the done() of archbench/config/lua/pipeline.lua:
 
-    archbench-histogram 1 unit=us requests=202756 duration_us=2004133 count=202801 min=61 max=5062 source=ffi
-    61 3
-    62 17
+    archbench-histogram 1 unit=us requests=905 duration_us=1001402 count=939 min=329 max=18362 source=ffi
+    329 1
+    56 1
     ...
     archbench-histogram-end
 
-one "value count" line per latency in whole microseconds that occurred,
-ascending; `count` is their sum (wrk's record after its coordinated-omission
-correction, so it can exceed `requests`: see the script; before_correction
-undoes it). It becomes `latency_histogram` = {"unit": "us", "requests",
-"duration_us", "count", "source", "counts": [[value_us, n], ...]}, absent when the output has no block (every campaign
-recorded before it) or the script could not read the record (source=none).
+one "step count" line per value that occurred, ascending: the value is the
+previous line's plus the step (the first line's step is the value). unit=us:
+the values are latencies in whole microseconds (wrk's resolution); unit=bucket10:
+they are bucket indices of archbench/analyze/histogram.py (1024 sub-buckets per
+power of two of ns; a latency v us counted in the bucket of v * 1000 ns), which
+the script uses when more than 2048 distinct microseconds occurred. `count` is
+the sum of the counts: wrk's record after its coordinated-omission correction,
+so it can exceed `requests` (see the script; before_correction undoes it in a
+unit=us block). min and max are the extreme latencies in us. It becomes
+`latency_histogram` = {"unit", "requests", "duration_us", "count", "min_us",
+"max_us", "source", "counts": [[value, n], ...]}, absent when the output has no
+block (every campaign recorded before it) or the script could not read the
+record (source=none).
 """
 
 from __future__ import annotations
@@ -119,11 +126,12 @@ REQUIRED_LINES = (
 )
 REPEATABLE_LINES = ("percentile",)
 HISTOGRAM_HEADER = re.compile(
-    r"archbench-histogram 1 unit=us requests=(?P<requests>\d+) duration_us=(?P<duration_us>\d+) count=(?P<count>\d+) "
+    r"archbench-histogram 1 unit=(?P<unit>us|bucket10) requests=(?P<requests>\d+) duration_us=(?P<duration_us>\d+) "
+    r"count=(?P<count>\d+) "
     r"min=(?P<min>\d+) max=(?P<max>\d+) source=(?P<source>ffi|api|none)"
 )
 HISTOGRAM_END = "archbench-histogram-end"
-HISTOGRAM_LINE = re.compile(r"(?P<value>\d+) (?P<n>\d+)")
+HISTOGRAM_LINE = re.compile(r"(?P<step>\d+) (?P<n>\d+)")
 
 
 def seconds(token: str) -> float:
@@ -188,22 +196,25 @@ def split_histogram(text: str) -> tuple[str, dict[str, Any] | None]:
     if end is None:
         raise LoadOutputError(f"line {start + 1}: histogram block without its {HISTOGRAM_END!r} line (cut short?)")
     counts: list[list[int]] = []
+    value = 0
     for number in range(start + 1, end):
         match = HISTOGRAM_LINE.fullmatch(lines[number].strip())
         if match is None:
-            raise LoadOutputError(f"line {number + 1}: not a 'value count' histogram line: {lines[number]!r}")
-        value, n = int(match["value"]), int(match["n"])
-        if counts and value <= counts[-1][0]:
-            raise LoadOutputError(f"line {number + 1}: histogram values not ascending at {value}")
-        counts.append([value, n])
+            raise LoadOutputError(f"line {number + 1}: not a 'step count' histogram line: {lines[number]!r}")
+        step = int(match["step"])
+        if counts and step == 0:
+            raise LoadOutputError(f"line {number + 1}: histogram step 0 (values must ascend)")
+        value += step
+        counts.append([value, int(match["n"])])
     total = sum(n for _, n in counts)
     if total != int(header["count"]):
         raise LoadOutputError(f"line {start + 1}: histogram lines add up to {total}, header says {header['count']}")
     rest = "\n".join(lines[:start] + lines[end + 1 :])
     if header["source"] == "none":
         return rest, None
-    histogram = {"unit": "us", "requests": int(header["requests"]), "duration_us": int(header["duration_us"])}
-    return rest, {**histogram, "count": total, "source": header["source"], "counts": counts}
+    histogram = {"unit": header["unit"], "requests": int(header["requests"]), "duration_us": int(header["duration_us"])}
+    extremes = {"min_us": int(header["min"]), "max_us": int(header["max"])}
+    return rest, {**histogram, "count": total, **extremes, "source": header["source"], "counts": counts}
 
 
 def before_correction(histogram: dict[str, Any], connections: int) -> list[list[int]]:
@@ -213,7 +224,10 @@ def before_correction(histogram: dict[str, Any], connections: int) -> list[list[
     connections) in integer arithmetic and, for every recorded latency n >= 2E, adds its count at n - E,
     n - 2E, ... while that stays above E. Each addition lands below the latency it copies, so going down
     from the largest value, a value's own count is what it holds less the own counts of value + E,
-    value + 2E, ...: exact, and the sum is the number of requests wrk recorded (those under the timeout)."""
+    value + 2E, ...: exact, and the sum is the number of requests wrk recorded (those under the timeout).
+    Only for a unit=us block: a bucketed one no longer knows which microsecond each count was at."""
+    if histogram["unit"] != "us":
+        raise ValueError(f"wrk's correction can be undone only at 1 us resolution, not in unit {histogram['unit']}")
     per_connection = histogram["requests"] // connections
     if per_connection == 0 or not histogram["counts"]:
         return [list(pair) for pair in histogram["counts"]]
