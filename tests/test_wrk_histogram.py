@@ -22,6 +22,7 @@ from archbench.parse import LoadOutputError
 from archbench.parse.wrk import before_correction, parse
 
 REPORT = (Path(__file__).parent / "fixtures" / "wrk" / "normal_latency.wrk.txt").read_text()
+PIPELINE_LUA = Path(__file__).resolve().parents[1] / "archbench" / "config" / "lua" / "pipeline.lua"
 
 
 def block(counts: list[tuple[int, int]], *, unit: str = "us", requests: int = 10, duration_us: int = 1_000_000,
@@ -229,3 +230,28 @@ def test_a_spread_out_run_is_dumped_in_buckets() -> None:
         i = bucket_of(int(printed_ns))
         slack = (upper_edge(i) - lower_edge(i)) + 0.005 * printed_ns
         assert printed_ns - slack <= buckets.percentile(float(p)) <= printed_ns + slack, p
+
+
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (apt-get install wrk)")
+def test_without_the_ffi_the_script_reads_the_same_record_through_wrks_api(
+    loopback_server: str, tmp_path: Path
+) -> None:
+    # One run, dumped twice: through the FFI, then with the FFI made unavailable (wrk's latency(i)).
+    script = tmp_path / "twice.lua"
+    script.write_text(
+        f"dofile({str(PIPELINE_LUA)!r})\n"
+        "local dump = done\n"
+        "function done(summary, latency, requests)\n"
+        "   dump(summary, latency, requests)\n"
+        '   package.loaded["ffi"] = nil\n'
+        '   package.preload["ffi"] = function() error("ffi disabled for the test") end\n'
+        "   dump(summary, latency, requests)\n"
+        "end\n"
+    )
+    argv = ["wrk", "-t1", "-c2", "-d1s", "--latency", "--timeout", "2s", "-s", str(script), loopback_server]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
+    report, by_ffi, by_api = done.stdout.split("archbench-histogram ")[0:3]
+    assert "source=ffi" in by_ffi and "source=api" in by_api
+    assert by_ffi.replace("source=ffi", "") == by_api.replace("source=api", "")
+    histogram = parse(report + "archbench-histogram " + by_api)["latency_histogram"]
+    assert histogram["source"] == "api" and histogram["count"] >= histogram["requests"] > 0
