@@ -145,6 +145,8 @@ def test_trial_end_to_end_against_thread_pool(real_build_dir: Path, load_tools, 
         "--latency",
         "--timeout",
         "2s",
+        "-s",
+        str(REPO_ROOT / "archbench" / "config" / "lua" / "pipeline.lua"),
         f"http://127.0.0.1:{port}/",
     ]
     assert load["exit_code"] == 0 and load["wall_s"] >= 1.0

@@ -1,4 +1,4 @@
-"""The architecture registry: flags per architecture, the parallelism flag, nginx's entry, wrk's pipelining."""
+"""The architecture registry: flags per architecture, the parallelism flag, nginx's entry, wrk's script."""
 
 from __future__ import annotations
 
@@ -114,9 +114,10 @@ def test_c_servers_report_missing_binaries(tmp_path: Path) -> None:
     assert server_spec("epoll").unavailable_reason() is None
 
 
-def test_wrk_pipelines_through_the_lua_script_only_when_deeper_than_one() -> None:
+def test_wrk_always_runs_the_lua_script_and_pipelines_only_when_deeper_than_one() -> None:
     wrk = load_generator("wrk")
     plain = TrialConfig("epoll", 100, 1, 5).as_dict()
+    # The script's done() dumps the latency histogram on every run; depth 1 passes no script argument.
     assert wrk.command(plain, "http://127.0.0.1:1/", 2) == [
         "wrk",
         "-t1",
@@ -125,6 +126,8 @@ def test_wrk_pipelines_through_the_lua_script_only_when_deeper_than_one() -> Non
         "--latency",
         "--timeout",
         "2s",
+        "-s",
+        str(REPO_ROOT / "archbench" / "config" / "lua" / "pipeline.lua"),
         "http://127.0.0.1:1/",
     ]
     deep = TrialConfig("epoll", 100, 1, 5, pipeline=16).as_dict()

@@ -128,7 +128,8 @@ def test_dry_run_groups_configurations_by_source_with_their_flags(
     assert [h.split(":")[0] for h in headings] == ["source 000", "source 001", "source 002", "source 003", "source 004"]
     assert (
         "  thread_pool-request-queue-t11-c400-lt1-d5s: thread_pool --threads 11 --dispatch request --handoff queue "
-        "--response test | wrk -t1 -c400 -d5s --latency --timeout 2s http://127.0.0.1:PORT/"
+        f"--response test | wrk -t1 -c400 -d5s --latency --timeout 2s -s {REPO_ROOT}/archbench/config/lua/pipeline.lua "
+        "http://127.0.0.1:PORT/"
     ) in lines
     assert any("--handoff stack --response hello | wrk -t1 -c64" in line for line in lines)
     assert any(line.startswith("  not in this campaign: echo servers") for line in lines)

@@ -15,9 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from archbench.analyze.histogram import LatencyHistogram, bucket_of, lower_edge, upper_edge
+from archbench.analyze.trials import trials_frame
 from archbench.config.hosts import InventoryError, load_inventory
 from archbench.config.params import ParameterError, resolve_parameters
 from archbench.data.records import TrialRecord
+from archbench.data.storage import load_campaign
 from archbench.measure.ssh_placement import (
     START_LINE,
     SshPlacement,
@@ -26,6 +29,7 @@ from archbench.measure.ssh_placement import (
     proc_cpu_seconds,
     remote_shell,
 )
+from archbench.parse import parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTS = ROOT / "tests" / "fixtures" / "hosts"
@@ -399,3 +403,32 @@ def test_lost_client_host_fails_its_trials_and_the_campaign_goes_on(network: Net
     assert "client host c2: status 255" in last["failure_reason"]
     pids = subprocess.run(["ip", "netns", "pids", network.ns("srv")], capture_output=True, text=True).stdout.split()
     assert {Path(f"/proc/{pid}/comm").read_text().strip() for pid in pids} == {"sshd"}
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_two_client_hosts_latency_is_their_summed_histogram(network: Network, tmp_path: Path) -> None:
+    # Each client host's wrk dumps its histogram (its script written to that host's workdir by set_up); the
+    # trial's latency columns come from their sum, and a percentile of the sum lies between the hosts' own.
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("server and client hosts on one machine need two CPUs (server and load CPUs may not overlap)")
+    raw_root = tmp_path / "raw"
+    # epoll serves every connection at once; blocking (the other tests') may leave one host's all unserved.
+    done = run_in_controller(network, inventory_for(network, ("0", "1", "1")), raw_root, "--servers", "epoll")
+    assert done.returncode == 0, done.stderr
+    campaign = raw_root / "ssh-test"
+    record = next(json.loads(p.read_text()) for p in campaign.glob("*.json") if p.name != "campaign.json")
+    assert record["status"] == "ok", record["failure_reason"]
+    for host in record["load"]["hosts"]:
+        assert host["argv"][-1].count(f"{network.tmp}/work-{host['host']}/pipeline.lua") == 1
+    hosts = [parse_file(campaign / host["output_file"]).get("latency_histogram") for host in record["load"]["hosts"]]
+    assert all(h is not None and h["count"] > 0 for h in hosts)
+    own = [LatencyHistogram.from_wrk(h) for h in hosts]
+    row = trials_frame(load_campaign(campaign)).iloc[0]
+    assert row["latency_source"] == "histogram" and row["latency_hosts"] == 2
+    for q, column in ((50, "latency_p50_s"), (99, "latency_p99_s"), (99.9, "latency_p99_9_s")):
+        low, high = min(h.percentile(q) for h in own), max(h.percentile(q) for h in own)
+        # One bucket of slack above: a host's percentile in its top bucket is capped at that host's maximum.
+        slack = upper_edge(bucket_of(int(high))) - lower_edge(bucket_of(int(high)))
+        assert low <= round(row[column] * 1e9) <= high + slack, column
+    assert round(row["latency_max_s"] * 1e9) == max(h.percentile(100) for h in own)

@@ -311,7 +311,7 @@ def test_the_seed_of_exponential_waits_comes_from_the_campaign_and_the_trial() -
 def test_wrk_sends_connection_close_for_one_request_per_connection() -> None:
     config = {"load_threads": 1, "connections": 64, "duration_s": 1, "connection_mode": "close"}
     argv = Wrk().command(config, "http://127.0.0.1:1/", 2)
-    assert argv[-3:] == ["-H", "Connection: close", "http://127.0.0.1:1/"]
+    assert argv[-5:-3] == ["-H", "Connection: close"] and argv[-1] == "http://127.0.0.1:1/"
     assert "-H" not in Wrk().command({**config, "connection_mode": "keep-alive"}, "http://127.0.0.1:1/", 2)
 
 

@@ -1,4 +1,5 @@
-"""open_loop's latency histogram on the Python side: the same bucket edges, adding, percentiles.
+"""open_loop's latency histogram on the Python side: the same bucket edges, adding, percentiles; wrk's
+record (dumped by archbench/config/lua/pipeline.lua) goes in the same buckets.
 
 Percentiles of several client hosts (or threads) cannot be combined; histograms with the same fixed
 edges can: add the counts bucket by bucket, then take the percentiles of the sum. The edges are
@@ -81,6 +82,28 @@ class LatencyHistogram:
                 raise ValueError(f"bucket [{lower}, {upper}) is not one of the fixed buckets")
             h.counts[i] = h.counts.get(i, 0) + n
         h.max_ns = record["latency_ns"]["max"] if h.total else None
+        return h
+
+    @classmethod
+    def from_wrk(cls, histogram: Mapping) -> LatencyHistogram:
+        """From a parsed wrk record's `latency_histogram` (archbench.parse.wrk; wrk's record after its own
+        correction). Unit "us": each whole microsecond v, which stands for [v, v + 1) us, goes in the bucket of
+        v * 1000 ns (below 1 ms a bucket is narrower than a microsecond, so nothing is lost; above, a bucket is
+        at most 1/1024 of its value); unit "bucket10": the counts are already by this module's bucket index.
+        The maximum is the largest latency, as wrk prints it."""
+        unit = histogram.get("unit")
+        if unit not in ("us", "bucket10"):
+            raise ValueError(f"wrk histogram in unit {unit!r}, expected 'us' or 'bucket10'")
+        h = cls()
+        for value, n in histogram["counts"]:
+            if n < 0 or value < 0 or (unit == "bucket10" and value >= BUCKETS):
+                raise ValueError(f"wrk histogram entry ({value}, {n}) is not a {unit} value and count")
+            if n:
+                i = bucket_of(int(value) * 1000) if unit == "us" else int(value)
+                h.counts[i] = h.counts.get(i, 0) + int(n)
+        if h.counts:
+            top_us = histogram.get("max_us", histogram["counts"][-1][0] if unit == "us" else None)
+            h.max_ns = int(top_us) * 1000 if top_us is not None else upper_edge(max(h.counts))
         return h
 
     @property

@@ -15,6 +15,11 @@ Records of later schema revisions are read as follows:
   and workers without the launcher) or "tree"; other spellings are read
   leniently ("nginx-alone", "server.stats" -> stats; "launcher tree" -> tree).
   `server_cpu_source` in trials.csv says which numbers were used.
+* Latency percentiles (`latency_source` says which): from wrk's dumped histogram when the output has one
+  ("histogram"; archbench.analyze.histogram), else wrk's own printed percentiles ("wrk"). Placement ssh with
+  several client hosts: their histograms summed, `latency_hosts` of them, when every host's output has one;
+  else no latency (percentiles of different hosts do not combine). `latency_p99_9_s` exists only from a
+  histogram (wrk prints no p99.9).
 * Counters a server does not report are null in its record (nginx:
   connections_served, bad_requests, connection_resets): not measured, so NaN,
   never 0 and never "all starved".
@@ -51,6 +56,7 @@ from archbench.analyze.fields import (
     PROVENANCE_COLUMNS,
     SOCKET_ERROR_KINDS,
 )
+from archbench.analyze.histogram import LatencyHistogram, merge
 from archbench.analyze.labels import Labeller
 from archbench.analyze.values import key_text, number, sum_or_nan
 from archbench.data import storage
@@ -68,6 +74,8 @@ _CPU_SOURCE_SERVER_WORDS = ("nginx",)
 OK_RESPONSE_FORMAT = (
     "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: {length}\r\nContent-Type: {content_type}\r\n\r\n"
 )
+# From a histogram: wrk's four, and p99.9, which wrk does not print.
+HISTOGRAM_PERCENTILES = (*LATENCY_PERCENTILES, "99.9")
 RESPONSE_BODIES: dict[str, tuple[str, bytes]] = {
     "test": ("text/html", b"test"),
     "hello": ("text/plain", b"Hello World!"),
@@ -126,12 +134,19 @@ def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> d
         latency_stdev_s=number(latency.get("stdev")),
         latency_max_s=number(latency.get("max")),
     )
-    valid, invalid = _checked_percentiles(percentiles, number(latency.get("max")))
-    for p in LATENCY_PERCENTILES:
-        row[f"latency_p{p}_s"] = valid.get(p, math.nan)
-    # wrk sometimes prints 0.00us for percentiles it did not fill (wg/wrk#354, and under pipelining #236):
-    # such a value is not a latency, so it is left out of every statistic and counted here.
-    row["latency_invalid_percentiles"] = FLAG_SEPARATOR.join(invalid)
+    from_histogram = histogram_latency(parsed)
+    if from_histogram is not None:
+        row.update(from_histogram)
+    else:
+        valid, invalid = _checked_percentiles(percentiles, number(latency.get("max")))
+        for p in LATENCY_PERCENTILES:
+            row[f"latency_p{p}_s"] = valid.get(p, math.nan)
+        row["latency_p99_9_s"] = math.nan
+        # wrk sometimes prints 0.00us for percentiles it did not fill (wg/wrk#354, and under pipelining #236):
+        # such a value is not a latency, so it is left out of every statistic and counted here.
+        row["latency_invalid_percentiles"] = FLAG_SEPARATOR.join(invalid)
+        row["latency_source"] = "wrk" if valid else ""
+        row["latency_hosts"] = 1 if valid else math.nan
     for kind in SOCKET_ERROR_KINDS:
         row[f"socket_errors_{kind}"] = number(socket_errors.get(kind))
     row["non_2xx"] = number(parsed.get("non_2xx"))
@@ -190,6 +205,27 @@ def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> d
         started_at=record.get("started_at"),
     )
     return row
+
+
+def histogram_latency(parsed: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The latency columns from wrk's dumped histogram, or from the sum of every client host's (placement ssh:
+    `latency_histograms`, one per host); None when there is none, or some host's output lacks one."""
+    histograms = parsed.get("latency_histograms", [parsed.get("latency_histogram")])
+    if not histograms or any(h is None for h in histograms):
+        return None
+    total = merge(LatencyHistogram.from_wrk(h) for h in histograms)
+    if total.total == 0:
+        return None
+    columns: dict[str, Any] = {
+        f"latency_p{p.replace('.', '_')}_s": total.percentile(float(p)) / 1e9 for p in HISTOGRAM_PERCENTILES
+    }
+    return {
+        **columns,
+        "latency_max_s": total.percentile(100) / 1e9,
+        "latency_invalid_percentiles": "",
+        "latency_source": "histogram",
+        "latency_hosts": len(histograms),
+    }
 
 
 def _checked_percentiles(percentiles: Mapping[str, Any], latency_max: float) -> tuple[dict[str, float], list[str]]:
@@ -287,7 +323,10 @@ def _parse_load_output(
     if load.get("hosts"):  # placement ssh: one load generator per client host, each output kept verbatim
         try:
             each = [parse(campaign_dir / host["output_file"]) for host in load["hosts"]]
-            return (each[0] if len(each) == 1 else combine_outputs(each)), None
+            if len(each) == 1:
+                return each[0], None
+            # The hosts' histograms, which add up where their percentiles do not (histogram_latency).
+            return {**combine_outputs(each), "latency_histograms": [one.get("latency_histogram") for one in each]}, None
         except Exception as error:  # noqa: BLE001 - as below: a visible row, not a crash
             return None, f"{type(error).__name__}: {error}"
     output_file = load.get("output_file")

@@ -1,8 +1,10 @@
 """Load generators: how a configuration becomes the load generator's command line.
 
-* `wrk`: closed loop, HTTP (contracts.md section 3). Pipelining (config field
-  `pipeline` > 1) goes through `archbench/config/lua/pipeline.lua`, which keeps wrk's
-  static request path so the client spends no Lua time per request.
+* `wrk`: closed loop, HTTP (contracts.md section 3). Every run loads
+  `archbench/config/lua/pipeline.lua`: its done() appends wrk's whole latency record
+  (a histogram at 1 us resolution) to the report, so that several hosts' latencies
+  can be added; pipelining (config field `pipeline` > 1) goes through its init(),
+  which keeps wrk's static request path so the client spends no Lua time per request.
 * `oha` and `wrk2`: open loop, HTTP, at a fixed offered rate (config field
   `offered_rate`, requests per second in total over all connections). Both
   measure each request's latency from the moment it was scheduled to be sent,
@@ -121,7 +123,7 @@ class LoadGenerator:
 
 
 def pipeline_script() -> Path:
-    """wrk's pipelining script, shipped with the package (see its comment for the technique)."""
+    """wrk's script (pipelining and the latency histogram), shipped with the package (see its comments)."""
     return Path(__file__).resolve().parent / "lua" / "pipeline.lua"
 
 
@@ -139,11 +141,12 @@ class Wrk(LoadGenerator):
         build_dir: Path = Path("build"),
         server_pid: int | None = None,
     ) -> list[str]:
-        """wrk's argv; a pipeline depth D > 1 adds `-s pipeline.lua URL -- D` (D requests per write), connection
-        mode close `-H "Connection: close"`: the server closes after each response, wrk reconnects and sends the
-        next request on a new connection (one request per connection; wrk counts each, as the servers do)."""
+        """wrk's argv: always `-s pipeline.lua` (its done() dumps the latency histogram); a pipeline depth D > 1
+        adds `URL -- D` (D requests per write); connection mode close `-H "Connection: close"`: the server closes
+        after each response, wrk reconnects and sends the next request on a new connection (one request per
+        connection; wrk counts each, as the servers do)."""
         depth = int(config.get("pipeline") or 1)
-        script = ["-s", str(pipeline_script())] if depth > 1 else []
+        script = ["-s", str(pipeline_script())]
         script_args = ["--", str(depth)] if depth > 1 else []
         close = ["-H", "Connection: close"] if config.get("connection_mode") == "close" else []
         return [

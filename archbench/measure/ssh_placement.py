@@ -6,8 +6,9 @@ The hosts come from an inventory (archbench.config.hosts). For one campaign the 
   also holds the known_hosts file, so nothing of the user's ~/.ssh is changed and later commands start in
   milliseconds); reads each host's kernel, CPU model, online CPUs, boot id and wrk version (provenance);
   refuses CPU lists that do not exist there or that overlap on hosts that turn out to be one machine (same
-  boot id); copies the server binaries to WORKDIR/bin on the server host and checks they are executable;
-  all before the first trial, each failure naming the host and the fix;
+  boot id); copies the server binaries to WORKDIR/bin on the server host and checks they are executable,
+  and wrk's script (archbench/config/lua/pipeline.lua, whose done() dumps wrk's latency histogram) to
+  WORKDIR on every client host; all before the first trial, each failure naming the host and the fix;
 * per trial (run_ssh_trial): starts `sh -c 'cd WORKDIR && echo archbench-pid $$ && exec taskset -c CPUS
   bin/<arch> --host ADDR --port 0 ...'` on the server host (the pid line lets the runner signal the server,
   since ssh forwards no signals), then every client's wrk at one agreed wall-clock instant (a barrier: each
@@ -18,7 +19,8 @@ The hosts come from an inventory (archbench.config.hosts). For one campaign the 
 
 Combining the clients: requests/s, requests and errors are summed (each host's wrk measured over its own
 duration; with the start skew far below the duration that is the rate while all of them loaded); latency
-percentiles are kept per host, never averaged. Each host's wrk output is kept verbatim as
+percentiles are kept per host, never averaged. Each host's output ends with its latency histogram, and
+histograms do add up: the trial's latency comes from their sum (archbench.analyze.trials, `latency_hosts`). Each host's wrk output is kept verbatim as
 `<trial-id>.<host>.wrk.txt`. A host lost mid-trial fails that trial with the reason; the campaign goes on.
 """
 
@@ -35,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from archbench.config.hosts import Host, Inventory, load_inventory, overlapping_cpus
-from archbench.config.loadgen import load_generator
+from archbench.config.loadgen import load_generator, pipeline_script
 from archbench.config.params import Parameters
 from archbench.config.plan import PlannedTrial
 from archbench.config.servers import server_spec
@@ -68,6 +70,7 @@ SSH_HINT = (
     "public half is in that user's authorized_keys"
 )
 SUPPORTED_TOOL = "wrk"
+WRK_SCRIPT = "pipeline.lua"  # in each client host's workdir
 
 
 class SshPlacementError(RuntimeError):
@@ -197,6 +200,7 @@ class SshPlacement:
             self.host_facts[host.name] = self._facts(host)
         self._check_cpus()
         self._install_binaries()
+        self._install_wrk_script()
 
     def _open_master(self, host: Host) -> None:
         # -f: ssh forks once authenticated; its stdio go to /dev/null so that no pipe is held open by it.
@@ -291,6 +295,18 @@ class SshPlacement:
             raise SshPlacementError(
                 f"host {server.name}: binaries missing there after copying: {', '.join(absent)}; check that "
                 f"{server.workdir} is writable and not mounted noexec"
+            )
+
+    def _install_wrk_script(self) -> None:
+        """wrk's script to WORKDIR on each client host: without it there, wrk would run without its done() and
+        the host's latency histogram, which the trial's latency is summed from, would be missing."""
+        text = pipeline_script().read_text()
+        for host in self.inventory.clients:
+            target = shlex.quote(f"{host.workdir}/{WRK_SCRIPT}")
+            self.checked(
+                host,
+                f"mkdir -p {shlex.quote(host.workdir)} && printf %s {shlex.quote(text)} > {target}",
+                f"writing wrk's script to {host.workdir}/{WRK_SCRIPT}",
             )
 
     def tear_down(self) -> None:
@@ -431,8 +447,12 @@ def _run_clients(
     url = f"http://{placement.server_address}:{port}/"
     start_ns = time.time_ns() + int(START_MARGIN_S * 1e9)
     runs = []
+    local_script = str(pipeline_script())
     for host in placement.inventory.clients:
-        command = ["taskset", "-c", host.cpus, *generator.command(config, url, params.wrk_timeout_s)]
+        wrk_argv = generator.command(config, url, params.wrk_timeout_s)
+        # The script as set_up wrote it on that host, not this checkout's path.
+        wrk_argv = [f"{host.workdir}/{WRK_SCRIPT}" if arg == local_script else arg for arg in wrk_argv]
+        command = ["taskset", "-c", host.cpus, *wrk_argv]
         argv = placement.ssh_argv(host, remote_shell(command, start_ns=start_ns))
         with signals_deferred():
             process = ManagedProcess(argv, merge_stderr=False)
