@@ -91,7 +91,7 @@ def local_problems(params: Parameters) -> list[str]:
     if params.proto != "http":
         problems.append("placement ssh measures http only: set proto http")
     if any(depth > 1 for depth in params.pipeline_depths):
-        problems.append("placement ssh does not ship wrk's pipelining script: use pipeline depth 1")
+        problems.append("placement ssh is tested at pipeline depth 1 only: use pipeline depth 1")
     if params.warmup_s:
         # Its clients start at one agreed instant per trial; a warm-up would need a second barrier round.
         problems.append("placement ssh runs no warm-up before the measured window: set warmup_s to 0")
