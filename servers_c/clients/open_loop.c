@@ -134,6 +134,7 @@ int main(int argc, char **argv)
         }
     }
     run.wall_s = (double)(now_ns() - t0) / 1e9;
+    run.timer_slack_ns = workers[0].timer_slack_ns;
     getrusage(RUSAGE_SELF, &after);
     run.cpu_user_s = tv_s(after.ru_utime) - tv_s(before.ru_utime);
     run.cpu_sys_s = tv_s(after.ru_stime) - tv_s(before.ru_stime);

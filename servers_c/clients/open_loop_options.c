@@ -44,6 +44,11 @@ static void usage(FILE *out)
             "                     fewer reads and writes per request when several are due, and\n"
             "                     a failed connection loses every request outstanding on it.\n"
             "                     Latency is still counted from each request's schedule.\n"
+            "  --timer-slack NS   how late (ns) the kernel may end a thread's sleep until its\n"
+            "                     next send, to merge wake-ups (PR_SET_TIMERSLACK; default: left\n"
+            "                     as it is, 50000 for a normal thread). A request sent late is\n"
+            "                     charged the lag (see send_lag_ns): a smaller slack sends closer\n"
+            "                     to the schedule for more wake-ups (CPU), a larger one the reverse\n"
             "  --duration S       the measured window, seconds (required)\n"
             "  --warmup W         seconds of load before the window, excluded from every\n"
             "                     statistic except warmup_completed (default 0)\n"
@@ -134,6 +139,8 @@ void parse_ol_options(int argc, char **argv, struct ol_options *o)
             o->threads = cli_long("--threads", v, 1, 256);
         } else if ((v = cli_flag_value(argc, argv, &i, "--pipeline")) != NULL) {
             o->pipeline = cli_long("--pipeline", v, 1, OL_PIPELINE_MAX);
+        } else if ((v = cli_flag_value(argc, argv, &i, "--timer-slack")) != NULL) {
+            o->timer_slack_ns = cli_long("--timer-slack", v, 1, 100000000L);
         } else if ((v = cli_flag_value(argc, argv, &i, "--duration")) != NULL) {
             o->duration_s = cli_double("--duration", v, 0.001, 86400);
         } else if ((v = cli_flag_value(argc, argv, &i, "--warmup")) != NULL) {

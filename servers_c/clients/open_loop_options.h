@@ -21,6 +21,7 @@ struct ol_options {
     const char *host_header; /* NULL: "host:port" */
     long connections, threads, sources;
     long pipeline;                          /* requests outstanding per connection, at most */
+    long timer_slack_ns;                    /* the threads' PR_SET_TIMERSLACK; 0: left as it is */
     double rate;                            /* requests per second, all connections together */
     double duration_s, warmup_s, timeout_s; /* the measured window, the unmeasured start, per request */
     enum arrival arrival;

@@ -53,10 +53,11 @@ void print_ol_json(const struct ol_options *o, const struct ol_run *run, const s
     printf(
         "{\"tool\":\"open_loop\",\"parameters\":{\"host\":\"%s\",\"port\":%ld,\"path\":\"%s\",\"host_header\":\"%s\","
         "\"rate\":%.6g,\"arrival\":\"%s\",\"seed\":%llu,\"connections\":%ld,\"threads\":%ld,\"duration_s\":%.6g,"
-        "\"warmup_s\":%.6g,\"timeout_s\":%.6g,\"sources\":%ld,\"pipelining\":%s,\"pipeline\":%ld}",
+        "\"warmup_s\":%.6g,\"timeout_s\":%.6g,\"sources\":%ld,\"pipelining\":%s,\"pipeline\":%ld,"
+        "\"timer_slack_ns\":%ld}",
         o->host, o->port, o->path, run->host_header, o->rate, o->arrival == ARRIVAL_FIXED ? "fixed" : "poisson",
         U(o->seed), o->connections, o->threads, o->duration_s, o->warmup_s, o->timeout_s, o->sources,
-        o->pipeline > 1 ? "true" : "false", o->pipeline);
+        o->pipeline > 1 ? "true" : "false", o->pipeline, run->timer_slack_ns);
     printf(",\"counts\":{\"scheduled\":%llu,\"sent\":%llu,\"completed\":%llu,\"non_2xx\":%llu,\"lost\":%llu,"
            "\"outstanding_at_end\":%llu,\"unsent_at_end\":%llu,\"warmup_completed\":%llu,\"reconnects\":%llu,"
            "\"late_sends\":%llu}",

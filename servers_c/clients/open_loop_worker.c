@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -415,6 +416,9 @@ static int setup(struct loop *l, struct ol_worker *w)
     lh_init(&w->stats.send_lag);
     if (l->ep < 0)
         return errno;
+    if (o->timer_slack_ns > 0 && prctl(PR_SET_TIMERSLACK, (unsigned long)o->timer_slack_ns, 0, 0, 0) != 0)
+        return errno;
+    w->timer_slack_ns = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
     if (!l->conns || !l->rings || !l->heap.items || !l->pattern || !l->buf || !w->stats.sent_per_s ||
         !w->stats.completed_per_s)
         return ENOMEM;

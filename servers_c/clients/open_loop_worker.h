@@ -42,7 +42,8 @@ struct ol_worker {
     const uint64_t *t0;                     /* read after `started` */
     unsigned seconds;                       /* length of the per-second series */
     struct ol_stats stats;
-    int failed; /* an errno: the thread could not run (allocation, epoll) */
+    long timer_slack_ns; /* the thread's, as it ran */
+    int failed;          /* an errno: the thread could not run (allocation, epoll, prctl) */
 };
 
 void *ol_worker_run(void *arg);

@@ -119,14 +119,14 @@ class Checks:
         expect(sum(r["per_second"]["completed"]) == c["completed"], "per-second completions != completed")
         expect(sum(r["per_second"]["sent"]) == c["sent"], "per-second sends != sent")
 
-    def against_real(self, arrival: str) -> None:
+    def against_real(self, arrival: str, *extra: str) -> dict:
         server = Server(self.server, [])
         server.start()
         try:
             r = self.run_client(
                 server.port,
                 *("--rate", "1000", "--duration", "2", "--warmup", "0.3", "--connections", "8", "--threads", "2"),
-                *("--arrival", arrival, "--seed", "3"),
+                *("--arrival", arrival, "--seed", "3", *extra),
             )
             server.stop()
         finally:
@@ -143,13 +143,17 @@ class Checks:
         expect(0 < lat["min"] <= lat["percentiles"]["50"] <= lat["percentiles"]["99"] <= lat["max"], f"latency {lat}")
         expect(r["cpu_s"] > 0 and r["cpu"]["wall_s"] >= 2.2, f"cpu {r['cpu']}")
         p = r["parameters"]
-        expect(p["pipeline"] == 1 and p["pipelining"] is False, f"parameters {p}")
+        expect(p["pipeline"] == 1 and p["pipelining"] is False and p["timer_slack_ns"] > 0, f"parameters {p}")
+        lag = r["send_lag_ns"]
+        expect(0 < lag["count"] <= c["sent"] and lag["p50"] <= lag["p99"] <= lag["max"], f"send lag {lag}")
+        return r
 
     def fixed_rate(self) -> None:
         self.against_real("fixed")
 
     def poisson_rate(self) -> None:
-        self.against_real("poisson")
+        r = self.against_real("poisson", "--timer-slack", "20000")
+        expect(r["parameters"]["timer_slack_ns"] == 20000, f"parameters {r['parameters']}")
 
     def stall_is_charged(self) -> None:
         # One connection at 100/s; the 30th request is answered 500 ms late: the ~50 requests scheduled
@@ -280,6 +284,7 @@ class Checks:
             [["--port", "1", *base, "--bogus"], "--bogus"],
             [["--port", "1", *base, "--pipeline", "0"], "--pipeline"],
             [["--port", "1", *base, "--pipeline", "65"], "--pipeline"],
+            [["--port", "1", *base, "--timer-slack", "0"], "--timer-slack"],
         ):
             proc = subprocess.run([self.client, *args], capture_output=True, text=True, timeout=10)
             expect(proc.returncode == 2 and flag in proc.stderr, f"{args}: exit {proc.returncode}, {proc.stderr!r}")
