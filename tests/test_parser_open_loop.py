@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from archbench.parse import LoadOutputError, parse_file, parse_output
-from archbench.parse.open_loop import parse
+from archbench.parse.open_loop import SEND_LAG, parse
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "open_loop"
 
@@ -29,6 +29,17 @@ def test_a_run_against_epoll() -> None:
     assert r["cpu_s"] == pytest.approx(0.048973)
     assert r["cpu_per_request_s"] == pytest.approx(0.048973 / (1009 + 244))
     assert r["cpu_busy_fraction"] == pytest.approx(0.048973 / (2.500207 * 2))
+
+
+def test_a_pipelined_run_keeps_its_depth() -> None:
+    r = parse(_broken(lambda r: r["parameters"].update(pipelining=True, pipeline=4)))
+    assert r["parameters"]["pipeline"] == 4 and r["parameters"]["pipelining"] is True
+    assert r["total_requests"] == 1009 and r["flags"] == [] and r["send_lag_ns"] is None
+
+
+def test_the_client_s_send_lag_is_kept() -> None:
+    lag = {"count": 1009, "mean": 2500.5, "p50": 2047, "p99": 51200, "max": 60001}
+    assert parse(_broken(lambda r: r.update(send_lag_ns=lag)))["send_lag_ns"] == lag
 
 
 def test_refused_connects() -> None:
@@ -57,6 +68,10 @@ def _broken(change) -> str:
         (lambda r: r["histogram"]["buckets"].__setitem__(0, [1, 2]), "is not \\[lower, upper, count\\]"),
         (lambda r: r["per_second"].__setitem__("sent", 3), "per_second.sent is not a list"),
         (lambda r: r["cpu"].__setitem__("wall_s", "x"), "cpu.wall_s is not a non-negative number"),
+        (lambda r: r["parameters"].__setitem__("pipeline", 0), "parameters.pipeline is below 1"),
+        (lambda r: r.__setitem__("send_lag_ns", {"count": 3}), "send_lag_ns lacks mean"),
+        (lambda r: r.__setitem__("send_lag_ns", dict.fromkeys(SEND_LAG, -1)), "send_lag_ns.count is not a non-neg"),
+        (lambda r: r["parameters"].__setitem__("pipeline", "4"), "parameters.pipeline is not a count"),
     ],
 )
 def test_broken_output_is_refused(change, message: str) -> None:

@@ -14,10 +14,13 @@ completions / window), `socket_errors` = {connect: connect failures of any errno
 write errors of any errno (`eof` included), write: 0, timeout, other: bad_response +
 unsolicited}; `bytes_read`, `transfer_per_sec_bytes` and `req_per_thread` are null.
 
-open_loop's own fields, as printed: `parameters`, `counts`, `errors`, `latency_ns`, `histogram`
+open_loop's own fields, as printed: `parameters` (`pipeline`, requests outstanding per connection
+at most, is missing from output written before --pipeline existed: read as 1), `counts`, `errors`, `latency_ns`, `histogram`
 (buckets as [lower_ns, upper_ns, count], non-empty ones, ascending), `per_second` (`sent` and
 `completed` lists, one per second of the window), `cpu` (user_s, sys_s, wall_s, cpus_available),
-`open_files`. Added: `cpu_s` (user + sys), `cpu_per_request_s` (cpu_s over every complete
+`open_files`, and `send_lag_ns` (count, mean, p50, p99, max: how late the window's requests were sent
+by a connection with room for them, the client's own part of their latency; missing from output
+written before it existed). Added: `cpu_s` (user + sys), `cpu_per_request_s` (cpu_s over every complete
 response, warm-up included, since the CPU time covers it), `cpu_busy_fraction` (cpu_s over wall_s
 times the CPUs its threads could use: min(threads, cpus_available)). The judgements of a run
 (sustained, client-bound, trend, enough samples) are archbench.analyze.open_loop_checks's.
@@ -66,6 +69,7 @@ ERRORS = ("timeout", "bad_response", "unsolicited", "closed_by_server", "connect
 LATENCY = ("count", "min", "mean", "p50", "p90", "p99", "p99_9", "max", "clamped")
 PERCENTILE_KEYS = {"p50": "50", "p90": "90", "p99": "99", "p99_9": "99.9"}
 CPU = ("user_s", "sys_s", "wall_s", "cpus_available")
+SEND_LAG = ("count", "mean", "p50", "p99", "max")
 
 
 def _require(obj: Any, fields: tuple[str, ...], where: str) -> dict[str, Any]:
@@ -113,7 +117,9 @@ def _check_histogram(histogram: dict[str, Any], expected_total: int) -> list[tup
 
 def _check(report: dict[str, Any]) -> None:
     _require(report, SECTIONS, "the object")
-    _require(report["parameters"], PARAMETERS, "parameters")
+    parameters = _require(report["parameters"], PARAMETERS, "parameters")
+    if "pipeline" in parameters and _count(parameters["pipeline"], "parameters.pipeline") < 1:
+        raise LoadOutputError(f"open_loop JSON: parameters.pipeline is below 1: {parameters['pipeline']!r}")
     for field in COUNTS:
         _count(_require(report["counts"], COUNTS, "counts")[field], f"counts.{field}")
     errors = _require(report["errors"], ERRORS, "errors")
@@ -124,6 +130,10 @@ def _check(report: dict[str, Any]) -> None:
     for field in LATENCY:
         _seconds(latency[field], f"latency_ns.{field}")
     _check_histogram(report["histogram"], _count(latency["count"], "latency_ns.count"))
+    if "send_lag_ns" in report:
+        lag = _require(report["send_lag_ns"], SEND_LAG, "send_lag_ns")
+        for field in SEND_LAG:
+            _seconds(lag[field], f"send_lag_ns.{field}")
     series = _require(report["per_second"], ("sent", "completed"), "per_second")
     for name in ("sent", "completed"):
         if not isinstance(series[name], list):
@@ -184,6 +194,7 @@ def parse(text: str) -> dict[str, Any]:
     }
     for section in SECTIONS:
         record[section] = report[section]
+    record["send_lag_ns"] = report.get("send_lag_ns")
     record["cpu_s"] = cpu_s
     record["cpu_per_request_s"] = cpu_s / responses if responses else None
     record["cpu_busy_fraction"] = cpu_s / (float(cpu["wall_s"]) * usable_cpus) if cpu["wall_s"] else None

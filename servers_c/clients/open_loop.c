@@ -33,6 +33,7 @@ static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv
 static void add_stats(struct ol_stats *into, const struct ol_stats *from, unsigned seconds)
 {
     lh_add(&into->hist, &from->hist);
+    lh_add(&into->send_lag, &from->send_lag);
     for (unsigned i = 0; i < seconds; i++) {
         into->sent_per_s[i] += from->sent_per_s[i];
         into->completed_per_s[i] += from->completed_per_s[i];
@@ -97,6 +98,7 @@ int main(int argc, char **argv)
         return 1;
     }
     lh_init(&total.hist);
+    lh_init(&total.send_lag);
     pthread_barrier_t connected, started;
     pthread_barrier_init(&connected, NULL, (unsigned)t + 1);
     pthread_barrier_init(&started, NULL, (unsigned)t + 1);
@@ -132,6 +134,7 @@ int main(int argc, char **argv)
         }
     }
     run.wall_s = (double)(now_ns() - t0) / 1e9;
+    run.timer_slack_ns = workers[0].timer_slack_ns;
     getrusage(RUSAGE_SELF, &after);
     run.cpu_user_s = tv_s(after.ru_utime) - tv_s(before.ru_utime);
     run.cpu_sys_s = tv_s(after.ru_stime) - tv_s(before.ru_stime);

@@ -12,6 +12,7 @@
 enum arrival { ARRIVAL_FIXED, ARRIVAL_POISSON };
 
 #define OL_RESERVED_FDS 64 /* descriptors beside the connections: epoll per thread, stdio */
+#define OL_PIPELINE_MAX 64 /* --pipeline's bound: 16 bytes per slot per connection are kept */
 
 struct ol_options {
     const char *host; /* IPv4 address */
@@ -19,6 +20,8 @@ struct ol_options {
     const char *path;
     const char *host_header; /* NULL: "host:port" */
     long connections, threads, sources;
+    long pipeline;                          /* requests outstanding per connection, at most */
+    long timer_slack_ns;                    /* the threads' PR_SET_TIMERSLACK; 0: left as it is */
     double rate;                            /* requests per second, all connections together */
     double duration_s, warmup_s, timeout_s; /* the measured window, the unmeasured start, per request */
     enum arrival arrival;

@@ -40,14 +40,24 @@ static void print_latency(const struct latency_histogram *h)
     printf("]}");
 }
 
+/* The client's own lateness: a few percentiles suffice to judge it (the buckets are not printed). */
+static void print_send_lag(const struct latency_histogram *h)
+{
+    printf(",\"send_lag_ns\":{\"count\":%llu,\"mean\":%.1f,\"p50\":%llu,\"p99\":%llu,\"max\":%llu}", U(h->total),
+           h->total ? (double)(h->sum_ns / (long double)h->total) : 0.0, U(lh_percentile(h, 50)),
+           U(lh_percentile(h, 99)), U(h->max_ns));
+}
+
 void print_ol_json(const struct ol_options *o, const struct ol_run *run, const struct ol_stats *s)
 {
     printf(
         "{\"tool\":\"open_loop\",\"parameters\":{\"host\":\"%s\",\"port\":%ld,\"path\":\"%s\",\"host_header\":\"%s\","
         "\"rate\":%.6g,\"arrival\":\"%s\",\"seed\":%llu,\"connections\":%ld,\"threads\":%ld,\"duration_s\":%.6g,"
-        "\"warmup_s\":%.6g,\"timeout_s\":%.6g,\"sources\":%ld,\"pipelining\":false}",
+        "\"warmup_s\":%.6g,\"timeout_s\":%.6g,\"sources\":%ld,\"pipelining\":%s,\"pipeline\":%ld,"
+        "\"timer_slack_ns\":%ld}",
         o->host, o->port, o->path, run->host_header, o->rate, o->arrival == ARRIVAL_FIXED ? "fixed" : "poisson",
-        U(o->seed), o->connections, o->threads, o->duration_s, o->warmup_s, o->timeout_s, o->sources);
+        U(o->seed), o->connections, o->threads, o->duration_s, o->warmup_s, o->timeout_s, o->sources,
+        o->pipeline > 1 ? "true" : "false", o->pipeline, run->timer_slack_ns);
     printf(",\"counts\":{\"scheduled\":%llu,\"sent\":%llu,\"completed\":%llu,\"non_2xx\":%llu,\"lost\":%llu,"
            "\"outstanding_at_end\":%llu,\"unsent_at_end\":%llu,\"warmup_completed\":%llu,\"reconnects\":%llu,"
            "\"late_sends\":%llu}",
@@ -61,6 +71,7 @@ void print_ol_json(const struct ol_options *o, const struct ol_run *run, const s
     print_errno_counts(stdout, s->io_errors, COUNTS_AS_JSON);
     printf("}},");
     print_latency(&s->hist);
+    print_send_lag(&s->send_lag);
     printf(",\"per_second\":{");
     print_series("sent", s->sent_per_s, run->seconds);
     printf(",");

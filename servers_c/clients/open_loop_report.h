@@ -18,6 +18,7 @@ struct ol_run {
     int cpus; /* the CPUs this process may run on (sched_getaffinity) */
     rlim_t soft_files, hard_files;
     const char *host_header;
+    long timer_slack_ns; /* the first thread's (all are set alike) */
 };
 
 void print_ol_json(const struct ol_options *o, const struct ol_run *run, const struct ol_stats *s);

@@ -1,18 +1,26 @@
 /* One open_loop thread; see open_loop_worker.h.
  *
- * Each connection is in one state, with at most one deadline in the heap:
- * CONNECTING (deadline: the connect timeout), IDLE (deadline: its next
- * scheduled send), IN_FLIGHT (deadline: the response timeout; the requests
- * scheduled meanwhile are sent when the response is complete, their
- * latencies counted from their own schedule times), or WAITING to reconnect.
- * Schedule times come from a generator per connection, so a backlog needs no
- * queue: next_sched is the oldest request not yet sent. */
+ * Each connection is CONNECTING (deadline: the connect timeout), OPEN, or
+ * WAITING to reconnect. An open connection has up to `pipeline` requests
+ * outstanding, in a ring of their schedule and send times; its one deadline in
+ * the heap is the earlier of its next request's schedule (while it has room)
+ * and the oldest outstanding request's timeout. Schedule times come from a
+ * generator per connection, so a backlog needs no queue: next_sched is the
+ * oldest request not yet sent.
+ *
+ * Cost: the clock is read once per wake-up (every completion and send of that
+ * wake-up carries that time), a wake-up sends every request due on every
+ * connection of the thread, a connection's due requests go out in one send
+ * (all requests are the same bytes: they are written from `pattern`, the
+ * request repeated), one recv per readiness reads every response in it, and
+ * epoll_ctl is called only when a send blocks or unblocks. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,18 +35,26 @@
 #define RECONNECT_BACKOFF_NS 10000000ull /* after a failed connect, so a refused port is not spun on */
 #define LATE_NS 1000000ull
 
-enum conn_state { CONNECTING, IDLE, IN_FLIGHT, WAITING };
+enum conn_state { CONNECTING, OPEN, WAITING };
+
+struct outstanding {
+    uint64_t sched, sent;
+};
 
 struct conn {
     struct heap_node node; /* first: the heap hands back node pointers */
     int fd;
     enum conn_state state;
     uint32_t index;
-    uint64_t next_sched;     /* the oldest request not yet sent */
-    uint64_t inflight_sched; /* the outstanding request's */
-    uint64_t k;              /* fixed arrivals: the next request's number */
+    uint32_t first, count;    /* outstanding: ring[first], ... ring[first + count - 1] (mod pipeline) */
+    struct outstanding *ring; /* `pipeline` slots */
+    uint64_t next_sched;      /* the oldest request not yet sent */
+    uint64_t room_since;      /* it could take a request since then: later sends are the client's lateness */
+    uint64_t k;               /* fixed arrivals: the next request's number */
     uint64_t rng;
-    size_t written; /* of the outstanding request */
+    size_t unwritten;  /* bytes of the sent requests not written yet */
+    size_t pattern_at; /* where in the request the next byte to write is */
+    bool wants_out;    /* EPOLLOUT is asked for (a send blocked) */
     struct http_response resp;
 };
 
@@ -48,9 +64,12 @@ struct loop {
     int ep;
     struct deadline_heap heap;
     struct conn *conns;
+    struct outstanding *rings;
     size_t n;
-    uint64_t t0, window_start, end;
+    uint32_t pipeline;
+    uint64_t t0, window_start, end, timeout_ns;
     double interval_ns; /* per connection: C / R seconds */
+    char *pattern;      /* the request `pipeline` times over */
     char *buf;
 };
 
@@ -82,19 +101,42 @@ static unsigned second_of(const struct loop *l, uint64_t t)
     return s < l->w->seconds ? (unsigned)s : l->w->seconds - 1;
 }
 
+static struct outstanding *oldest(struct conn *c) { return &c->ring[c->first]; }
+
 static void set_events(struct loop *l, struct conn *c, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.ptr = c};
     (void)epoll_ctl(l->ep, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
+static void want_out(struct loop *l, struct conn *c, bool on)
+{
+    if (c->wants_out != on)
+        set_events(l, c, on ? EPOLLIN | EPOLLOUT : EPOLLIN);
+    c->wants_out = on;
+}
+
+/* The connection's one deadline: its next send while it has room, its oldest request's timeout. */
+static void rearm(struct loop *l, struct conn *c)
+{
+    uint64_t key = c->count < l->pipeline ? c->next_sched : UINT64_MAX;
+    if (c->count > 0)
+        key = min_u64(key, oldest(c)->sent + l->timeout_ns);
+    heap_set(&l->heap, &c->node, key);
+}
+
 static void start_connect(struct loop *l, struct conn *c, uint64_t now);
 
-/* Closes the connection after a failure counted by the caller; reconnects after `delay`. */
+/* Closes the connection after a failure counted by the caller (its outstanding requests are lost);
+ * reconnects after `delay`. */
 static void fail(struct loop *l, struct conn *c, uint64_t now, uint64_t delay)
 {
-    if (c->state == IN_FLIGHT && in_window(l, c->inflight_sched))
-        l->s->lost++;
+    for (uint32_t i = 0; i < c->count; i++)
+        if (in_window(l, c->ring[(c->first + i) % l->pipeline].sched))
+            l->s->lost++;
+    c->first = c->count = 0;
+    c->unwritten = c->pattern_at = 0;
+    c->wants_out = false;
     close(c->fd);
     c->fd = -1;
     l->s->reconnects++;
@@ -106,14 +148,17 @@ static void fail(struct loop *l, struct conn *c, uint64_t now, uint64_t delay)
     }
 }
 
-/* Writes what is left of the outstanding request; false if the connection failed. */
-static bool write_request(struct loop *l, struct conn *c, uint64_t now)
+/* Writes what is left of the sent requests; false if the connection failed. */
+static bool flush(struct loop *l, struct conn *c, uint64_t now)
 {
-    while (c->written < l->w->request_len) {
-        ssize_t n = send(c->fd, l->w->request + c->written, l->w->request_len - c->written, MSG_NOSIGNAL);
+    while (c->unwritten > 0) {
+        /* At most what the pattern holds from here (more only if a server answered a request
+         * before it was whole: the rest is written in another round). */
+        size_t room = l->pipeline * l->w->request_len - c->pattern_at;
+        ssize_t n = send(c->fd, l->pattern + c->pattern_at, c->unwritten < room ? c->unwritten : room, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                set_events(l, c, EPOLLIN | EPOLLOUT);
+                want_out(l, c, true);
                 return true;
             }
             if (errno == EINTR)
@@ -122,39 +167,49 @@ static bool write_request(struct loop *l, struct conn *c, uint64_t now)
             fail(l, c, now, 0);
             return false;
         }
-        c->written += (size_t)n;
-        if (c->written == l->w->request_len && n != (ssize_t)l->w->request_len)
-            set_events(l, c, EPOLLIN); /* it had waited for EPOLLOUT */
+        c->unwritten -= (size_t)n;
+        c->pattern_at = (c->pattern_at + (size_t)n) % l->w->request_len;
     }
+    want_out(l, c, false);
     return true;
 }
 
-/* Sends the oldest scheduled request (next_sched <= now). */
-static void send_next(struct loop *l, struct conn *c, uint64_t now, bool on_time)
+/* Sends every request due by `now` that the pipeline has room for, in one write; false if the
+ * connection failed. */
+static bool send_due(struct loop *l, struct conn *c, uint64_t now)
 {
-    c->inflight_sched = c->next_sched;
-    schedule_next(l, c);
-    if (in_window(l, c->inflight_sched)) {
-        l->s->sent++;
-        l->w->stats.sent_per_s[second_of(l, now)]++;
-        if (on_time && now - c->inflight_sched > LATE_NS)
-            l->s->late_sends++;
+    uint32_t added = 0;
+    while (c->count < l->pipeline && c->next_sched <= now) {
+        struct outstanding *o = &c->ring[(c->first + c->count) % l->pipeline];
+        o->sched = c->next_sched;
+        o->sent = now;
+        c->count++;
+        added++;
+        schedule_next(l, c);
+        if (in_window(l, o->sched)) {
+            l->s->sent++;
+            l->s->sent_per_s[second_of(l, now)]++;
+            if (o->sched >= c->room_since) {
+                lh_record(&l->s->send_lag, now - o->sched);
+                if (now - o->sched > LATE_NS)
+                    l->s->late_sends++;
+            }
+        }
     }
-    c->state = IN_FLIGHT;
-    c->written = 0;
-    http_response_init(&c->resp);
-    heap_set(&l->heap, &c->node, now + (uint64_t)(l->w->o->timeout_s * 1e9));
-    (void)write_request(l, c, now);
+    if (added == 0)
+        return true;
+    c->unwritten += (size_t)added * l->w->request_len;
+    return c->wants_out || flush(l, c, now); /* a blocked send is finished on EPOLLOUT */
 }
 
-/* An idle connection: send now if a request is due (the backlog), else wait for the next one. */
-static void idle(struct loop *l, struct conn *c, uint64_t now)
+/* The connection can send: from its connect, or from a reconnect. */
+static void open_conn(struct loop *l, struct conn *c, uint64_t now)
 {
-    c->state = IDLE;
-    if (c->next_sched <= now)
-        send_next(l, c, now, false);
-    else
-        heap_set(&l->heap, &c->node, c->next_sched);
+    c->state = OPEN;
+    c->room_since = now;
+    http_response_init(&c->resp);
+    if (send_due(l, c, now))
+        rearm(l, c);
 }
 
 static void start_connect(struct loop *l, struct conn *c, uint64_t now)
@@ -177,38 +232,43 @@ static void start_connect(struct loop *l, struct conn *c, uint64_t now)
         return;
     }
     if (a.connected) {
-        idle(l, c, now);
+        open_conn(l, c, now);
     } else {
         c->state = CONNECTING;
-        heap_set(&l->heap, &c->node, now + (uint64_t)(l->w->o->timeout_s * 1e9));
+        heap_set(&l->heap, &c->node, now + l->timeout_ns);
     }
 }
 
-/* A complete response; false if the connection was reopened (the server said it would close). */
+/* The oldest outstanding request's response is complete; false if the connection was reopened
+ * (the server said it would close: the requests pipelined behind it are lost). */
 static bool complete(struct loop *l, struct conn *c, uint64_t now)
 {
-    if (in_window(l, c->inflight_sched)) {
+    struct outstanding done = *oldest(c);
+    c->first = (c->first + 1) % l->pipeline;
+    if (c->count-- == l->pipeline)
+        c->room_since = now;
+    if (in_window(l, done.sched)) {
         if (c->resp.status >= 200 && c->resp.status < 300) {
             l->s->completed++;
             l->s->completed_per_s[second_of(l, now)]++;
-            lh_record(&l->s->hist, now - c->inflight_sched);
+            lh_record(&l->s->hist, now - done.sched);
         } else {
             l->s->non_2xx++;
         }
-    } else if (c->inflight_sched < l->window_start) {
+    } else if (done.sched < l->window_start) {
         l->s->warmup_completed++;
     }
     if (c->resp.connection_close) {
         l->s->closed_by_server++;
-        c->state = IDLE; /* nothing is lost */
         fail(l, c, now, 0);
         return false;
     }
-    idle(l, c, now);
+    http_response_init(&c->resp);
     return true;
 }
 
-/* Bytes from the server: responses (several in one read are fine), or a failure. */
+/* Bytes from the server: responses (several in one read are fine), or a failure. Then the
+ * requests that waited for room are sent. */
 static void readable(struct loop *l, struct conn *c, uint64_t now)
 {
     ssize_t n = recv(c->fd, l->buf, READ_BUF, 0);
@@ -226,7 +286,7 @@ static void readable(struct loop *l, struct conn *c, uint64_t now)
     }
     size_t at = 0;
     while (at < (size_t)n) {
-        if (c->state != IN_FLIGHT) {
+        if (c->count == 0) {
             l->s->unsolicited++;
             fail(l, c, now, 0);
             return;
@@ -242,6 +302,8 @@ static void readable(struct loop *l, struct conn *c, uint64_t now)
         if (p == HTTP_DONE && !complete(l, c, now))
             return; /* what followed belonged to the closed connection */
     }
+    if (send_due(l, c, now))
+        rearm(l, c);
 }
 
 static void connected(struct loop *l, struct conn *c, uint64_t now)
@@ -256,16 +318,19 @@ static void connected(struct loop *l, struct conn *c, uint64_t now)
         return;
     }
     set_events(l, c, EPOLLIN);
-    idle(l, c, now);
+    open_conn(l, c, now);
 }
 
 static void deadline(struct loop *l, struct conn *c, uint64_t now)
 {
     switch (c->state) {
-    case IDLE: send_next(l, c, now, true); break;
-    case IN_FLIGHT:
-        l->s->timeouts++;
-        fail(l, c, now, 0);
+    case OPEN:
+        if (c->count > 0 && oldest(c)->sent + l->timeout_ns <= now) {
+            l->s->timeouts++;
+            fail(l, c, now, 0);
+        } else if (send_due(l, c, now)) {
+            rearm(l, c);
+        }
         break;
     case CONNECTING:
         l->s->connect_errors[errno_slot(ETIMEDOUT)]++;
@@ -280,8 +345,9 @@ static void count_leftovers(struct loop *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         struct conn *c = &l->conns[i];
-        if (c->state == IN_FLIGHT && in_window(l, c->inflight_sched))
-            l->s->outstanding_at_end++;
+        for (uint32_t j = 0; j < c->count; j++)
+            if (in_window(l, c->ring[(c->first + j) % l->pipeline].sched))
+                l->s->outstanding_at_end++;
         while (c->next_sched < l->end) {
             if (c->next_sched >= l->window_start)
                 l->s->unsent_at_end++;
@@ -293,23 +359,24 @@ static void count_leftovers(struct loop *l)
     l->s->scheduled = l->s->sent + l->s->unsent_at_end;
 }
 
+/* One clock reading per wake-up for what it brought (the responses' end, the sends), one more
+ * before sleeping so that the sleep ends on the next deadline, not later by the work done. */
 static void run_loop(struct loop *l)
 {
     struct epoll_event events[EVENTS_MAX];
-    for (;;) {
-        uint64_t now = now_ns();
-        if (now >= l->end)
-            break;
+    uint64_t now = now_ns();
+    while (now < l->end) {
         struct heap_node *top;
         while ((top = heap_top(&l->heap)) != NULL && top->key <= now)
             deadline(l, (struct conn *)top, now);
+        now = now_ns();
         top = heap_top(&l->heap);
+        if (top != NULL && top->key <= now)
+            continue; /* due while the others were sent */
         uint64_t wake = top != NULL && top->key < l->end ? top->key : l->end;
         uint64_t wait = wake > now ? wake - now : 0;
         struct timespec ts = {.tv_sec = (time_t)(wait / NS_PER_S), .tv_nsec = (long)(wait % NS_PER_S)};
         int n = epoll_pwait2(l->ep, events, EVENTS_MAX, &ts, NULL);
-        if (n <= 0)
-            continue;
         now = now_ns();
         for (int i = 0; i < n; i++) {
             struct conn *c = events[i].data.ptr;
@@ -317,11 +384,11 @@ static void run_loop(struct loop *l)
                 continue;
             if (c->state == CONNECTING) {
                 connected(l, c, now);
-            } else {
+            } else if (c->state == OPEN) {
                 if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
                     readable(l, c, now);
-                if (c->fd >= 0 && c->state == IN_FLIGHT && (events[i].events & EPOLLOUT))
-                    (void)write_request(l, c, now);
+                if (c->fd >= 0 && c->state == OPEN && c->wants_out && (events[i].events & EPOLLOUT))
+                    (void)flush(l, c, now);
             }
         }
     }
@@ -334,22 +401,34 @@ static int setup(struct loop *l, struct ol_worker *w)
     l->w = w;
     l->s = &w->stats;
     l->n = (size_t)((o->connections - w->index + o->threads - 1) / o->threads);
+    l->pipeline = (uint32_t)o->pipeline;
     l->interval_ns = (double)o->connections / o->rate * 1e9;
+    l->timeout_ns = (uint64_t)(o->timeout_s * 1e9);
     l->ep = epoll_create1(EPOLL_CLOEXEC);
     l->conns = calloc(l->n, sizeof *l->conns);
+    l->rings = calloc(l->n * l->pipeline, sizeof *l->rings);
     l->heap.items = calloc(l->n, sizeof *l->heap.items);
+    l->pattern = malloc(l->pipeline * w->request_len);
     l->buf = malloc(READ_BUF);
     w->stats.sent_per_s = calloc(w->seconds, sizeof(uint64_t));
     w->stats.completed_per_s = calloc(w->seconds, sizeof(uint64_t));
     lh_init(&w->stats.hist);
+    lh_init(&w->stats.send_lag);
     if (l->ep < 0)
         return errno;
-    if (!l->conns || !l->heap.items || !l->buf || !w->stats.sent_per_s || !w->stats.completed_per_s)
+    if (o->timer_slack_ns > 0 && prctl(PR_SET_TIMERSLACK, (unsigned long)o->timer_slack_ns, 0, 0, 0) != 0)
+        return errno;
+    w->timer_slack_ns = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (!l->conns || !l->rings || !l->heap.items || !l->pattern || !l->buf || !w->stats.sent_per_s ||
+        !w->stats.completed_per_s)
         return ENOMEM;
+    for (uint32_t i = 0; i < l->pipeline; i++)
+        memcpy(l->pattern + i * w->request_len, w->request, w->request_len);
     for (size_t i = 0; i < l->n; i++) {
         struct conn *c = &l->conns[i];
         heap_node_init(&c->node);
         c->fd = -1;
+        c->ring = l->rings + i * l->pipeline;
         c->index = (uint32_t)(w->index + (long)i * o->threads);
         c->rng = o->seed * 0x100000001b3ull + c->index;
         c->resp.allow_chunked = true;
@@ -377,8 +456,8 @@ void *ol_worker_run(void *arg)
             struct conn *c = &l.conns[i];
             c->next_sched = l.t0;
             schedule_next(&l, c); /* fixed: its offset; poisson: a first gap */
-            if (c->state == IDLE)
-                heap_set(&l.heap, &c->node, c->next_sched);
+            if (c->state == OPEN)
+                rearm(&l, c);
         }
         run_loop(&l);
         count_leftovers(&l);
@@ -386,7 +465,9 @@ void *ol_worker_run(void *arg)
     if (l.ep >= 0)
         close(l.ep);
     free(l.conns);
+    free(l.rings);
     free(l.heap.items);
+    free(l.pattern);
     free(l.buf);
     return NULL;
 }

@@ -21,11 +21,14 @@
 /* What one thread counted; main adds them up (every field is a sum). */
 struct ol_stats {
     struct latency_histogram hist; /* 2xx responses to requests scheduled in the window */
+    /* how late the window's requests were sent by a connection with room for them (not held
+     * behind a response): the client's own part of their latency */
+    struct latency_histogram send_lag;
     uint64_t *sent_per_s, *completed_per_s;
     uint64_t scheduled, sent, completed, non_2xx, lost, outstanding_at_end, unsent_at_end;
     uint64_t warmup_completed, reconnects;
     uint64_t timeouts, bad_responses, unsolicited, closed_by_server;
-    uint64_t late_sends; /* sent over 1 ms after their schedule by an idle connection: the client was late */
+    uint64_t late_sends; /* sent over 1 ms after their schedule by a connection with room: the client was late */
     uint64_t connect_errors[ERRNO_SLOTS], io_errors[ERRNO_SLOTS];
 };
 
@@ -39,7 +42,8 @@ struct ol_worker {
     const uint64_t *t0;                     /* read after `started` */
     unsigned seconds;                       /* length of the per-second series */
     struct ol_stats stats;
-    int failed; /* an errno: the thread could not run (allocation, epoll) */
+    long timer_slack_ns; /* the thread's, as it ran */
+    int failed;          /* an errno: the thread could not run (allocation, epoll, prctl) */
 };
 
 void *ol_worker_run(void *arg);

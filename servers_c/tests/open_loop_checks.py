@@ -6,7 +6,8 @@ Usage: open_loop_checks.py --client BIN --server BIN
 The client must offer its rate to a real server (epoll) with every scheduled request completed,
 fixed and Poisson arrivals alike, its histogram and per-second series adding up to its counts;
 charge a server's stall to every request queued behind it (latency from the scheduled send time,
-no coordinated omission); read chunked and Content-Length bodies and count non-2xx statuses;
+no coordinated omission), with or without pipelining (--pipeline: the queued requests are then sent
+during the stall); read chunked and Content-Length bodies and count non-2xx statuses;
 count a server that closes after each response, one that drops a request, a response past
 --timeout, and refused connects by errno; refuse bad flags
 and a --connections the open-file limit cannot hold, naming the flag (exit 2). Every run is
@@ -47,6 +48,7 @@ class ScriptedServer:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.count = 0
+        self.most_queued = 0  # the most complete requests found waiting in one connection's buffer
         self.lock = threading.Lock()
         self.stopping = False
         threading.Thread(target=self._accept, daemon=True).start()
@@ -70,6 +72,7 @@ class ScriptedServer:
                 if not data:
                     return
                 buf += data
+                self.most_queued = max(self.most_queued, buf.count(b"\r\n\r\n"))
                 while b"\r\n\r\n" in buf:
                     _, buf = buf.split(b"\r\n\r\n", 1)
                     with self.lock:
@@ -116,14 +119,14 @@ class Checks:
         expect(sum(r["per_second"]["completed"]) == c["completed"], "per-second completions != completed")
         expect(sum(r["per_second"]["sent"]) == c["sent"], "per-second sends != sent")
 
-    def against_real(self, arrival: str) -> None:
+    def against_real(self, arrival: str, *extra: str) -> dict:
         server = Server(self.server, [])
         server.start()
         try:
             r = self.run_client(
                 server.port,
                 *("--rate", "1000", "--duration", "2", "--warmup", "0.3", "--connections", "8", "--threads", "2"),
-                *("--arrival", arrival, "--seed", "3"),
+                *("--arrival", arrival, "--seed", "3", *extra),
             )
             server.stop()
         finally:
@@ -139,12 +142,18 @@ class Checks:
         lat = r["latency_s"]
         expect(0 < lat["min"] <= lat["percentiles"]["50"] <= lat["percentiles"]["99"] <= lat["max"], f"latency {lat}")
         expect(r["cpu_s"] > 0 and r["cpu"]["wall_s"] >= 2.2, f"cpu {r['cpu']}")
+        p = r["parameters"]
+        expect(p["pipeline"] == 1 and p["pipelining"] is False and p["timer_slack_ns"] > 0, f"parameters {p}")
+        lag = r["send_lag_ns"]
+        expect(0 < lag["count"] <= c["sent"] and lag["p50"] <= lag["p99"] <= lag["max"], f"send lag {lag}")
+        return r
 
     def fixed_rate(self) -> None:
         self.against_real("fixed")
 
     def poisson_rate(self) -> None:
-        self.against_real("poisson")
+        r = self.against_real("poisson", "--timer-slack", "20000")
+        expect(r["parameters"]["timer_slack_ns"] == 20000, f"parameters {r['parameters']}")
 
     def stall_is_charged(self) -> None:
         # One connection at 100/s; the 30th request is answered 500 ms late: the ~50 requests scheduled
@@ -159,6 +168,41 @@ class Checks:
         expect(r["latency_s"]["max"] >= 0.49, f"max {r['latency_s']['max']}: the stall is not charged")
         expect(slow >= 35, f"{slow} requests over 100 ms: those queued behind the stall are not charged")
         expect(r["counts"]["completed"] >= 140, f"{r['counts']['completed']} completed: the backlog was not sent")
+
+    def pipelined_stall_is_charged(self) -> None:
+        # As stall_is_charged with up to 8 requests outstanding: 7 of those scheduled during the stall
+        # are sent at once and wait in the server's buffer; all are charged from their schedule times.
+        server = ScriptedServer(lambda n: (0.5 if n == 30 else 0.0, OK))
+        try:
+            r = self.run_client(
+                server.port, "--rate", "100", "--duration", "1.5", "--connections", "1", "--pipeline", "8"
+            )
+        finally:
+            server.close()
+        self.consistent(r)
+        slow = sum(n for lower, _, n in r["histogram"]["buckets"] if lower >= 100_000_000)
+        expect(r["parameters"]["pipeline"] == 8 and r["parameters"]["pipelining"] is True, f"{r['parameters']}")
+        expect(server.most_queued >= 4, f"the server saw at most {server.most_queued} requests queued: not pipelined")
+        expect(r["latency_s"]["max"] >= 0.49 and slow >= 35, f"max {r['latency_s']['max']}, {slow} over 100 ms")
+        expect(r["counts"]["completed"] >= 140 and r["counts"]["lost"] == 0, f"counts {r['counts']}")
+
+    def pipelined_real(self) -> None:
+        # A real server that reads pipelined requests: every one answered, in order, at 4 deep.
+        server = Server(self.server, [])
+        server.start()
+        try:
+            r = self.run_client(
+                server.port,
+                *("--rate", "2000", "--duration", "1", "--connections", "2", "--pipeline", "4"),
+            )
+            server.stop()
+        finally:
+            problem = server.kill()
+        expect(problem is None, f"server: {problem}")
+        self.consistent(r)
+        c = r["counts"]
+        expect(1990 <= c["scheduled"] <= 2010 and c["completed"] >= c["scheduled"] - 8, f"counts {c}")
+        expect(r["flags"] == [] and c["lost"] == 0, f"flags {r['flags']}, counts {c}")
 
     def bodies_and_statuses(self) -> None:
         server = ScriptedServer(lambda n: (0.0, (OK, CHUNKED, NOT_FOUND)[n % 3]))
@@ -238,12 +282,17 @@ class Checks:
             [["--port", "1", *base, "--path", "x y"], "--path"],
             [["--port", "1", *base, "--host", "localhost"], "--host"],
             [["--port", "1", *base, "--bogus"], "--bogus"],
+            [["--port", "1", *base, "--pipeline", "0"], "--pipeline"],
+            [["--port", "1", *base, "--pipeline", "65"], "--pipeline"],
+            [["--port", "1", *base, "--timer-slack", "0"], "--timer-slack"],
         ):
             proc = subprocess.run([self.client, *args], capture_output=True, text=True, timeout=10)
             expect(proc.returncode == 2 and flag in proc.stderr, f"{args}: exit {proc.returncode}, {proc.stderr!r}")
         help_text = subprocess.run([self.client, "--help"], capture_output=True, text=True, timeout=10)
         expect(
-            help_text.returncode == 0 and "--arrival" in help_text.stdout and "SCHEDULED" in help_text.stdout, "--help"
+            help_text.returncode == 0
+            and all(word in help_text.stdout for word in ("--arrival", "SCHEDULED", "--pipeline", "pipelining")),
+            "--help",
         )
 
     def run(self) -> int:
@@ -251,6 +300,8 @@ class Checks:
             "fixed_rate",
             "poisson_rate",
             "stall_is_charged",
+            "pipelined_stall_is_charged",
+            "pipelined_real",
             "bodies_and_statuses",
             "server_closes",
             "server_drops_a_request",
