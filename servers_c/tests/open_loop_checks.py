@@ -119,20 +119,24 @@ class Checks:
         expect(sum(r["per_second"]["completed"]) == c["completed"], "per-second completions != completed")
         expect(sum(r["per_second"]["sent"]) == c["sent"], "per-second sends != sent")
 
-    def against_real(self, arrival: str, *extra: str) -> dict:
+    def run_against_real_server(self, *args: str) -> dict:
+        """The client's report of a run against a real server, which must stop cleanly; checked for consistency."""
         server = Server(self.server, [])
         server.start()
         try:
-            r = self.run_client(
-                server.port,
-                *("--rate", "1000", "--duration", "2", "--warmup", "0.3", "--connections", "8", "--threads", "2"),
-                *("--arrival", arrival, "--seed", "3", *extra),
-            )
+            r = self.run_client(server.port, *args)
             server.stop()
         finally:
             problem = server.kill()
         expect(problem is None, f"server: {problem}")
         self.consistent(r)
+        return r
+
+    def against_real(self, arrival: str, *extra: str) -> dict:
+        r = self.run_against_real_server(
+            *("--rate", "1000", "--duration", "2", "--warmup", "0.3", "--connections", "8", "--threads", "2"),
+            *("--arrival", arrival, "--seed", "3", *extra),
+        )
         c = r["counts"]
         low, high = (1990, 2010) if arrival == "fixed" else (1700, 2300)
         expect(low <= c["scheduled"] <= high, f"{arrival}: {c['scheduled']} scheduled in 2 s at 1000/s")
@@ -188,18 +192,7 @@ class Checks:
 
     def pipelined_real(self) -> None:
         # A real server that reads pipelined requests: every one answered, in order, at 4 deep.
-        server = Server(self.server, [])
-        server.start()
-        try:
-            r = self.run_client(
-                server.port,
-                *("--rate", "2000", "--duration", "1", "--connections", "2", "--pipeline", "4"),
-            )
-            server.stop()
-        finally:
-            problem = server.kill()
-        expect(problem is None, f"server: {problem}")
-        self.consistent(r)
+        r = self.run_against_real_server("--rate", "2000", "--duration", "1", "--connections", "2", "--pipeline", "4")
         c = r["counts"]
         expect(1990 <= c["scheduled"] <= 2010 and c["completed"] >= c["scheduled"] - 8, f"counts {c}")
         expect(r["flags"] == [] and c["lost"] == 0, f"flags {r['flags']}, counts {c}")
