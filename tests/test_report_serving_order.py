@@ -110,3 +110,8 @@ def test_the_shipped_campaign_gives_a_verdict_and_a_table(tmp_path):
     verdict = facts.verdict_facts(study)
     assert verdict["verdict"] != data.NOT_TESTABLE
     assert f"{verdict['ratio']} times (95\\,\\% interval {verdict['low']}--{verdict['high']}" in finding
+    # The README quotes the same verdict.
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    quoted = f"made p99.9 {verdict['ratio']} times the FIFO queue's (95 % CI {verdict['low']}–{verdict['high']};"
+    assert quoted in readme and f"`{serving_order.STUDY.campaign.reference}`" in readme
+    assert verdict["verdict"] == data.LENGTHENS and f"at {verdict['fraction']} % of its saturation" in readme
