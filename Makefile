@@ -86,15 +86,15 @@ all-after-%:
 	$(eval STEP_ENDED := $(STEP_NOW))
 
 # System tools (apt-get as root, else the command to run), the pinned .venv and oha. `make all` leaves oha out
-# (scripts/setup.sh measure) unless PROFILE=full: nothing else it measures runs oha, and building it is most of
-# a bare machine's set-up time (4 to 7 minutes on 2 CPUs).
+# (scripts/setup.sh measure) unless PROFILE=full: nothing it measures runs oha (the latency study's client is the
+# project's open_loop), and building it is most of a bare machine's set-up time (4 to 7 minutes on 2 CPUs).
 SETUP_MODE ?= all
 all: SETUP_MODE = $(if $(filter full,$(PROFILE)),all,measure)
 setup:
 	@echo "==> setup: system tools and $(VENV) from requirements.txt$(if $(filter all,$(SETUP_MODE)), and oha) (scripts/setup.sh $(SETUP_MODE))"
 	@$(SETUP) $(SETUP_MODE)
 
-# oha alone, the open-loop load generator of the latency study (scripts/setup.sh tools).
+# oha alone (scripts/setup.sh tools): the latency study runs it with -p load_generator oha, instead of open_loop.
 .PHONY: tools
 tools:
 	@$(SETUP) tools
@@ -268,27 +268,28 @@ import: $(VENV_STAMP)
 	$(PY) -m archbench import '$(RAW)' $(if $(IMPORT_AS),--as '$(IMPORT_AS)')
 	$(PY) -m archbench manifest --update
 
-# The short studies `make all` runs after the main campaign, so that the workloads, echo and network sections
-# of the report are measured on this machine too (PROFILE=default; about 8 minutes on 2 CPUs together): the
-# profile workloads_short (one level per workload family) and the same notebooks as the full studies below with
-# fewer clients, pool sizes, trials and seconds, into campaigns workloads-short-<host>, echo-short-<host> and
-# network-short-<host>{,-loopback}. The latency study is not among them: on a 2-CPU machine its open-loop client,
-# oha, saturated its own CPU before the servers did (it reached 51-84 % of the rates it was asked to offer), so a
-# short run would measure oha; the report's latency section reads latency-<host> (`make latency-study`) or the
-# shipped reference-latency. SHORT_LATENCY is the short version, for `make latency-study-short`.
+# The short studies `make all` runs after the main campaign, so that the workloads, echo, latency and network
+# sections of the report are measured on this machine too (PROFILE=default; about 11 minutes on 2 CPUs together):
+# the profile workloads_short (one level per workload family) and the same notebooks as the full studies below with
+# fewer clients, pool sizes, rates, trials and seconds, into campaigns workloads-short-<host>, echo-short-<host>,
+# latency-short-<host>{-closed,,-001} and network-short-<host>{,-loopback}. The latency study's open-loop client
+# is the project's open_loop (built with the servers): 0.5-0.9 of each server's saturation, where the pilot found
+# the knees, two rounds of 2 s without warm-ups (about 2 minutes).
 # PROFILE=full runs the full studies instead; PROFILE=smoke none (the report then uses the shipped ones).
 # The network study needs root (network namespaces); without it the step says so and is skipped.
 SHORT_ECHO := -p clients '[100, 1000]' -p duration_s 2 -p trials 3 -p warmup False -p max_conns_cap 0
-SHORT_LATENCY := -p fractions '[0.5, 0.9, 1.1]' -p duration_s 2 -p trials 2 -p warmup False
+SHORT_LATENCY := -p fractions '[0.5, 0.7, 0.8, 0.9]' -p duration_s 2 -p trials 2 -p warmup False -p warmup_s 0
 SHORT_NETWORK := -p thread_counts '[1, 3, 5]' -p trials 3
 studies: servers $(VENV_STAMP)
 ifeq ($(PROFILE),full)
 	$(MAKE) --no-print-directory workloads-study echo-study latency-study serving-order-study network-study
 else ifeq ($(PROFILE),default)
-	@echo "==> studies: short workloads, echo and network studies -> data/raw/{workloads,echo,network}-short-$(HOST_SHORT)*/"
+	@echo "==> studies: short workloads, echo, latency and network studies -> data/raw/{workloads,echo,latency,network}-short-$(HOST_SHORT)*/"
 	$(PY) -m archbench notebook run_trials --campaign workloads-short-$(HOST_SHORT) -p profile workloads_short \
 	  -p campaign workloads-short-$(HOST_SHORT) $(TRIAL_OPTIONS)
 	$(PY) -m archbench notebook echo_study --campaign echo-short-$(HOST_SHORT) -p campaign echo-short-$(HOST_SHORT) $(SHORT_ECHO)
+	$(PY) -m archbench notebook latency_study --campaign latency-short-$(HOST_SHORT) \
+	  -p campaign latency-short-$(HOST_SHORT) $(SHORT_LATENCY)
 	@if [ "$$(id -u)" = 0 ]; then \
 	  echo "$(PY) -m archbench notebook network_study --campaign network-short-$(HOST_SHORT) ..."; \
 	  $(PY) -m archbench notebook network_study --campaign network-short-$(HOST_SHORT) \
@@ -308,15 +309,14 @@ echo-study: servers $(VENV_STAMP)
 	$(PY) -m archbench manifest --update
 
 # Source 001's latency under a fixed offered load: notebooks/latency_study.ipynb, campaigns latency-<host>{-closed,,-001}.
-latency-study: servers tools $(VENV_STAMP)
+latency-study: servers $(VENV_STAMP)
 	@echo "==> latency-study: notebooks/latency_study.ipynb -> data/raw/latency-$(HOST_SHORT)*/"
 	$(PY) -m archbench notebook latency_study --campaign latency-$(HOST_SHORT) -p campaign latency-$(HOST_SHORT)
 	$(PY) -m archbench manifest --update
 
-# The short latency study (campaigns latency-short-<host>{-closed,,-001}, about 1.5 minutes), which `make all` no
-# longer runs (see SHORT_LATENCY).
+# The short latency study alone (campaigns latency-short-<host>{-closed,,-001}, about 2 minutes), as `make all` runs it.
 .PHONY: latency-study-short
-latency-study-short: servers tools $(VENV_STAMP)
+latency-study-short: servers $(VENV_STAMP)
 	@echo "==> latency-study-short: notebooks/latency_study.ipynb -> data/raw/latency-short-$(HOST_SHORT)*/"
 	$(PY) -m archbench notebook latency_study --campaign latency-short-$(HOST_SHORT) \
 	  -p campaign latency-short-$(HOST_SHORT) $(SHORT_LATENCY)
@@ -401,7 +401,7 @@ help:
 	@echo "Targets:"
 	@echo "  all        setup, servers, trials, studies, analysis, paper (PROFILE=$(PROFILE))"
 	@echo "  setup      system tools (apt-get as root, else prints the command), $(VENV) and oha (scripts/setup.sh)"
-	@echo "  tools      oha alone, the latency study's open-loop load generator (make all builds it for PROFILE=full only)"
+	@echo "  tools      oha alone, an open-loop load generator the latency study can use instead of open_loop (load_generator oha)"
 	@echo "  venv       only $(VENV) from requirements.txt (re-run when the pins change)"
 	@echo "  servers    cmake -S servers_c -B $(BUILD_DIR) (Release, -Werror) + build: $(BUILD_DIR)/bin/<architecture>"
 	@echo "  trials     notebooks/run_trials.ipynb for CAMPAIGN=$(CAMPAIGN) (resumes if interrupted)"
@@ -419,7 +419,7 @@ help:
 	@echo "  verify     check data/raw against its checksum manifest (modified or missing files)"
 	@echo "  import     RAW=path/to/raw [IMPORT_AS=name]: merge another machine's campaigns (never overwrites)"
 	@echo "  echo-study / latency-study / network-study   notebooks/{echo,latency,network}_study.ipynb"
-	@echo "  latency-study-short  the short latency study make all used to run (oha; ~1.5 min)"
+	@echo "  latency-study-short  the short latency study make all runs (open_loop; ~2 min)"
 	@echo "  sources-study  profile sources (each source's own protocol, ~22 min) -> data/raw/sources-<host>/"
 	@echo "  workloads-study  profile workloads (architecture by workload, ~20 min) -> data/raw/workloads-<host>/"
 	@echo "  serving-order-study  profile serving_order (FIFO vs LIFO tail, ~7.5 min) -> data/raw/serving-order-<host>{-closed,}/"

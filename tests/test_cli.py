@@ -351,7 +351,11 @@ def test_run_takes_saturation_rates_from_a_campaign(
     )
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("CPU split: server CPUs 0 ")
-    assert lines[1:-1] == ["epoll-level-c100-lt1-d5s-oha-rate1000", "epoll-level-c100-lt1-d5s-oha-rate2000"]
+    assert lines[1:-1] == [  # the latency profile's 20 us of work per request (workload cpu)
+        "workload cpu: 2 configurations",
+        "  epoll-level-c100-lt1-d5s-oha-w20-rate1000",
+        "  epoll-level-c100-lt1-d5s-oha-w20-rate2000",
+    ]
     assert "up to 9 trials per configuration if the CI needs them" in lines[-1]
 
 

@@ -38,8 +38,8 @@ def test_fractions_of_each_configurations_own_saturation() -> None:
         saturation_source="campaign closed: median",
     )
     grid = {c.config_id: c.as_dict() for c in expand_grid(params)}
-    assert list(grid)[:2] == ["blocking-c100-lt1-d5s-oha-rate100", "blocking-c100-lt1-d5s-oha-rate1100"]
-    config = grid["epoll-level-c100-lt1-d5s-oha-rate6000"]
+    assert list(grid)[:2] == ["blocking-c100-lt1-d5s-oha-w20-rate100", "blocking-c100-lt1-d5s-oha-w20-rate1100"]
+    config = grid["epoll-level-c100-lt1-d5s-oha-w20-rate6000"]
     assert {
         k: config[k]
         for k in (
@@ -81,8 +81,8 @@ def test_absolute_rates_record_the_fraction_where_the_saturation_is_known() -> N
         saturation_rates={"epoll-level-c100": 60000.0},
     )
     configs = {c.config_id: c.as_dict() for c in expand_grid(params)}
-    assert configs["epoll-level-c100-lt1-d5s-wrk2-rate3000"]["rate_fraction"] == 0.05
-    assert configs["poll-c100-lt1-d5s-wrk2-rate3000"]["rate_fraction"] is None
+    assert configs["epoll-level-c100-lt1-d5s-wrk2-w20-rate3000"]["rate_fraction"] == 0.05
+    assert configs["poll-c100-lt1-d5s-wrk2-w20-rate3000"]["rate_fraction"] is None
 
 
 @pytest.mark.parametrize(
@@ -226,7 +226,7 @@ def test_oha_trial_against_epoll(oha_installed, real_build_dir: Path, cpu_pair, 
     )
     result = run_campaign(params, stream=io.StringIO())
     assert dict(result.statuses) == {"ok": 1}
-    trial_id = "epoll-level-c10-lt1-d2s-oha-rate200-r01"
+    trial_id = "epoll-level-c10-lt1-d2s-oha-w20-rate200-r01"
     record = json.loads((tmp_path / "oha" / f"{trial_id}.json").read_text())
     assert record["status"] == "ok", record["failure_reason"]
     config = record["config"]

@@ -31,11 +31,12 @@ def test_open_loop_command() -> None:
     assert argv == [
         "b/bin/open_loop",
         *("--host", "127.0.0.1", "--port", "9", "--path", "/", "--rate", "250", "--duration", "5"),
-        *("--connections", "100", "--threads", "1", "--timeout", "2"),
+        *("--connections", "100", "--threads", "1", "--timeout", "2", "--arrival", "fixed"),
     ]
     # More threads than connections would be refused: the threads are capped.
     few = dict(config, connections=2, load_threads=4)
-    assert OpenLoopClient().command(few, "http://127.0.0.1:9/", 2)[-3] == "2"
+    argv = OpenLoopClient().command(few, "http://127.0.0.1:9/", 2)
+    assert argv[argv.index("--threads") + 1] == "2"
 
 
 def test_missing_binary_is_named(tmp_path: Path) -> None:
@@ -71,7 +72,7 @@ def test_open_loop_trial_against_epoll(open_loop_built: Path, cpu_pair, tmp_path
     )
     result = run_campaign(params, stream=io.StringIO())
     assert dict(result.statuses) == {"ok": 1}
-    trial_id = "epoll-level-c10-lt1-d2s-open_loop-rate200-r01"
+    trial_id = "epoll-level-c10-lt1-d2s-open_loop-w20-rate200-r01"  # the latency profile's 20 us of work
     record = json.loads((tmp_path / "ol" / f"{trial_id}.json").read_text())
     assert record["status"] == "ok", record["failure_reason"]
     load = record["load"]

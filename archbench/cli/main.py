@@ -8,10 +8,10 @@
                             [--server-cpus CPUS] [--load-cpus CPUS] [--seed N] [--wrk-timeout-s N]
                             [--ready-timeout-s S] [--stop-grace-s S] [--response SPEC] [--workloads JSON]
                             [--build-dir build]
-                            [--proto http|echo] [--load-generator wrk|wrk2|oha|echo_client]
+                            [--proto http|echo] [--load-generator wrk|wrk2|oha|open_loop|echo_client|httperf]
                             [--message-size BYTES] [--sources K] [--connect-rate R]
                             [--max-conns-cap CAP] [--max-conns-duration-s S]
-                            [--rate-fractions F ...] [--offered-rates R ...] [--saturation-campaign NAME]
+                            [--rate-fractions F ...] [--offered-rates R ...] [--arrival A] [--saturation-campaign NAME]
                             [--rate-reference KEY] [--ci-target PCT] [--max-trials N]
                             [--adaptive-criterion mean|paired|paired_median] [--adaptive-budget-s S]
                             [--placement loopback|netns|ssh] [--link MODEL] [--hosts FILE] [--topology-root DIR] [--dry-run]
@@ -169,6 +169,11 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="open loop: fractions of each configuration's saturation throughput to offer",
     )
     parser.add_argument("--offered-rates", nargs="+", type=int, metavar="R", help="open loop: requests/s in total")
+    parser.add_argument(
+        "--arrival",
+        choices=("fixed", "poisson"),
+        help="open_loop's schedule: evenly spaced or a Poisson process of the offered rate (default: the profile's)",
+    )
     parser.add_argument(
         "--saturation-campaign",
         metavar="NAME",
@@ -345,6 +350,7 @@ RUN_PARAMETER_NAMES = (
     "rate_fractions",
     "offered_rates",
     "rate_reference",
+    "arrival",
     "ci_target",
     "max_trials",
     "adaptive_criterion",

@@ -292,7 +292,8 @@ class OpenLoopClient(BuiltClient):
         server_pid: int | None = None,
     ) -> list[str]:
         """`open_loop --host H --port P --path PATH --rate R --duration D --connections C --threads T
-        --timeout S`; its threads are at most its connections."""
+        --timeout S --arrival A` (A: the config's `arrival`, fixed when missing); its threads are at most its
+        connections."""
         target = urlsplit(url)
         connections = int(config["connections"])
         return [
@@ -313,6 +314,8 @@ class OpenLoopClient(BuiltClient):
             str(min(int(config["load_threads"]), connections)),
             "--timeout",
             str(timeout_s),
+            "--arrival",
+            str(config.get("arrival") or "fixed"),
         ]
 
 

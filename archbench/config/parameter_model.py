@@ -32,6 +32,7 @@ LATER_PARAMETER_DEFAULTS: dict[str, Any] = {
     "saturation_rates": {},
     "rate_reference": None,
     "saturation_source": None,
+    "arrival": "fixed",
     "ci_target": None,
     "max_trials": None,
     "adaptive_criterion": "mean",
@@ -158,6 +159,9 @@ class StoredParameters(_Closed):
     saturation_rates: dict[str, float] = Field(default_factory=dict, description="saturation key -> req/s")
     rate_reference: str | None = None
     saturation_source: str | None = None
+    arrival: Literal["fixed", "poisson"] = Field(
+        "fixed", description="open_loop's request schedule: evenly spaced, or a Poisson process of the offered rate"
+    )
     ci_target: float | None = Field(None, description="95% CI half-width target, percent of the mean")
     max_trials: int | None = None
     adaptive_criterion: Literal["mean", "paired", "paired_median"] = Field(
@@ -272,6 +276,7 @@ class ProfileValues(_Closed):
     saturation_rates: dict[str, float] | None = None
     rate_reference: str | None = None
     saturation_source: str | None = None
+    arrival: Literal["fixed", "poisson"] | None = None
     ci_target: float | None = None
     max_trials: int | None = None
     adaptive_criterion: Literal["mean", "paired", "paired_median"] | None = None

@@ -85,6 +85,7 @@ from archbench.config.workloads import WorkloadFamily, check_family_sweeps, chec
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # What adaptive repetition's ci_target bounds (archbench.measure.adaptive: MEAN_, PAIRED_, PAIRED_MEDIAN_CRITERION).
 ADAPTIVE_CRITERIA = ("mean", "paired", "paired_median")
+ARRIVALS = ("fixed", "poisson")
 # The campaign-wide sweep that replaces each per-entry one when given explicitly.
 CAMPAIGN_SWEEPS = {"threads": "thread_counts", "connections": "connection_counts", "pipeline": "pipeline_depths"}
 # Parameters that do not change what a campaign measures, so a re-run may differ in them. The CPU lists
@@ -147,6 +148,7 @@ class Parameters:
     saturation_rates: tuple[tuple[str, float], ...] = ()  # saturation key (plan.saturation_key) -> req/s
     rate_reference: str | None = None  # fractions of this key's saturation for every configuration
     saturation_source: str | None = None  # where saturation_rates came from (campaign, statistic)
+    arrival: str = "fixed"  # open_loop's schedule: "fixed" (evenly spaced) or "poisson"
     # Adaptive repetition (archbench.measure.adaptive): more trials until the 95% CI half-width of the
     # mean throughput is at most ci_target % of the mean, or a configuration has max_trials.
     ci_target: float | None = None
@@ -616,7 +618,17 @@ def _open_loop_values(v: Mapping[str, Any], open_loop: bool, load_generator: str
             f"{' or '.join(open_loop_generators())}",
         )
     source = v.get("saturation_source")
+    arrival = v.get("arrival") or "fixed"
+    if arrival not in ARRIVALS:
+        raise ParameterError("arrival", f"{arrival!r}; valid: {', '.join(ARRIVALS)}")
+    if arrival != "fixed" and open_loop and load_generator != "open_loop":
+        raise ParameterError(
+            "arrival",
+            f"{arrival}: only the open_loop client draws its schedule ({load_generator} spaces requests evenly); "
+            "use load_generator open_loop or arrival fixed",
+        )
     return {
+        "arrival": arrival,
         "rate_fractions": fractions,
         "offered_rates": rates,
         "saturation_rates": saturation,

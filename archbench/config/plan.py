@@ -177,15 +177,19 @@ class OfferedLoad:
     saturation_rate: float | None = None
     saturation_of: str | None = None
     saturation_source: str | None = None
+    arrival: str | None = None  # open_loop's schedule ("fixed", "poisson"); None for oha and wrk2
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "offered_rate": self.offered_rate,
             "rate_fraction": self.rate_fraction,
             "saturation_rate": self.saturation_rate,
             "saturation_of": self.saturation_of,
             "saturation_source": self.saturation_source,
         }
+        if self.arrival is not None:
+            out["arrival"] = self.arrival
+        return out
 
 
 def saturation_key(config: Mapping[str, Any]) -> str:
@@ -374,6 +378,7 @@ def offered_loads(config: TrialConfig, params: Parameters) -> Iterator[TrialConf
         yield config
         return
     saturations = dict(params.saturation_rates)
+    arrival = params.arrival if config.load_generator == "open_loop" else None
     own_key = saturation_key(config.as_dict())
     basis = params.rate_reference or own_key
     if params.rate_fractions and basis not in saturations:
@@ -392,6 +397,7 @@ def offered_loads(config: TrialConfig, params: Parameters) -> Iterator[TrialConf
                 saturation_rate=saturations[basis],
                 saturation_of=basis,
                 saturation_source=params.saturation_source,
+                arrival=arrival,
             ),
         )
     known = saturations.get(basis)
@@ -404,6 +410,7 @@ def offered_loads(config: TrialConfig, params: Parameters) -> Iterator[TrialConf
                 saturation_rate=known,
                 saturation_of=basis if known else None,
                 saturation_source=params.saturation_source if known else None,
+                arrival=arrival,
             ),
         )
 

@@ -72,6 +72,8 @@ class TrialConfigRecord(_Closed):
     saturation_rate: float | None = Field(None, description="open loop only: req/s")
     saturation_of: str | None = Field(None, description="open loop only: a saturation key")
     saturation_source: str | None = Field(None, description="open loop only: which campaign and statistic")
+    arrival: Literal["fixed", "poisson"] | None = Field(None, description="open_loop trials only: its schedule "
+                                                       "(--arrival); missing means fixed")
     source: str | None = Field(None, description="the write-up its profile entry reproduces (docs/sources.md); "
                                                  "missing when the entry names none")
     httperf_calls: int | None = Field(None, description="httperf trials only: --num-calls")

@@ -4,16 +4,16 @@ Source 001 ran wrk2 at a fixed 200k requests/s over 2000 connections and found
 single-thread epoll latencies of seconds: a closed-loop client such as wrk
 sends the next request only when the previous one is answered, so a stalled
 server also stalls the client's clock and the stall never shows in its
-latencies (coordinated omission). An open-loop client (oha with
-`--latency-correction`, wrk2) schedules every request at a fixed rate and
-measures from the scheduled time.
+latencies (coordinated omission). An open-loop client (the project's
+open_loop, oha with `--latency-correction`, wrk2) schedules every request in
+advance and measures from the scheduled time.
 
 The study, on one machine:
  1. a closed-loop wrk campaign gives each configuration's saturation throughput
     (`saturation_rates`: the median requests/s of its ok, unflagged measured
     trials, keyed by `archbench.config.plan.saturation_key`, e.g. "epoll-level-c100");
  2. an open-loop campaign offers `LATENCY_FRACTIONS` of each configuration's own
-    saturation (`fraction_sweep_parameters`);
+    saturation (`fraction_sweep_parameters`), over the servers `sweep_servers` keeps;
  3. source 001's set-up (`source_001_parameters`): its four architectures at 2000
     connections and ONE fixed rate for all, a fraction of the highest saturation
     among them (001's 200k req/s scaled to this machine).
@@ -30,7 +30,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from archbench.config.loadgen import Wrk2
 from archbench.config.params import parse_server_entry, resolve_parameters
 from archbench.config.plan import expand_grid, saturation_key
 from archbench.config.profiles import source_001_servers
@@ -39,7 +38,12 @@ from archbench.data.storage import load_campaign
 from archbench.measure.adaptive import trial_throughput
 from archbench.parse import LoadOutputError, parse_output
 
-LATENCY_FRACTIONS = (0.10, 0.25, 0.50, 0.75, 0.90, 1.00, 1.10)
+# Where the knee (p99 under 1 ms) lay in the pilot with 20 us of work and Poisson arrivals: 0.6-0.85 of the
+# closed-loop saturation; 1.0 brackets it from above (the server falls behind there).
+LATENCY_FRACTIONS = (0.25, 0.50, 0.60, 0.70, 0.80, 0.90, 1.00)
+# The iterative server serves one connection until it closes: offered over the sweep's connections, it answers one
+# of them (pilot: 1 % of the offered rate at 100 connections) and has no knee to find. It stays in source 001's set-up.
+SWEEP_LEAVES_OUT = {"blocking": "serves one connection at a time: at 100 connections it answers one of them"}
 SATURATION_STATISTIC = "median requests/s of the ok, unflagged measured closed-loop (wrk) trials"
 # Source 001: blocking, thread-per-connection with at most 1000 threads, single-thread epoll and a
 # reactor; 2000 connections; one fixed rate for every server.
@@ -52,8 +56,27 @@ KNEE_ACHIEVED_FRACTION = 0.99
 
 
 def default_open_loop_generator() -> str:
-    """wrk2 where it is installed (on PATH or WRK2=), else oha."""
-    return "wrk2" if Wrk2().missing_reason() is None else "oha"
+    """The project's open_loop client (built with the servers): cheaper per request than oha, Poisson arrivals,
+    its whole histogram and its own CPU time in every record, and checks of each run
+    (archbench.analyze.open_loop_checks). oha and wrk2 stay available by name."""
+    return "open_loop"
+
+
+def default_arrival(load_generator: str) -> str:
+    """The schedule the study asks for: Poisson where the client draws one (open_loop), else evenly spaced."""
+    return "poisson" if load_generator == "open_loop" else "fixed"
+
+
+def sweep_servers(servers: Sequence[Any]) -> tuple[list[Any], dict[str, str]]:
+    """The fraction sweep's server entries, and {architecture: why} for those it leaves out (SWEEP_LEAVES_OUT)."""
+    kept, left = [], {}
+    for index, server in enumerate(servers):
+        architecture = parse_server_entry(server, f"servers[{index}]").architecture
+        if architecture in SWEEP_LEAVES_OUT:
+            left[architecture] = SWEEP_LEAVES_OUT[architecture]
+        else:
+            kept.append(server)
+    return kept, left
 
 
 def saturation_rates(campaign_dir: Path | str) -> dict[str, float]:
