@@ -47,7 +47,11 @@ def t_interval(values: Sequence[float]) -> tuple[float, float]:
     """seaborn's `errorbar` computed as summary.csv computes its ci95 columns (stats.rate_ci: the range under
     three trials, the log-scale t interval above), so an interval seaborn draws is the one the tables print."""
     interval = stats.rate_ci(values, stats.DEFAULT_CONFIDENCE)
-    return interval.low, interval.high
+    # Identical trials (an open-loop client that completed exactly its schedule each time) give an interval of one
+    # value, and the arithmetic mean seaborn draws may lie a rounding error outside it: matplotlib refuses a
+    # negative bar, so the interval is stretched to the drawn mean.
+    mean = float(np.mean(np.asarray(values, dtype=float)))
+    return min(interval.low, mean), max(interval.high, mean)
 
 
 def measured_ok(trials: pd.DataFrame | None, config_ids: set[str]) -> pd.DataFrame:

@@ -5,8 +5,12 @@ Definitions (every one a parameter of `build_report`, stated in the generated te
 
 * client-bound trial: the load generator's CPUs were at least 95 % busy (`load.cpus_busy`, from
   /proc/stat) or its own CPU time was at least 95 % of its pinned CPUs' wall time
-  (`load.cpu_utilisation`): the load generator, not the server, may have set the rate and the
-  latencies. Client-bound trials are shown, marked and counted, and excluded from the knee.
+  (`load.cpu_utilisation`, or open_loop's own `cpu_busy_fraction`): the load generator, not the server,
+  may have set the rate and the latencies. Client-bound trials are shown, marked and counted, and
+  excluded from the knee.
+* usable trial: a measured ok trial, not flagged, not client-bound and sustained (its achieved rate within
+  +-5 % of the offered one, archbench.analyze.open_loop_checks); open_loop's trials also carry the other
+  checks of that module (`checks`: a trend in the per-second rate, too few samples for a percentile).
 * a trial meets a latency threshold T when it is a measured trial with status ok, not client-bound,
   not flagged (no socket error, timeout or non-2xx response), with p99 < T and an achieved rate of at
   least 99 % of the offered one;
@@ -29,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from archbench import stats
-from archbench.analyze import analysis
+from archbench.analyze import analysis, open_loop_checks
 from archbench.analyze.analysis import number
 from archbench.config.plan import saturation_key
 from archbench.data import storage
@@ -42,7 +46,7 @@ from archbench.report.common import (
     total_count,
 )
 
-OPEN_LOOP_TOOLS = ("oha", "wrk2")
+OPEN_LOOP_TOOLS = ("open_loop", "oha", "wrk2")
 PERCENTILES: tuple[str, ...] = ("50", "90", "99", "99.9")
 SETUP_SWEEP = "sweep"
 SETUP_FIXED = "source_001"
@@ -188,6 +192,8 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
         saturation_of=saturation_of,
         saturation_source=config.get("saturation_source"),
         tool=tool,
+        work_us=number(config.get("work_us")),
+        arrival=config.get("arrival") or ("fixed" if tool == "open_loop" else None),
     )
     row.update(outcome)
     p = parsed or {}
@@ -210,13 +216,18 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
         row[f"latency_p{q.replace('.', '_')}_s"] = number(percentiles.get(q))
     utilisation = analysis.load_cpu_utilisation(load)
     busy = load_busy(load)
+    own_busy = number(p.get("cpu_busy_fraction"))
     row.update(
         load_cpu_utilisation=utilisation,
         load_cpus_busy=busy,
+        client_cpu_busy=own_busy,
+        client_cpu_per_request_s=number(p.get("cpu_per_request_s")),
+        send_lag_p99_s=number((p.get("send_lag_ns") or {}).get("p99")) / 1e9,
+        # Whole life without a warm-up on it (analysis.server_cpu_seconds), over the window's responses.
+        server_cpu_per_request_s=stats.ratio(analysis.server_cpu_seconds(server)[0], number(p.get("total_requests"))),
         server_cpus_busy=number(server.get("cpus_busy")),
-        client_bound=bool(
-            (not math.isnan(busy) and busy >= criteria.client_bound_busy)
-            or (not math.isnan(utilisation) and utilisation >= criteria.client_bound_busy)
+        client_bound=any(
+            not math.isnan(value) and value >= criteria.client_bound_busy for value in (busy, utilisation, own_busy)
         ),
         server_cpus=server.get("cpus"),
         load_cpus=load.get("cpus"),
@@ -225,6 +236,12 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
     )
     eligible = row["status"] == "ok" and not row["warmup"] and not row["client_bound"]
     row["eligible"] = eligible
+    row["sustained"] = bool(
+        not math.isnan(row["achieved_fraction"])
+        and abs(row["achieved_fraction"] - 1.0) <= open_loop_checks.RATE_TOLERANCE + 1e-12
+    )
+    row["checks"] = _checks(p, row["sustained"], row["client_bound"])
+    row["usable"] = bool(eligible and not row["flagged"] and row["sustained"])
     for threshold in criteria.thresholds:
         p99 = row["latency_p99_s"]
         row[f"meets_{threshold_key(threshold)}"] = bool(
@@ -236,6 +253,19 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
             and row["achieved_fraction"] >= criteria.achieved_fraction
         )
     return row
+
+
+def _checks(parsed: Mapping[str, Any], sustained: bool, client_bound: bool) -> str:
+    """The failed checks of a trial, `;`-separated: open_loop_checks.assess's for open_loop output (the rate, the
+    client's CPU, the per-second trend, samples per percentile), else the rate and client checks alone."""
+    flags: list[str] = []
+    if parsed.get("tool") == "open_loop" and parsed.get("per_second") and parsed.get("latency_ns"):
+        flags = list(open_loop_checks.assess(parsed)["flags"])
+    if not sustained and "did_not_sustain" not in flags:
+        flags.insert(0, "did_not_sustain")
+    if client_bound and "client_bound" not in flags:
+        flags.append("client_bound")
+    return ";".join(flags)
 
 
 def latency_trials(campaigns: Sequence[storage.Campaign], criteria: Criteria) -> pd.DataFrame:
@@ -317,6 +347,8 @@ def rate_summary(trials: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
             **analysis.outcome_counts(measured, ok),
             n_client_bound=int(ok["client_bound"].astype(bool).sum()),
             n_eligible=len(eligible),
+            n_usable=int(ok["usable"].astype(bool).sum()),
+            checks=analysis.FLAG_SEPARATOR.join(sorted({f for cs in ok["checks"] for f in str(cs).split(";") if f})),
             flags=analysis.FLAG_SEPARATOR.join(sorted({f for fs in ok["flags"] for f in str(fs).split(";") if f})),
             achieved_mean=achieved.mean,
             achieved_sd=achieved.sd,

@@ -71,6 +71,7 @@ def tool_facts(study: LatencyResults) -> dict[str, Any]:
         "versions": list(dict.fromkeys(versions)),
         "wrk2": "wrk2" in tools,
         "oha": "oha" in tools,
+        "open_loop": "open_loop" in tools,
     }
 
 
@@ -87,6 +88,91 @@ def client_bound_facts(study: LatencyResults) -> dict[str, Any]:
         "measured": format_count(len(measured)),
         "servers": sorted({escape(s) for s in bound["server"]}),
     }
+
+
+def _measured(study: LatencyResults) -> pd.DataFrame:
+    trials = study.trials
+    if trials.empty:
+        return trials
+    return trials[~trials["warmup"].astype(bool) & (trials["status"] == "ok")]
+
+
+def _with_check(part: pd.DataFrame, check: str) -> int:
+    return int(part["checks"].map(lambda checks: check in str(checks).split(";")).sum())
+
+
+def checks_facts(study: LatencyResults) -> dict[str, Any]:
+    """How many measured trials passed the run checks, per set-up, and which servers fell behind where."""
+    measured = _measured(study)
+    if measured.empty or "usable" not in measured:
+        return {"any": False, "setups": []}
+    setups = []
+    for setup in (SETUP_SWEEP, SETUP_FIXED):
+        part = measured[measured["setup"] == setup]
+        if part.empty:
+            continue
+        behind = part[~part["sustained"].astype(bool)]
+        setups.append(
+            {
+                "fixed": setup == SETUP_FIXED,
+                "measured": format_count(len(part)),
+                "usable": format_count(int(part["usable"].astype(bool).sum())),
+                "behind": [
+                    {
+                        "server": escape(server),
+                        "trials": format_count(len(group)),
+                        "one": len(group) == 1,
+                        "achieved": share(float(group["achieved_fraction"].mean())),
+                        "fractions": [format_percent(f) for f in sorted(set(group["rate_fraction"].dropna()))],
+                    }
+                    for server, group in behind.groupby("server", sort=True)
+                ],
+            }
+        )
+    usable = int(measured["usable"].astype(bool).sum())
+    own = measured[measured["tool"] == "open_loop"]
+    cpu = pd.to_numeric(own["client_cpu_per_request_s"], errors="coerce").dropna()
+    busy = pd.to_numeric(own["client_cpu_busy"], errors="coerce").dropna()
+    usable_own = own[own["usable"].astype(bool)]
+    server_cpu = pd.to_numeric(usable_own["server_cpu_per_request_s"], errors="coerce")
+    ratio = (pd.to_numeric(usable_own["client_cpu_per_request_s"], errors="coerce") / server_cpu).dropna()
+    return {
+        "any": True,
+        "measured": format_count(len(measured)),
+        "usable": format_count(usable),
+        "share": format_percent(usable / len(measured)),
+        "setups": setups,
+        "client_bound": format_count(int(measured["client_bound"].astype(bool).sum())),
+        "trend": format_count(_with_check(measured, "rate_trend")),
+        "few_p99_9": format_count(_with_check(measured, "few_samples_p99_9")),
+        "open_loop": not own.empty,
+        "client_cpu_us": format_significant(float(cpu.median()) * 1e6, 2) if not cpu.empty else None,
+        "client_busy_max": format_percent(float(busy.max())) if not busy.empty else None,
+        "server_cpu_us": format_significant(float(server_cpu.median()) * 1e6, 2) if server_cpu.notna().any() else None,
+        "client_over_server": format_significant(float(ratio.median()), 2) if not ratio.empty else None,
+    }
+
+
+def left_out_facts(study: LatencyResults) -> list[dict[str, Any]]:
+    """Architectures of source 001's set-up that the fraction sweep did not offer fractions to, with their share
+    of the offered rate achieved there."""
+    trials = study.trials
+    if trials.empty:
+        return []
+    swept = set(trials.loc[trials["setup"] == SETUP_SWEEP, "architecture"])
+    fixed = study.setup(SETUP_FIXED)
+    if not swept or fixed.empty:
+        return []
+    return [
+        {
+            "architecture": str(r["architecture"]),
+            "server": escape(r["variant"]),
+            "achieved": share(r["achieved_fraction_mean"]),
+            "connections": format_count(r["connections"]),
+        }
+        for _, r in fixed.iterrows()
+        if r["architecture"] not in swept
+    ]
 
 
 def floor_facts(study: LatencyResults) -> dict[str, Any]:
@@ -141,7 +227,12 @@ def knee_facts(study: LatencyResults) -> dict[str, Any]:
                 "without": [_no_knee(r, key) for _, r in without.iterrows()],
             }
         )
-    return {"thresholds": thresholds}
+    return {"thresholds": thresholds, "left_out": left_out_facts(study), "sweep_connections": _sweep_connections(study)}
+
+
+def _sweep_connections(study: LatencyResults) -> list[str]:
+    sweep = study.setup(SETUP_SWEEP)
+    return [format_count(c) for c in sorted(set(sweep["connections"].dropna()))] if not sweep.empty else []
 
 
 def setup_facts(study: LatencyResults) -> dict[str, Any]:
@@ -195,6 +286,14 @@ def source_001_facts(study: LatencyResults) -> dict[str, Any]:
     return facts
 
 
+def work_facts(study: LatencyResults) -> dict[str, Any]:
+    """The CPU work per request the open-loop trials asked of the servers, and their arrival processes."""
+    trials = study.trials
+    work = sorted({int(w) for w in trials.get("work_us", pd.Series(dtype=float)).dropna() if w})
+    arrivals = sorted({str(a) for a in trials.get("arrival", pd.Series(dtype=str)).dropna()})
+    return {"work": [format_count(w) for w in work], "arrivals": arrivals}
+
+
 def saturation_facts(study: LatencyResults) -> dict[str, Any]:
     sources = sorted({str(s) for s in study.trials.get("saturation_source", pd.Series(dtype=str)).dropna()})
     return {"sources": [escape(s) for s in sources]}
@@ -242,6 +341,9 @@ def latency_macros(
                 r"\abLatencySaturationSentence",
                 r"\abLatencyClientBoundSentence",
                 r"\abLatencyFloorSentence",
+                r"\abLatencyChecksSentence",
+                r"\abLatencyWorkSentence",
+                r"\abLatencyFinding",
                 r"\abLatencyKneeFinding",
                 r"\abLatencyResultsSentence",
                 r"\abLatencySourceOneSetup",
@@ -309,6 +411,25 @@ def latency_macros(
     )
     macros.add(
         r"\abLatencyFloorSentence", sentence("floor", floor_facts(study)), "the load generator's floor against 1 ms"
+    )
+    macros.add(
+        r"\abLatencyChecksSentence",
+        sentence("checks", checks_facts(study)),
+        "how many open-loop trials passed the run checks, per set-up",
+    )
+    macros.add(r"\abLatencyWorkSentence", sentence("work", work_facts(study)), "the servers' work per request")
+    macros.add(
+        r"\abLatencyFinding",
+        sentence(
+            "finding",
+            {
+                "work": work_facts(study),
+                "knees": knee_facts(study),
+                "checks": checks_facts(study),
+                "first": ms_text(criteria.p99_s),
+            },
+        ),
+        "the findings' summary of the latency study: knees, and who fell behind in source 001's set-up",
     )
     macros.add(r"\abLatencyKneeFinding", sentence("knees", knee_facts(study)), "knees per server and threshold")
     macros.add(
