@@ -17,7 +17,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from archbench.config.paths import GENERATED_DIR
-from archbench.report.latex import Column, escape, escape_command, escape_identifier, render_longtable
+from archbench.report.latex import FILL_COLUMN, Column, escape, escape_command, escape_identifier, render_longtable
 from archbench.report.prose import Prose
 
 NOTEBOOKS_FILE = "notebooks.tex"
@@ -88,9 +88,11 @@ def notebook_index_tex(notebooks_dir: Path, prose: Prose, shown_as: str = "paper
     if not entries:
         return heading + prose.sentence(TEMPLATE, "no_exports", facts) + "\n"
     columns = [
-        Column(prose.sentence(TEMPLATE, "column", key="file"), "l"),
+        # File and campaign names are the longest cells: they share the width the others leave and break at
+        # their hyphens rather than run past the margin.
+        Column(prose.sentence(TEMPLATE, "column", key="file"), FILL_COLUMN),
         Column(prose.sentence(TEMPLATE, "column", key="notebook"), "l"),
-        Column(prose.sentence(TEMPLATE, "column", key="campaign"), "l"),
+        Column(prose.sentence(TEMPLATE, "column", key="campaign"), FILL_COLUMN),
         Column(prose.sentence(TEMPLATE, "column", key="executed"), "l"),
     ]
     missing = prose.sentence(TEMPLATE, "no_campaign")

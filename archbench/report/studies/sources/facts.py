@@ -139,9 +139,10 @@ def source_001(latency_summary: pd.DataFrame, external: Path) -> tuple[SourceFac
         if name in measured.index:
             row = measured.loc[name]
             mean = format_count(row["achieved_mean"])
-            ci = format_interval(row["achieved_ci95_low"], row["achieved_ci95_high"], row.get("n"))
+            ci = latex.table_interval(row["achieved_ci95_low"], row["achieved_ci95_high"], row.get("n"))
+            ci_text = format_interval(row["achieved_ci95_low"], row["achieved_ci95_high"], row.get("n"))
             timeouts = format_count(row["timeouts_mean"])
-            items.append({"label": label, "mean": mean, "ci": ci})
+            items.append({"label": label, "mean": mean, "ci": ci_text})
         rows.append(
             [label, format_count(published.loc[name, "requests_per_s"]), format_count(published.loc[name, "timeouts"]),
              mean, ci, timeouts]
@@ -167,7 +168,8 @@ def source_001(latency_summary: pd.DataFrame, external: Path) -> tuple[SourceFac
         Column("95\\,\\% CI", "r"),
         Column("timeouts", "r"),
     ]
-    table = latex.render_longtable(columns, rows, "", "tab:published-001")
+    notes = latex.notes_block(latex.range_notes(measured.reset_index())) if not measured.empty else ""
+    table = latex.render_longtable(columns, rows, "", "tab:published-001", notes=notes)
     return SourceFacts("001", verdict, facts), table
 
 
