@@ -65,10 +65,12 @@ static _Noreturn void run_worker(struct server_base *base, int report_fd)
     }
     lifecycle_watch_signals(stop_loop, loop);
     event_loop_run(loop);
+    bool told_to_stop = lifecycle_stopping(); /* else the loop failed on its own */
     lifecycle_finish(); /* the watcher may still be in event_loop_stop: join it before the loop is freed */
     struct server_counters counters = event_loop_finish(loop);
     ssize_t written = write(report_fd, &counters, sizeof counters);
-    _exit(written == (ssize_t)sizeof counters ? 0 : 1);
+    /* 0 means exactly "stopped by a signal, counters sent": the parent relies on it. */
+    _exit(told_to_stop && written == (ssize_t)sizeof counters ? 0 : 1);
 }
 
 struct prefork_server {
@@ -121,11 +123,16 @@ static bool collect_workers(struct prefork_server *srv, struct server_counters *
             break;
         }
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (!ok || !lifecycle_stopping()) {
+        if (!ok) {
             /* A worker that dies on its own ends the experiment, loudly. */
             fprintf(stderr, "prefork: worker %d ended unexpectedly (status %d)\n", pid, status);
             total->errors++;
             clean = false;
+            lifecycle_request_stop();
+        } else if (!lifecycle_stopping()) {
+            /* A worker exits 0 only after a stop signal (run_worker). A SIGTERM sent to the process group (as the runner
+             * sends it) can reach a worker and end it before this process's watcher has seen its own copy:
+             * that is the requested stop arriving in another order, so stop the others too. */
             lifecycle_request_stop();
         }
         for (long i = 0; i < workers; i++) {
