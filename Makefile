@@ -269,16 +269,16 @@ import: $(VENV_STAMP)
 	$(PY) -m archbench manifest --update
 
 # The short studies `make all` runs after the main campaign, so that the workloads, echo, latency and network
-# sections of the report are measured on this machine too (PROFILE=default; about 11 minutes on 2 CPUs together):
+# sections of the report are measured on this machine too (PROFILE=default; about 12 minutes on 2 CPUs together):
 # the profile workloads_short (one level per workload family) and the same notebooks as the full studies below with
 # fewer clients, pool sizes, rates, trials and seconds, into campaigns workloads-short-<host>, echo-short-<host>,
 # latency-short-<host>{-closed,,-001} and network-short-<host>{,-loopback}. The latency study's open-loop client
-# is the project's open_loop (built with the servers): 0.5-0.9 of each server's saturation, where the pilot found
-# the knees, two rounds of 2 s without warm-ups (about 2 minutes).
+# is the project's open_loop (built with the servers): eight designs offered 0.5, 0.7 and 0.9 of their saturation,
+# around where the pilot found the knees, two rounds of 2 s without warm-ups (about 3 minutes).
 # PROFILE=full runs the full studies instead; PROFILE=smoke none (the report then uses the shipped ones).
 # The network study needs root (network namespaces); without it the step says so and is skipped.
 SHORT_ECHO := -p clients '[100, 1000]' -p duration_s 2 -p trials 3 -p warmup False -p max_conns_cap 0
-SHORT_LATENCY := -p fractions '[0.5, 0.7, 0.8, 0.9]' -p duration_s 2 -p trials 2 -p warmup False -p warmup_s 0
+SHORT_LATENCY := -p fractions '[0.5, 0.7, 0.9]' -p duration_s 2 -p trials 2 -p warmup False -p warmup_s 0
 SHORT_NETWORK := -p thread_counts '[1, 3, 5]' -p trials 3
 studies: servers $(VENV_STAMP)
 ifeq ($(PROFILE),full)
@@ -314,7 +314,7 @@ latency-study: servers $(VENV_STAMP)
 	$(PY) -m archbench notebook latency_study --campaign latency-$(HOST_SHORT) -p campaign latency-$(HOST_SHORT)
 	$(PY) -m archbench manifest --update
 
-# The short latency study alone (campaigns latency-short-<host>{-closed,,-001}, about 2 minutes), as `make all` runs it.
+# The short latency study alone (campaigns latency-short-<host>{-closed,,-001}, about 3 minutes), as `make all` runs it.
 .PHONY: latency-study-short
 latency-study-short: servers $(VENV_STAMP)
 	@echo "==> latency-study-short: notebooks/latency_study.ipynb -> data/raw/latency-short-$(HOST_SHORT)*/"
@@ -419,7 +419,7 @@ help:
 	@echo "  verify     check data/raw against its checksum manifest (modified or missing files)"
 	@echo "  import     RAW=path/to/raw [IMPORT_AS=name]: merge another machine's campaigns (never overwrites)"
 	@echo "  echo-study / latency-study / network-study   notebooks/{echo,latency,network}_study.ipynb"
-	@echo "  latency-study-short  the short latency study make all runs (open_loop; ~2 min)"
+	@echo "  latency-study-short  the short latency study make all runs (open_loop; ~3 min)"
 	@echo "  sources-study  profile sources (each source's own protocol, ~22 min) -> data/raw/sources-<host>/"
 	@echo "  workloads-study  profile workloads (architecture by workload, ~20 min) -> data/raw/workloads-<host>/"
 	@echo "  serving-order-study  profile serving_order (FIFO vs LIFO tail, ~7.5 min) -> data/raw/serving-order-<host>{-closed,}/"

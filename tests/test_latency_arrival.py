@@ -67,3 +67,12 @@ def test_the_sweep_leaves_the_iterative_server_out_and_says_why() -> None:
     kept, left = latency.sweep_servers(source_001_servers())
     assert set(left) == {"blocking"} and "one connection at a time" in left["blocking"]
     assert len(kept) == 3 and "blocking" not in [k if isinstance(k, str) else k["architecture"] for k in kept]
+
+
+def test_the_default_sweep_gives_every_design_that_takes_the_work_its_knee() -> None:
+    kept, left = latency.sweep_servers()
+    names = [k if isinstance(k, str) else k["architecture"] for k in kept]
+    assert not left and "blocking" not in names and len(names) == len(set(names)) == 8
+    assert {"epoll", "reactor", "thread_per_conn", "thread_pool", "poll", "io_uring", "prefork", "reuseport"} == set(names)
+    params = latency.closed_loop_parameters(campaign="x", servers=kept, connections=100, check_host=False)
+    assert all(c.as_dict().get("work_us") == 20 for c in expand_grid(params))  # nginx and pong would take none

@@ -40,10 +40,23 @@ from archbench.parse import LoadOutputError, parse_output
 
 # Where the knee (p99 under 1 ms) lay in the pilot with 20 us of work and Poisson arrivals: 0.6-0.85 of the
 # closed-loop saturation; 1.0 brackets it from above (the server falls behind there).
-LATENCY_FRACTIONS = (0.25, 0.50, 0.60, 0.70, 0.80, 0.90, 1.00)
+LATENCY_FRACTIONS = (0.50, 0.60, 0.70, 0.80, 0.90, 1.00)
 # The iterative server serves one connection until it closes: offered over the sweep's connections, it answers one
 # of them (pilot: 1 % of the offered rate at 100 connections) and has no knee to find. It stays in source 001's set-up.
 SWEEP_LEAVES_OUT = {"blocking": "serves one connection at a time: at 100 connections it answers one of them"}
+# The fraction sweep's designs by default: source 001's three concurrent ones and the other designs that take the
+# per-request work (nginx and pong do not), so that each architecture gets its knee. Multi-threaded ones take the
+# profile's thread_counts.
+SWEEP_SERVERS: tuple[Any, ...] = (
+    {"architecture": "thread_per_conn", "max_threads": 1000},
+    {"architecture": "epoll", "trigger": "level"},
+    {"architecture": "reactor", "threads": [2]},
+    {"architecture": "thread_pool", "dispatch": "request"},
+    "poll",
+    "io_uring",
+    "prefork",
+    "reuseport",
+)
 SATURATION_STATISTIC = "median requests/s of the ok, unflagged measured closed-loop (wrk) trials"
 # Source 001: blocking, thread-per-connection with at most 1000 threads, single-thread epoll and a
 # reactor; 2000 connections; one fixed rate for every server.
@@ -67,8 +80,11 @@ def default_arrival(load_generator: str) -> str:
     return "poisson" if load_generator == "open_loop" else "fixed"
 
 
-def sweep_servers(servers: Sequence[Any]) -> tuple[list[Any], dict[str, str]]:
-    """The fraction sweep's server entries, and {architecture: why} for those it leaves out (SWEEP_LEAVES_OUT)."""
+def sweep_servers(servers: Sequence[Any] | None = None) -> tuple[list[Any], dict[str, str]]:
+    """The fraction sweep's server entries (`servers`, default SWEEP_SERVERS), and {architecture: why} for those
+    it leaves out (SWEEP_LEAVES_OUT)."""
+    if servers is None:
+        return [dict(s) if isinstance(s, Mapping) else s for s in SWEEP_SERVERS], {}
     kept, left = [], {}
     for index, server in enumerate(servers):
         architecture = parse_server_entry(server, f"servers[{index}]").architecture
