@@ -73,6 +73,8 @@ def test_the_default_sweep_gives_every_design_that_takes_the_work_its_knee() -> 
     kept, left = latency.sweep_servers()
     names = [k if isinstance(k, str) else k["architecture"] for k in kept]
     assert not left and "blocking" not in names and len(names) == len(set(names)) == 8
-    assert {"epoll", "reactor", "thread_per_conn", "thread_pool", "poll", "io_uring", "prefork", "reuseport"} == set(names)
+    assert {"epoll", "reactor", "thread_per_conn", "thread_pool", "poll", "io_uring", "prefork", "reuseport"} == set(
+        names
+    )
     params = latency.closed_loop_parameters(campaign="x", servers=kept, connections=100, check_host=False)
     assert all(c.as_dict().get("work_us") == 20 for c in expand_grid(params))  # nginx and pong would take none

@@ -258,7 +258,7 @@ def test_processed_csvs(synthetic_root, tmp_path):
 
 # --------------------------------------------------------------------------- the shipped open_loop campaign
 
-SHIPPED = "reference-latency-open-loop"
+SHIPPED = "reference-latency-designs"
 RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
 
 

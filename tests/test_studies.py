@@ -71,13 +71,13 @@ def campaign_dir(root: Path, name: str) -> Path:
 
 
 def test_this_machine_first_then_the_shipped_reference_then_none(tmp_path):
-    for name in ("reference", f"echo-short-{HOST}", f"echo-{HOST}", "reference-echo", "reference-latency-open-loop"):
+    for name in ("reference", f"echo-short-{HOST}", f"echo-{HOST}", "reference-echo", "reference-latency-designs"):
         campaign_dir(tmp_path, name)
-    campaign_dir(tmp_path, "reference-latency-open-loop-001")
+    campaign_dir(tmp_path, "reference-latency-designs-001")
     chosen = resolve(STUDIES, None, raw_root=tmp_path, processed_dir=tmp_path / "p", host=HOST)
     assert chosen.choice("main").how == REFERENCE and chosen.main == "reference"
     assert (chosen["echo"], chosen.choice("echo").how) == (f"echo-{HOST}", MEASURED)  # the full study first
-    assert chosen.choice("latency").read == ("reference-latency-open-loop", "reference-latency-open-loop-001")
+    assert chosen.choice("latency").read == ("reference-latency-designs", "reference-latency-designs-001")
     assert chosen["network"] is None and chosen.choice("network").how == NONE
     lines = dict(line.split(None, 1) for line in chosen.explain(STUDIES))
     assert lines["echo"].startswith(f"echo-{HOST}: this machine's (make echo-study)")

@@ -230,6 +230,37 @@ def knee_facts(study: LatencyResults) -> dict[str, Any]:
     return {"thresholds": thresholds, "left_out": left_out_facts(study), "sweep_connections": _sweep_connections(study)}
 
 
+def knee_groups(study: LatencyResults) -> dict[str, Any]:
+    """The servers grouped by their knee's fraction of saturation under the first threshold (highest first), the
+    trials per rate (the fewest) and the step between the swept fractions (the smallest)."""
+    table = study.knees
+    key = threshold_key(study.criteria.p99_s)
+    if table.empty or f"knee_{key}_fraction" not in table:
+        return {"groups": [], "trials": "", "step": ""}
+    with_knee = table[table[f"knee_{key}_fraction"].notna()]
+    fractions = with_knee[f"knee_{key}_fraction"].round(2)
+    groups = [
+        {
+            "fraction": format_percent(fraction),
+            "servers": [escape(s) for s in with_knee.loc[fractions == fraction, "server"]],
+        }
+        for fraction in sorted(set(fractions), reverse=True)
+    ]
+    sweep = study.setup(SETUP_SWEEP)
+    steps = sorted(set(sweep["rate_fraction"].dropna().round(4)))
+    gaps = [b - a for a, b in zip(steps, steps[1:], strict=False)]
+    return {
+        "groups": groups,
+        "trials": _count_range(sweep["n"]) if not sweep.empty else "",
+        "step": format_percent(min(gaps)) if gaps else "",
+    }
+
+
+def _count_range(counts: pd.Series) -> str:
+    low, high = int(counts.min()), int(counts.max())
+    return format_count(low) if low == high else f"{format_count(low)}--{format_count(high)}"
+
+
 def _sweep_connections(study: LatencyResults) -> list[str]:
     sweep = study.setup(SETUP_SWEEP)
     return [format_count(c) for c in sorted(set(sweep["connections"].dropna()))] if not sweep.empty else []
@@ -427,6 +458,7 @@ def latency_macros(
                 "knees": knee_facts(study),
                 "checks": checks_facts(study),
                 "first": ms_text(criteria.p99_s),
+                **knee_groups(study),
             },
         ),
         "the findings' summary of the latency study: knees, and who fell behind in source 001's set-up",
