@@ -430,52 +430,33 @@ def latency_macros(
         escape_command(command) if command else sentence("no_command", {}),
         "exact load command of one open-loop trial",
     )
-    macros.add(
-        r"\abLatencySaturationSentence",
-        sentence("saturation", saturation_facts(study)),
-        "where the saturation rates come from",
-    )
-    macros.add(
-        r"\abLatencyClientBoundSentence",
-        sentence("client_bound", client_bound_facts(study)),
-        "client-bound trials, excluded",
-    )
-    macros.add(
-        r"\abLatencyFloorSentence", sentence("floor", floor_facts(study)), "the load generator's floor against 1 ms"
-    )
-    macros.add(
-        r"\abLatencyChecksSentence",
-        sentence("checks", checks_facts(study)),
-        "how many open-loop trials passed the run checks, per set-up",
-    )
-    macros.add(r"\abLatencyWorkSentence", sentence("work", work_facts(study)), "the servers' work per request")
-    macros.add(
-        r"\abLatencyFinding",
-        sentence(
-            "finding",
-            {
-                "work": work_facts(study),
-                "knees": knee_facts(study),
-                "checks": checks_facts(study),
-                "first": ms_text(criteria.p99_s),
-                **knee_groups(study),
-            },
+    checks = checks_facts(study)
+    knees = knee_facts(study)
+    work = work_facts(study)
+    finding = {"work": work, "knees": knees, "checks": checks, "first": ms_text(criteria.p99_s), **knee_groups(study)}
+    results = {
+        "achieved": bool(present.get("achieved")),
+        "percentiles": bool(present.get("percentiles")),
+        "table": not study.setup(SETUP_SWEEP).empty,
+    }
+    # (macro, template macro, its facts, what the macro says): one sentence each.
+    sentences = (
+        (
+            r"\abLatencySaturationSentence",
+            "saturation",
+            saturation_facts(study),
+            "where the saturation rates come from",
         ),
-        "the findings' summary of the latency study: knees, and who fell behind in source 001's set-up",
+        (r"\abLatencyClientBoundSentence", "client_bound", client_bound_facts(study), "client-bound trials, excluded"),
+        (r"\abLatencyFloorSentence", "floor", floor_facts(study), "the load generator's floor against 1 ms"),
+        (r"\abLatencyChecksSentence", "checks", checks, "how many open-loop trials passed the run checks, per set-up"),
+        (r"\abLatencyWorkSentence", "work", work, "the servers' work per request"),
+        (r"\abLatencyFinding", "finding", finding, "the findings' summary: knees, who fell behind in 001's set-up"),
+        (r"\abLatencyKneeFinding", "knees", knees, "knees per server and threshold"),
+        (r"\abLatencyResultsSentence", "results", results, "cites the latency figures and table"),
     )
-    macros.add(r"\abLatencyKneeFinding", sentence("knees", knee_facts(study)), "knees per server and threshold")
-    macros.add(
-        r"\abLatencyResultsSentence",
-        sentence(
-            "results",
-            {
-                "achieved": bool(present.get("achieved")),
-                "percentiles": bool(present.get("percentiles")),
-                "table": not study.setup(SETUP_SWEEP).empty,
-            },
-        ),
-        "cites the latency figures and table",
-    )
+    for name, template, facts, comment in sentences:
+        macros.add(name, sentence(template, facts), comment)
     macros.add(r"\abLatencySourceOneSetup", sentence("setup", setup_facts(study)), "source 001's set-up as reproduced")
     macros.add(
         r"\abLatencySourceOneFinding",
