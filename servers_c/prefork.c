@@ -130,9 +130,9 @@ static bool collect_workers(struct prefork_server *srv, struct server_counters *
             clean = false;
             lifecycle_request_stop();
         } else if (!lifecycle_stopping()) {
-            /* A worker exits 0 only after a stop signal (run_worker). A SIGTERM sent to the process group (as the runner
-             * sends it) can reach a worker and end it before this process's watcher has seen its own copy:
-             * that is the requested stop arriving in another order, so stop the others too. */
+            /* A worker exits 0 only after a stop signal (run_worker). A SIGTERM sent to the process group (as the
+             * runner sends it) can reach a worker and end it before this process's watcher has seen its own copy: that
+             * is the requested stop arriving in another order, so stop the others too. */
             lifecycle_request_stop();
         }
         for (long i = 0; i < workers; i++) {
