@@ -7,6 +7,7 @@ import io
 import json
 import os
 import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,10 @@ def test_sigint_during_commit_waits_for_the_json(tmp_path: Path, monkeypatch: py
     def write_then_interrupt(path: Path, data: bytes) -> None:
         real(path, data)
         if path.name.endswith(".wrk.txt"):
-            os.kill(os.getpid(), signal.SIGINT)  # lands between the output files and the record
+            # Lands between the output files and the record. Sent to this thread, not the process: a process-wide
+            # signal may be taken by another thread (pytest-xdist's), and Python would run the handler only after
+            # the commit had restored the previous one.
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
 
     monkeypatch.setattr(storage, "write_new_file", write_then_interrupt)
     store = CampaignStore(tmp_path)
