@@ -46,7 +46,6 @@ from archbench.report.common import (
     total_count,
 )
 
-OPEN_LOOP_TOOLS = ("open_loop", "oha", "wrk2")
 PERCENTILES: tuple[str, ...] = ("50", "90", "99", "99.9")
 SETUP_SWEEP = "sweep"
 SETUP_FIXED = "source_001"
