@@ -48,6 +48,9 @@ LATER_PARAMETER_DEFAULTS: dict[str, Any] = {
     "cpu_topology": None,
     "workloads": [],
     "warmup_s": 0,
+    # A campaign.json without them ran its trials unjudged; resumed, it judges the rest with the defaults.
+    "interference_share": 0.10,
+    "max_reruns": 2,
 }
 
 # Every option of every architecture, as a trial record's config carries them.
@@ -196,6 +199,14 @@ class StoredParameters(_Closed):
         description="workload families, each expanded on its own (archbench.config.workloads); missing or empty: "
         "none, the plain grid",
     )
+    interference_share: float = Field(
+        0.10,
+        description="a trial is disturbed when other work, steal or uncounted ticks took this share of its server's "
+        "or load generator's CPU ticks during the load (archbench.measure.interference); missing: 0.10",
+    )
+    max_reruns: int = Field(
+        2, description="re-runs of a disturbed trial in its round (archbench.measure.reruns); missing: 2"
+    )
 
 
 class LegacyParameters(_Closed):
@@ -286,3 +297,5 @@ class ProfileValues(_Closed):
     httperf_hog: bool | None = None
     baseline_s: int | None = None
     workloads: list[ProfileWorkloadFamily] | None = None
+    interference_share: float | None = None
+    max_reruns: int | None = None

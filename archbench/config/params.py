@@ -97,6 +97,8 @@ NOT_IDENTITY = ("campaign", "raw_root", "cpu_topology", "load_threads_auto", "ba
 FD_HEADROOM = 256
 # echo_client --sources K binds to 127.0.0.(1 + i mod K): K at most 254 stays inside 127.0.0.1-254.
 MAX_SOURCES = 254
+DEFAULT_INTERFERENCE_SHARE = LATER_PARAMETER_DEFAULTS["interference_share"]
+DEFAULT_MAX_RERUNS = LATER_PARAMETER_DEFAULTS["max_reruns"]
 
 
 def default_campaign_name(profile: str) -> str:
@@ -177,6 +179,12 @@ class Parameters:
     cpu_topology: TopologySummary | None = None
     # Workload families (archbench.config.workloads), each expanded on its own; () : the plain grid.
     workloads: tuple[WorkloadFamily, ...] = ()
+    # Interference (archbench.measure.interference): a trial is disturbed when other work, steal or uncounted
+    # ticks took this share of either CPU set's ticks during its load; the runner then runs it again in its round,
+    # up to max_reruns times (archbench.measure.reruns). 0.10 passes every quiet trial of the shipped campaigns
+    # and catches a busy loop pinned beside the server.
+    interference_share: float = DEFAULT_INTERFERENCE_SHARE
+    max_reruns: int = DEFAULT_MAX_RERUNS
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form, as stored in campaign.json."""
@@ -318,6 +326,7 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: Cp
         **httperf,
         **placement,
         workloads=workloads,
+        **_interference_values(v),
     )
 
 
@@ -662,6 +671,22 @@ def _adaptive_values(v: Mapping[str, Any], trials: int) -> dict[str, Any]:
         "max_trials": max_trials,
         "adaptive_criterion": criterion,
         "adaptive_budget_s": None if budget is None else positive_float(budget, "adaptive_budget_s"),
+    }
+
+
+def _interference_values(v: Mapping[str, Any]) -> dict[str, Any]:
+    """interference_share, a share of a CPU set's ticks (0 < share < 1), and max_reruns (0: none)."""
+    raw_share = v.get("interference_share")
+    share = DEFAULT_INTERFERENCE_SHARE if raw_share is None else positive_float(raw_share, "interference_share")
+    if share >= 1:
+        raise ParameterError(
+            "interference_share",
+            f"{raw_share!r}: a share of a CPU set's ticks below 1 (0.1: other work took a tenth of them)",
+        )
+    raw_reruns = v.get("max_reruns")
+    return {
+        "interference_share": share,
+        "max_reruns": DEFAULT_MAX_RERUNS if raw_reruns is None else non_negative_int(raw_reruns, "max_reruns"),
     }
 
 

@@ -301,6 +301,38 @@ class CpuSharesRecord(_Closed):
     load_cpus: TickShares | None = Field(description="load.cpus; null if a CPU was missing from a reading")
 
 
+class SetInterferenceRecord(_Closed):
+    """One CPU set's account of the load interval in the record's `interference`: ticks expected, counted and by
+    whom (archbench.measure.interference). Ticks are USER_HZ ticks summed over the set's CPUs. Closed."""
+
+    cpus: int = Field(description="CPUs in the set")
+    expected_ticks: float = Field(description="interval_s x user_hz x cpus: what the set would count running throughout")
+    ticks: float = Field(description="ticks counted over the set's CPUs")
+    busy_ticks: float = Field(description="ticks neither idle nor iowait (interrupt, softirq and steal included)")
+    interrupt_ticks: float = Field(description="irq + softirq ticks, much of them the trial's own loopback TCP work")
+    steal_ticks: float
+    own_ticks: float | None = Field(description="the trial's own processes' user + sys ticks on the set (the "
+                                                "server's tree over the load, the load generator's); null: unknown")
+    foreign_ticks: float | None = Field(description="busy - interrupt - steal - own: other processes' work; "
+                                                    "slightly negative when quiet; null without own_ticks")
+    missing_ticks: float = Field(description="expected - counted: time the set was not accounted at all")
+    saturated: bool = Field(description="busy at least 95 % of the counted ticks: only then do missing ticks count "
+                                        "as taken (a partly idle CPU loses idle ticks on its own)")
+    taken_share: float = Field(description="(max(foreign, 0) + steal + missing if saturated) / expected")
+
+
+class InterferenceRecord(_Closed):
+    """The record's `interference`: whether other work took the trial's CPUs during its load. Closed."""
+
+    interval_s: float = Field(description="wall time between the two /proc/stat readings around the load")
+    user_hz: int
+    max_share: float = Field(description="the campaign's interference_share: the taken share that disturbs")
+    server_cpus: SetInterferenceRecord | None = Field(description="null if a CPU was missing from a reading")
+    load_cpus: SetInterferenceRecord | None
+    disturbed: bool = Field(description="either set's taken_share reached max_share")
+    reasons: list[str] = Field(description="one sentence per set that disturbed the trial; empty when not disturbed")
+
+
 class TrialRecord(_Closed):
     """`<trial-id>.json`: one trial, ok, failed or unsupported (contracts.md section 2). Closed."""
 
@@ -329,6 +361,12 @@ class TrialRecord(_Closed):
         None, description="netns and ssh trials only; missing means both on loopback (every older record)")
     cpu_shares: CpuSharesRecord | None = Field(
         None, description=f"null when not measured (no load ran, ssh placement, not Linux); {MISSING_IN_OLDER}")
+    interference: InterferenceRecord | None = Field(
+        None, description="whether other work took the trial's CPUs during the load (archbench.measure.interference); "
+                          f"null when not measured (as cpu_shares); {MISSING_IN_OLDER}")
+    reruns: str | None = Field(
+        None, description="re-runs only: the id of the disturbed trial of the same round this one was run again "
+                          "for (archbench.measure.reruns); missing: not a re-run")
     provenance: Provenance
 
 

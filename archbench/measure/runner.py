@@ -25,7 +25,10 @@ generator was (`load.cpu_utilisation`, its own user + sys time per wall second a
 can mark client-bound trials. Because rusage leaves out interrupt and softirq time, where loopback
 TCP does much of its work, `server.cpus_busy` and `load.cpus_busy` also give the busy fraction of each
 CPU set during the load, from /proc/stat (archbench.measure.cpustat), and `cpu_shares` the same interval's
-steal, irq, softirq and iowait shares, for the machine and each CPU set (the noise diagnostics).
+steal, irq, softirq and iowait shares, for the machine and each CPU set (the noise diagnostics). From the same
+readings and the trial's own CPU time, `interference` says whether other work took either CPU set during the load
+(archbench.measure.interference); a disturbed ok trial is kept and run again right away in its round, up to
+`max_reruns` times (archbench.measure.reruns), also when a campaign resumes.
 
 With placement netns (archbench.measure.placement) the server's address is its namespace's
 (10.213.<k>.1) and both commands are prefixed with `ip netns exec <namespace>`; the record then has a
@@ -64,11 +67,21 @@ from archbench.measure.baseline import BASELINE_KEY, measure_baseline
 from archbench.measure.cpustat import busy_fraction, cpu_shares, cpu_times, read_proc_stat
 from archbench.measure.idle import TOOL as IDLE_TOOL
 from archbench.measure.idle import IdleHold, holder_command, idle_sources
+from archbench.measure.interference import CPU_SETS, CpuSetUse, is_disturbed, trial_interference
 from archbench.measure.placement import Loopback, Placement, PlacementError, network_placement, preflight_problems
 from archbench.measure.processes import ManagedProcess
 from archbench.measure.proctree import tree_cpu_s
 from archbench.measure.progress import Progress
 from archbench.measure.provenance import collect_provenance
+from archbench.measure.reruns import (
+    RERUN_KEY,
+    RunOne,
+    due_reruns,
+    is_rerun,
+    progress_detail,
+    rerun_until_undisturbed,
+    run_with_reruns,
+)
 from archbench.measure.server_protocol import EXIT_UNSUPPORTED, READY_LINE, ready_fields, shutdown_stats, typed_fields
 from archbench.measure.ssh_placement import SshPlacement, local_problems, run_ssh_trial
 from archbench.measure.warmup import SERVER_WARMUP_CPU_KEY, WARMUP_KEY, run_warmup
@@ -98,7 +111,9 @@ class CampaignResult:
     path: Path
     planned: int
     skipped: int  # already finished before this run
-    statuses: Counter[str] = field(default_factory=Counter)  # of the trials run now
+    statuses: Counter[str] = field(default_factory=Counter)  # of the trials run now (re-runs included)
+    disturbed: int = 0  # trials run now that were judged disturbed (archbench.measure.interference)
+    reruns: int = 0  # re-runs of disturbed trials run now (archbench.measure.reruns)
 
     @property
     def ran(self) -> int:
@@ -174,7 +189,7 @@ def run_trial(
     problems: list[str] = []
     unsupported = False
     outputs: dict[str, bytes] = {}
-    shares: dict[str, Any] = {}  # _run_load fills it: the load interval's steal/irq/softirq/iowait (cpustat)
+    shares: dict[str, Any] = {}  # _run_load fills it: the load interval's cpu_shares (cpustat) and interference
     hold: IdleHold | None = None  # idle connections beside the load (archbench.measure.idle)
     warmup_info: dict[str, Any] | None = None  # the warm-up before the measured load (archbench.measure.warmup)
 
@@ -291,6 +306,7 @@ def run_trial(
     if placement_record is not None:
         record["placement"] = placement_record
     record["cpu_shares"] = shares.get("cpu_shares")
+    record["interference"] = shares.get("interference")  # archbench.measure.interference
     return TrialOutcome(record=record, outputs=outputs)
 
 
@@ -357,10 +373,12 @@ def _run_load(
     load_info["argv"] = argv
     server_cpu_before = tree_cpu_s(server_pid)
     stat_before = read_proc_stat()
+    window_started = time.monotonic()
     load = spawn(argv, merge_stderr=False, children=children)
     limit_s = generator.time_limit_s(config, params.wrk_timeout_s)
     ended = load.wait(limit_s)
     stat_after = read_proc_stat()
+    window_s = time.monotonic() - window_started
     server_cpu_after = tree_cpu_s(server_pid)
     if server_cpu_before is not None and server_cpu_after is not None:
         server_info["load_cpu_s"] = round(server_cpu_after - server_cpu_before, 6)
@@ -385,6 +403,11 @@ def _run_load(
             cpu_sys_s=ended.cpu_sys_s,
             cpu_utilisation=cpu_utilisation(ended.cpu_user_s + ended.cpu_sys_s, wall_s, params.load_cpus),
         )
+    own_load_s = ended.cpu_user_s + ended.cpu_sys_s if ended is not None else None
+    uses = (CpuSetUse(server_cpus, server_info["load_cpu_s"]), CpuSetUse(load_cpus, own_load_s))
+    shares["interference"] = trial_interference(
+        stat_before, stat_after, window_s, dict(zip(CPU_SETS, uses, strict=True)), params.interference_share
+    )
     if problem is None and ended is not None and not generator.measured(ended.exit_code):
         problem = f"{generator.name} exited with status {ended.exit_code}: {tail(stderr) or '(no stderr)'}"
     if problem is None:
@@ -591,6 +614,8 @@ def _run_placed_campaign(
         remaining_work_s=float(sum(_load_s(params, t) for t in todo)),
         stream=stream,
     )
+    run_one = _committer(params, provenance, placement, store, result, len(plan))
+    _run_due_reruns(plan, store, run_one, params, stream)
     progress.start_message(params.campaign)
     _run_trials(todo, params, provenance, placement, store, result, progress, planned_total=len(plan))
     if params.ci_target is not None:
@@ -613,22 +638,54 @@ def _run_trials(
     progress: Progress,
     planned_total: int,
 ) -> None:
+    """Run and commit each trial, and right after a disturbed one its re-runs (archbench.measure.reruns)."""
+    run_one = _committer(params, provenance, placement, store, result, planned_total)
     for planned in trials:
+        records = run_with_reruns(planned, run_one, params.max_reruns)
+        status, detail = records[0]["status"], progress_detail(records)
+        progress.trial_finished(planned.trial_id, status, _load_s(params, planned), detail)
+
+
+def _committer(
+    params: Parameters,
+    provenance: dict[str, Any],
+    placement: Placement,
+    store: CampaignStore,
+    result: CampaignResult,
+    planned_total: int,
+) -> RunOne:
+    """A function that runs one trial (the re-run of `reruns`, if given) and commits it; an interrupt becomes
+    CampaignInterrupted, which says how many trials are kept."""
+
+    def run_one(planned: PlannedTrial, reruns: str | None) -> dict[str, Any]:
         try:
             outcome = run_trial(planned, params, provenance, placement)
+            if reruns is not None:
+                outcome.record[RERUN_KEY] = reruns
             store.commit_trial(planned.trial_id, outcome.outputs, outcome.record)
         except KeyboardInterrupt:
             # Counted on disk: an interrupt held during a commit arrives after the trial is finished.
-            done = len(store.finished_trial_ids())
+            done = sum(1 for trial_id in store.finished_trial_ids() if not is_rerun(trial_id))
             raise CampaignInterrupted(
                 f"campaign {params.campaign!r} interrupted: {done} of {max(done, planned_total)} trials are finished "
                 f"and kept in {store.path}; run the same command again to resume"
             ) from None
-        status = outcome.record["status"]
-        result.statuses[status] += 1
-        progress.trial_finished(
-            planned.trial_id, status, _load_s(params, planned), outcome.record.get("failure_reason") or ""
-        )
+        result.statuses[outcome.record["status"]] += 1
+        result.disturbed += is_disturbed(outcome.record)
+        result.reruns += reruns is not None
+        return outcome.record
+
+    return run_one
+
+
+def _run_due_reruns(
+    plan: list[PlannedTrial], store: CampaignStore, run_one: RunOne, params: Parameters, stream: TextIO
+) -> None:
+    """The re-runs a resumed campaign owes: disturbed trials on disk whose re-run an interrupt prevented."""
+    configs = {t.config_id: t.config for t in plan}
+    for original, last in due_reruns(load_campaign(store.path).trials, configs, params.max_reruns):
+        again = rerun_until_undisturbed(original, last, run_one, params.max_reruns)
+        print(f"{last['trial_id']}: {progress_detail([last, *again])}", file=stream, flush=True)
 
 
 def _run_adaptive_phase(
@@ -693,8 +750,8 @@ def _run_adaptive_phase(
 
 
 def campaign_overview(campaign: Campaign | Path | str) -> list[dict[str, Any]]:
-    """Per configuration: status counts of the measured trials, flagged count, median throughput
-    (`median_req_per_s`, or `median_echoes_per_s` for echo) over the ok, unflagged ones."""
+    """Per configuration: status counts of the measured trials, flagged and disturbed counts, median throughput
+    (`median_req_per_s`, or `median_echoes_per_s` for echo) over the ok, unflagged, undisturbed ones."""
     if not isinstance(campaign, Campaign):
         campaign = load_campaign(Path(campaign))
     rows: dict[str, dict[str, Any]] = {}
@@ -702,16 +759,18 @@ def campaign_overview(campaign: Campaign | Path | str) -> list[dict[str, Any]]:
     for record in campaign.trials:
         config_id = record["config_id"]
         row = rows.setdefault(
-            config_id, {"config": config_id, "ok": 0, "failed": 0, "unsupported": 0, "flagged": 0, "warmups": 0}
+            config_id,
+            {"config": config_id, "ok": 0, "failed": 0, "unsupported": 0, "flagged": 0, "disturbed": 0, "warmups": 0},
         )
         if record.get("warmup"):
             row["warmups"] += 1
             continue
         row[record["status"]] = row.get(record["status"], 0) + 1
         rate, flags = adaptive.trial_throughput(record, campaign.path)
+        row["disturbed"] += is_disturbed(record)
         if flags:
             row["flagged"] += 1
-        elif rate is not None:
+        elif rate is not None and not is_disturbed(record):
             rates.setdefault(config_id, []).append(rate)
     echo_configs = {r["config_id"] for r in campaign.trials if (r.get("config") or {}).get("proto") == "echo"}
     for config_id, row in rows.items():
