@@ -21,6 +21,10 @@ summary.csv uses):
   ticks the hypervisor stole and went to interrupts (archbench.measure.cpustat); a trial whose machine or
   CPU sets lost STEAL_FLAG_SHARE or more to steal is flagged. Older campaigns have none: that part says
   so (`StealSummary.recorded` is 0) and the others still run.
+* Interference (archbench.measure.interference). A trial that other work, steal or uncounted ticks disturbed is
+  not among the trials above (archbench.analyze.outliers.measured_ok leaves it out); `interference_counts` says how
+  many there were, how many re-runs the runner added for them (archbench.measure.reruns) and how many rounds of a
+  configuration were still disturbed after them.
 
 Both metrics the report compares are diagnosed: throughput and server CPU time per request.
 Written beside trials.csv: noise-drift.csv (one row per metric and configuration), noise-autocorrelation.csv
@@ -31,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +45,8 @@ from pydantic import BaseModel, ConfigDict
 from scipy import stats as scipy_stats
 
 from archbench import stats
-from archbench.analyze.outliers import measured_ok
+from archbench.analyze.outliers import measured_ok, truthy
+from archbench.measure.reruns import attempt, original_id
 from archbench.stats.autocorrelation import Autocorrelation, autocorrelation
 from archbench.stats.drift import RelativeSlope, relative_slope
 
@@ -155,6 +160,21 @@ class StealSummary:
 
 
 @dataclass(frozen=True)
+class InterferenceCounts:
+    """The measured ok trials of a campaign and other work: how many carry a verdict (`judged`; `recorded` of them
+    by the runner, the rest derived from older records), how many were disturbed, how many were re-runs of a
+    disturbed trial, and how many configuration rounds were still disturbed after their re-runs (the round's last
+    trial disturbed)."""
+
+    trials: int
+    judged: int
+    recorded: int
+    disturbed: int
+    reruns: int
+    still_disturbed: int
+
+
+@dataclass(frozen=True)
 class NoiseDiagnostics:
     drift: pd.DataFrame  # DriftRow columns
     drift_summary: Mapping[str, DriftSummary]
@@ -163,6 +183,7 @@ class NoiseDiagnostics:
     round_effect: Mapping[str, RoundEffect]
     trials: pd.DataFrame  # TrialNoiseRow columns, in execution order
     steal: StealSummary
+    interference: InterferenceCounts = field(default_factory=lambda: InterferenceCounts(0, 0, 0, 0, 0, 0))
 
     def write(self, processed_dir: Path) -> list[Path]:
         """The three CSVs into `processed_dir` (each always written, so none is stale)."""
@@ -341,6 +362,28 @@ def trial_rows(ordered: pd.DataFrame, records: Mapping[str, Mapping[str, Any]]) 
     return rows
 
 
+def interference_counts(trials: pd.DataFrame) -> InterferenceCounts:
+    """InterferenceCounts of a trials frame (trials.csv: `disturbed`, `interference_source`, `reruns`)."""
+    if trials.empty or "status" not in trials:
+        return InterferenceCounts(0, 0, 0, 0, 0, 0)
+    rows = trials[(trials["status"] == "ok") & ~truthy(trials.get("warmup", pd.Series(False, index=trials.index)))]
+    source = rows.get("interference_source", pd.Series("", index=rows.index)).fillna("").astype(str)
+    disturbed = truthy(rows.get("disturbed", pd.Series(False, index=rows.index)))
+    reruns = rows.get("reruns", pd.Series("", index=rows.index)).fillna("").astype(str) != ""
+    # A configuration's round is its original trial and that trial's re-runs: the last attempt is what it kept.
+    ids = rows["trial_id"].astype(str)
+    latest = pd.DataFrame({"round": ids.map(original_id), "attempt": ids.map(attempt), "disturbed": disturbed})
+    latest = latest.sort_values("attempt", kind="stable").groupby("round").tail(1)
+    return InterferenceCounts(
+        trials=len(rows),
+        judged=int((source != "").sum()),
+        recorded=int((source == "recorded").sum()),
+        disturbed=int(disturbed.sum()),
+        reruns=int(reruns.sum()),
+        still_disturbed=int(latest["disturbed"].sum()),
+    )
+
+
 # --------------------------------------------------------------------------- rounds
 
 
@@ -413,4 +456,5 @@ def noise_diagnostics(trials: pd.DataFrame, records: Iterable[Mapping[str, Any]]
         round_effect=effects,
         trials=table,
         steal=steal_summary(table),
+        interference=interference_counts(trials),
     )

@@ -41,12 +41,15 @@ def truthy(column: pd.Series) -> pd.Series:
 
 
 def measured_ok(trials: pd.DataFrame) -> pd.DataFrame:
-    """Measured (non-warm-up) trials whose status is ok: the rows summary.csv's statistics use."""
+    """Measured (non-warm-up) trials whose status is ok and that no other work disturbed (trials.csv `disturbed`,
+    archbench.measure.interference): the rows summary.csv's statistics use."""
     rows = trials
     if "warmup" in rows:
         rows = rows[~truthy(rows["warmup"])]
     if "status" in rows:
         rows = rows[rows["status"] == "ok"]
+    if "disturbed" in rows:
+        rows = rows[~truthy(rows["disturbed"])]
     return rows
 
 

@@ -127,7 +127,11 @@ def references(measured: pd.DataFrame) -> dict[tuple[str, ...], str]:
 
 
 def by_round(rows: pd.DataFrame, column: str) -> pd.Series:
-    """Values of one configuration indexed by round (repetition); a round measured twice keeps its mean."""
+    """Values of one configuration indexed by round (repetition). Disturbed trials (trials.csv `disturbed`) are left
+    out: a round whose trial was disturbed and run again (archbench.measure.reruns) takes the undisturbed re-run, and
+    a round with no undisturbed trial has no value. A round measured twice, neither disturbed, keeps its mean."""
+    if "disturbed" in rows:
+        rows = rows[~outliers.truthy(rows["disturbed"])]
     values = pd.to_numeric(rows[column], errors="coerce") if column in rows else pd.Series(math.nan, index=rows.index)
     rounds = pd.to_numeric(rows["repetition"], errors="coerce")
     return values.groupby(rounds).mean()

@@ -1,5 +1,6 @@
-"""summary.csv: one row per configuration, statistics over its measured trials with status ok, outcomes counted
-(flagged, failed, unsupported), never averaged or dropped, and each row's ratio to the nginx reference."""
+"""summary.csv: one row per configuration, statistics over its measured trials with status ok that no other work
+disturbed, outcomes counted (flagged, failed, unsupported, disturbed), never averaged or dropped, and each row's ratio
+to the nginx reference."""
 
 from __future__ import annotations
 
@@ -20,18 +21,21 @@ from archbench.analyze.fields import (
     SOCKET_ERROR_KINDS,
 )
 from archbench.analyze.labels import Labeller, sort_configurations
+from archbench.analyze.outliers import truthy
 from archbench.analyze.values import is_nan, key_text, max_or_nan
 
 
 def summary_frame(trials: pd.DataFrame, planned_trial_ids: Iterable[str] = ()) -> pd.DataFrame:
-    """One row per configuration; statistics over measured trials with status ok."""
+    """One row per configuration; statistics over measured trials with status ok, disturbed ones left out and
+    counted (`n_disturbed`)."""
     planned_measured = _planned_measured_per_config(planned_trial_ids)
     config_columns = trials.attrs.get("config_columns") or [c for c in CONFIG_FIELDS if c in trials]
     labels = Labeller(trials) if not trials.empty else None
     rows = []
     for config_id, group in trials.groupby("config_id", sort=False, dropna=False):
         measured = group[~group["warmup"].astype(bool)]
-        ok = measured[measured["status"] == "ok"]
+        disturbed = truthy(_column(measured, "disturbed")) & (measured["status"] == "ok")
+        ok = measured[(measured["status"] == "ok") & ~disturbed]
         throughput = stats.summarize(ok["requests_per_sec"], level=stats.DEFAULT_CONFIDENCE)
         cpu = stats.summarize(_column(ok, "server_cpu_us_per_request"), level=stats.DEFAULT_CONFIDENCE)
         row: dict[str, Any] = {"campaign": group["campaign"].iloc[0], "config_id": config_id}
@@ -51,6 +55,7 @@ def summary_frame(trials: pd.DataFrame, planned_trial_ids: Iterable[str] = ()) -
         utilisation = _column(ok, "load_cpu_utilisation")
         row.update(
             **outcome_counts(measured, ok),
+            n_disturbed=int(disturbed.sum()),
             n_client_bound=int(_column(ok, "client_bound").fillna(False).astype(bool).sum()),
             **bottleneck_counts(ok),
             n_latency_invalid=int((_column(ok, "latency_invalid_percentiles").fillna("").astype(str) != "").sum()),

@@ -29,6 +29,14 @@ Records of later schema revisions are read as follows:
   `starved_connections` is the mean over the runs (each opened `connections`), and `requests_served`,
   `connections_accepted` and `connections_served` include the warm-up's (`warmup_requests` says how many
   requests it completed).
+* Interference (archbench.measure.interference): `disturbed` says whether other work, steal or uncounted ticks took
+  at least the campaign's `interference_share` of the server's or the load generator's CPU ticks during the load,
+  `disturbed_reasons` why, `server_cpus_taken_share` and `load_cpus_taken_share` how much, and `interference_source`
+  where the verdict comes from: "recorded" (the record's own `interference`), "derived" (a record written before it,
+  judged after the fact from its `cpu_shares`, busy fractions, own CPU times and load wall time) or "" (the record
+  holds too little: not disturbed, as far as anyone can tell). `reruns` names the disturbed trial a re-run was run
+  again for (archbench.measure.reruns), empty otherwise. A disturbed trial stays a row; the statistics leave it out
+  as they leave out failed ones (archbench.analyze.outliers.measured_ok, summary.csv).
 """
 
 from __future__ import annotations
@@ -59,7 +67,9 @@ from archbench.analyze.fields import (
 from archbench.analyze.histogram import LatencyHistogram, merge
 from archbench.analyze.labels import Labeller
 from archbench.analyze.values import key_text, number, sum_or_nan
+from archbench.config.params import DEFAULT_INTERFERENCE_SHARE
 from archbench.data import storage
+from archbench.measure.interference import CPU_SETS, record_interference
 from archbench.measure.warmup import WARMUP_KEY, load_runs, without_warmup
 from archbench.parse.combine import combine_outputs
 
@@ -86,8 +96,11 @@ def default_parser() -> Parser:
     return parsers.parse_file
 
 
-def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> dict[str, Any]:
-    """Flatten one trial record plus its parsed load output into a trials.csv row."""
+def trial_row(
+    record: Mapping[str, Any], campaign_dir: Path, parse: Parser, max_share: float = DEFAULT_INTERFERENCE_SHARE
+) -> dict[str, Any]:
+    """Flatten one trial record plus its parsed load output into a trials.csv row; `max_share` is the campaign's
+    interference_share, which judges records written before the runner judged them."""
     config = dict(record.get("config") or {})
     server = dict(record.get("server") or {})
     load = dict(record.get("load") or {})
@@ -117,6 +130,7 @@ def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> d
         flags=FLAG_SEPARATOR.join(flags),
         flagged=bool(flags),
         parse_error=parse_error,
+        **interference_columns(record, max_share),
     )
 
     parsed = parsed or {}
@@ -205,6 +219,19 @@ def trial_row(record: Mapping[str, Any], campaign_dir: Path, parse: Parser) -> d
         started_at=record.get("started_at"),
     )
     return row
+
+
+def interference_columns(record: Mapping[str, Any], max_share: float) -> dict[str, Any]:
+    """disturbed, disturbed_reasons, interference_source, the taken share of each CPU set, and reruns."""
+    verdict, source = record_interference(record, max_share)
+    verdict = verdict or {}
+    return {
+        "disturbed": bool(verdict.get("disturbed")),
+        "disturbed_reasons": "; ".join(verdict.get("reasons") or ()),
+        "interference_source": source,
+        **{f"{name}_taken_share": number((verdict.get(name) or {}).get("taken_share")) for name in CPU_SETS},
+        "reruns": str(record.get("reruns") or ""),
+    }
 
 
 def histogram_latency(parsed: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -344,7 +371,8 @@ def _parse_load_output(
 
 def trials_frame(campaign: storage.Campaign, parse: Parser | None = None) -> pd.DataFrame:
     parse = parse or default_parser()
-    rows = [trial_row(record, campaign.path, parse) for record in campaign.trials]
+    max_share = (campaign.meta.get("parameters") or {}).get("interference_share", DEFAULT_INTERFERENCE_SHARE)
+    rows = [trial_row(record, campaign.path, parse, float(max_share)) for record in campaign.trials]
     frame = pd.DataFrame(rows)
     if frame.empty:
         frame = pd.DataFrame(columns=["campaign", "trial_id", "config_id", *CONFIG_FIELDS, "warmup", "status"])
