@@ -338,3 +338,57 @@ def command_config(config: Mapping[str, Any], campaign_seed: int | None, trial_i
     if config.get("block_us") and config.get("block_dist") == "exp":
         out["seed"] = server_seed(campaign_seed, trial_id)
     return out
+
+
+# --------------------------------------------------------------------------- workload points
+
+# The settings that make a workload point, with their defaults (a record carries a setting only where it differs):
+# the designs measured at one point, with the same connections and pipeline depth, are compared with each other.
+POINT_DEFAULTS: dict[str, Any] = {
+    "work_us": 0,
+    "block_us": 0,
+    "block_dist": "fixed",
+    "idle_connections": 0,
+    "connection_mode": KEEP_ALIVE,
+    "response": "test",
+}
+POINT_FIELDS = (*POINT_DEFAULTS, "connections", "pipeline")
+_LOAD_DEFAULTS = {"pipeline": 1}  # a record before pipelining carried no depth
+
+
+def _setting(config: Mapping[str, Any], name: str) -> Any:
+    """A point setting of a config (a record's or a table row's): missing, None or NaN mean the default."""
+    value = config.get(name)
+    if value is None or (isinstance(value, float) and value != value):
+        return POINT_DEFAULTS.get(name, _LOAD_DEFAULTS.get(name))
+    return value
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "" if value is None else str(value)
+
+
+def point_key(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The workload point a configuration belongs to, as grouping text (POINT_FIELDS order)."""
+    return tuple(_text(_setting(config, name)) for name in POINT_FIELDS)
+
+
+def point_label(config: Mapping[str, Any]) -> str:
+    """A workload point's short name: the settings that differ from the default, e.g. "work 10 us", "block 1000
+    us", "idle 8000", "close", "bytes:16384"; "baseline" where none does."""
+    parts = []
+    work, block = float(_setting(config, "work_us") or 0), float(_setting(config, "block_us") or 0)
+    if work > 0:
+        parts.append(f"work {int(work)} us")
+    if block > 0:
+        dist = _text(_setting(config, "block_dist"))
+        parts.append(f"block {int(block)} us" + ("" if dist in ("", "fixed") else f" {dist}"))
+    if float(_setting(config, "idle_connections") or 0) > 0:
+        parts.append(f"idle {int(float(_setting(config, 'idle_connections')))}")
+    if _text(_setting(config, "connection_mode")) == "close":
+        parts.append("close")
+    if _text(_setting(config, "response")) not in ("", "test"):
+        parts.append(_text(_setting(config, "response")))
+    return ", ".join(parts) or "baseline"

@@ -16,8 +16,9 @@ from archbench.analyze.analysis import Labeller, key_text, parse_cpu_list
 from archbench.analyze.published_compare import NOT_TESTABLE
 from archbench.measure.placement import LinkModel, PlacementError
 from archbench.report.latex import escape, format_compact, format_count, format_significant
-from archbench.report.studies.workloads.data import WorkloadsResults, points, rankable
+from archbench.report.studies.workloads.data import WorkloadsResults, points
 from archbench.report.studies.workloads.facts import blocking_facts, cpu_bound_facts, idle_facts
+from archbench.report.studies.workloads.tables import point_outcome
 
 CPU_COLUMN = "server_cpu_us_per_request"
 STARVED_COLUMN = "starved_connections_mean"
@@ -25,27 +26,26 @@ DEFAULT_PLACEMENT = "loopback"  # a campaign that records no placement ran on lo
 
 
 def pick_facts(study: WorkloadsResults | None) -> dict[str, Any]:
-    """Per workload point the servers not distinguishable from the best (the workloads study's "what to pick"),
-    and the points that cannot rank the servers here, grouped by what bounded their best."""
+    """Per workload point the workloads study's decision (archbench.report.studies.workloads.tables.point_outcome):
+    the designs shown within delta of the best, those still open and the rounds they would need; and the points that
+    cannot rank the servers here, grouped by what bounded their fastest design."""
     if study is None or not study.available or study.map.empty:
         return {"available": False}
     frame = study.map
     ranked: list[dict[str, Any]] = []
     unranked: dict[str, list[str]] = {}
     for point in points(frame):
-        group = frame[frame["point"] == point]
-        best = group[group["is_best"].astype(bool)]
-        if best.empty or not rankable(group):
-            reason = "none" if best.empty else str(best.iloc[0]["bottleneck"])
-            unranked.setdefault(reason, []).append(escape(point))
+        outcome = point_outcome(frame[frame["point"] == point])
+        if outcome["state"] in ("none", "not rankable"):
+            unranked.setdefault(outcome.get("bottleneck", "none"), []).append(escape(point))
             continue
-        chosen = group[group["pick"].astype(bool)].sort_values("mean", ascending=False, kind="stable")
-        ranked.append({"point": escape(point), "picks": [escape(v) for v in chosen["variant"]]})
+        ranked.append({"point": escape(point), **outcome})
     return {
         "available": True,
         "points": format_count(len(ranked) + sum(len(p) for p in unranked.values())),
         "ranked": ranked,
         "unranked": [{"reason": reason, "points": names} for reason, names in unranked.items()],
+        "delta": format_count(100 * study.settings.delta) if study.settings else "",
         "blocking": blocking_facts(study),
         "idle": idle_facts(study),
         "cpu": cpu_bound_facts(study),

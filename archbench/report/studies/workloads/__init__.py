@@ -14,8 +14,9 @@ from __future__ import annotations
 import pandas as pd
 
 from archbench.analyze import analysis
+from archbench.measure.selection import point_selections
 from archbench.report.common import load_campaign_or_reason, remove_stale_files, write_study_csvs
-from archbench.report.latex import MacroSet, figure_block
+from archbench.report.latex import MacroSet, figure_block, format_count
 from archbench.report.plotting import include_path
 from archbench.report.studies.workloads.data import (
     MAP_CSV,
@@ -59,10 +60,11 @@ def process_workloads_campaign(requested: str | None, raw_root, processed_dir) -
     campaign = source.campaign
     trials = workload_columns(analysis.trials_frame(campaign))
     summary = in_family_order(summarise(trials, campaign.meta.get("plan") or ()), campaign.meta)
-    frame = decision_map(trials, summary)
+    settings, selections = point_selections(campaign.path)
+    frame = decision_map(trials, summary, selections)
     if processed_dir is not None:
         write_study_csvs(processed_dir, [campaign], {TRIALS_CSV: trials, SUMMARY_CSV: summary, MAP_CSV: frame})
-    return WorkloadsResults(campaign, trials, summary, frame)
+    return WorkloadsResults(campaign, trials, summary, frame, settings, tuple(selections))
 
 
 def write(context: StudyContext) -> StudyOutput:
@@ -77,7 +79,7 @@ def write(context: StudyContext) -> StudyOutput:
     figure = figure_block(
         include_path(made["map"], context.paper_dir),
         "fig:workloads-map",
-        prose.sentence(FIGURES_TEMPLATE, "map_caption"),
+        prose.sentence(FIGURES_TEMPLATE, "map_caption", {"delta": format_count(100 * study.settings.delta)}),
         prose.sentence(FIGURES_TEMPLATE, "no_map"),
     )
     files = {

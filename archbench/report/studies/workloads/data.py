@@ -7,16 +7,15 @@ beside the active load (`idle_connections`), one request per connection (`connec
 responses (`response` bytes:N); `workload` names the family. A *workload point* is one setting of those (plus the
 connections and pipeline depth): the servers measured at it are compared with each other.
 
-Per point (`decision_map`):
-- the *best* is the configuration with the highest mean throughput, the upper bound pong left out (it answers
-  without doing the work);
-- every configuration's throughput relative to the best is the paired ratio within rounds (the rounds are blocks:
-  each ran every configuration once, archbench.stats.paired), with its interval, p-value and the smallest
-  difference it could have detected (80 % power at Holm's strictest level over every comparison of the study);
-- its p99 latency and what bounded its trials (archbench.analyze.bottleneck).
-The *picks* of a point are the configurations not distinguishable from the best (Holm-adjusted p at least ALPHA,
-or the best itself); they answer "what to pick" only where the best was bounded by the server (or by its waits):
-where the load generator bounded it, the point cannot rank the servers on this machine, and says so.
+Per point (`decision_map`), the selection of the best (archbench.measure.selection, over
+archbench.stats.selection): multiple comparisons with the best on the log rates paired within rounds, with the
+campaign's indifference zone delta, and rounds added only where the point was still open. Every configuration but
+the upper bound pong (it answers without doing the work) gets a verdict: *within* delta of the best (a pick), *slower*
+than the best, or *open*, each with its simultaneous 95 % interval against the best of the others; the point is
+*resolved* when none is open, and an open point says how many rounds it would need. Beside it the configuration's
+ratio to the point's fastest design, its p99 latency and what bounded its trials (archbench.analyze.bottleneck). The
+picks answer "what to pick" only where the fastest design was bounded by the server (or by its waits): where the load
+generator bounded it, the point cannot rank the servers on this machine, and says so.
 """
 
 from __future__ import annotations
@@ -28,41 +27,34 @@ from typing import Any
 
 import pandas as pd
 
-from archbench import stats
 from archbench.analyze import analysis
 from archbench.analyze.bottleneck import SERVER, WAIT
 from archbench.analyze.paired import by_round
 from archbench.analyze.values import key_text, number
+from archbench.config.workloads import POINT_DEFAULTS, point_key, point_label
 from archbench.data import storage
+from archbench.measure.selection import UPPER_BOUND, PointSelection, SelectionSettings
 from archbench.stats.paired import paired_log_ratio
-from archbench.stats.power import holm_alpha, paired_detectable_pct
+from archbench.stats.selection import Look
 
 TRIALS_CSV = "workloads-trials.csv"
 SUMMARY_CSV = "workloads-summary.csv"
 MAP_CSV = "workloads-map.csv"
-ALPHA = 0.05
-UPPER_BOUND = "pong"  # answers without the work: an upper bound, never the best
 # The workload settings that make a point (with connections and pipeline); absent in a record means the default.
-WORKLOAD_FIELDS: dict[str, Any] = {
-    "work_us": 0,
-    "block_us": 0,
-    "block_dist": "fixed",
-    "idle_connections": 0,
-    "connection_mode": "keep-alive",
-    "response": "test",
-}
-POINT_FIELDS = (*WORKLOAD_FIELDS, "connections", "pipeline")
+WORKLOAD_FIELDS: dict[str, Any] = POINT_DEFAULTS
 RANKABLE = (SERVER, WAIT)  # a best bounded by these ranks the servers; by the client, both or neither it cannot
 
 
 @dataclass
 class WorkloadsResults:
-    """A workloads campaign's frames (all empty without a campaign)."""
+    """A workloads campaign's frames (all empty without a campaign) and its selection per point."""
 
     campaign: storage.Campaign | None
     trials: pd.DataFrame = field(default_factory=pd.DataFrame)
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     map: pd.DataFrame = field(default_factory=pd.DataFrame)
+    settings: SelectionSettings | None = None
+    selections: tuple[PointSelection, ...] = ()
 
     @property
     def available(self) -> bool:
@@ -85,24 +77,8 @@ def workload_columns(frame: pd.DataFrame) -> pd.DataFrame:
 
 def point_name(row: Mapping[str, Any]) -> str:
     """A workload point's short name: its family and the settings that differ from the default, e.g.
-    "block 1000 us", "idle 8000", "close", "bytes:16384", "baseline"."""
-    parts = []
-    if number(row.get("work_us")) > 0:
-        parts.append(f"work {int(number(row['work_us']))} us")
-    if number(row.get("block_us")) > 0:
-        dist = "" if key_text(row.get("block_dist")) in ("", "fixed") else f" {row['block_dist']}"
-        parts.append(f"block {int(number(row['block_us']))} us{dist}")
-    if number(row.get("idle_connections")) > 0:
-        parts.append(f"idle {int(number(row['idle_connections']))}")
-    if key_text(row.get("connection_mode")) == "close":
-        parts.append("close")
-    if key_text(row.get("response")) not in ("", "test"):
-        parts.append(str(row["response"]))
-    return ", ".join(parts) or "baseline"
-
-
-def point_key(row: Mapping[str, Any]) -> tuple[str, ...]:
-    return tuple(key_text(row.get(name)) for name in POINT_FIELDS)
+    "block 1000 us", "idle 8000", "close", "bytes:16384", "baseline" (archbench.config.workloads.point_label)."""
+    return point_label(row)
 
 
 def summarise(trials: pd.DataFrame, plan: Sequence[str]) -> pd.DataFrame:
@@ -117,40 +93,51 @@ def summarise(trials: pd.DataFrame, plan: Sequence[str]) -> pd.DataFrame:
     return workload_columns(summary)
 
 
-def decision_map(trials: pd.DataFrame, summary: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
-    """One row per configuration and workload point: relative throughput to the point's best with its paired
-    interval and test, Holm over every comparison of the study, p99 and the bottleneck (module docstring)."""
+def _deciding_look(selection: PointSelection, config_id: str) -> Look | None:
+    """The look that gave a configuration its final verdict."""
+    chosen = selection.selection
+    if chosen is None or config_id not in chosen.decided_at:
+        return None
+    rounds = chosen.decided_at[config_id]
+    return next(look for look in chosen.looks if look.rounds == rounds)
+
+
+def _fastest(selection: PointSelection) -> str | None:
+    """The design with the highest mean log rate at the point's last look (among the designs still in)."""
+    chosen = selection.selection
+    if chosen is None or not chosen.looks:
+        return selection.point.fastest()
+    last = chosen.looks[-1].result.designs
+    return max(last, key=lambda design: design.mean_log).name
+
+
+def decision_map(trials: pd.DataFrame, summary: pd.DataFrame, selections: Sequence[PointSelection]) -> pd.DataFrame:
+    """One row per configuration: its point's selection verdict and interval, its ratio to the point's fastest
+    design, p99 and the bottleneck (module docstring)."""
     if summary.empty:
         return pd.DataFrame()
     ok = trials[(trials["status"] == "ok") & ~trials["warmup"].astype(bool)]
+    if "disturbed" in ok:
+        ok = ok[~ok["disturbed"].fillna(False).astype(bool)]
+    by_key = {selection.point.key: selection for selection in selections}
+    by_config = {row["config_id"]: row for _, row in summary.iterrows()}
     rows: list[dict[str, Any]] = []
-    for _, group in summary.groupby(summary.apply(point_key, axis=1), sort=False):
-        candidates = group[(group["architecture"] != UPPER_BOUND) & group["mean"].notna()]
-        best = candidates.loc[candidates["mean"].idxmax()] if not candidates.empty else None
-        best_rounds = (
-            by_round(ok[ok["config_id"] == best["config_id"]], "requests_per_sec") if best is not None else None
-        )
-        for _, row in group.iterrows():
-            rows.append(_map_row(row, best, best_rounds, ok))
-    frame = pd.DataFrame(rows)
-    tested = frame["p_value"].notna()
-    m = int(tested.sum())
-    adjusted = stats.adjust_pvalues(frame.loc[tested, "p_value"], method="holm", alpha=alpha)
-    frame["p_holm"] = math.nan
-    frame.loc[tested, "p_holm"] = list(adjusted.adjusted)
-    frame["detectable_pct"] = [
-        paired_detectable_pct(sd, int(n), alpha=holm_alpha(alpha, m)) if n >= 2 else math.nan
-        for sd, n in zip(frame["sd_log"], frame["n_rounds"], strict=True)
-    ]
-    frame["pick"] = [_is_pick(r, alpha) for _, r in frame.iterrows()]
-    return frame
+    for _, row in summary.iterrows():
+        selection = by_key.get(point_key(row))
+        fastest = None if selection is None else _fastest(selection)
+        best = by_config.get(fastest) if fastest is not None else None
+        rows.append(_map_row(row, selection, best, ok))
+    return pd.DataFrame(rows)
 
 
-def _map_row(row: pd.Series, best: pd.Series | None, best_rounds: pd.Series | None, ok: pd.DataFrame) -> dict[str, Any]:
+def _map_row(
+    row: pd.Series, selection: PointSelection | None, best: pd.Series | None, ok: pd.DataFrame
+) -> dict[str, Any]:
+    config_id = row["config_id"]
     out: dict[str, Any] = {
         "point": row["point"],
         "workload": row.get("workload") or "",
-        "config_id": row["config_id"],
+        "config_id": config_id,
         "architecture": row["architecture"],
         "variant": row.get("variant"),
         "threads": row.get("threads"),
@@ -163,33 +150,42 @@ def _map_row(row: pd.Series, best: pd.Series | None, best_rounds: pd.Series | No
         "bottleneck": row.get("bottleneck") or "",
         "best_config_id": None if best is None else best["config_id"],
         "best_bottleneck": "" if best is None else (best.get("bottleneck") or ""),
-        "is_best": best is not None and row["config_id"] == best["config_id"],
+        "is_best": best is not None and config_id == best["config_id"],
         "upper_bound": row["architecture"] == UPPER_BOUND,
+        "point_rounds": 0 if selection is None else selection.point.rounds,
+        "point_resolved": selection is not None and selection.resolved,
+        "point_rounds_needed": math.nan,
+        "verdict": "",
+        "ratio": math.nan,
+        "low": math.nan,
+        "high": math.nan,
+        "n_rounds": 0,
+        "decided_at_round": math.nan,
     }
-    ratio = None
-    if best is not None and best_rounds is not None and row["config_id"] != best["config_id"]:
-        mine = by_round(ok[ok["config_id"] == row["config_id"]], "requests_per_sec")
-        aligned = pd.concat([mine.rename("a"), best_rounds.rename("b")], axis=1)
+    chosen = None if selection is None else selection.selection
+    if chosen is not None and chosen.rounds_needed is not None:
+        out["point_rounds_needed"] = chosen.rounds_needed
+    look = None if selection is None else _deciding_look(selection, config_id)
+    if look is not None:
+        design = next(d for d in look.result.designs if d.name == config_id)
+        top = max(d.mean_log for d in look.result.designs)
+        out.update(
+            verdict=design.verdict,
+            ratio=math.exp(design.mean_log - top),
+            low=math.exp(design.low),
+            high=math.exp(design.high),
+            n_rounds=look.complete_rounds,
+            decided_at_round=look.rounds,
+        )
+    elif best is not None and config_id != best["config_id"]:  # pong, or a point without a look: a plain ratio
+        mine = by_round(ok[ok["config_id"] == config_id], "requests_per_sec")
+        theirs = by_round(ok[ok["config_id"] == best["config_id"]], "requests_per_sec")
+        aligned = pd.concat([mine.rename("a"), theirs.rename("b")], axis=1)
         ratio = paired_log_ratio(aligned["a"], aligned["b"])
-    if ratio is not None:
-        out.update(
-            ratio=ratio.ratio,
-            low=ratio.ci.low,
-            high=ratio.ci.high,
-            n_rounds=ratio.n,
-            sd_log=ratio.sd_log,
-            p_value=ratio.p_value,
-        )
-    else:
-        best_itself = best is not None and row["config_id"] == best["config_id"]
-        out.update(
-            ratio=1.0 if best_itself else math.nan,
-            low=math.nan,
-            high=math.nan,
-            n_rounds=0,
-            sd_log=math.nan,
-            p_value=math.nan,
-        )
+        out.update(ratio=ratio.ratio, n_rounds=ratio.n)
+    elif best is not None:
+        out["ratio"] = 1.0
+    out["pick"] = out["verdict"] == "within" and not out["upper_bound"]
     return out
 
 
@@ -198,15 +194,6 @@ def _cpu_per_request(row: pd.Series) -> float:
     its shutdown, which would swamp poll's figure), or over its whole life in campaigns recorded before the window."""
     window = number(row.get("server_window_cpu_us_per_request"))
     return window if not math.isnan(window) else number(row.get("server_cpu_us_per_request"))
-
-
-def _is_pick(row: pd.Series, alpha: float) -> bool:
-    """Not distinguishable from the point's best (or the best itself); never the upper bound."""
-    if row["upper_bound"]:
-        return False
-    if row["is_best"]:
-        return True
-    return bool(not math.isnan(row["p_holm"]) and row["p_holm"] >= alpha)
 
 
 def rankable(point_rows: pd.DataFrame) -> bool:

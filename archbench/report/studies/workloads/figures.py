@@ -1,5 +1,6 @@
 """The decision map: workload points (rows) x servers (columns), each cell the server's throughput relative to the
-point's best (paired within rounds), coloured by it, with the letter of what bounded its trials. Drawn with
+point's fastest design (paired within rounds), coloured by it, marked with its selection verdict, with the letter of
+what bounded its trials. Drawn with
 seaborn's heatmap on our own Figure inside the paper theme (never pyplot)."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from archbench.report.studies.workloads.tables import BOTTLENECK_LETTER
 from archbench.report.theme import paper_theme
 
 MAP_FIGURE = "workloads-map.pdf"
+VERDICT_MARK = {"within": "*", "open": "?"}  # the caption says what they mean
 
 
 def _columns(frame: pd.DataFrame) -> list[str]:
@@ -42,6 +44,7 @@ def map_figure(study: WorkloadsResults) -> Figure | None:
         ratios.loc[row["point"], row["variant"]] = ratio
         letter = BOTTLENECK_LETTER.get(str(row["bottleneck"]), "")
         text = "" if np.isnan(ratio) else (f"{ratio:.2f}" if ratio < 9.995 else f"{ratio:.0f}")
+        text += VERDICT_MARK.get(str(row["verdict"]), "") if text else ""
         labels.loc[row["point"], row["variant"]] = f"{text}\n{letter}" if text else ""
     with paper_theme():
         figure = Figure(figsize=(max(5.6, 0.62 * len(columns) + 1.8), 0.42 * len(rows) + 1.6))
@@ -57,7 +60,7 @@ def map_figure(study: WorkloadsResults) -> Figure | None:
             annot_kws={"fontsize": 6},
             linewidths=0.5,
             linecolor="white",
-            cbar_kws={"label": "throughput relative to the best of the row", "shrink": 0.8},
+            cbar_kws={"label": "throughput relative to the fastest of the row", "shrink": 0.8},
         )
         axes.set_xlabel("")
         axes.set_ylabel("")

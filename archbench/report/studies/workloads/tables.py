@@ -1,8 +1,11 @@
 """The workloads section's tables: the decision map in full (every configuration at every workload point) and
-"what to pick" (per point, the configurations not distinguishable from the best, or why the point cannot rank the
-servers here). The words are paper/templates/workloads/tables.tex.j2."""
+"what to pick" (per point, the configurations shown within delta of the best, how many were shown slower, those still
+open with the rounds the point would need, or why the point cannot rank the servers here). The words are
+paper/templates/workloads/tables.tex.j2."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pandas as pd
 
@@ -25,18 +28,18 @@ TEMPLATE = "workloads/tables"
 BOTTLENECK_LETTER = {"server": "s", "client": "c", "both": "b", "wait": "w", "neither": "n", "": MISSING}
 
 
+VERDICT_WORD = {"within": "pick", "slower": "slower", "open": "open"}
+
+
 def ratio_cell(row: pd.Series) -> str:
-    """'0.90 (0.89--0.91)': the paired ratio to the point's best with its interval; 'best' for the best."""
-    if bool(row["is_best"]):
-        return r"\textbf{best}"
+    """'0.90 (0.85--1.00)': the ratio to the point's fastest design with the simultaneous interval of the design
+    against the best of the others; 'fastest' for the fastest."""
     if is_missing(row["ratio"]):
         return MISSING
-    interval = (
-        ""
-        if is_missing(row["low"])
-        else f" ({format_significant(row['low'], 2)}--{format_significant(row['high'], 2)})"
-    )
-    return format_significant(row["ratio"], 2) + interval
+    head = r"\textbf{fastest}" if bool(row["is_best"]) else format_significant(row["ratio"], 2)
+    if is_missing(row["low"]):
+        return head
+    return f"{head} ({format_significant(row['low'], 2)}--{format_significant(row['high'], 2)})"
 
 
 def map_table(study: WorkloadsResults, prose: Prose) -> str:
@@ -45,6 +48,7 @@ def map_table(study: WorkloadsResults, prose: Prose) -> str:
         Column(prose.sentence(TEMPLATE, "server_heading"), FILL_COLUMN),
         Column(prose.sentence(TEMPLATE, "rate_heading"), "r"),
         Column(prose.sentence(TEMPLATE, "ratio_heading"), "r"),
+        Column(prose.sentence(TEMPLATE, "verdict_heading"), "l"),
         Column(prose.sentence(TEMPLATE, "p99_heading"), "r"),
         Column(prose.sentence(TEMPLATE, "cpu_heading"), "r"),
         Column(prose.sentence(TEMPLATE, "bottleneck_heading"), "c"),
@@ -59,19 +63,49 @@ def map_table(study: WorkloadsResults, prose: Prose) -> str:
         for _, row in group.iterrows():
             rows.append(
                 [
-                    escape(row["variant"]) + (r"\,\textsuperscript{\dag}" if bool(row["pick"]) else ""),
+                    escape(row["variant"]),
                     format_count(row["mean"]),
                     ratio_cell(row),
+                    VERDICT_WORD.get(str(row["verdict"]), MISSING),
                     format_ms(row["latency_p99_s_mean"]),
                     format_decimal(row["server_cpu_us_per_request"], 1),
                     BOTTLENECK_LETTER.get(str(row["bottleneck"]), MISSING),
-                    format_count(row["n"]),
+                    format_count(row["n_rounds"]) if row["n_rounds"] else MISSING,
                 ]
             )
-    notes = prose.sentence(TEMPLATE, "map_notes")
+    facts = {"delta": format_count(100 * study.settings.delta) if study.settings else MISSING}
     return render_longtable(
-        columns, rows, prose.sentence(TEMPLATE, "map_caption"), "tab:workloads-map", breaks, notes=notes
+        columns,
+        rows,
+        prose.sentence(TEMPLATE, "map_caption", facts),
+        "tab:workloads-map",
+        breaks,
+        notes=prose.sentence(TEMPLATE, "map_notes", facts),
     )
+
+
+def point_outcome(group: pd.DataFrame) -> dict[str, Any]:
+    """A point's decision as the picks table and the findings state it: "none" (nothing measured), "not rankable"
+    (with what bounded the fastest), else the picks (fastest first), the slower and open designs, its rounds, and
+    for an open point the rounds it would need (None: more than archbench.stats.selection.ROUNDS_NEEDED_CAP, or
+    no look was taken)."""
+    best = group[group["is_best"].astype(bool)]
+    if best.empty:
+        return {"state": "none"}
+    if not rankable(group):
+        return {"state": "not rankable", "bottleneck": str(best.iloc[0]["bottleneck"])}
+    ranked = group.sort_values("ratio", ascending=False, kind="stable")
+    by_verdict = {v: ranked[ranked["verdict"] == v] for v in ("within", "slower", "open")}
+    needed = pd.to_numeric(group["point_rounds_needed"], errors="coerce").dropna()
+    resolved = bool(group["point_resolved"].iloc[0])
+    return {
+        "state": "resolved" if resolved else ("undecided" if (group["verdict"] == "").all() else "open"),
+        "picks": [escape(v) for v in by_verdict["within"]["variant"]],
+        "slower": [escape(v) for v in by_verdict["slower"]["variant"]],
+        "open": [escape(v) for v in by_verdict["open"]["variant"]],
+        "rounds": format_count(group["point_rounds"].max()),
+        "needed": None if needed.empty else format_count(needed.iloc[0]),
+    }
 
 
 def picks_table(study: WorkloadsResults, prose: Prose) -> str:
@@ -79,31 +113,42 @@ def picks_table(study: WorkloadsResults, prose: Prose) -> str:
     columns = [
         Column(prose.sentence(TEMPLATE, "point_heading"), "l"),
         Column(prose.sentence(TEMPLATE, "picks_heading"), FILL_COLUMN),
-        Column(prose.sentence(TEMPLATE, "detectable_heading"), "r"),
+        Column(prose.sentence(TEMPLATE, "slower_heading"), "r"),
+        Column(prose.sentence(TEMPLATE, "rounds_heading"), "r"),
     ]
     rows: list[list[str] | str] = []
     for point in points(frame):
-        group = frame[frame["point"] == point]
-        best = group[group["is_best"]]
-        if best.empty:
-            picks = prose.sentence(TEMPLATE, "no_best")
-        elif not rankable(group):
-            picks = prose.sentence(TEMPLATE, "not_rankable", bottleneck=str(best.iloc[0]["bottleneck"]))
-        else:
-            chosen = group[group["pick"]].sort_values("mean", ascending=False, kind="stable")
-            picks = ", ".join(escape(v) for v in chosen["variant"])
-        detectable = group["detectable_pct"].dropna()
+        outcome = point_outcome(frame[frame["point"] == point])
         rows.append(
             [
                 escape(point),
-                picks,
-                MISSING if detectable.empty else format_count(detectable.median()) + r"\,\%",
+                prose.sentence(TEMPLATE, "point_picks", outcome),
+                format_count(len(outcome.get("slower", ()))) if "slower" in outcome else MISSING,
+                outcome.get("rounds", MISSING),
             ]
         )
+    facts = {"delta": format_count(100 * study.settings.delta) if study.settings else MISSING}
     return render_longtable(
         columns,
         rows,
-        prose.sentence(TEMPLATE, "picks_caption"),
+        prose.sentence(TEMPLATE, "picks_caption", facts),
         "tab:workloads-picks",
-        notes=prose.sentence(TEMPLATE, "picks_notes"),
+        notes=prose.sentence(TEMPLATE, "picks_notes", selection_method_facts(study)),
     )
+
+
+def selection_method_facts(study: WorkloadsResults) -> dict[str, Any]:
+    """The declared procedure, as the table notes and the section state it once: delta, the first look, the most
+    rounds a point may reach and the level of each look."""
+    settings = study.settings
+    if settings is None:
+        return {"declared": False}
+    looks = settings.max_rounds - settings.first_look + 1
+    return {
+        "declared": settings.declared_rounds,
+        "delta": format_count(100 * settings.delta),
+        "first_look": format_count(settings.first_look),
+        "max_rounds": format_count(settings.max_rounds),
+        "looks": format_count(looks),
+        "alpha_per_look": format_significant(settings.alpha / looks, 2),
+    }
