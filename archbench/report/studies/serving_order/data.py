@@ -11,15 +11,21 @@ paired within rounds (both hand-offs ran in the same round at the same offered r
 geometric mean of the per-round ratios with its Student-t interval on the logarithms). A round where either side is
 not usable is left out of the pair.
 
-The pre-declared test (one, so no correction for multiplicity): the p99.9 ratio at the highest offered rate where
-at least MIN_ROUNDS rounds paired; "lengthens" when its interval lies above 1, "shortens" when below, "inconclusive"
-when it covers 1, "not testable here" when no rate has enough rounds.
+The pre-declared test (one percentile, one rate, so no correction across comparisons): the p99.9 ratio at the
+highest offered rate where at least MIN_ROUNDS rounds paired; "lengthens" when its interval lies above 1, "shortens"
+when below, "inconclusive" when it covers 1, "not testable here" when no rate has enough rounds.
+
+Every campaign the study reads is one look of that test (the shipped five-round pilot and the twelve-round run made
+after it was inconclusive): running again until a test passes finds an effect more often than its level says, so
+the error FAMILY_ERROR is split evenly over the looks (Bonferroni) and each look's intervals are at 1 - FAMILY_ERROR
+/ looks. The first look, in the order they ran, whose interval excludes 1 decides; when none does, the test is
+inconclusive, and when decisive looks point opposite ways it is inconclusive too.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -36,20 +42,84 @@ PERCENTILES = ("50", "99", "99_9")
 TESTED_PERCENTILE = "99_9"
 MIN_ROUNDS = 3
 SUSTAIN_TOLERANCE = RATE_TOLERANCE
+FAMILY_ERROR = 0.05  # the test's error over all its looks
 LENGTHENS, SHORTENS, INCONCLUSIVE, NOT_TESTABLE = "lengthens", "shortens", "inconclusive", "not testable here"
+DECISIVE = (LENGTHENS, SHORTENS)
+
+
+def look_level(looks: int) -> float:
+    """The confidence level of each look when FAMILY_ERROR is split evenly over `looks` (Bonferroni)."""
+    return 1.0 - FAMILY_ERROR / max(1, looks)
+
+
+@dataclass
+class Look:
+    """One campaign of the test: its trials, its comparison per offered rate at `level`, and its verdict."""
+
+    campaign: storage.Campaign
+    trials: pd.DataFrame
+    comparison: pd.DataFrame
+    level: float
+
+    @property
+    def name(self) -> str:
+        return self.campaign.name
+
+    @property
+    def planned_rounds(self) -> int | None:
+        rounds = (self.campaign.meta.get("parameters") or {}).get("trials")
+        return int(rounds) if rounds is not None else None
+
+    @property
+    def verdict(self) -> dict[str, object]:
+        return verdict(self.comparison)
 
 
 @dataclass
 class ServingOrderResults:
-    """The campaign's usable trials and the comparison per offered rate (empty without a campaign)."""
+    """Every look of the test, in the order they ran (none without a campaign)."""
 
-    campaign: storage.Campaign | None
-    trials: pd.DataFrame = field(default_factory=pd.DataFrame)
-    comparison: pd.DataFrame = field(default_factory=pd.DataFrame)
+    looks: tuple[Look, ...] = ()
 
     @property
     def available(self) -> bool:
-        return not self.comparison.empty
+        return any(not look.comparison.empty for look in self.looks)
+
+    @property
+    def campaigns(self) -> list[storage.Campaign]:
+        return [look.campaign for look in self.looks]
+
+    @property
+    def level(self) -> float:
+        return look_level(len(self.looks))
+
+    @property
+    def trials(self) -> pd.DataFrame:
+        return _stacked([look.trials.assign(look=i + 1) for i, look in enumerate(self.looks)])
+
+    @property
+    def comparison(self) -> pd.DataFrame:
+        frames = [
+            look.comparison.assign(look=i + 1, campaign=look.name, level=look.level)
+            for i, look in enumerate(self.looks)
+            if not look.comparison.empty
+        ]
+        return _stacked(frames)
+
+
+def _stacked(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def read_looks(campaigns: list[storage.Campaign]) -> ServingOrderResults:
+    """The looks of the test, one per campaign in the order they ran, each compared at the split level."""
+    ordered = sorted(campaigns, key=lambda c: str(c.meta.get("created_at") or ""))
+    level = look_level(len(ordered))
+    looks = []
+    for campaign in ordered:
+        trials = serving_order_trials(campaign)
+        looks.append(Look(campaign, trials, compare(trials, level) if not trials.empty else trials, level))
+    return ServingOrderResults(tuple(looks))
 
 
 def serving_order_trials(campaign: storage.Campaign) -> pd.DataFrame:
@@ -71,9 +141,9 @@ def serving_order_trials(campaign: storage.Campaign) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def compare(trials: pd.DataFrame) -> pd.DataFrame:
+def compare(trials: pd.DataFrame, level: float = 1.0 - FAMILY_ERROR) -> pd.DataFrame:
     """One row per offered rate: each hand-off's median percentiles and usable trials, and LIFO / FIFO per
-    percentile paired within rounds (ratio, interval, rounds)."""
+    percentile paired within rounds (ratio, interval at `level`, rounds)."""
     measured = trials[(trials["status"] == "ok") & ~trials["warmup"].astype(bool)] if not trials.empty else trials
     rows = []
     for rate, at_rate in measured.groupby("offered_rate", sort=True):
@@ -93,7 +163,7 @@ def compare(trials: pd.DataFrame) -> pd.DataFrame:
             row[f"fifo_p{q}_s"] = fifo[column].median() if not fifo.empty else math.nan
             row[f"lifo_p{q}_s"] = lifo[column].median() if not lifo.empty else math.nan
             rounds = pd.concat([by_round(lifo, column).rename("lifo"), by_round(fifo, column).rename("fifo")], axis=1)
-            paired = paired_log_ratio(rounds["lifo"], rounds["fifo"])
+            paired = paired_log_ratio(rounds["lifo"], rounds["fifo"], level)
             row[f"ratio_p{q}"] = paired.ratio
             row[f"low_p{q}"] = paired.ci.low
             row[f"high_p{q}"] = paired.ci.high
@@ -120,3 +190,17 @@ def verdict(comparison: pd.DataFrame) -> dict[str, object]:
     else:
         outcome = INCONCLUSIVE
     return {"verdict": outcome, "row": row}
+
+
+def sequential_verdict(study: ServingOrderResults) -> dict[str, object]:
+    """The test over its looks (module docstring): the verdict, the look it rests on (0-based `deciding`), and
+    `conflict` when decisive looks point opposite ways."""
+    verdicts = [look.verdict["verdict"] for look in study.looks]
+    decisive = [i for i, v in enumerate(verdicts) if v in DECISIVE]
+    testable = [i for i, v in enumerate(verdicts) if v != NOT_TESTABLE]
+    if not testable:
+        return {"verdict": NOT_TESTABLE, "deciding": None, "conflict": False}
+    if len({verdicts[i] for i in decisive}) > 1:
+        return {"verdict": INCONCLUSIVE, "deciding": None, "conflict": True}
+    deciding = decisive[0] if decisive else testable[-1]
+    return {"verdict": verdicts[deciding], "deciding": deciding, "conflict": False}
