@@ -11,13 +11,17 @@ import pytest
 
 from archbench.analyze import published_compare as compare
 from archbench.analyze.crossos import load_source000
-from archbench.config.paths import EXTERNAL_DIR
+from archbench.analyze.published import published_table
+from archbench.config.paths import EXTERNAL_DIR, RAW_ROOT
+from archbench.report.build import build_report
+from archbench.report.campaigns import MAIN, MAIN_REFERENCE
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
+from archbench.report.studies import STUDIES
 from archbench.report.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign, process_sources_campaign
 from archbench.report.studies.sources.facts import published_outputs
-from archbench.report.studies.summary.tables import summary_outputs
+from archbench.report.studies.summary.tables import summary_macros, summary_outputs
 
 # --------------------------------------------------------------------------- the rules
 
@@ -66,6 +70,10 @@ def test_a_scaling_question_needs_as_many_server_cpus_as_the_levels_compared(ser
         ({"bytes 100": compare.NOT_MEASURED, "ceiling": compare.AGREE}, compare.NOT_TESTABLE),
         ({"bytes 100": compare.AGREE, "bytes 1000": compare.NOT_MEASURED, "ceiling": compare.AGREE}, compare.AGREE),
         ({"bytes 100": compare.AGREE, "ceiling": compare.DISAGREE}, compare.DISAGREE),
+        # Every ceiling stopped by our cap: the ceilings were not tested.
+        ({"bytes 100": compare.AGREE, "ceiling": compare.NOT_TESTABLE}, compare.NOT_TESTABLE),
+        # A client count where the source states no ordering is left out.
+        ({"bytes 100": compare.AGREE, "bytes 1000": compare.NO_ORDERING, "ceiling": compare.AGREE}, compare.AGREE),
     ],
 )
 def test_source_004_is_not_testable_without_its_ceilings(parts, verdict) -> None:
@@ -82,6 +90,39 @@ def test_ordering_rule_counts_confirmed_and_contradicted_pairs() -> None:
     assert compare.ordering_verdict(published, {"a": (10, 20), "b": (40, 60)})[0] == compare.DISAGREE
     assert compare.ordering_verdict(published, {"a": (30, 60), "b": (40, 70)}) == (compare.INCONCLUSIVE, 0, 0)
     assert compare.ordering_verdict(published, {"d": (1, 2)})[0] == compare.NOT_MEASURED
+
+
+def test_a_pair_measured_without_an_interval_is_inconclusive_not_unmeasured() -> None:
+    # Two trials per server: no interval (only the trials' range), so no pair is separated, but every pair was
+    # measured: inconclusive by the rule, never "not measured" and never "agree".
+    published = {"a": 100.0, "b": 50.0}
+    no_interval = compare.separating_interval(90, 110, 2)
+    assert all(map(math.isnan, no_interval))
+    ours = {"a": no_interval, "b": compare.separating_interval(10, 20, 2)}
+    assert compare.ordering_verdict(published, ours) == (compare.INCONCLUSIVE, 0, 0)
+    assert [p.outcome for p in compare.ordering_pairs(published, ours)] == [compare.NO_INTERVAL]
+
+
+def test_where_the_source_separates_no_pair_there_is_no_ordering_to_test() -> None:
+    assert compare.ordering_verdict({"a": 100.0}, {"a": (90, 110)})[0] == compare.NO_ORDERING
+    assert compare.ordering_verdict({"a": 100.0, "b": 95.0}, {"a": (90, 110), "b": (1, 2)})[0] == compare.NO_ORDERING
+
+
+@pytest.mark.parametrize(
+    ("held", "capped", "verdict"),
+    [
+        (19500.0, True, compare.DISAGREE),  # held more than the published 6,000, cap or not
+        (5000.0, False, compare.AGREE),
+        (5000.0, True, compare.NOT_TESTABLE),  # our cap stopped it below the published ceiling
+    ],
+)
+def test_a_ceiling_stopped_by_our_cap_below_the_published_one_is_untested(held, capped, verdict) -> None:
+    assert compare.ceiling_verdict(6000.0, held, capped) == verdict
+
+
+def test_source_004_ceilings_are_read_from_its_published_table() -> None:
+    from_table = compare.source_004_ceilings(published_table("004", EXTERNAL_DIR))
+    assert from_table == {"epoll": 28000.0, "poll": 6000.0}
 
 
 def test_combined_verdict() -> None:
@@ -134,7 +175,7 @@ def trials() -> pd.DataFrame:
     return pd.DataFrame({"server_cpus": ["0"], "load_cpus": ["1"], "load_threads": [1]})
 
 
-def write_studies(directory: Path) -> None:
+def write_studies(directory: Path, trials_per_design: int = 3) -> None:
     latency = pd.DataFrame(
         {
             "setup": "source_001",
@@ -144,7 +185,7 @@ def write_studies(directory: Path) -> None:
             "achieved_mean": [10000, 60000, 62000, 61000],
             "achieved_ci95_low": [9000, 50000, 55000, 52000],
             "achieved_ci95_high": [11000, 70000, 69000, 70000],
-            "n": 3,
+            "n": trials_per_design,
             "timeouts_mean": [4000, 2000, 0, 0],
         }
     )
@@ -152,7 +193,8 @@ def write_studies(directory: Path) -> None:
     echo = pd.DataFrame(
         [
             {"campaign": "echo-test", "architecture": a, "connections": c, "bytes_received_per_sec_mean": m,
-             "bytes_received_per_sec_ci95_low": m * 0.9, "bytes_received_per_sec_ci95_high": m * 1.1, "n": 3}
+             "bytes_received_per_sec_ci95_low": m * 0.9, "bytes_received_per_sec_ci95_high": m * 1.1,
+             "n": trials_per_design}
             for a, c, m in [("thread_per_conn", 100, 7e6), ("poll", 100, 11e6), ("epoll", 100, 11e6),
                             ("thread_per_conn", 1000, 4e6), ("epoll", 1000, 8e6), ("epoll", 10000, 6e6)]
         ]
@@ -191,7 +233,10 @@ def test_every_source_compared_when_every_study_is_there(main_summary, trials, t
     assert "from $N=1$ to $N=5$" in files["published-000.tex"]
     assert "60,000" in files["published-001.tex"] and "190,965" in files["published-001.tex"]
     assert "inside source~003's range" in files["published-003.tex"]
-    assert "poll held 19,500 (the cap)" in files["published-004.tex"]
+    assert "poll held 19,500 (the cap), more than source~004's 6,000" in files["published-004.tex"]
+    assert "whether it reaches source~004's 28,000 is not testable here" in files["published-004.tex"]
+    assert "At 10,000 clients source~004 measured epoll alone" in files["published-004.tex"]
+    assert "At 1,000 clients source~004's epoll and thread-per-connection lie within 10" in files["published-004.tex"]
     assert r"\abLoadThreadsReason" in macros.names()
     assert "(1 here, on 1 load CPU" in macros.macros[r"\abLoadThreadsReason"].value
     table = summary_outputs(sources, Prose())["summary-table.tex"]
@@ -199,6 +244,50 @@ def test_every_source_compared_when_every_study_is_there(main_summary, trials, t
     assert "more than 10\\,\\%" in table
     assert table.lower().count("not testable here") == 1 + 2  # the rule, once, and the two verdicts
     assert "on 1 server CPU" in table
+
+
+def test_two_trials_per_design_are_inconclusive_by_the_stated_rule(main_summary, trials, tmp_path: Path) -> None:
+    # make all's short latency and echo studies: two trials each, so no server has an interval. Source 001 was
+    # measured, so it is neither "not measured" nor "agree" (as with three trials): its pairs separate nothing.
+    write_studies(tmp_path, trials_per_design=2)
+    files, sources, _ = build(main_summary, trials, tmp_path)
+    assert sources["001"].verdict == compare.INCONCLUSIVE
+    text = " ".join(files["published-001.tex"].split())
+    assert "(the latency study's source-001 set-up, 2 trials each)" in text
+    assert "separate 0 the same way and 0 the other way; 6 involve a server measured in fewer than 3 trials" in text
+    assert "neither confirm nor contradict source~001's ordering: inconclusive" in text
+    # Source 004: its orderings were measured without intervals; poll's ceiling is still contradicted.
+    orderings = {o["clients"]: o["verdict"] for o in sources["004"].facts["orderings"]}
+    assert orderings == {"100": compare.INCONCLUSIVE, "1,000": compare.NO_ORDERING, "10,000": compare.NO_ORDERING}
+    assert sources["004"].verdict == compare.DISAGREE
+    table = summary_outputs(sources, Prose())["summary-table.tex"]
+    row = next(line for line in table.splitlines() if line.startswith("001 &"))
+    assert row.rstrip().endswith("& inconclusive \\\\")
+    assert "(range, $n=2$: too few trials)" in row
+
+
+def reproduced_sentence(sources: dict) -> str:
+    macros = MacroSet()
+    summary_macros(macros, sources, Prose())
+    return macros.macros[r"\abSourcesReproducedSentence"].value
+
+
+def test_the_abstract_sentence_groups_the_summary_verdicts(main_summary, trials, tmp_path: Path) -> None:
+    write_studies(tmp_path)
+    _, sources, _ = build(main_summary, trials, tmp_path)
+    assert reproduced_sentence(sources) == (
+        "Of the five sources' findings, two hold on this machine (sources 001 and 003), one is contradicted here "
+        "(source 004) and two cannot be tested on this machine (sources 000 and 002)."
+    )
+    # With two trials per design source 001 no longer holds: the sentence follows the table.
+    again = tmp_path / "two-trials"
+    again.mkdir()
+    write_studies(again, trials_per_design=2)
+    _, fewer, _ = build(main_summary, trials, again)
+    assert (
+        "one holds on this machine (source 003), one is contradicted here (source 004), one is inconclusive "
+        "here (source 001)" in reproduced_sentence(fewer)
+    )
 
 
 def test_eight_server_cpus_make_the_scaling_questions_testable(main_summary, trials, tmp_path: Path) -> None:
@@ -317,3 +406,17 @@ def test_a_sources_campaign_from_another_host_leaves_source_000_to_this_one(
     )  # fmt: skip
     assert sources["000"].facts["origin"] == "main" and sources["000"].facts["measured_last_n"] == 5
     assert sources["002"].facts["prefork_top"] == 8
+
+
+@pytest.mark.slow
+def test_the_readme_summary_is_the_reports_over_the_shipped_campaigns(tmp_path: Path) -> None:
+    """The README's summary table gives the verdicts the report computes from the campaigns shipped in git."""
+    shipped = {s.name: s.campaign.reference for s in STUDIES if s.campaign is not None and s.campaign.reference}
+    shipped[MAIN] = MAIN_REFERENCE
+    paper = tmp_path / "paper"
+    outputs = build_report(shipped, RAW_ROOT, tmp_path / "processed", paper / "generated", paper / "figures")
+    verdicts = {number: facts.verdict for number, facts in outputs.result("sources").items()}
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    rows = [line.split(" | ") for line in readme.splitlines() if line.startswith("| 00")]
+    assert {cells[0].strip("| ") for cells in rows} == set(verdicts)
+    assert {cells[0].strip("| "): cells[-1].strip(" |") for cells in rows} == verdicts

@@ -14,11 +14,14 @@ The verdict rule, in order (paper/templates/summary/ states it in words, once):
     connections). Agree when our interval reaches the published ratio (or range) or points the same way (up: above 1, down:
     below 1; a published ratio without an interval counts at face value); disagree otherwise.
   - Ordering (sources 001, 004): every pair of servers the source separates by more than `TIE_FRACTION` must not
-    be separated the other way by our intervals (ours "separates" a pair when their 95 % intervals do not overlap).
+    be separated the other way by our intervals (ours "separates" a pair when their 95 % intervals do not overlap;
+    a server measured in fewer than MIN_TRIALS_FOR_INTERVAL trials has no interval and separates nothing).
     Agree: no pair contradicted and at least one confirmed; disagree: a pair contradicted; inconclusive: none of
-    the source's pairs separated here.
+    the source's pairs separated here, though measured. Where the source separates no pair (one server, or all
+    within the tie) it states no ordering there, and that part is left out.
   - Ceiling (source 004): the connection count a server held here, against the ceiling the source published for
-    it: a server that held more than its published ceiling contradicts it.
+    it: a server that held more than its published ceiling contradicts it; one stopped by the campaign's own cap
+    (the open-file limit) below that ceiling cannot test it.
 
 A source whose set-up no campaign here measured gets the verdict "not measured".
 """
@@ -37,6 +40,9 @@ from archbench.stats.welch import ratio_ci_from_stats
 
 AGREE, DISAGREE, INCONCLUSIVE, NOT_MEASURED = "agree", "disagree", "inconclusive", "not measured"
 NOT_TESTABLE = "not testable here"
+NO_ORDERING = "no ordering"  # a part where the source itself separates no pair: nothing to test, left out
+# How one pair the source separates fares here (PairOutcome.outcome).
+SAME_WAY, OTHER_WAY, NOT_SEPARATED, NO_INTERVAL = "same way", "other way", "not separated", "no interval"
 # Published values closer than this fraction of the larger are a tie: the source did not separate them.
 TIE_FRACTION = 0.10
 SOURCE_000_CONNECTIONS = 400
@@ -102,24 +108,57 @@ def cpu_limited(server_cpus: int | None, top_level: int | None) -> bool:
     return server_cpus is None or server_cpus < top_level
 
 
-def ordering_verdict(
+@dataclass(frozen=True)
+class PairOutcome:
+    """A pair of servers the source separates (`higher` above `lower` in its numbers) and how ours compare:
+    SAME_WAY, OTHER_WAY, NOT_SEPARATED (our intervals overlap), NO_INTERVAL (a side without one) or NOT_MEASURED."""
+
+    higher: str
+    lower: str
+    outcome: str
+
+
+def ordering_pairs(
     published: Mapping[str, float], ours: Mapping[str, tuple[float, float]], tie: float = TIE_FRACTION
-) -> tuple[str, int, int]:
-    """(verdict, pairs confirmed, pairs contradicted) of the ordering rule; `ours` maps a server to its interval."""
-    common = [name for name in published if name in ours and not any(map(math.isnan, ours[name]))]
-    confirmed = contradicted = 0
-    for index, first in enumerate(common):
-        for second in common[index + 1 :]:
+) -> list[PairOutcome]:
+    """Every pair the source separates by more than `tie` of the larger value, with how our intervals place it."""
+    names = list(published)
+    pairs = []
+    for index, first in enumerate(names):
+        for second in names[index + 1 :]:
             a, b = published[first], published[second]
             if abs(a - b) <= tie * max(a, b):
                 continue
             high, low = (first, second) if a > b else (second, first)
-            if ours[high][0] > ours[low][1]:
-                confirmed += 1
+            if high not in ours or low not in ours:
+                outcome = NOT_MEASURED
+            elif any(map(math.isnan, (*ours[high], *ours[low]))):
+                outcome = NO_INTERVAL
+            elif ours[high][0] > ours[low][1]:
+                outcome = SAME_WAY
             elif ours[high][1] < ours[low][0]:
-                contradicted += 1
-    if not common:
+                outcome = OTHER_WAY
+            else:
+                outcome = NOT_SEPARATED
+            pairs.append(PairOutcome(high, low, outcome))
+    return pairs
+
+
+def ordering_verdict(
+    published: Mapping[str, float], ours: Mapping[str, tuple[float, float]], tie: float = TIE_FRACTION
+) -> tuple[str, int, int]:
+    """(verdict, pairs confirmed, pairs contradicted) of the ordering rule; `ours` maps a server to its interval
+    (NaN bounds: measured without one). NO_ORDERING when the source separates no pair, NOT_MEASURED when no pair it
+    separates was measured here; a measured pair without intervals separates nothing, so it leaves the verdict
+    inconclusive, never "not measured"."""
+    pairs = ordering_pairs(published, ours, tie)
+    if not pairs:
+        return NO_ORDERING, 0, 0
+    measured = [p for p in pairs if p.outcome != NOT_MEASURED]
+    if not measured:
         return NOT_MEASURED, 0, 0
+    confirmed = sum(p.outcome == SAME_WAY for p in measured)
+    contradicted = sum(p.outcome == OTHER_WAY for p in measured)
     verdict = DISAGREE if contradicted else AGREE if confirmed else INCONCLUSIVE
     return verdict, confirmed, contradicted
 
@@ -133,8 +172,9 @@ def separating_interval(low: float, high: float, n: float) -> tuple[float, float
 
 
 def combined(verdicts: Sequence[str]) -> str:
-    """One verdict of several parts: disagree if any part does, agree if every measured part does."""
-    measured = [v for v in verdicts if v != NOT_MEASURED]
+    """One verdict of several parts: disagree if any part does, agree if every measured part does (parts not
+    measured, with no ordering to test, or not testable here are left out)."""
+    measured = [v for v in verdicts if v not in (NOT_MEASURED, NO_ORDERING, NOT_TESTABLE)]
     if not measured:
         return NOT_MEASURED
     if DISAGREE in measured:
@@ -237,15 +277,17 @@ def source_001_measured(latency_summary: pd.DataFrame) -> pd.DataFrame:
     ].reset_index(drop=True)  # fmt: skip
 
 
-def source_001_verdict(published: pd.DataFrame, measured: pd.DataFrame) -> tuple[str, int, int]:
+def source_001_verdict(published: pd.DataFrame, measured: pd.DataFrame) -> tuple[str, list[PairOutcome]]:
+    """The ordering rule over source 001's four designs, and how each pair it separates fares here."""
     if measured.empty:
-        return NOT_MEASURED, 0, 0
+        return NOT_MEASURED, []
     theirs = dict(zip(published["our_architecture"], published["requests_per_s"], strict=True))
     ours = {
         row.architecture: separating_interval(row.achieved_ci95_low, row.achieved_ci95_high, row.n)
         for row in measured.itertuples()
+        if not pd.isna(row.achieved_mean)  # no usable trial: not measured here
     }
-    return ordering_verdict(theirs, ours)
+    return ordering_verdict(theirs, ours)[0], ordering_pairs(theirs, ours)
 
 
 # --------------------------------------------------------------------------- sources 002 and 003
@@ -314,33 +356,67 @@ def source_004_measured(echo_summary: pd.DataFrame) -> pd.DataFrame:
     ].reset_index(drop=True)  # fmt: skip
 
 
+def source_004_ceilings(published004: pd.DataFrame) -> dict[str, float]:
+    """The connection ceiling source 004 published per server (its long table's "connection ceiling" rows)."""
+    rows = published004[
+        (published004["table"] == "connection ceiling") & (published004["quantity"] == "max_connections")
+    ]
+    return {str(row.our_architecture): float(row.value) for row in rows.itertuples()}
+
+
+def ceiling_verdict(ceiling: float, held: float, capped: bool) -> str:
+    """One server's ceiling: more held here than published contradicts it; stopped by the campaign's own cap at or
+    below the published ceiling, the count says nothing about it; held fewer, uncapped, it agrees."""
+    if held > ceiling:
+        return DISAGREE
+    return NOT_TESTABLE if capped else AGREE
+
+
 def source_004_verdicts(
-    published: pd.DataFrame, measured: pd.DataFrame, ceilings: Mapping[str, float], held: Mapping[str, float]
+    published: pd.DataFrame,
+    measured: pd.DataFrame,
+    ceilings: Mapping[str, float],
+    held: Mapping[str, float],
+    capped: Mapping[str, bool] | None = None,
 ) -> dict[str, str]:
-    """Per part: bytes per second at each client count (ordering), and the connection ceilings."""
+    """Per part: bytes per second at each client count (ordering), and the connection ceilings (`capped`: the
+    servers whose count the campaign's cap stopped)."""
     verdicts: dict[str, str] = {}
     for clients, theirs in published.groupby("connections"):
-        ours_rows = measured[measured["connections"] == clients] if not measured.empty else measured
-        ours = {
-            row.architecture: separating_interval(
-                row.bytes_received_per_sec_ci95_low, row.bytes_received_per_sec_ci95_high, row.n
-            )
-            for row in ours_rows.itertuples()
-        }
-        mapping = dict(zip(theirs["our_architecture"], theirs["bytes_per_s"], strict=True))
-        verdicts[f"bytes {int(clients)}"] = ordering_verdict(mapping, ours)[0] if len(mapping) > 1 else NOT_MEASURED
-    common = [name for name in ceilings if name in held]
-    if not common:
+        verdicts[f"bytes {int(clients)}"] = ordering_verdict(*source_004_ordering_inputs(theirs, measured, clients))[0]
+    parts = [
+        ceiling_verdict(ceilings[name], held[name], bool((capped or {}).get(name))) for name in ceilings if name in held
+    ]
+    if not parts:
         verdicts["ceiling"] = NOT_MEASURED
+    elif DISAGREE in parts:
+        verdicts["ceiling"] = DISAGREE
     else:
-        verdicts["ceiling"] = DISAGREE if any(held[name] > ceilings[name] for name in common) else AGREE
+        verdicts["ceiling"] = AGREE if AGREE in parts else NOT_TESTABLE
     return verdicts
+
+
+def source_004_ordering_inputs(
+    theirs: pd.DataFrame, measured: pd.DataFrame, clients: float
+) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
+    """(published bytes per second by server, our separating intervals by server) at one client count."""
+    ours_rows = measured[measured["connections"] == clients] if not measured.empty else measured
+    ours = {
+        row.architecture: separating_interval(
+            row.bytes_received_per_sec_ci95_low, row.bytes_received_per_sec_ci95_high, row.n
+        )
+        for row in ours_rows.itertuples()
+        if not pd.isna(row.bytes_received_per_sec_mean)  # no usable trial: not measured here
+    }
+    return dict(zip(theirs["our_architecture"], theirs["bytes_per_s"], strict=True)), ours
 
 
 def source_004_verdict(verdicts: Mapping[str, str]) -> str:
     """The whole question (the ordering at each client count and the connection ceilings): not testable here when
-    the ceilings or every ordering went unmeasured, else the parts combined."""
-    orderings = [v for key, v in verdicts.items() if key.startswith("bytes ")]
-    if verdicts.get("ceiling", NOT_MEASURED) == NOT_MEASURED or all(v == NOT_MEASURED for v in orderings):
+    no ceiling could be tested or no ordering was measured, else the parts combined."""
+    orderings = [v for key, v in verdicts.items() if key.startswith("bytes ") and v != NO_ORDERING]
+    if verdicts.get("ceiling", NOT_MEASURED) in (NOT_MEASURED, NOT_TESTABLE) or all(
+        v == NOT_MEASURED for v in orderings
+    ):
         return NOT_TESTABLE
     return combined(list(verdicts.values()))

@@ -33,6 +33,7 @@ from archbench.report.latex import Column, MacroSet, format_count, format_decima
 from archbench.report.prose import Prose
 from archbench.report.studies.sources.data import SourcesCampaign, no_sources_campaign
 from archbench.report.studies.sources.figures import plot_relative_curves
+from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
 
 SENTENCES = "sources/sentences"
 TABLES = "sources/tables"
@@ -42,7 +43,6 @@ LATENCY_SUMMARY_CSV = "latency-summary.csv"
 NETWORK_COMPARISON_CSV = "network-comparison.csv"
 FIGURE_000 = "published-000-pool.pdf"
 FIGURE_002 = "published-002-workers.pdf"
-SOURCE_004_CEILINGS = {"epoll": 28000.0, "poll": 6000.0}  # data/external/source004_echo.csv, connection ceiling
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,24 @@ class SourceFacts:
     source: str
     verdict: str
     facts: dict[str, Any]
+
+
+def pair_facts(pairs: list[compare.PairOutcome]) -> dict[str, Any]:
+    """How the pairs a source separates fare here, for the text: each pair with labels, and the counts."""
+    listed = [
+        {"higher": architecture_label(p.higher), "lower": architecture_label(p.lower), "outcome": p.outcome}
+        for p in pairs
+    ]
+    counts = {
+        key: sum(p.outcome == outcome for p in pairs)
+        for key, outcome in (
+            ("confirmed", compare.SAME_WAY),
+            ("contradicted", compare.OTHER_WAY),
+            ("not_separated", compare.NOT_SEPARATED),
+            ("no_interval", compare.NO_INTERVAL),
+        )
+    }
+    return {"pairs": listed, "pair_count": len(pairs), **counts, "min_trials": MIN_TRIALS_FOR_INTERVAL}
 
 
 def ratio_text(ratio: compare.Ratio | None) -> tuple[str, str]:
@@ -131,7 +149,7 @@ def source_001(latency_summary: pd.DataFrame, external: Path) -> tuple[SourceFac
     order = ["reactor", "epoll", "thread_per_conn", "blocking"]
     measured = compare.source_001_measured(latency_summary)
     measured = measured.set_index("architecture") if not measured.empty else measured
-    verdict, confirmed, contradicted = compare.source_001_verdict(published.reset_index(), measured.reset_index())
+    verdict, pairs = compare.source_001_verdict(published.reset_index(), measured.reset_index())
     items, rows = [], []
     for name in order:
         label = architecture_label(name)
@@ -153,8 +171,8 @@ def source_001(latency_summary: pd.DataFrame, external: Path) -> tuple[SourceFac
         "published_items": [
             {"label": architecture_label(n), "mean": format_count(published.loc[n, "requests_per_s"])} for n in order
         ],
-        "confirmed": confirmed,
-        "contradicted": contradicted,
+        **pair_facts(pairs),
+        "verdict": verdict,
         "tie": format_count(compare.TIE_FRACTION * 100),
         "offered": format_count(measured["offered_rate"].iloc[0]) if not measured.empty else latex.MISSING,
         "connections": format_count(measured["connections"].iloc[0]) if not measured.empty else latex.MISSING,
@@ -247,19 +265,53 @@ def source_003(summary: pd.DataFrame, external: Path) -> SourceFacts:
     return SourceFacts("003", compare.direction_verdict(published, ours), facts)
 
 
+def source_004_ceiling_facts(
+    max_conns: pd.DataFrame, ceilings: dict[str, float]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per server with a published ceiling: what it held here, whether the campaign's cap stopped it, its verdict;
+    and the cap with the open-file limit it was set within (the echo study's --max-conns ramp)."""
+    entries: list[dict[str, Any]] = []
+    limits: dict[str, Any] = {"cap": None, "open_files": None}
+    if max_conns.empty:
+        return entries, limits
+    for row in max_conns.itertuples():
+        if row.architecture not in ceilings or pd.isna(row.reached_median):
+            continue
+        capped = bool(row.reached_median >= row.cap)
+        entries.append(
+            {"name": row.architecture, "label": architecture_label(row.architecture),
+             "held": format_count(row.reached_median), "held_value": float(row.reached_median), "capped": capped,
+             "published": format_count(ceilings[row.architecture]),
+             "verdict": compare.ceiling_verdict(ceilings[row.architecture], float(row.reached_median), capped)}
+        )  # fmt: skip
+        limits["cap"] = format_count(row.cap)
+        soft = getattr(row, "open_files_soft", math.nan)
+        limits["open_files"] = None if pd.isna(soft) else format_count(soft)
+    return entries, limits
+
+
+def source_004_ordering_facts(published: pd.DataFrame, measured: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per client count source 004 listed: its servers there, and how each pair it separates fares here."""
+    orderings = []
+    for clients, theirs in published.groupby("connections"):
+        mapping, ours = compare.source_004_ordering_inputs(theirs, measured, clients)
+        orderings.append(
+            {"clients": format_count(clients), "verdict": compare.ordering_verdict(mapping, ours)[0],
+             "servers": [architecture_label(name) for name in mapping],
+             **pair_facts(compare.ordering_pairs(mapping, ours))}
+        )  # fmt: skip
+    return orderings
+
+
 def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
     published = source_004_echo(external)
+    ceilings = compare.source_004_ceilings(published_table("004", external))
     echo = read_processed(processed_dir, ECHO_SUMMARY_CSV)
     measured = compare.source_004_measured(echo)
-    max_conns = read_processed(processed_dir, ECHO_MAX_CONNS_CSV)
-    held: dict[str, float] = {}
-    capped: dict[str, bool] = {}
-    if not max_conns.empty:
-        for row in max_conns.itertuples():
-            if row.architecture in SOURCE_004_CEILINGS and not pd.isna(row.reached_median):
-                held[row.architecture] = float(row.reached_median)
-                capped[row.architecture] = bool(row.reached_median >= row.cap)
-    verdicts = compare.source_004_verdicts(published, measured, SOURCE_004_CEILINGS, held)
+    entries, limits = source_004_ceiling_facts(read_processed(processed_dir, ECHO_MAX_CONNS_CSV), ceilings)
+    held = {e["name"]: e["held_value"] for e in entries}
+    capped = {e["name"]: e["capped"] for e in entries}
+    verdicts = compare.source_004_verdicts(published, measured, ceilings, held, capped)
     rows = []
     for row in published.itertuples():
         ours = (
@@ -284,33 +336,22 @@ def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
         Column("95\\,\\% CI", "r"),
     ]
     table = latex.render_longtable(columns, rows, "", "tab:published-004")
-    items = [
-        {"label": architecture_label(name), "held": format_count(held[name]), "capped": capped[name]}
-        for name in SOURCE_004_CEILINGS
-        if name in held
-    ]
-    at_100 = measured[measured["connections"] == 100] if not measured.empty else measured
-    best = (
-        architecture_label(at_100.sort_values("bytes_received_per_sec_mean").iloc[-1]["architecture"])
-        if not at_100.empty
-        else latex.MISSING
-    )
     campaign = ""
     if not echo.empty and "campaign" in echo:
         campaign = r"\texttt{" + latex.escape(str(echo["campaign"].iloc[0])) + "}"
     facts: dict[str, Any] = {
         "measured": not measured.empty,
-        "entries": items,
-        "best_100": best,
+        "entries": entries,
         "campaign_tt": campaign,
+        "orderings": source_004_ordering_facts(published, measured),
+        "tie": format_count(compare.TIE_FRACTION * 100),
+        "ceiling_verdict": verdicts["ceiling"],
+        "published_ceilings": [
+            {"label": architecture_label(name), "value": format_count(value)} for name, value in ceilings.items()
+        ],
+        **limits,
     }
     verdict = compare.source_004_verdict(verdicts) if not measured.empty else compare.NOT_MEASURED
-    facts["orderings"] = [
-        {"clients": format_count(key.split()[1]), "verdict": value}
-        for key, value in verdicts.items()
-        if key.startswith("bytes ") and value != compare.NOT_MEASURED
-    ]
-    facts["ceiling_verdict"] = verdicts["ceiling"]
     return SourceFacts("004", verdict, facts), table
 
 
@@ -425,15 +466,10 @@ def published_outputs(
         + (figure002 if sources["002"].facts["measured"] else "")
         + table_002(sources["002"].facts["one_worker_rows"], prose),
         "published-003.tex": prose.sentence(SENTENCES, "s003", sources["003"].facts) + "\n",
-        "published-004.tex": prose.sentence(SENTENCES, "s004", held_facts(sources["004"].facts, prose)) + "\n"
+        "published-004.tex": prose.sentence(SENTENCES, "s004", sources["004"].facts) + "\n"
         + drawn["table004"].replace(r"\caption{}", r"\caption{" + prose.sentence(TABLES, "t004_caption") + "}"),
     }  # fmt: skip
-    sources["004"].facts["held_sentence"] = held_facts(sources["004"].facts, prose)["held_sentence"]
     return files, sources
-
-
-def held_facts(facts: dict[str, Any], prose: Prose) -> dict[str, Any]:
-    return {**facts, "held_sentence": prose.sentence(SENTENCES, "held", facts) or latex.MISSING}
 
 
 def table_002(rows: list[list[str]], prose: Prose) -> str:

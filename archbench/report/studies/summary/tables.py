@@ -1,16 +1,18 @@
 """The one-page summary after the abstract (paper/templates/summary/section.tex): per source its question, its published
-answer, this machine's answer with its interval, and whether they agree. The facts and verdicts are
-archbench.report.studies.sources.facts's; every word is in paper/templates/summary/table.tex.j2, including the rules that
-define agreement."""
+answer, this machine's answer with its interval, and whether they agree; and the abstract's sentence on how far the
+reproduction goes, from the same verdicts. The facts and verdicts are archbench.report.studies.sources.facts's; every
+word is in paper/templates/summary/table.tex.j2, including the rules that define agreement."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from archbench.analyze.published_compare import TIE_FRACTION
-from archbench.report.latex import Column, format_count, render_longtable
+from archbench.analyze import published_compare as compare
+from archbench.report.latex import Column, MacroSet, format_count, render_longtable
 from archbench.report.prose import Prose
 from archbench.report.studies.sources.facts import SourceFacts
+from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
 
 TEMPLATE = "summary/table"
 SUMMARY_FILE = "summary-table.tex"
@@ -22,6 +24,8 @@ COLUMNS = (
     Column("this machine (95\\,\\% CI)", r">{\raggedright\arraybackslash}X"),
     Column("verdict", "l"),
 )
+# The order in which the abstract's sentence names the verdicts: what holds first, what was not measured last.
+VERDICT_ORDER = (compare.AGREE, compare.DISAGREE, compare.INCONCLUSIVE, compare.NOT_TESTABLE, compare.NOT_MEASURED)
 
 
 def summary_table(sources: Mapping[str, SourceFacts], prose: Prose) -> str:
@@ -38,9 +42,30 @@ def summary_table(sources: Mapping[str, SourceFacts], prose: Prose) -> str:
                 prose.sentence(TEMPLATE, "verdict", v=source.verdict),
             ]
         )
-    intro = prose.sentence(TEMPLATE, "intro", tie=format_count(TIE_FRACTION * 100))
+    intro = prose.sentence(
+        TEMPLATE, "intro", tie=format_count(compare.TIE_FRACTION * 100), min_trials=MIN_TRIALS_FOR_INTERVAL
+    )
     table = render_longtable(list(COLUMNS), rows, prose.sentence(TEMPLATE, "caption"), "tab:summary", tabcolsep="4pt")
     return intro + "\n\n" + table
+
+
+def reproduced_facts(sources: Mapping[str, SourceFacts]) -> dict[str, Any]:
+    """The table's verdicts grouped for one sentence: per verdict (VERDICT_ORDER) how many sources and which."""
+    groups = []
+    for verdict in VERDICT_ORDER:
+        numbers = sorted(n for n, facts in sources.items() if facts.verdict == verdict)
+        if numbers:
+            joined = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
+            groups.append({"verdict": verdict, "count": len(numbers), "sources": joined})
+    return {"total": len(sources), "groups": groups}
+
+
+def summary_macros(macros: MacroSet, sources: Mapping[str, SourceFacts], prose: Prose) -> None:
+    macros.add(
+        r"\abSourcesReproducedSentence",
+        prose.sentence(TEMPLATE, "reproduced", reproduced_facts(sources)),
+        "how far the reproduction goes: the summary table's verdicts, grouped (for the abstract)",
+    )
 
 
 def summary_outputs(sources: Mapping[str, SourceFacts], prose: Prose) -> dict[str, str]:
