@@ -2,14 +2,18 @@
 
 The environment table and the campaign's facts (machine, software, the exact load and server commands, pinning,
 trial order, counts of trials), the flagged, failed and client-bound trials and the fastest configuration
-(archbench.report.studies.method.facts). Its words are paper/templates/method/ (the section) and the sentence
+(archbench.report.studies.method.facts), and the trials other work disturbed in the main and the workloads campaign
+(archbench.report.studies.method.interference; the workloads study runs before this one). Its words are paper/templates/method/ (the section) and the sentence
 templates it names.
 """
 
 from __future__ import annotations
 
+import pandas as pd
+
 from archbench.report.latex import MacroSet
 from archbench.report.studies.method.facts import environment_macros, environment_table, trials_macros
+from archbench.report.studies.method.interference import CampaignTrials, interference_macros
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 ENVIRONMENT_FILE = "environment.tex"
@@ -21,7 +25,18 @@ def write(context: StudyContext) -> StudyOutput:
     macros = MacroSet()
     environment_macros(macros, campaign.meta, campaign.trials, trials, summary, prose)
     trials_macros(macros, summary, prose)
+    interference_macros(macros, [CampaignTrials("main", "", trials, campaign.meta), _workloads(context)], prose)
     return StudyOutput(macros, {ENVIRONMENT_FILE: environment_table(prose)})
+
+
+def _workloads(context: StudyContext) -> CampaignTrials:
+    """The workloads study's campaign and trials, empty when it has none (or did not run)."""
+    earlier = context.earlier.get("workloads")
+    study = earlier.result if earlier is not None else None
+    source = getattr(study, "campaign", None)
+    trials = getattr(study, "trials", None) if source is not None else None
+    meta = source.meta if source is not None else {}
+    return CampaignTrials("workloads", "Workloads", trials if trials is not None else pd.DataFrame(), meta)
 
 
 STUDY = Study(name="method", title="method: servers, load, trials and statistics", part="body", write=write)

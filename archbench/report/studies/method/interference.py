@@ -1,0 +1,92 @@
+"""How many trials other work disturbed, in the main campaign and the workloads campaign, as the method section
+says it once (archbench.measure.interference judges a trial, archbench.measure.reruns runs it again in its round,
+archbench.analyze.noise.interference_counts counts both).
+
+Per campaign (the main one without a prefix, the workloads one with `Workloads`): `\\ab<...>JudgedTrialCount` (measured
+ok trials with a verdict), `DisturbedTrialCount` (of them disturbed, re-runs included), `RerunTrialCount` (re-runs
+the runner added for disturbed trials) and `StillDisturbedCount` (configuration rounds whose last trial, after the
+re-runs, was still disturbed); and `\\abInterferenceShare` and `\\abMaxReruns`, the campaign parameters that judged
+and re-ran them. A campaign that is absent has every count undefined; one whose records cannot be judged (they
+predate `cpu_shares`) has 0 judged and the other counts undefined, never a 0 that would read as "none disturbed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from archbench.analyze.noise import InterferenceCounts, interference_counts
+from archbench.config.params import DEFAULT_INTERFERENCE_SHARE, DEFAULT_MAX_RERUNS
+from archbench.report.latex import MISSING, MacroSet, format_compact, format_count
+from archbench.report.prose import Prose
+
+TEMPLATE = "method/trials"
+
+
+@dataclass(frozen=True)
+class CampaignTrials:
+    """A campaign the section counts: which one (`role`, the macro prefix), its trials frame and campaign.json."""
+
+    role: str
+    prefix: str
+    trials: pd.DataFrame
+    meta: Mapping[str, Any]
+
+
+def _parameter(meta: Mapping[str, Any], name: str, default: Any) -> Any:
+    value = (meta.get("parameters") or {}).get(name)
+    return default if value is None else value
+
+
+def _facts(campaign: CampaignTrials, counts: InterferenceCounts) -> dict[str, Any]:
+    return {
+        "role": campaign.role,
+        "trials": format_count(counts.trials),
+        "judged": counts.judged,
+        "derived": counts.judged > 0 and counts.recorded == 0,
+        "disturbed": format_count(counts.disturbed),
+        "one_disturbed": counts.disturbed == 1,
+        "reruns": format_count(counts.reruns) if counts.reruns else None,
+        "one_rerun": counts.reruns == 1,
+        "still": format_count(counts.still_disturbed),
+        "one_still": counts.still_disturbed == 1,
+    }
+
+
+def interference_macros(macros: MacroSet, campaigns: list[CampaignTrials], prose: Prose) -> None:
+    """The counts of every campaign as macros, the rule's parameters, and `\\abInterferenceFinding`."""
+    facts = []
+    for campaign in campaigns:
+        counts = interference_counts(campaign.trials)
+        where = f"{campaign.role} campaign"
+        prefix = rf"\ab{campaign.prefix}"
+        present = not campaign.trials.empty
+
+        def count(value: int, judged: bool = True, *, present: bool = present) -> str:
+            return format_count(value) if present and judged else MISSING
+
+        judged = counts.judged > 0
+        macros.add(f"{prefix}JudgedTrialCount", count(counts.judged), f"{where}: measured ok trials judged")
+        macros.add(f"{prefix}DisturbedTrialCount", count(counts.disturbed, judged), f"{where}: disturbed trials")
+        macros.add(f"{prefix}RerunTrialCount", count(counts.reruns, judged), f"{where}: re-runs of disturbed trials")
+        macros.add(
+            f"{prefix}StillDisturbedCount",
+            count(counts.still_disturbed, judged),
+            f"{where}: rounds still disturbed after their re-runs",
+        )
+        if present:
+            facts.append(_facts(campaign, counts))
+    main_meta = campaigns[0].meta if campaigns else {}
+    share = float(_parameter(main_meta, "interference_share", DEFAULT_INTERFERENCE_SHARE))
+    macros.add(r"\abInterferenceShare", format_compact(100 * share), "percent of a CPU set's ticks that disturb")
+    macros.add(
+        r"\abMaxReruns", format_count(_parameter(main_meta, "max_reruns", DEFAULT_MAX_RERUNS)), "re-runs per trial"
+    )
+    macros.add(
+        r"\abInterferenceFinding",
+        prose.sentence(TEMPLATE, "interference", campaigns=facts),
+        "disturbed, re-run and still disturbed trials of the main and workloads campaigns",
+    )

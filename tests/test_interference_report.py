@@ -1,0 +1,81 @@
+"""The method section's interference macros (archbench.report.studies.method.interference): counts per campaign,
+the rule's parameters, and the sentence, for campaigns judged by the runner, judged after the fact, not judgeable and
+absent."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from archbench.report.latex import MISSING, MacroSet
+from archbench.report.prose import default_prose
+from archbench.report.studies.method.interference import CampaignTrials, interference_macros
+
+
+def frame(rows: list[tuple[str, bool, str, str]]) -> pd.DataFrame:
+    """Measured ok trials: (trial id, disturbed, interference_source, reruns)."""
+    return pd.DataFrame(
+        [
+            {"trial_id": t, "status": "ok", "warmup": False, "disturbed": d, "interference_source": s, "reruns": r}
+            for t, d, s, r in rows
+        ]
+    )
+
+
+RECORDED = frame(
+    [
+        ("a-r01", True, "recorded", ""),
+        ("a-r01-rerun1", False, "recorded", "a-r01"),
+        ("a-r02", True, "recorded", ""),
+        ("a-r02-rerun1", True, "recorded", "a-r02"),
+        ("a-r02-rerun2", True, "recorded", "a-r02-rerun1"),
+        ("a-r03", False, "recorded", ""),
+    ]
+)
+DERIVED = frame([("b-r01", True, "derived", ""), ("b-r02", False, "derived", ""), ("b-r03", False, "derived", "")])
+UNJUDGED = frame([("c-r01", False, "", ""), ("c-r02", False, "", "")])
+
+
+def macros_for(main: pd.DataFrame, workloads: pd.DataFrame, meta: dict | None = None) -> dict[str, str]:
+    macros = MacroSet()
+    campaigns = [
+        CampaignTrials("main", "", main, meta or {}),
+        CampaignTrials("workloads", "Workloads", workloads, {}),
+    ]
+    interference_macros(macros, campaigns, default_prose())
+    return {name: macro.value for name, macro in macros.macros.items()}
+
+
+def test_counts_of_a_judged_campaign_and_one_judged_after_the_fact() -> None:
+    values = macros_for(RECORDED, DERIVED, {"parameters": {"interference_share": 0.1, "max_reruns": 2}})
+    assert (
+        values[r"\abJudgedTrialCount"],
+        values[r"\abDisturbedTrialCount"],
+        values[r"\abRerunTrialCount"],
+        values[r"\abStillDisturbedCount"],
+    ) == ("6", "4", "3", "1")
+    assert (
+        values[r"\abWorkloadsJudgedTrialCount"],
+        values[r"\abWorkloadsDisturbedTrialCount"],
+        values[r"\abWorkloadsRerunTrialCount"],
+        values[r"\abWorkloadsStillDisturbedCount"],
+    ) == ("3", "1", "0", "1")
+    assert (values[r"\abInterferenceShare"], values[r"\abMaxReruns"]) == ("10", "2")
+    finding = values[r"\abInterferenceFinding"]
+    assert finding.startswith(
+        "In the main campaign 4 of 6 measured trials were disturbed; 3 re-runs were run for them, after which 1 round "
+        "was still disturbed;"
+    )
+    assert "in the workloads campaign 1 of 3 measured trials was disturbed (judged after the fact" in finding
+    assert finding.endswith(".")
+
+
+def test_a_campaign_that_cannot_be_judged_has_no_counts_and_an_absent_one_none_at_all() -> None:
+    values = macros_for(UNJUDGED, pd.DataFrame(), {"parameters": {"interference_share": 0.15, "max_reruns": 1}})
+    assert values[r"\abJudgedTrialCount"] == "0"
+    assert values[r"\abDisturbedTrialCount"] == MISSING  # never a 0 that reads as "none disturbed"
+    assert values[r"\abStillDisturbedCount"] == MISSING
+    assert {values[rf"\abWorkloads{name}"] for name in ("JudgedTrialCount", "DisturbedTrialCount")} == {MISSING}
+    assert (values[r"\abInterferenceShare"], values[r"\abMaxReruns"]) == ("15", "1")
+    finding = values[r"\abInterferenceFinding"]
+    assert finding.startswith("The main campaign's records predate the CPU counters the rule reads")
+    assert "workloads" not in finding
