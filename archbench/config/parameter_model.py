@@ -51,6 +51,10 @@ LATER_PARAMETER_DEFAULTS: dict[str, Any] = {
     # A campaign.json without them ran its trials unjudged; resumed, it judges the rest with the defaults.
     "interference_share": 0.10,
     "max_reruns": 2,
+    # A campaign.json without them ran its planned rounds only.
+    "selection_delta": None,
+    "selection_max_rounds": None,
+    "selection_budget_s": None,
 }
 
 # Every option of every architecture, as a trial record's config carries them.
@@ -173,6 +177,14 @@ class StoredParameters(_Closed):
         "reference in whole rounds (paired), or their median (paired_median); missing: mean",
     )
     adaptive_budget_s: float | None = Field(None, description="wall-time budget of the adaptive phase, seconds")
+    selection_delta: float | None = Field(
+        None,
+        description="indifference zone of the selection of the best per workload point, a fraction (0.10: within 10 "
+        "% of the best); set, rounds are added where a point is still open (archbench.measure.selection); missing: "
+        "none",
+    )
+    selection_max_rounds: int | None = Field(None, description="the most rounds a workload point may reach")
+    selection_budget_s: float | None = Field(None, description="wall-time budget of the selection's added rounds, s")
     httperf_calls: int = Field(1, description="httperf --num-calls (requests per connection)")
     httperf_rate: int = Field(0, description="httperf --rate (connections per second); 0: no --rate, one after another")
     httperf_hog: bool = Field(True, description="httperf --hog")
@@ -299,3 +311,6 @@ class ProfileValues(_Closed):
     workloads: list[ProfileWorkloadFamily] | None = None
     interference_share: float | None = None
     max_reruns: int | None = None
+    selection_delta: float | None = None
+    selection_max_rounds: int | None = None
+    selection_budget_s: float | None = None

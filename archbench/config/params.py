@@ -160,6 +160,12 @@ class Parameters:
     # wall-time budget of the adaptive phase in seconds (archbench.measure.adaptive).
     adaptive_criterion: str = "mean"
     adaptive_budget_s: float | None = None
+    # Selection of the best per workload point (archbench.measure.selection, archbench.stats.selection): with an
+    # indifference zone selection_delta (a fraction), rounds are added after the planned ones only where a point is
+    # still open, up to selection_max_rounds rounds per point, within selection_budget_s seconds if set.
+    selection_delta: float | None = None
+    selection_max_rounds: int | None = None
+    selection_budget_s: float | None = None
     # httperf's workload (archbench.config.loadgen.Httperf): --num-calls, --rate (0: none), --hog.
     httperf_calls: int = 1
     httperf_rate: int = 0
@@ -323,6 +329,7 @@ def validate(values: Mapping[str, Any], *, check_host: bool = True, topology: Cp
         **echo,
         **open_loop,
         **adaptive,
+        **_selection_values(v, trials, bool(open_loop["rate_fractions"] or open_loop["offered_rates"])),
         **httperf,
         **placement,
         workloads=workloads,
@@ -671,6 +678,36 @@ def _adaptive_values(v: Mapping[str, Any], trials: int) -> dict[str, Any]:
         "max_trials": max_trials,
         "adaptive_criterion": criterion,
         "adaptive_budget_s": None if budget is None else positive_float(budget, "adaptive_budget_s"),
+    }
+
+
+# Trial ids number rounds with repetition_width(trials) digits, at least 2: a point stays below round 100.
+MAX_SELECTION_ROUNDS = 99
+
+
+def _selection_values(v: Mapping[str, Any], trials: int, open_loop: bool) -> dict[str, Any]:
+    """selection_delta (a fraction, 0 < delta < 1), selection_max_rounds (default 3 x trials) and
+    selection_budget_s (seconds); the last two only with the first, and none with an offered load."""
+    delta, most, budget = v.get("selection_delta"), v.get("selection_max_rounds"), v.get("selection_budget_s")
+    if delta is None:
+        for name, value in (("selection_max_rounds", most), ("selection_budget_s", budget)):
+            if value is not None:
+                raise ParameterError(name, "applies only with selection_delta (the selection of the best)")
+        return {"selection_delta": None, "selection_max_rounds": None, "selection_budget_s": None}
+    if open_loop:
+        raise ParameterError("selection_delta", "selects by throughput, which an offered load fixes; not with rates")
+    fraction = positive_float(delta, "selection_delta")
+    if fraction >= 1:
+        raise ParameterError("selection_delta", f"{delta!r}: a fraction of the best below 1 (0.1: within 10 %)")
+    if trials < 2:
+        raise ParameterError("trials", f"{trials}: the selection's first look needs at least 2 rounds")
+    rounds = 3 * trials if most is None else positive_int(most, "selection_max_rounds")
+    if not trials <= rounds <= MAX_SELECTION_ROUNDS:
+        raise ParameterError("selection_max_rounds", f"{rounds}: between trials ({trials}) and {MAX_SELECTION_ROUNDS}")
+    return {
+        "selection_delta": fraction,
+        "selection_max_rounds": rounds,
+        "selection_budget_s": None if budget is None else positive_float(budget, "selection_budget_s"),
     }
 
 

@@ -62,7 +62,7 @@ from archbench.config.plan import PlannedTrial, grid_exclusions, plan_campaign, 
 from archbench.config.servers import server_spec, server_specs
 from archbench.config.workloads import command_config
 from archbench.data.storage import Campaign, CampaignMismatchError, CampaignStore, load_campaign, signals_deferred
-from archbench.measure import adaptive
+from archbench.measure import adaptive, selection
 from archbench.measure.baseline import BASELINE_KEY, measure_baseline
 from archbench.measure.cpustat import busy_fraction, cpu_shares, cpu_times, read_proc_stat
 from archbench.measure.idle import TOOL as IDLE_TOOL
@@ -620,6 +620,8 @@ def _run_placed_campaign(
     _run_trials(todo, params, provenance, placement, store, result, progress, planned_total=len(plan))
     if params.ci_target is not None:
         _run_adaptive_phase(params, plan, provenance, placement, store, result, stream)
+    if params.selection_delta is not None:
+        _run_selection_phase(params, plan, provenance, placement, store, result, stream)
     return result
 
 
@@ -744,6 +746,26 @@ def _run_adaptive_phase(
     met = sum(1 for row in content["configs"].values() if row["met"])
     where = f"; written to {written}" if written else ""
     print(f"adaptive: {met} of {len(content['configs'])} configurations met the target{where}", file=stream, flush=True)
+
+
+def _run_selection_phase(
+    params: Parameters,
+    plan: list[PlannedTrial],
+    provenance: dict[str, Any],
+    placement: Placement,
+    store: CampaignStore,
+    result: CampaignResult,
+    stream: TextIO,
+) -> None:
+    """Rounds only where a workload point is still open (archbench.measure.selection)."""
+    configs = list({t.config_id: t.config for t in plan}.values())
+
+    def run_round(extra: list[PlannedTrial]) -> None:
+        work_s = float(sum(_load_s(params, t) for t in extra))
+        progress = Progress(total=len(extra), already_done=0, remaining_work_s=work_s, stream=stream)
+        _run_trials(extra, params, provenance, placement, store, result, progress, planned_total=len(plan))
+
+    selection.run_selection_phase(params, configs, store.path, len(plan), run_round, stream)
 
 
 # --------------------------------------------------------------------------- what ran

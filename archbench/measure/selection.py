@@ -43,6 +43,7 @@ from archbench.measure.adaptive import (
     record_summary,
     trial_throughput,
 )
+from archbench.measure.interference import is_disturbed
 from archbench.stats.samples import DEFAULT_ALPHA
 from archbench.stats.selection import DEFAULT_DELTA, OPEN, SequentialSelection, select_sequentially
 
@@ -123,11 +124,7 @@ class PointSelection:
 
 
 def _usable(record: Mapping[str, Any]) -> bool:
-    return (
-        record.get("status") == "ok"
-        and not record.get("warmup")
-        and not bool((record.get("interference") or {}).get("disturbed"))
-    )
+    return record.get("status") == "ok" and not record.get("warmup") and not is_disturbed(record)
 
 
 def point_rounds(records: Iterable[Mapping[str, Any]], campaign_dir: Path) -> list[PointRounds]:
