@@ -262,3 +262,25 @@ def test_the_bound_sentence_names_the_sized_trials_the_server_did_not_bound(stud
     assert "the rest were trials of thread pool (3)." in sentence
     idle = " ".join(macros.macros[r"\abWorkloadsIdleFinding"].value.split())
     assert "on top of 10\\,\\textmu s of work per request" in idle and "3.3 times with 8,000 idle" in idle
+
+
+def test_a_within_sentence_appears_only_where_the_intervals_confirm_it(study):
+    """The CPU-bound expectation (designs within 18 % of the best) is printed in the abstract and the findings only
+    where every design's simultaneous interval lies above 0.82; a wide interval makes it inconclusive, an interval
+    below 0.82 contradicts it."""
+    work_100 = study.map["point"] == "work 100 us"
+    for low, high, verdict in ((0.7, 1.0, facts.INCONCLUSIVE), (0.5, 0.8, facts.CONTRADICTED)):
+        frame = study.map.copy()
+        pool = work_100 & (frame["architecture"] == "thread_pool")
+        frame.loc[pool, ["low", "high"]] = (low, high)
+        changed = data.WorkloadsResults(study.campaign, study.trials, study.summary, frame, study.settings)
+        assert facts.cpu_bound_facts(changed)["verdict"] == verdict
+        macros = MacroSet()
+        facts.workloads_macros(macros, changed, Prose(), figure_present=True)
+        abstract = " ".join(macros.macros[r"\abWorkloadsAbstractSentence"].value.split())
+        findings = " ".join(Prose().block("findings/findings", "picks", findings_facts.pick_facts(changed)).split())
+        assert "was shown within 18" not in abstract and "was shown within 18" not in findings
+        if verdict == facts.CONTRADICTED:
+            assert "were not all within 18" in abstract and "fell further behind" in findings
+        else:
+            assert "within 18" not in abstract and "CPU-bound work" not in findings
