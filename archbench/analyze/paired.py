@@ -11,8 +11,11 @@ For each configuration and each metric of interest (throughput `requests_per_sec
   seeded bootstrap over rounds as a check (`bootstrap_low`, `bootstrap_high`);
 * beside it the unpaired figures: the ratio of the two means with the delta-method interval of
   `archbench.stats.ratio_ci_from_stats` (two independent samples);
-* the smallest difference each could detect at 80 % power (`archbench.stats.power`) at alpha / m, m
-  the number of compared pairs with an interval (Holm's strictest step, for every comparison);
+* the minimum detectable difference of each, the smallest true difference it detects with 80 % power
+  (`archbench.stats.power`, each effect checked against that power after it is solved) at alpha / m, m the
+  number of compared pairs with an interval (Holm's strictest step, for every comparison), and whether it was
+  computed, is undefined (fewer than two rounds or trials) or was not computable (`detectable_status`,
+  `unpaired_detectable_status`);
 * `client_bound`: the load generator set the rate (trials.csv `client_bound`) in at least half of the
   paired rounds on either side; such a pair compares server CPU per request (client-independent), every
   other pair throughput. `compared` marks the metric the report compares, and the Holm-adjusted p
@@ -40,7 +43,7 @@ from archbench.analyze.fields import DEFAULT_PIPELINE, POINT_FIELDS
 from archbench.analyze.values import key_text
 from archbench.measure.adaptive import CLIENT_BOUND_SHARE, CPU_PER_REQUEST, REFERENCE_PREFERENCE, THROUGHPUT
 from archbench.stats.paired import paired_log_ratio, paired_log_ratio_bootstrap
-from archbench.stats.power import holm_alpha, paired_detectable_pct, welch_detectable_pct
+from archbench.stats.power import holm_alpha, paired_detectable_status, welch_detectable_status
 
 PAIRED_CSV = "paired-ratios.csv"
 # The upper bound (source 002's "pong") where measured, else nginx: the same preference adaptive stopping uses.
@@ -77,6 +80,7 @@ class PairedRatioRow(BaseModel):
     family_size: int
     power_alpha: float
     detectable_pct: float
+    detectable_status: str
     bootstrap_low: float
     bootstrap_high: float
     n_a: int
@@ -86,6 +90,7 @@ class PairedRatioRow(BaseModel):
     unpaired_high: float
     unpaired_half_width_pct: float
     unpaired_detectable_pct: float
+    unpaired_detectable_status: str
 
 
 COLUMNS: tuple[str, ...] = tuple(PairedRatioRow.model_fields)
@@ -204,7 +209,7 @@ def _pair_rows(
 
 
 def _with_power(rows: list[dict[str, Any]], alpha: float, power: float) -> list[dict[str, Any]]:
-    """Holm over the compared rows; the smallest detectable differences at alpha / m (m = compared rows tested)."""
+    """Holm over the compared rows; the minimum detectable differences at alpha / m (m = compared rows tested)."""
     compared = [r for r in rows if r["compared"]]
     holm = stats.holm([r["p_value"] for r in compared], alpha)
     family = max(1, sum(1 for r in compared if r["n_rounds"] >= 2))
@@ -214,8 +219,12 @@ def _with_power(rows: list[dict[str, Any]], alpha: float, power: float) -> list[
         row["p_holm"], row["reject_holm"] = adjusted.get(id(row), (math.nan, False))
         row["family_size"] = family
         row["power_alpha"] = level
-        row["detectable_pct"] = paired_detectable_pct(row["sd_log"], row["n_rounds"], level, power)
-        row["unpaired_detectable_pct"] = welch_detectable_pct(*row.pop("_unpaired_sd"), level, power)
+        row["detectable_pct"], row["detectable_status"] = paired_detectable_status(
+            row["sd_log"], row["n_rounds"], level, power
+        )
+        row["unpaired_detectable_pct"], row["unpaired_detectable_status"] = welch_detectable_status(
+            *row.pop("_unpaired_sd"), level, power
+        )
     return rows
 
 
