@@ -4,7 +4,9 @@ It quotes the method's constants (seed, resamples, levels), the spread, normalit
 adaptive repetition and interval widths (archbench.report.studies.statistics.diagnostics, the Q-Q figure), the
 comparison families (`comparisons`: each pool size against the next smaller one, request against connection
 dispatch, each architecture against nginx; the pre-declared paired t test on the per-round log ratios, not run
-under three rounds, Holm and BH within each family, minimum detectable differences), the paired ratios within rounds (`paired`) and the noise diagnostics (`noise`).
+under three rounds, Holm and BH within each family, minimum detectable differences), the paired ratios within rounds
+(`paired`, with the differences detectable with 80 % power), the families of Holm's correction stated once, and the
+noise diagnostics (`noise`).
 It writes `comparisons.csv`, `outliers.csv`, `paired-ratios.csv` and the noise CSVs into data/processed/; its words
 are paper/templates/statistics/, its section paper/templates/statistics/section.tex. Everything degrades to a
 sentence when the campaign lacks the data.
@@ -18,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from archbench import stats
-from archbench.analyze.analysis import Labeller
+from archbench.analyze.paired import paired_ratios
 from archbench.report.formats import ALPHA, several_depths
 from archbench.report.latex import MacroSet, escape, format_count, format_decimal
 from archbench.report.studies.statistics.adaptive_state import AdaptiveOutcome, adaptive_outcome
@@ -28,6 +30,7 @@ from archbench.report.studies.statistics.comparisons import (
     comparison_pairs,
     comparison_sentence,
     comparisons_table,
+    holm_families_sentence,
     predeclared_test_name,
     run_comparisons,
     speedup_sentence,
@@ -47,6 +50,7 @@ from archbench.report.studies.statistics.diagnostics import (
 from archbench.report.studies.statistics.noise import noise_outputs
 from archbench.report.studies.statistics.paired import paired_outputs
 from archbench.report.studies.statistics.qq import qq_outputs
+from archbench.report.studies.statistics.reference_floor import FloorLabeller
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 DIAGNOSTICS_TABLE_FILE = "table-diagnostics.tex"
@@ -69,7 +73,7 @@ def write(
 ) -> StudyOutput:
     processed, prose = context.processed, context.prose
     summary, trials, campaign = processed.summary, processed.trials, processed.campaign
-    labels = Labeller(summary) if not summary.empty else Labeller(pd.DataFrame(columns=["architecture"]))
+    labels = FloorLabeller(summary if not summary.empty else pd.DataFrame(columns=["architecture"]))
     several = several_depths(summary)
     macros = MacroSet()
 
@@ -117,7 +121,14 @@ def write(
         COMPARISONS_TABLE_FILE: comparisons_table(comparisons, prose),
     }
     # Paired ratios within rounds: paired-ratios.csv, its table, the forest plot and their macros.
-    files.update(paired_outputs(processed, macros, context.generated_dir, context.figures_dir, prose))
+    paired = paired_ratios(trials, seed=seed, resamples=resamples)
+    files.update(paired_outputs(processed, macros, context.generated_dir, context.figures_dir, prose, frame=paired))
+    paired_family = int(paired["family_size"].iloc[0]) if not paired.empty else None
+    macros.add(
+        r"\abHolmFamiliesSentence",
+        holm_families_sentence(comparisons, paired_family, prose),
+        "the families of Holm's correction, stated once",
+    )
     # Noise diagnostics: drift across rounds, autocorrelation in execution order, steal and interrupts.
     files.update(noise_outputs(processed, macros, context.generated_dir, context.figures_dir, prose))
     return StudyOutput(macros, files, StatisticsResult(comparisons, qq_present, state))

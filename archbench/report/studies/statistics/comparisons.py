@@ -14,7 +14,7 @@ import pandas as pd
 
 from archbench import stats
 from archbench.analyze import analysis, outliers
-from archbench.analyze.analysis import Labeller, key_text, main_pool_series, series_of
+from archbench.analyze.analysis import key_text, main_pool_series, series_of
 from archbench.report import latex
 from archbench.report.formats import (
     ALPHA,
@@ -42,6 +42,8 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
+from archbench.report.studies.statistics.client_bound import client_set_rate, trial_count
+from archbench.report.studies.statistics.reference_floor import FloorLabeller
 from archbench.stats.predeclared import MAX_ROUNDS_NEEDED
 
 COMPARISONS_CSV = "comparisons.csv"  # data/processed/: one row per compared pair
@@ -133,7 +135,7 @@ def comparison_pairs(summary: pd.DataFrame) -> list[Pair]:
                     )
                 )
 
-    labels = Labeller(summary)
+    labels = FloorLabeller(summary)
     for one in analysis.comparisons(summary):
         if one.reference is None:
             continue
@@ -237,6 +239,16 @@ def run_comparisons(pairs: Sequence[Pair], trials: pd.DataFrame, *, alpha: float
     if frame.empty:
         return frame
     return add_verdicts(adjust_within_families(frame, alpha), alpha)
+
+
+def family_tests(summary: pd.DataFrame, trials: pd.DataFrame, family: str, *, alpha: float = ALPHA) -> int | None:
+    """Holm's m of one family of planned comparisons: the tests run in it (else its planned comparisons, so that
+    alpha / m stays defined), None when the campaign has no comparison in that family."""
+    frame = run_comparisons([pair for pair in comparison_pairs(summary) if pair.family == family], trials, alpha=alpha)
+    if frame.empty:
+        return None
+    tested = int(frame["family_size"].iloc[0])
+    return tested if tested else int(frame["planned_size"].iloc[0])
 
 
 def adjust_within_families(frame: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
@@ -460,6 +472,24 @@ def comparison_sentence(frame: pd.DataFrame, prose: Prose) -> str:
     return prose.sentence(TEMPLATE, "families", {**comparison_facts(frame), "families": families})
 
 
+def holm_families_sentence(frame: pd.DataFrame, paired_family: int | None, prose: Prose) -> str:
+    """The families Holm's correction runs in, stated once: the planned comparisons' (their tests run) and the
+    paired ratios' (`paired_family`: paired-ratios.csv's family_size, None without a paired ratio); the workloads
+    study's multiple comparisons with the best are families of their own, one per workload point."""
+    planned = (
+        [
+            {
+                "words": prose.sentence(TEMPLATE, "family_words", family=family),
+                "tested": int(rows["family_size"].iloc[0]),
+            }
+            for family, rows in frame.groupby("family", sort=False)
+        ]
+        if not frame.empty
+        else []
+    )
+    return prose.sentence(TEMPLATE, "holm_families", planned=planned, paired=paired_family)
+
+
 def comparison_abstract_sentence(frame: pd.DataFrame, prose: Prose) -> str:
     if frame.empty:
         return prose.sentence(TEMPLATE, "abstract", count=0)
@@ -507,6 +537,10 @@ def speedup_sentence(
         facts.update(
             best_threads=int(float(best["threads"])),
             best_rate=fmt_rate(best["mean"]),
+            # The load generator bounded half its trials or more: no "fastest" pool, and a speed-up the client capped.
+            best_client_set=client_set_rate(best),
+            best_bound=format_count(trial_count(best.get("n_client_bound"))),
+            best_trials=format_count(trial_count(best.get("n"))),
             ratio=fmt_number(interval.estimate, 2),
             ratio_interval=None if ci_text == MISSING else ci_text,
         )

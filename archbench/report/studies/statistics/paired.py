@@ -42,7 +42,8 @@ from archbench.report.formats import (
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal
 from archbench.report.prose import Prose
 from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
-from archbench.stats.power import DEFAULT_POWER
+from archbench.report.studies.statistics.paired_power import detectable_number
+from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
 
 TEMPLATE = "statistics/paired"  # paper/templates/statistics/paired.tex.j2
 PAIRED_TABLE_FILE = "table-paired.tex"
@@ -59,6 +60,13 @@ def _ratio_cell(ratio: Any, low: Any, high: Any) -> str:
 
 def _pct_cell(value: Any) -> str:
     return MISSING if latex.is_missing(value) else format_decimal(value, 1)
+
+
+def _detectable_cell(value: Any, status: Any, prose: Prose) -> str:
+    """A difference detectable with 80 % power, or the mark of one whose solved power did not check."""
+    if status == NOT_COMPUTABLE:
+        return prose.sentence(TEMPLATE, "not_computable_mark")
+    return detectable_number(value, 1)
 
 
 def paired_table(frame: pd.DataFrame, several_depths: bool, prose: Prose) -> str:
@@ -87,8 +95,8 @@ def paired_table(frame: pd.DataFrame, several_depths: bool, prose: Prose) -> str
             "block_title",
             several=several_depths,
             depth=int(depth),
-            reference=escape(first["reference_variant"]),
-            upper_bound=first["reference_architecture"] == UPPER_BOUND_ARCHITECTURE,
+            reference=escape(_reference_name(first)),
+            floor=first["reference_architecture"] == UPPER_BOUND_ARCHITECTURE,
         )
         body.append(family_row(len(columns), title))
         for _, row in block.iterrows():
@@ -99,13 +107,13 @@ def paired_table(frame: pd.DataFrame, several_depths: bool, prose: Prose) -> str
                 format_count(row["n_rounds"]) + (f" ({dropped})" if dropped else ""),
                 _ratio_cell(row["ratio"], row["low"], row["high"]),
                 _pct_cell(row["half_width_pct"]),
-                _pct_cell(row["detectable_pct"]),
+                _detectable_cell(row["detectable_pct"], row.get("detectable_status"), prose),
                 _ratio_cell(row["unpaired_ratio"], row["unpaired_low"], row["unpaired_high"]),
                 _pct_cell(row["unpaired_half_width_pct"]),
-                _pct_cell(row["unpaired_detectable_pct"]),
+                _detectable_cell(row["unpaired_detectable_pct"], row.get("unpaired_detectable_status"), prose),
             ]
             body.append(" & ".join(cells) + r" \\[2pt]")
-    caption = prose.sentence(TEMPLATE, "table_caption")
+    caption = prose.sentence(TEMPLATE, "table_caption", power_pct=round(100 * DEFAULT_POWER))
     notes = prose.sentence(
         TEMPLATE,
         "table_notes",
@@ -113,6 +121,9 @@ def paired_table(frame: pd.DataFrame, several_depths: bool, prose: Prose) -> str
         family=int(rows["family_size"].iloc[0]),
         csv=PAIRED_CSV,
         client_bound=bool(rows["client_bound"].astype(bool).any()),
+        not_computable=bool(
+            (rows[["detectable_status", "unpaired_detectable_status"]] == NOT_COMPUTABLE).to_numpy().any()
+        ),
     )
     return latex.render_longtable(
         fill_first(columns),
@@ -125,6 +136,17 @@ def paired_table(frame: pd.DataFrame, several_depths: bool, prose: Prose) -> str
     )
 
 
+def _detectable_pct(value: float) -> str:
+    return detectable_number(value, 0) + r"\,\%"
+
+
+def _reference_name(row: Any) -> str:
+    """The reference as the table names it: pong is the reference floor (its campaign label says upper bound)."""
+    if row["reference_architecture"] == UPPER_BOUND_ARCHITECTURE:
+        return f"{UPPER_BOUND_ARCHITECTURE} (reference floor)"
+    return str(row["reference_variant"])
+
+
 def _median_pct(frame: pd.DataFrame, metric: str, paired: bool) -> str:
     values = compared_half_widths(frame, metric, paired)
     return fmt_pct(values.median()) if not values.empty else MISSING
@@ -135,11 +157,11 @@ def paired_facts(frame: pd.DataFrame, several_depths: bool) -> dict[str, Any]:
     compared = forest_rows(frame)
     if compared.empty:
         return {"count": 0}
-    references = sorted({str(v) for v in compared["reference_variant"]})
+    references = sorted({_reference_name(row) for _, row in compared.iterrows()})
     bound = compared[compared["client_bound"].astype(bool)]
     rejected = compared[compared["reject_holm"].astype(bool)]
     kept = compared[~compared["reject_holm"].astype(bool)]
-    detectable = pd.to_numeric(kept["detectable_pct"], errors="coerce").dropna()
+    detectable = pd.to_numeric(kept["detectable_pct"], errors="coerce")[kept["detectable_status"] == COMPUTED]
     boot_inside = compared[
         (pd.to_numeric(compared["bootstrap_low"], errors="coerce") >= compared["low"])
         & (pd.to_numeric(compared["bootstrap_high"], errors="coerce") <= compared["high"])
@@ -155,7 +177,7 @@ def paired_facts(frame: pd.DataFrame, several_depths: bool) -> dict[str, Any]:
     return {
         "count": len(compared),
         "references": [escape(r) for r in references],
-        "upper_bound": bool((compared["reference_architecture"] == UPPER_BOUND_ARCHITECTURE).any()),
+        "floor": bool((compared["reference_architecture"] == UPPER_BOUND_ARCHITECTURE).any()),
         "rounds_min": int(compared["n_rounds"].min()),
         "rounds_max": int(compared["n_rounds"].max()),
         "dropped": int(compared["n_dropped"].sum()),
@@ -174,9 +196,10 @@ def paired_facts(frame: pd.DataFrame, several_depths: bool) -> dict[str, Any]:
         "undistinguished": named,
         "undistinguished_more": more,
         "undistinguished_count": len(kept),
-        "detectable_median": fmt_pct(detectable.median(), 0) if not detectable.empty else None,
-        "detectable_min": fmt_pct(detectable.min(), 0) if not detectable.empty else None,
-        "detectable_max": fmt_pct(detectable.max(), 0) if not detectable.empty else None,
+        "detectable_median": _detectable_pct(detectable.median()) if not detectable.empty else None,
+        "detectable_min": _detectable_pct(detectable.min()) if not detectable.empty else None,
+        "detectable_max": _detectable_pct(detectable.max()) if not detectable.empty else None,
+        "not_computable": int((kept["detectable_status"] == NOT_COMPUTABLE).sum()),
         "power_pct": round(100 * DEFAULT_POWER),
         "csv": PAIRED_CSV,
     }
@@ -208,15 +231,20 @@ def paired_outputs(
     *,
     seed: int | None = stats.DEFAULT_SEED,
     resamples: int = stats.DEFAULT_RESAMPLES,
+    frame: pd.DataFrame | None = None,
 ) -> dict[str, str]:
-    """Write paired-ratios.csv and the forest plot, add the paired macros, return the generated files."""
-    frame = paired_ratios(processed.trials, seed=seed, resamples=resamples)
+    """Write paired-ratios.csv (`frame` when already computed from the processed trials) and the forest plot, add
+    the paired macros, return the generated files."""
+    if frame is None:
+        frame = paired_ratios(processed.trials, seed=seed, resamples=resamples)
     processed_dir = Path(processed.summary_csv).parent
     processed_dir.mkdir(parents=True, exist_ok=True)
     frame.to_csv(processed_dir / PAIRED_CSV, index=False, lineterminator="\n")
     several = len(analysis.pipeline_depths(processed.summary)) > 1
     facts = {**paired_facts(frame, several), **adaptive_facts(processed)}
-    macros.add(r"\abPowerPercent", str(round(100 * DEFAULT_POWER)), "power of every smallest detectable difference")
+    macros.add(
+        r"\abPowerPercent", str(round(100 * DEFAULT_POWER)), "the power of every difference 'detectable with' it"
+    )
     macros.add(r"\abPairedSentence", prose.sentence(TEMPLATE, "sentence", facts), "paired ratios within rounds")
     for name, metric, paired in (
         (r"\abPairedCpuMedianHalfWidth", CPU_PER_REQUEST, True),

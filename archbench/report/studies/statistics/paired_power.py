@@ -1,11 +1,13 @@
-"""The smallest difference a comparison of summary.csv rows with a reference row could detect, so that a "not
-distinguishable" sentence without comparisons.csv at hand can say how large a difference it could have seen.
+"""The difference a comparison of summary.csv rows with a reference row could detect with 80 % power, so that a
+"not distinguishable" sentence without comparisons.csv at hand can say how large a difference it could have seen.
 
-`detectable_against` gives each row the smallest relative difference of means a two-sided two-sample t test with
-its and the reference's sizes and spreads detects at 80 % power and alpha / m, m the rows compared
-(`archbench.stats.power.welch_detectable_pct`; alpha / m is Holm's strictest step, taken for every rank:
-conservative). The planned comparisons of comparisons.csv carry their own minimum detectable difference, that of
-their pre-declared test (archbench.report.studies.statistics.comparisons).
+`detectable_against` gives each row the difference detectable with 80 % power: the smallest relative difference of
+means a two-sided two-sample t test with its and the reference's sizes and spreads detects with that power at
+alpha / m (`archbench.stats.power.welch_detectable_status`, each effect checked against that power after it is
+solved; alpha / m is Holm's strictest step, taken for every rank: conservative), m the family's size, by default
+the rows. Beside it, whether it was computed, is undefined or was not computable. The planned comparisons of
+comparisons.csv carry their own minimum detectable difference, the smallest ratio their pre-declared test calls
+significant (archbench.report.studies.statistics.comparisons): another quantity, under another name.
 """
 
 from __future__ import annotations
@@ -17,7 +19,48 @@ from typing import Any
 import pandas as pd
 
 from archbench import stats
-from archbench.stats.power import DEFAULT_POWER, holm_alpha, welch_detectable_pct
+from archbench.report.latex import MISSING, format_decimal, is_missing
+from archbench.stats.power import DEFAULT_POWER, UNDEFINED, holm_alpha, welch_detectable_status
+
+VALUE, STATUS = "detectable_pct", "detectable_status"
+# Beyond this a difference detectable with 80 % power is a ratio above 11: printed as "more than" it, since with two
+# rounds and alpha / m the exact figure runs to hundreds of digits and says no more than that.
+DETECTABLE_SHOWN_UP_TO_PCT = 1000.0
+
+
+def detectable_number(value: Any, digits: int = 0) -> str:
+    """A difference detectable with 80 % power as printed (percent, without the sign): its value, or '$>$1,000'."""
+    if is_missing(value):
+        return MISSING
+    if float(value) > DETECTABLE_SHOWN_UP_TO_PCT:
+        return "$>$" + format_decimal(DETECTABLE_SHOWN_UP_TO_PCT, 0)
+    return format_decimal(value, digits)
+
+
+def detectable_with_status(
+    rows: pd.DataFrame,
+    reference: Mapping[str, Any],
+    alpha: float = stats.DEFAULT_ALPHA,
+    power: float = DEFAULT_POWER,
+    family_size: int | None = None,
+) -> pd.DataFrame:
+    """For summary.csv rows compared with one reference row (e.g. our architectures against nginx at a depth): the
+    difference of each row's mean from the reference's detectable with `power`, percent, at alpha / m (m:
+    `family_size`, by default the rows), from summary.csv's mean, sd and n, and its status
+    (archbench.stats.power: computed, undefined, not computable)."""
+    level = holm_alpha(alpha, len(rows) if family_size is None else family_size)
+
+    def one(row: Mapping[str, Any]) -> tuple[float, str]:
+        numbers = [pd.to_numeric(r.get(k), errors="coerce") for r in (row, reference) for k in ("mean", "sd", "n")]
+        mean_a, sd_a, n_a, mean_b, sd_b, n_b = (float(v) for v in numbers)
+        if math.isnan(n_a) or math.isnan(n_b):  # nothing measured
+            return math.nan, UNDEFINED
+        return welch_detectable_status(mean_a, sd_a, int(n_a), mean_b, sd_b, int(n_b), level, power)
+
+    results = [one(row) for _, row in rows.iterrows()]
+    return pd.DataFrame(
+        {VALUE: [value for value, _ in results], STATUS: [status for _, status in results]}, index=rows.index
+    )
 
 
 def detectable_against(
@@ -25,18 +68,7 @@ def detectable_against(
     reference: Mapping[str, Any],
     alpha: float = stats.DEFAULT_ALPHA,
     power: float = DEFAULT_POWER,
+    family_size: int | None = None,
 ) -> pd.Series:
-    """For summary.csv rows compared with one reference row (e.g. our architectures against nginx at a depth): the
-    smallest detectable difference of each row's mean from the reference's, percent, at alpha / len(rows) (the
-    family is the rows), from summary.csv's mean, sd and n. For a "not distinguishable" sentence that has no
-    comparisons.csv at hand."""
-    level = holm_alpha(alpha, len(rows))
-
-    def one(row: Mapping[str, Any]) -> float:
-        numbers = [pd.to_numeric(r.get(k), errors="coerce") for r in (row, reference) for k in ("mean", "sd", "n")]
-        mean_a, sd_a, n_a, mean_b, sd_b, n_b = (float(v) for v in numbers)
-        if math.isnan(n_a) or math.isnan(n_b):  # nothing measured
-            return math.nan
-        return welch_detectable_pct(mean_a, sd_a, int(n_a), mean_b, sd_b, int(n_b), level, power)
-
-    return pd.Series([one(row) for _, row in rows.iterrows()], index=rows.index, dtype=float)
+    """`detectable_with_status`'s values alone (NaN where undefined or not computable)."""
+    return detectable_with_status(rows, reference, alpha, power, family_size)[VALUE].astype(float)
