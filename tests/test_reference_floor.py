@@ -1,12 +1,22 @@
-"""Source 002's upper bound (pong) in the architecture comparison: named as the bound, left out of every ranking."""
+"""The architecture comparison's fastest server and pong, the reference floor (archbench.report.studies.architectures
+.fastest and .floor): no server is named the fastest where the load generator bounded half or more of the trials of
+the configuration with the highest mean, and pong is never called an upper bound, least of all where a correct server
+served more than it. On summary frames, then on a fixture campaign built from raw trial records."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pandas as pd
+import pytest
+import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
 from archbench.analyze import analysis
 from archbench.report.prose import Prose
-from archbench.report.studies.architectures.facts import upper_bound_sentences, upper_bound_summary
+from archbench.report.studies import architectures
+from archbench.report.studies.architectures.fastest import fastest_sentences, fastest_summary
+from archbench.report.studies.statistics.client_bound import client_set_rate
 
 
 def row(architecture: str, mean: float, config_id: str, **more: object) -> dict:
@@ -27,52 +37,152 @@ def row(architecture: str, mean: float, config_id: str, **more: object) -> dict:
         "proto": "http",
         "n": 5,
         "n_unsupported": 0,
-        "n_client_bound": 0,
+        "n_client_bound": more.pop("n_client_bound", 0),
         "load_cpu_utilisation_mean": 0.5,
         "mean": mean,
         "sd": mean * 0.01,
         "ci95_low": mean * 0.99,
         "ci95_high": mean * 1.01,
         "ratio_to_nginx": mean / 40000,
+        "server_cpu_us_per_request": more.pop("cpu", 10.0),
         **more,
     }
 
 
-def summary(with_pong: bool) -> pd.DataFrame:
+def summary(epoll_mean: float, epoll_bound: int, with_pong: bool = True) -> pd.DataFrame:
     rows = [
-        row("epoll", 45000, "epoll-level-c100", trigger="level"),
-        row("poll", 42000, "poll-c100"),
-        row("nginx", 40000, "nginx-t1-c100", threads=1),
+        row("epoll", epoll_mean, "epoll-level-c100", trigger="level", n_client_bound=epoll_bound, cpu=6.0),
+        row("poll", 42000, "poll-c100", cpu=7.0),
+        row("nginx", 40000, "nginx-t1-c100", threads=1, cpu=8.0),
     ]
     if with_pong:
-        rows.append(row("pong", 50000, "pong-t1-c100", threads=1))
+        rows.append(row("pong", 50000, "pong-t1-c100", threads=1, cpu=5.0))
     return pd.DataFrame(rows)
 
 
-def test_pong_bounds_the_correct_servers_and_is_ranked_with_none_of_them() -> None:
-    frame = summary(with_pong=True)
+def sentences(frame: pd.DataFrame) -> tuple[str, str]:
     comparisons = analysis.comparisons(frame)
-    [one] = comparisons
-    assert one.fastest()["architecture"] == "epoll"  # the fastest correct server, not pong
-    assert one.upper_bound is not None and one.upper_bound["architecture"] == "pong"
-    assert set(one.correct_rows["architecture"]) == {"epoll", "poll"}
-    text = upper_bound_sentences(comparisons, analysis.Labeller(frame), Prose())
-    assert "the fastest correct server is epoll" in text
-    assert "0.90 times" in text  # 45,000 / 50,000
-    assert "the rate of pong (upper bound) at 50,000" in text and "no correct server" in text
-    assert "runner-up, poll" in text  # the runner-up is a correct server too
-    summary_text = upper_bound_summary(comparisons, analysis.Labeller(frame), Prose())
-    assert (
-        summary_text.startswith("The fastest correct servers were epoll")
-        and "0.90 times the rate of pong" in summary_text
+    labels = analysis.Labeller(frame)
+    return fastest_sentences(comparisons, labels, Prose()), fastest_summary(comparisons, labels, Prose())
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.;])\s+", text) if s]
+
+
+@pytest.mark.parametrize(("bound", "client_set"), [(0, False), (2, False), (3, True), (5, True)])
+def test_half_the_trials_or_more_bounded_by_the_load_generator_is_its_rate(bound: int, client_set: bool) -> None:
+    assert client_set_rate({"n": 5, "n_client_bound": bound}) is client_set
+    assert client_set_rate({"n": 4, "n_client_bound": 2}) and not client_set_rate({"n": 0, "n_client_bound": 0})
+
+
+def test_a_server_set_rate_names_the_fastest_and_pong_the_reference_floor() -> None:
+    text, abstract = sentences(summary(45000, epoll_bound=2))
+    assert "the fastest correct server is epoll (level), 45,000" in text
+    assert "In 2 of its 5 trials wrk's CPU was at least 95\\,\\% busy, fewer than half" in text
+    assert "runner-up, poll" in text  # the runner-up is a correct server too, never pong
+    assert "pong, the reference floor (1 thread), served 50,000" in text
+    assert "No correct server served more than pong; the highest correct mean was 0.90 times its rate" in text
+    assert "floor of what a server costs; the cheapest correct server here, epoll (level), spent 1.20 times" in text
+    assert abstract.startswith("At pipeline depth 1 the fastest correct server was epoll (level) (45,000")
+    assert "0.90 times the rate of pong, the reference floor" in abstract
+    for one in (text, abstract):
+        assert "upper bound" not in one
+
+
+def test_a_client_set_rate_names_no_fastest_server() -> None:
+    # epoll has the highest mean, but the load generator bounded 3 of its 5 trials: it beats pong, and ranks nothing.
+    text, abstract = sentences(summary(60000, epoll_bound=3))
+    assert "the load generator set the rate: in 3 of the 5 trials of epoll (level)" in text
+    assert "do not say which server is fastest at this depth" in text
+    assert "so no server is named the fastest there" in abstract
+    for one in (text, abstract):
+        assert not any("epoll" in s and "fastest" in s for s in split_sentences(one)), one
+        assert "upper bound" not in one
+    # pong was beaten by a correct server: what that means is said, and pong bounds nothing.
+    assert "1 of the 3 correct servers served more than pong (epoll (level) 1.20 times its rate" in text
+    assert "the load generator or noise set it, and pong's rate bounds nothing at this depth" in text
+
+
+def test_a_server_set_rate_above_pongs_says_who_set_the_difference() -> None:
+    text, abstract = sentences(summary(55000, epoll_bound=0))
+    assert "the fastest correct server is epoll (level), 55,000" in text
+    assert "1 of the 3 correct servers served more than pong" in text
+    assert "1.10 times the rate of pong, the reference floor that parses nothing: a difference the load generator" in (
+        abstract
     )
+    assert "upper bound" not in text + abstract
 
 
-def test_without_pong_the_fastest_server_is_the_measured_upper_bound() -> None:
-    frame = summary(with_pong=False)
-    comparisons = analysis.comparisons(frame)
-    assert comparisons[0].upper_bound is None
-    text = upper_bound_sentences(comparisons, analysis.Labeller(frame), Prose())
-    assert "the fastest server is epoll" in text and "measured upper bound" in text
-    summary_text = upper_bound_summary(comparisons, analysis.Labeller(frame), Prose())
-    assert summary_text.startswith("The fastest servers, our measured upper bounds, were")
+def test_without_pong_the_fastest_server_is_no_bound_either() -> None:
+    text, abstract = sentences(summary(45000, epoll_bound=0, with_pong=False))
+    assert "the fastest correct server is epoll (level)" in text and "pong" not in text
+    assert "the server, not the load generator, set this rate" in text
+    assert abstract.startswith("At pipeline depth 1 the fastest correct server was epoll (level)")
+    assert "upper bound" not in text + abstract
+
+
+# --------------------------------------------------------------------------- a fixture campaign, end to end
+
+CAMPAIGN = "synthetic-reference-floor"
+POLL_D1 = synthetic.config("poll", None, 100)
+EPOLL_D1 = synthetic.config("epoll", None, 100, trigger="level")
+NGINX_D1 = synthetic.config("nginx", 1, 100)
+PONG_D1 = synthetic.config("pong", 1, 100)
+EPOLL_D16 = synthetic.config("epoll", None, 100, trigger="level", pipeline=16)
+REACTOR_D16 = synthetic.config("reactor", 1, 100, trigger="level", pipeline=16)
+PONG_D16 = synthetic.config("pong", 1, 100, pipeline=16)
+ROUNDS = (1, 2, 3, 4, 5)
+
+
+def write_campaign(root: Path) -> None:
+    """Depth 1: poll has the highest mean, above pong's, and the load generator (wrk's CPU at 97 %) bounded 3 of its 5
+    trials. Depth 16: epoll is the fastest correct server, bounded by its own CPUs in every trial, below pong."""
+    w = synthetic.CampaignWriter(root, CAMPAIGN)
+    series = (
+        (POLL_D1, 60_000.0, (0.97, 0.97, 0.97, 0.6, 0.6)),
+        (EPOLL_D1, 45_000.0, (0.6,) * 5),
+        (NGINX_D1, 40_000.0, (0.5,) * 5),
+        (PONG_D1, 50_000.0, (0.9,) * 5),
+        (EPOLL_D16, 500_000.0, (0.7,) * 5),
+        (REACTOR_D16, 450_000.0, (0.7,) * 5),
+        (PONG_D16, 600_000.0, (0.8,) * 5),
+    )
+    for cfg, rate, utilisations in series:
+        for rep, utilisation in zip(ROUNDS, utilisations, strict=True):
+            mean = rate * (1 + 0.01 * (rep - 3))
+            w.trial(cfg, rep, wrk=synthetic.wrk_report(mean, int(mean), 100), served=100, load_utilisation=utilisation)
+    w.finish()
+
+
+@pytest.fixture(scope="module")
+def floor_report(tmp_path_factory, shared_reports):
+    root = tmp_path_factory.mktemp("reference-floor-raw")
+    write_campaign(root)
+    outputs, paper = shared_reports.build(CAMPAIGN, root)
+    return outputs, paper
+
+
+def test_the_fixture_campaign_names_no_fastest_client_set_server(floor_report) -> None:
+    outputs, _ = floor_report
+    macros = {m.name: m.value for m in outputs.studies["architectures"].macros.macros.values()}
+    finding, abstract = macros[r"\abFastestFinding"], macros[r"\abUpperBoundSummary"]
+    assert "At pipeline depth 1 (100 connections) the load generator set the rate: in 3 of the 5 trials of poll" in (
+        finding
+    )
+    assert "the fastest correct server is epoll (level), 500,000" in finding
+    assert abstract.startswith("At pipeline depth 1 the load generator set the rate")
+    assert "at pipeline depth 16 the fastest correct server was epoll (level)" in abstract
+    for text in (finding, abstract, macros[r"\abBandwidthBaselineFinding"]):
+        assert not any("poll" in s.replace("epoll", "") and "fastest" in s for s in split_sentences(text)), text
+
+
+def test_the_fixture_campaign_never_calls_pong_an_upper_bound(floor_report) -> None:
+    outputs, paper = floor_report
+    generated = paper / "generated"
+    texts = [m.value for name in ("architectures", "statistics") for m in outputs.studies[name].macros.macros.values()]
+    texts += [(generated / architectures.TABLES_FILE).read_text(), (generated / "table-paired.tex").read_text()]
+    finding = next(t for t in texts if "served more than pong" in t)  # a correct server beat pong at depth 1
+    assert "poll 1.20 times its rate" in finding
+    assert all("upper bound" not in text for text in texts)
+    assert "pong (reference floor) &" in (generated / architectures.TABLES_FILE).read_text()

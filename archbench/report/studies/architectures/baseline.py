@@ -2,8 +2,8 @@
 
 campaign.json's provenance carries the iperf3 baseline measured when the campaign was created
 (`archbench.measure.baseline`, key `bandwidth_baseline`); campaigns recorded before it (every shipped one)
-have none, and the sentence then says so. The fastest configuration is the one with the highest mean
-throughput; its bytes per second are that mean times its response length: the length nginx's launcher
+have none, and the sentence then says so. The configuration with the highest mean throughput (named so, not the
+fastest server, when the load generator bounded half its trials or more); its bytes per second are that mean times its response length: the length nginx's launcher
 measured for nginx (`response_bytes`), else our servers' response computed from its format
 (`archbench.analyze.analysis.our_response_bytes`). Its share of the baseline compares payload bits
 (headers included, requests and TCP/IP overhead not) with the bits one iperf3 stream carried.
@@ -21,9 +21,11 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.analyze.analysis import Labeller, our_response_bytes
+from archbench.analyze.analysis import our_response_bytes
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal, format_percent, is_missing
 from archbench.report.prose import Prose
+from archbench.report.studies.statistics.client_bound import client_set_rate
+from archbench.report.studies.statistics.reference_floor import FloorLabeller
 
 TEMPLATE = "architectures/baseline"
 HALF = 0.5  # a share of the baseline from which the path itself may bound the rate
@@ -74,7 +76,11 @@ def baseline_facts(meta: Mapping[str, Any], summary: pd.DataFrame) -> dict[str, 
         "version": escape(str(baseline.get("version") or "")) if baseline is not None else "",
         "gbit": format_decimal(bits / 1e9, 2) if measured else MISSING,
         "has_fastest": fastest is not None,
-        "fastest": escape(Labeller(summary).variant(fastest)) if fastest is not None else "",
+        "fastest": escape(FloorLabeller(summary).variant(fastest)) if fastest is not None else "",
+        # The load generator bounded half its trials or more: its rate, not the server's.
+        "client_set": fastest is not None and client_set_rate(fastest),
+        "client_bound": format_count(fastest.get("n_client_bound")) if fastest is not None else MISSING,
+        "trials": format_count(fastest.get("n")) if fastest is not None else MISSING,
         "fastest_rate": format_count(fastest["mean"]) if fastest is not None else MISSING,
         "response_bytes": format_count(response_length(fastest)) if fastest is not None else MISSING,
         "megabytes_per_s": format_decimal(bytes_per_s / 1e6, 1),

@@ -1,4 +1,5 @@
-"""Generated prose of the architecture comparison: upper bounds, nginx, response lengths, the sources' designs.
+"""Generated prose of the architecture comparison: the fastest server where the server set the rate and the reference
+floor (archbench.report.studies.architectures.fastest), nginx, response lengths, the sources' designs.
 
 Like archbench.report.studies.pool.facts (which calls it), this module computes facts; every sentence is a macro of
 paper/templates/findings/architectures.tex.j2.
@@ -13,14 +14,12 @@ import pandas as pd
 
 from archbench.analyze import analysis
 from archbench.analyze.analysis import (
-    CLIENT_BOUND_THRESHOLD,
     REFERENCE_ARCHITECTURE,
     Comparison,
     Labeller,
     key_text,
 )
-from archbench.analyze.published_compare import summary_ratio
-from archbench.report.common import client_bound_rule, depth_of, describe_configuration
+from archbench.report.common import depth_of, describe_configuration
 from archbench.report.formats import several_depths
 from archbench.report.latex import (
     MISSING,
@@ -29,128 +28,27 @@ from archbench.report.latex import (
     format_compact,
     format_count,
     format_decimal,
-    format_interval,
     format_list,
-    format_percent,
     interval_of,
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.statistics.paired_power import DEFAULT_POWER, detectable_against
+from archbench.report.studies.architectures.fastest import fastest_sentences, fastest_summary
+from archbench.report.studies.statistics.paired_power import (
+    STATUS,
+    VALUE,
+    detectable_number,
+    detectable_with_status,
+)
+from archbench.report.studies.statistics.reference_floor import FloorLabeller
+from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
 
 ARCHITECTURES = "architectures/sentences"
 
 
-def _client_bound_clause(row: pd.Series, threshold: float = CLIENT_BOUND_THRESHOLD) -> dict[str, Any]:
-    """Whose bound the fastest configuration is: the client's when wrk's CPU was saturated (the clause's facts)."""
-    n = int(float(row.get("n") or 0)) if not is_missing(row.get("n")) else 0
-    bound = 0 if is_missing(row.get("n_client_bound")) else int(float(row["n_client_bound"]))
-    utilisation = row.get("load_cpu_utilisation_mean")
-    if bound and bound >= n:
-        kind = "all"
-    elif bound:
-        kind = "part"
-    elif is_missing(utilisation):
-        kind = "unknown"
-    else:
-        kind = "server"
-    return {
-        "kind": kind,
-        "trials": n,
-        "trials_text": format_count(n),
-        "bound": format_count(bound),
-        "rule": client_bound_rule(threshold),
-        "utilisation": format_percent(utilisation),
-    }
-
-
-def _upper_bound_facts(one: Comparison, labels: Labeller, first: bool) -> dict[str, Any]:
-    fastest = one.fastest()
-    facts: dict[str, Any] = {
-        "pipeline": str(one.pipeline),
-        "connections": format_count(one.connections),
-        "fastest": None if fastest is None else escape(labels.variant(fastest)),
-    }
-    if fastest is None:
-        return facts
-    correct = one.ranked_rows
-    facts["single"] = len(correct) < 2 and one.upper_bound is None
-    facts.update(_bound_facts(one, fastest, labels))
-    if facts["single"]:
-        return facts
-    interval = format_interval(fastest["ci95_low"], fastest["ci95_high"], fastest.get("n"))
-    facts.update(
-        first=first,
-        reference=fastest["architecture"] == REFERENCE_ARCHITECTURE,
-        mean=format_count(fastest["mean"]),
-        interval=None if interval == MISSING else interval,
-        runner_up=None,
-        clause=_client_bound_clause(fastest),
-    )
-    others = correct[
-        (correct["config_id"] != fastest["config_id"]) & pd.to_numeric(correct["mean"], errors="coerce").notna()
-    ]
-    if not others.empty:
-        runner_up = others.loc[pd.to_numeric(others["mean"]).idxmax()]
-        best_ci, runner_ci = interval_of(fastest), interval_of(runner_up)
-        if best_ci.is_defined and runner_ci.is_defined:
-            relation = "overlap" if best_ci.overlaps(runner_ci) else "above"
-        else:
-            relation = "undefined"
-        facts.update(
-            runner_up=escape(labels.variant(runner_up)),
-            runner_relation=relation,
-            runner_interval=format_interval(runner_up["ci95_low"], runner_up["ci95_high"], runner_up.get("n")),
-        )
-    return facts
-
-
-def _bound_facts(one: Comparison, fastest: pd.Series, labels: Labeller) -> dict[str, Any]:
-    """The upper bound (source 002's pong) where measured: its rate and the fastest correct server's share of it."""
-    bound = one.upper_bound
-    if bound is None:
-        return {"bound_name": None}
-    share = summary_ratio(fastest, bound)
-    interval = format_interval(bound["ci95_low"], bound["ci95_high"], bound.get("n"))
-    return {
-        "bound_name": escape(labels.variant(bound)),
-        "bound_mean": format_count(bound["mean"]),
-        "bound_interval": None if interval == MISSING else interval,
-        "share": format_decimal(share.value, 2),
-        "share_interval": None
-        if math.isnan(share.low)
-        else f"{format_decimal(share.low, 2)}--{format_decimal(share.high, 2)}",
-    }
-
-
-def upper_bound_sentences(comparisons: list[Comparison], labels: Labeller, prose: Prose) -> str:
-    """The fastest server per pipeline depth and whose bound it is (source 002 framed the first as the bound)."""
-    facts = [_upper_bound_facts(one, labels, first=index == 0) for index, one in enumerate(comparisons)]
-    return prose.sentence(ARCHITECTURES, "upper_bounds", comparisons=facts)
-
-
-def upper_bound_summary(comparisons: list[Comparison], labels: Labeller, prose: Prose) -> str:
-    """One clause for the abstract: the fastest server per depth, and whose bound it is."""
-    parts = []
-    for one in comparisons:
-        fastest = one.fastest()
-        if fastest is None or (len(one.ranked_rows) < 2 and one.upper_bound is None):
-            continue
-        n = 0 if is_missing(fastest.get("n")) else int(float(fastest["n"]))
-        bound = 0 if is_missing(fastest.get("n_client_bound")) else int(float(fastest["n_client_bound"]))
-        parts.append(
-            {
-                "name": escape(labels.variant(fastest)),
-                "pipeline": str(one.pipeline),
-                "mean": format_count(fastest["mean"]),
-                "bound": "all" if bound and bound >= n else ("part" if bound else "none"),
-                "share": _bound_facts(one, fastest, labels).get("share"),
-            }
-        )
-    return prose.sentence(ARCHITECTURES, "upper_bound_summary", parts=parts)
-
-
-def _nginx_facts(one: Comparison, labels: Labeller) -> dict[str, Any]:
+def _nginx_facts(one: Comparison, labels: Labeller, family_size: int | None) -> dict[str, Any]:
+    """Our architectures against nginx at one depth; for those the intervals do not separate from it, the difference
+    detectable with 80 % power at alpha / m, m the nginx family's tests (every depth's) where given."""
     reference = one.reference
     facts: dict[str, Any] = {
         "pipeline": str(one.pipeline),
@@ -178,7 +76,8 @@ def _nginx_facts(one: Comparison, labels: Labeller) -> dict[str, Any]:
         else:
             undistinguished.append(index)
     # "Not distinguishable" says nothing without the size of difference these trials could have shown.
-    detectable = detectable_against(ours, reference).loc[undistinguished].dropna()
+    checked = detectable_with_status(ours, reference, family_size=family_size).loc[undistinguished]
+    detectable = checked.loc[checked[STATUS] == COMPUTED, VALUE]
     facts.update(
         low=escape(labels.variant(low)),
         low_ratio=format_decimal(low["ratio_to_nginx"], 2),
@@ -187,10 +86,13 @@ def _nginx_facts(one: Comparison, labels: Labeller) -> dict[str, Any]:
         faster=format_count(faster),
         slower=format_count(slower),
         ours=format_count(len(ours)),
-        detectable_median=format_decimal(detectable.median(), 0) if len(detectable) else None,
-        detectable_low=format_decimal(detectable.min(), 0) if len(detectable) else None,
-        detectable_high=format_decimal(detectable.max(), 0) if len(detectable) else None,
+        detectable_median=detectable_number(detectable.median()) if len(detectable) else None,
+        detectable_low=detectable_number(detectable.min()) if len(detectable) else None,
+        detectable_high=detectable_number(detectable.max()) if len(detectable) else None,
         detectable_power=format_decimal(100 * DEFAULT_POWER, 0),
+        not_computable=int((checked[STATUS] == NOT_COMPUTABLE).sum()),
+        family=format_count(family_size if family_size is not None else len(ours)),
+        whole_family=family_size is not None,
     )
     return facts
 
@@ -260,7 +162,7 @@ def poll_epoll_finding(summary: pd.DataFrame, prose: Prose) -> str:
     if poll.empty or epoll.empty:
         return prose.sentence(ARCHITECTURES, "poll_epoll", kind="not_both")
     keys = [f for f in ("pipeline", *analysis.POINT_FIELDS) if f in summary]
-    labels = Labeller(summary)
+    labels = FloorLabeller(summary)
     points = []
     pairs = overlapping = 0
     for _, p in poll.iterrows():
@@ -291,7 +193,7 @@ def source_one_finding(comparisons: list[Comparison], prose: Prose) -> str:
         rows = one.rows[one.rows["architecture"].isin(wanted)]
         if rows.empty:
             continue
-        labels = Labeller(one.all_rows)
+        labels = FloorLabeller(one.all_rows)
         designs = []
         for _, row in rows.iterrows():
             starved = row.get("starved_connections_mean")
@@ -316,10 +218,11 @@ def source_one_finding(comparisons: list[Comparison], prose: Prose) -> str:
 def architecture_cpu_finding(comparisons: list[Comparison], prose: Prose) -> str:
     depths = []
     for one in comparisons:
-        rows = one.rows.dropna(subset=["server_cpu_us_per_request"])
+        # Correct servers only: pong's cost, the floor, is stated beside the fastest server (fastest.py).
+        rows = one.correct_rows.dropna(subset=["server_cpu_us_per_request"])
         if rows.empty or len(one.all_rows) < 2:
             continue
-        labels = Labeller(one.all_rows)
+        labels = FloorLabeller(one.all_rows)
         values = pd.to_numeric(rows["server_cpu_us_per_request"])
         cheapest, dearest = rows.loc[values.idxmin()], rows.loc[values.idxmax()]
         with_nginx = one.reference is not None and not is_missing(one.reference.get("server_cpu_us_per_request"))
@@ -361,20 +264,26 @@ def nginx_cpu_source_finding(summary: pd.DataFrame, prose: Prose) -> str:
     return prose.sentence(ARCHITECTURES, "nginx_cpu_source", kind=kind)
 
 
-def architecture_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> list[Comparison]:
-    """The upper bounds, nginx and the response lengths; returns the comparisons they describe."""
+def architecture_macros(
+    macros: MacroSet, summary: pd.DataFrame, prose: Prose, nginx_family: int | None = None
+) -> list[Comparison]:
+    """The fastest server per depth (where the server set the rate) and the reference floor, nginx (`nginx_family`:
+    the tests of the planned comparisons with nginx, Holm's m of its detectable differences) and the response
+    lengths; returns the comparisons they describe."""
     comparisons = analysis.comparisons(summary)
-    labels = Labeller(summary)
+    labels = FloorLabeller(summary)
     macros.add(
-        r"\abUpperBoundFinding",
-        upper_bound_sentences(comparisons, labels, prose),
-        "fastest server per pipeline depth and whose bound it is",
+        r"\abFastestFinding",
+        fastest_sentences(comparisons, labels, prose),
+        "per depth: the fastest correct server where the server set the rate, else the load generator; pong",
     )
     macros.add(
-        r"\abUpperBoundSummary", upper_bound_summary(comparisons, labels, prose), "the upper bounds in one sentence"
+        r"\abUpperBoundSummary",
+        fastest_summary(comparisons, labels, prose),
+        "the abstract's fastest servers, only where the server set the rate (a legacy name: pong bounds nothing)",
     )
     has_nginx = not summary.empty and (summary["architecture"] == REFERENCE_ARCHITECTURE).any()
-    nginx_facts = [_nginx_facts(one, labels) for one in comparisons] if has_nginx else []
+    nginx_facts = [_nginx_facts(one, labels, nginx_family) for one in comparisons] if has_nginx else []
     macros.add(
         r"\abNginxFinding",
         prose.sentence(ARCHITECTURES, "nginx", comparisons=nginx_facts),
@@ -403,7 +312,7 @@ def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> str:
     if summary.empty or "n_unsupported" not in summary:
         return prose.sentence(ARCHITECTURES, "unsupported", names=[])
     rows = summary[summary["n_unsupported"].fillna(0) > 0]
-    labels = Labeller(summary)
+    labels = FloorLabeller(summary)
     depths = several_depths(summary)
     facts = {
         "trials": format_count(rows["n_unsupported"].sum()),
