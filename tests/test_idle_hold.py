@@ -20,8 +20,10 @@ FIXTURES = Path(__file__).parent / "fixtures" / "idle_holder"
 class FakeHolder:
     """What IdleHold needs of a ManagedProcess: its start, its stop and its output."""
 
-    def __init__(self, stdout: bytes, exit_code: int, sent: str = "SIGTERM", stderr: bytes = b"") -> None:
-        self.started = time.monotonic()
+    def __init__(
+        self, stdout: bytes, exit_code: int, sent: str = "SIGTERM", stderr: bytes = b"", started_ago_s: float = 0.0
+    ) -> None:
+        self.started = time.monotonic() - started_ago_s
         self._stdout, self._stderr, self._exit, self._sent = stdout, stderr, exit_code, sent
 
     def wait_for_line(self, pattern, timeout_s):
@@ -47,12 +49,15 @@ def run_hold(name: str, requested: int, exit_code: int, **fake) -> tuple[IdleHol
 
 
 def test_a_hold_kept_to_the_end_is_summarised_without_problems() -> None:
-    hold, problems, _ = run_hold("held", 500, 0)
+    before = time.monotonic()
+    hold, problems, _ = run_hold("held", 500, 0, started_ago_s=2.5)
+    elapsed = time.monotonic() - before
     assert problems == [] and hold.held
     info = hold.info
     assert (info["requested"], info["established"], info["closed_by_server"], info["open_at_end"]) == (500, 500, 0, 500)
     assert (info["exit_code"], info["signal_sent"], info["flags"]) == (0, "SIGTERM", [])
-    assert info["ready_after_s"] is not None and info["ready_after_s"] >= 0
+    # Counted from the holder's start (2.5 s before the test called it), to when it said it holds them (rounded to 1 us).
+    assert 2.5 <= info["ready_after_s"] <= 2.5 + elapsed + 1e-6
 
 
 def test_connections_the_server_closed_fail_the_trial_naming_them() -> None:

@@ -18,7 +18,7 @@ from archbench.config.params import ParameterError
 from archbench.config.paths import REPO_ROOT, TEMPLATES_DIR
 from archbench.data import storage
 from archbench.report import build as report
-from archbench.report.campaigns import GIVEN, MEASURED, NONE, REFERENCE, resolve
+from archbench.report.campaigns import GIVEN, MEASURED, NONE, REFERENCE, resolve, short_host
 from archbench.report.studies import STUDIES
 from archbench.report.study import SECTION_FILE
 
@@ -116,16 +116,33 @@ def test_a_choice_passed_on_explains_itself_the_same(tmp_path):
     assert again.to_json() == first.to_json()
 
 
-def test_run_all_in_jupyterlab_reads_what_make_analysis_reads(capsys):
+def reads(choice_json: str) -> list[tuple[str, str | None, str, list[str]]]:
+    """What a resolution reads, key by key: the campaign, whether measured or the reference, and what it reads beside
+    it (the `detail` explains which make target measures it, and may name another one for the same campaign)."""
+    return [(c["key"], c["name"], c["how"], c["read"]) for c in json.loads(choice_json)["campaigns"]]
+
+
+@pytest.mark.parametrize("measured", [False, True], ids=["fresh-clone", "after-make-all"])
+def test_run_all_in_jupyterlab_reads_what_make_analysis_reads(capsys, tmp_path, measured):
     """analyze.ipynb's parameters default to None, and None resolves as `python -m archbench campaigns` (what
-    make analysis runs with the Makefile's CAMPAIGN, default-<host>) does."""
+    make analysis runs with the Makefile's CAMPAIGN, default-<host>) does: on a fresh clone, and once `make all` has
+    measured this machine's own campaigns. Both on a raw root of their own, whatever data/raw holds."""
     declared = papermill.inspect_notebook(str(REPO_ROOT / "notebooks" / "analyze.ipynb"))
     assert declared["campaign"]["default"] == "None" and declared["campaigns"]["default"] == "None"
-    host = __import__("socket").gethostname().split(".")[0]
-    assert cli_main(["campaigns", "--json", "--measured-main", f"default-{host}"]) == 0
-    from_make = json.loads(capsys.readouterr().out)
-    from_notebook = json.loads(report.choose_campaigns(None).to_json())
-    assert from_notebook == from_make
+    host = short_host()
+    raw, processed = tmp_path / "raw", tmp_path / "processed"
+    for name in ("reference", "reference-echo", "reference-latency-designs", "reference-latency-designs-001"):
+        campaign_dir(raw, name)
+    if measured:
+        for name in (f"default-{host}", f"echo-{host}"):
+            campaign_dir(raw, name)
+    arguments = ["campaigns", "--json", "--raw-root", str(raw), "--processed-dir", str(processed)]
+    assert cli_main([*arguments, "--measured-main", f"default-{host}"]) == 0
+    from_make = capsys.readouterr().out
+    from_notebook = report.choose_campaigns(None, raw_root=raw, processed_dir=processed).to_json()
+    assert reads(from_notebook) == reads(from_make)
+    main = next(choice for choice in reads(from_make) if choice[0] == "main")
+    assert main[1:3] == ((f"default-{host}", MEASURED) if measured else ("reference", REFERENCE))
 
 
 TOY_STUDY = '''"""A toy study: counts the trials of its own campaign."""
