@@ -60,9 +60,9 @@ def test_ratios_to_the_best_are_paired_within_rounds(study):
     assert pool["best_config_id"].startswith("epoll-") and cell(study, "baseline", "epoll")["is_best"]
     assert pool["ratio"] == pytest.approx(0.9 * ((0.998 / 1.003) * (1.003 / 0.998) * (0.999 / 1.001)) ** (1 / 3))
     assert pool["low"] < pool["ratio"] < pool["high"] and pool["n_rounds"] == 3
-    # The upper bound is measured beside the servers but never the best.
+    # The reference floor pong is measured beside the servers but never the best.
     pong = cell(study, "baseline", "pong")
-    assert pong["upper_bound"] and not pong["is_best"] and pong["ratio"] == pytest.approx(1.5, rel=1e-2)
+    assert pong["reference_floor"] and not pong["is_best"] and pong["ratio"] == pytest.approx(1.5, rel=1e-2)
     # Blocking 1 ms: the 64-worker pool is the best, the event loops serve one request per wait.
     assert cell(study, "block 1000 us", "thread_pool")["is_best"]
     assert cell(study, "block 1000 us", "epoll")["ratio"] == pytest.approx(950 / 60_000, rel=1e-2)
@@ -78,8 +78,8 @@ def test_picks_are_the_designs_shown_within_delta_of_the_best(study):
     frame = study.map
     picked = frame[frame["pick"]]
     # Three tight rounds decide every point: within 10 % of the best (poll at 0.98) or slower (the pool at 0.90).
-    assert frame.loc[~frame["upper_bound"], "point_resolved"].all()
-    assert not picked["upper_bound"].any() and (picked["verdict"] == "within").all()
+    assert frame.loc[~frame["reference_floor"], "point_resolved"].all()
+    assert not picked["reference_floor"].any() and (picked["verdict"] == "within").all()
     assert (picked["low"] > 1 - study.settings.delta).all()
     assert set(picked.loc[picked["point"] == "baseline", "architecture"]) == {"epoll", "poll"}
     assert cell(study, "baseline", "thread_pool")["verdict"] == "slower"

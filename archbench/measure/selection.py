@@ -47,7 +47,7 @@ from archbench.measure.interference import is_disturbed
 from archbench.stats.samples import DEFAULT_ALPHA
 from archbench.stats.selection import DEFAULT_DELTA, OPEN, SequentialSelection, select_sequentially
 
-UPPER_BOUND = "pong"  # answers without the work: never a candidate for the best
+REFERENCE_FLOOR = "pong"  # parses nothing and answers without the work: never a candidate for the best
 SELECTION_CRITERION = "selection"
 # Why a point gets no more rounds.
 RESOLVED, NOT_RANKABLE, MAX_ROUNDS, BUDGET, TOO_FEW = "resolved", "not rankable", "max rounds", "budget", "too few"
@@ -136,7 +136,7 @@ def point_rounds(records: Iterable[Mapping[str, Any]], campaign_dir: Path) -> li
     labels: dict[tuple[str, ...], str] = {}
     for record in records:
         config = record.get("config") or {}
-        if record.get("warmup") or config.get("architecture") == UPPER_BOUND or config.get("proto") == "echo":
+        if record.get("warmup") or config.get("architecture") == REFERENCE_FLOOR or config.get("proto") == "echo":
             continue
         if config.get("offered_rate") is not None:
             continue

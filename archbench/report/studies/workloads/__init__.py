@@ -1,6 +1,6 @@
 """The workloads study: which architecture for which workload, measured where the server is the bottleneck.
 
-Every architecture (and nginx and the upper bound pong where the workload allows it) under per-request CPU work,
+Every architecture (and nginx and the reference floor pong where the workload allows it) under per-request CPU work,
 blocking calls, idle keep-alive connections beside the load, one request per connection, and large responses
 (profile `workloads`, `make workloads-study`; `make all` measures a short version). For each workload point the
 decision map gives every server's throughput relative to the point's best (paired within rounds), its p99

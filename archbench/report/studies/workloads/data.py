@@ -10,7 +10,7 @@ connections and pipeline depth): the servers measured at it are compared with ea
 Per point (`decision_map`), the selection of the best (archbench.measure.selection, over
 archbench.stats.selection): multiple comparisons with the best on the log rates paired within rounds, with the
 campaign's indifference zone delta, and rounds added only where the point was still open. Every configuration but
-the upper bound pong (it answers without doing the work) gets a verdict: *within* delta of the best (a pick), *slower*
+pong, the reference floor (it parses nothing and answers without doing the work), gets a verdict: *within* delta of the best (a pick), *slower*
 than the best, or *open*, each with its simultaneous 95 % interval against the best of the others; the point is
 *resolved* when none is open, and an open point says how many rounds it would need. Beside it the configuration's
 ratio to the point's fastest design, its p99 latency and what bounded its trials (archbench.analyze.bottleneck). The
@@ -33,7 +33,7 @@ from archbench.analyze.paired import by_round
 from archbench.analyze.values import key_text, number
 from archbench.config.workloads import POINT_DEFAULTS, point_key, point_label
 from archbench.data import storage
-from archbench.measure.selection import UPPER_BOUND, PointSelection, SelectionSettings
+from archbench.measure.selection import REFERENCE_FLOOR, PointSelection, SelectionSettings
 from archbench.stats.paired import paired_log_ratio
 from archbench.stats.selection import Look
 
@@ -151,7 +151,7 @@ def _map_row(
         "best_config_id": None if best is None else best["config_id"],
         "best_bottleneck": "" if best is None else (best.get("bottleneck") or ""),
         "is_best": best is not None and config_id == best["config_id"],
-        "upper_bound": row["architecture"] == UPPER_BOUND,
+        "reference_floor": row["architecture"] == REFERENCE_FLOOR,
         "point_rounds": 0 if selection is None else selection.point.rounds,
         "point_resolved": selection is not None and selection.resolved,
         "point_rounds_needed": math.nan,
@@ -185,7 +185,7 @@ def _map_row(
         out.update(ratio=ratio.ratio, n_rounds=ratio.n)
     elif best is not None:
         out["ratio"] = 1.0
-    out["pick"] = out["verdict"] == "within" and not out["upper_bound"]
+    out["pick"] = out["verdict"] == "within" and not out["reference_floor"]
     return out
 
 

@@ -23,11 +23,11 @@ VERDICT_MARK = {"within": "*", "open": "?"}  # the caption says what they mean
 
 
 def _columns(frame: pd.DataFrame) -> list[str]:
-    """Servers in the report's architecture order, the upper bound last."""
+    """Servers in the report's architecture order, the reference floor pong last."""
     firsts = frame.drop_duplicates("variant")
     ranked = sorted(
         firsts.itertuples(),
-        key=lambda r: (bool(r.upper_bound), architecture_rank(r.architecture), str(r.variant)),
+        key=lambda r: (bool(r.reference_floor), architecture_rank(r.architecture), str(r.variant)),
     )
     return [str(r.variant) for r in ranked]
 
