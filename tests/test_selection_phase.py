@@ -20,9 +20,9 @@ from archbench.measure import selection
 # Two points, three designs each: at 100 us of work the pool is far behind and the others tie (decided at the
 # first look); at 10 us poll sits half a zone below epoll with 3 % noise (open after three rounds).
 WORK_100, WORK_10 = Workload("cpu", work_us=100), Workload("cpu", work_us=10)
-CONFIGS = [
-    TrialConfig("epoll", 64, 1, 1, options=(("trigger", "level"),), workload=w) for w in (WORK_100, WORK_10)
-] + [TrialConfig("poll", 64, 1, 1, workload=w) for w in (WORK_100, WORK_10)]
+CONFIGS = [TrialConfig("epoll", 64, 1, 1, options=(("trigger", "level"),), workload=w) for w in (WORK_100, WORK_10)] + [
+    TrialConfig("poll", 64, 1, 1, workload=w) for w in (WORK_100, WORK_10)
+]
 CONFIGS += [
     TrialConfig("thread_pool", 64, 1, 1, threads=1, options=(("dispatch", "request"),), workload=w)
     for w in (WORK_100, WORK_10)
