@@ -314,7 +314,7 @@ def test_the_fastest_server_is_named_only_where_the_server_set_the_rate(comparis
     assert "do not say which server is fastest at this depth" in depth_one and "upper bound" not in text
     assert "the fastest correct server is reactor, 2 threads, 605,000" in depth_sixteen
     assert "the server, not the load generator, set this rate" in depth_sixteen
-    summary = macros[r"\abUpperBoundSummary"]
+    summary = macros[r"\abFastestSummary"]
     assert summary.startswith("At pipeline depth 1 the load generator set the rate")
     assert "at pipeline depth 16 the fastest correct server was reactor, 2 threads" in summary
     assert "3 of the 22 measured trials" in macros[r"\abClientBoundFinding"]

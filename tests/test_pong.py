@@ -1,4 +1,4 @@
-"""pong, the upper bound: its registry entry, what campaigns may ask of it, and the
+"""pong, the reference floor (source 002's upper bound): its registry entry, what campaigns may ask of it, and the
 binary under wrk beside epoll's answers. Its socket-level conformance is CTest's pong_conformance_t*."""
 
 from __future__ import annotations
@@ -8,9 +8,11 @@ import socket
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import REAL_BUILD_DIR, REPO_ROOT
 
+from archbench.analyze.labels import Labeller
 from archbench.cli.main import main
 from archbench.config.params import ParameterError, resolve_parameters
 from archbench.config.plan import TrialConfig
@@ -25,9 +27,14 @@ REQUEST = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 RESPONSE = b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 4\r\nContent-Type: text/html\r\n\r\ntest"
 
 
-def test_pong_is_the_registrys_only_upper_bound_and_says_so() -> None:
+def test_pong_is_the_registrys_only_reference_floor_and_says_so() -> None:
     pong = server_spec("pong")
-    assert pong.upper_bound and pong.label == "pong (upper bound)"
+    assert pong.upper_bound and pong.label == "pong (reference floor)"
+    # Every table and figure names it so too (summary.csv's family and variant).
+    labels = Labeller(pd.DataFrame())
+    assert (
+        labels.family({"architecture": "pong"}) == labels.variant({"architecture": "pong", "threads": 2}) == pong.label
+    )
     assert upper_bound_architectures() == ("pong",)
     assert all(not spec.upper_bound and spec.label == name for name, spec in server_specs().items() if name != "pong")
     assert list(server_specs())[-1] == "pong"

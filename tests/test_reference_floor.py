@@ -14,7 +14,7 @@ import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
 from archbench.analyze import analysis
 from archbench.report.prose import Prose
-from archbench.report.studies import architectures
+from archbench.report.studies import architectures, rules
 from archbench.report.studies.architectures.fastest import fastest_sentences, fastest_summary
 from archbench.report.studies.statistics.client_bound import client_set_rate
 
@@ -133,6 +133,7 @@ EPOLL_D16 = synthetic.config("epoll", None, 100, trigger="level", pipeline=16)
 REACTOR_D16 = synthetic.config("reactor", 1, 100, trigger="level", pipeline=16)
 PONG_D16 = synthetic.config("pong", 1, 100, pipeline=16)
 ROUNDS = (1, 2, 3, 4, 5)
+FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 
 
 def write_campaign(root: Path) -> None:
@@ -166,7 +167,7 @@ def floor_report(tmp_path_factory, shared_reports):
 def test_the_fixture_campaign_names_no_fastest_client_set_server(floor_report) -> None:
     outputs, _ = floor_report
     macros = {m.name: m.value for m in outputs.studies["architectures"].macros.macros.values()}
-    finding, abstract = macros[r"\abFastestFinding"], macros[r"\abUpperBoundSummary"]
+    finding, abstract = macros[r"\abFastestFinding"], macros[r"\abFastestSummary"]
     assert "At pipeline depth 1 (100 connections) the load generator set the rate: in 3 of the 5 trials of poll" in (
         finding
     )
@@ -186,3 +187,21 @@ def test_the_fixture_campaign_never_calls_pong_an_upper_bound(floor_report) -> N
     assert "poll 1.20 times its rate" in finding
     assert all("upper bound" not in text for text in texts)
     assert "pong (reference floor) &" in (generated / architectures.TABLES_FILE).read_text()
+
+
+def rule_11(paper: Path) -> str:
+    table = (paper / "generated" / rules.RULES_TABLE_FILE).read_text()
+    return next(line for line in table.splitlines() if line.startswith("11 & "))
+
+
+def test_rule_11_names_no_bound_and_pong_the_reference_floor(floor_report, shared_reports) -> None:
+    _, paper = floor_report
+    row = rule_11(paper)
+    assert "No upper bound is derived, analytical or measured" in row
+    assert "named only where wrk bounded fewer than half of its trials" in row
+    assert "pong, which source~002 calls its upper bound, is measured beside the servers as the reference floor" in row
+    assert "measured upper bounds" not in row and "serve as" not in row
+    # Without pong in the campaign the rule says nothing of it.
+    _, without = shared_reports.build("fixture-architectures", FIXTURES)
+    row = rule_11(without)
+    assert "No upper bound is derived" in row and "pong" not in row

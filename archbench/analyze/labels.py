@@ -74,7 +74,9 @@ class Labeller:
         if trigger and (architecture == "epoll" or architecture in self.multiple_triggers):
             name += f" ({trigger})"
         if architecture in upper_bound_architectures():
-            name += " (upper bound)"  # every table and figure says that it is no correct server
+            # Every table and figure says that it is no correct server, and what it is instead: the cheapest
+            # possible one, whose CPU per request is the floor of what a server costs.
+            name += " (reference floor)"
         return name
 
     def variant(self, row: Mapping[str, Any]) -> str:

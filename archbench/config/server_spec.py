@@ -97,8 +97,9 @@ class ServerSpec:
 
     @property
     def label(self) -> str:
-        """How the report names it: an upper bound says it is one."""
-        return f"{self.name} (upper bound)" if self.upper_bound else self.name
+        """How the report names it: pong, which is no correct server, as the reference floor (the cheapest possible
+        server, whose CPU per request is the floor of what one costs)."""
+        return f"{self.name} (reference floor)" if self.upper_bound else self.name
 
     @property
     def takes_threads(self) -> bool:

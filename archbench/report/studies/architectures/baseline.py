@@ -21,11 +21,10 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.analyze.analysis import our_response_bytes
+from archbench.analyze.analysis import Labeller, our_response_bytes
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal, format_percent, is_missing
 from archbench.report.prose import Prose
 from archbench.report.studies.statistics.client_bound import client_set_rate
-from archbench.report.studies.statistics.reference_floor import FloorLabeller
 
 TEMPLATE = "architectures/baseline"
 HALF = 0.5  # a share of the baseline from which the path itself may bound the rate
@@ -76,7 +75,7 @@ def baseline_facts(meta: Mapping[str, Any], summary: pd.DataFrame) -> dict[str, 
         "version": escape(str(baseline.get("version") or "")) if baseline is not None else "",
         "gbit": format_decimal(bits / 1e9, 2) if measured else MISSING,
         "has_fastest": fastest is not None,
-        "fastest": escape(FloorLabeller(summary).variant(fastest)) if fastest is not None else "",
+        "fastest": escape(Labeller(summary).variant(fastest)) if fastest is not None else "",
         # The load generator bounded half its trials or more: its rate, not the server's.
         "client_set": fastest is not None and client_set_rate(fastest),
         "client_bound": format_count(fastest.get("n_client_bound")) if fastest is not None else MISSING,

@@ -40,7 +40,6 @@ from archbench.report.studies.statistics.paired_power import (
     detectable_number,
     detectable_with_status,
 )
-from archbench.report.studies.statistics.reference_floor import FloorLabeller
 from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
 
 ARCHITECTURES = "architectures/sentences"
@@ -162,7 +161,7 @@ def poll_epoll_finding(summary: pd.DataFrame, prose: Prose) -> str:
     if poll.empty or epoll.empty:
         return prose.sentence(ARCHITECTURES, "poll_epoll", kind="not_both")
     keys = [f for f in ("pipeline", *analysis.POINT_FIELDS) if f in summary]
-    labels = FloorLabeller(summary)
+    labels = Labeller(summary)
     points = []
     pairs = overlapping = 0
     for _, p in poll.iterrows():
@@ -193,7 +192,7 @@ def source_one_finding(comparisons: list[Comparison], prose: Prose) -> str:
         rows = one.rows[one.rows["architecture"].isin(wanted)]
         if rows.empty:
             continue
-        labels = FloorLabeller(one.all_rows)
+        labels = Labeller(one.all_rows)
         designs = []
         for _, row in rows.iterrows():
             starved = row.get("starved_connections_mean")
@@ -222,7 +221,7 @@ def architecture_cpu_finding(comparisons: list[Comparison], prose: Prose) -> str
         rows = one.correct_rows.dropna(subset=["server_cpu_us_per_request"])
         if rows.empty or len(one.all_rows) < 2:
             continue
-        labels = FloorLabeller(one.all_rows)
+        labels = Labeller(one.all_rows)
         values = pd.to_numeric(rows["server_cpu_us_per_request"])
         cheapest, dearest = rows.loc[values.idxmin()], rows.loc[values.idxmax()]
         with_nginx = one.reference is not None and not is_missing(one.reference.get("server_cpu_us_per_request"))
@@ -271,16 +270,16 @@ def architecture_macros(
     the tests of the planned comparisons with nginx, Holm's m of its detectable differences) and the response
     lengths; returns the comparisons they describe."""
     comparisons = analysis.comparisons(summary)
-    labels = FloorLabeller(summary)
+    labels = Labeller(summary)
     macros.add(
         r"\abFastestFinding",
         fastest_sentences(comparisons, labels, prose),
         "per depth: the fastest correct server where the server set the rate, else the load generator; pong",
     )
     macros.add(
-        r"\abUpperBoundSummary",
+        r"\abFastestSummary",
         fastest_summary(comparisons, labels, prose),
-        "the abstract's fastest servers, only where the server set the rate (a legacy name: pong bounds nothing)",
+        "the abstract's fastest servers, only where the server set the rate",
     )
     has_nginx = not summary.empty and (summary["architecture"] == REFERENCE_ARCHITECTURE).any()
     nginx_facts = [_nginx_facts(one, labels, nginx_family) for one in comparisons] if has_nginx else []
@@ -312,7 +311,7 @@ def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> str:
     if summary.empty or "n_unsupported" not in summary:
         return prose.sentence(ARCHITECTURES, "unsupported", names=[])
     rows = summary[summary["n_unsupported"].fillna(0) > 0]
-    labels = FloorLabeller(summary)
+    labels = Labeller(summary)
     depths = several_depths(summary)
     facts = {
         "trials": format_count(rows["n_unsupported"].sum()),

@@ -33,7 +33,6 @@ from archbench.report.plots import (
     save_or_none,
     thousands,
 )
-from archbench.report.studies.statistics.reference_floor import FloorLabeller, family_name, floor_family, is_floor
 from archbench.report.theme import MARKERS, REFERENCE_COLOUR, architecture_palette, paper_theme
 
 CLIENT_BOUND_HATCH = "////"
@@ -234,8 +233,7 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
             axes.xaxis.set_major_locator(MaxNLocator(4))
             axes.grid(axis="y", visible=False)
         first = panels[0][0]
-        names = {row["family"]: family_name(row) for one in comparisons for _, row in one.all_rows.iterrows()}
-        first.set_yticks(range(len(categories)), [names.get(name, name) for name in categories])
+        first.set_yticks(range(len(categories)), categories)
         first.set_ylim(len(categories) - 0.5, -0.5)
         if any_client_bound:
             figure.legend(
@@ -275,17 +273,13 @@ def _sweep_panels(summary: pd.DataFrame, swept: str, architectures: tuple[str, .
     if not panels_data:
         return None
     colours = family_colours(comparisons)
-    labels = FloorLabeller(summary)
     with paper_theme():
         figure = Figure(figsize=(6.3, 3.6), layout="constrained")
         panels = figure.subplots(1, len(panels_data), squeeze=False)
         handles: dict[str, object] = {}
         for axes, (one, sweeps) in zip(panels[0], panels_data, strict=True):
-            for index, (family_label, rows) in enumerate(sweeps):
+            for index, (label, rows) in enumerate(sweeps):
                 first = rows.iloc[0]
-                label = family_label
-                if is_floor(first):  # the campaign's label carries source 002's "upper bound"
-                    label = labels.variant(first) if swept == "connections" else floor_family(first)
                 # Lines share x values; a small offset per line keeps their error bars apart.
                 offset = (index - (len(sweeps) - 1) / 2) * (0.012 if swept == "connections" else 0.03)
                 x = rows[swept].astype(float)

@@ -4,7 +4,7 @@ pong answers every request terminator with the same bytes and parses nothing (se
 server, but the cheapest possible one, so its server CPU time per request is the floor of what a server costs. Source
 002 called its own pong an upper bound; its throughput bounds the correct servers' only where the servers set the
 rate. Where a correct server serves more than pong, the rate was not the servers': the load generator or noise set
-it. So this study never calls pong an upper bound (its names: archbench.report.studies.statistics.reference_floor).
+it. So this study never calls pong an upper bound: every label names it the reference floor (archbench.analyze.labels).
 """
 
 from __future__ import annotations

@@ -32,7 +32,6 @@ from archbench.report.latex import (
     table_notes,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.statistics.reference_floor import FloorLabeller
 
 TABLES_TEMPLATE = "architectures/tables"  # captions and "no table" sentences
 CITATIONS_TEMPLATE = "architectures/citations"  # the macros citing tables and figures
@@ -124,7 +123,7 @@ def comparison_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) -
     """(label, table) per pipeline depth at which two or more servers can be compared (captions from `prose`,
     by default the repository's templates)."""
     prose = prose or Prose()
-    labels = FloorLabeller(summary) if not summary.empty else None
+    labels = Labeller(summary) if not summary.empty else None
     blocks = []
     for one in analysis.comparisons(summary):
         if len(one.all_rows) >= 2:
@@ -158,7 +157,7 @@ def architecture_reference_macros(
 
 def comparison_tables(summary: pd.DataFrame, prose: Prose) -> str:
     """The comparison tables, or a sentence per depth saying why there is none."""
-    labels = FloorLabeller(summary) if not summary.empty else None
+    labels = Labeller(summary) if not summary.empty else None
     parts = []
     for one in analysis.comparisons(summary):
         if len(one.all_rows) >= 2:

@@ -139,7 +139,12 @@ def rule_facts(ctx: ReportContext) -> list[dict[str, Any]]:
         },
         {"status": "met", "source000": not ctx.cross.source_os.empty},
         {"status": "met"},
-        {"status": "partly", "architecture_tables": architecture_tables},
+        {
+            "status": "partly",
+            "architecture_tables": architecture_tables,
+            # pong at some compared depth: the same decision as the architecture sentences' reference floor.
+            "floor": any(one.upper_bound is not None for one in analysis.comparisons(summary)) if has_data else False,
+        },
         {"status": "met" if any_figure else "partly", "qq": ctx.qq_present},
     ]
 

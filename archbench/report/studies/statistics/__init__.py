@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from archbench import stats
+from archbench.analyze.analysis import Labeller
 from archbench.analyze.paired import paired_ratios
 from archbench.report.formats import ALPHA, several_depths
 from archbench.report.latex import MacroSet, escape, format_count, format_decimal
@@ -50,7 +51,6 @@ from archbench.report.studies.statistics.diagnostics import (
 from archbench.report.studies.statistics.noise import noise_outputs
 from archbench.report.studies.statistics.paired import paired_outputs
 from archbench.report.studies.statistics.qq import qq_outputs
-from archbench.report.studies.statistics.reference_floor import FloorLabeller
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 DIAGNOSTICS_TABLE_FILE = "table-diagnostics.tex"
@@ -73,7 +73,7 @@ def write(
 ) -> StudyOutput:
     processed, prose = context.processed, context.prose
     summary, trials, campaign = processed.summary, processed.trials, processed.campaign
-    labels = FloorLabeller(summary if not summary.empty else pd.DataFrame(columns=["architecture"]))
+    labels = Labeller(summary if not summary.empty else pd.DataFrame(columns=["architecture"]))
     several = several_depths(summary)
     macros = MacroSet()
 

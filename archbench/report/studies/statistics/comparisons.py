@@ -43,7 +43,6 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.statistics.client_bound import client_set_rate, trial_count
-from archbench.report.studies.statistics.reference_floor import FloorLabeller
 from archbench.stats.predeclared import MAX_ROUNDS_NEEDED
 
 COMPARISONS_CSV = "comparisons.csv"  # data/processed/: one row per compared pair
@@ -135,7 +134,7 @@ def comparison_pairs(summary: pd.DataFrame) -> list[Pair]:
                     )
                 )
 
-    labels = FloorLabeller(summary)
+    labels = analysis.Labeller(summary)
     for one in analysis.comparisons(summary):
         if one.reference is None:
             continue

@@ -35,7 +35,6 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.statistics.adaptive_state import AdaptiveOutcome
-from archbench.report.studies.statistics.reference_floor import FloorLabeller
 
 OUTLIERS_CSV = "outliers.csv"  # data/processed/: every measured trial beyond Tukey's fences
 TEMPLATE = "statistics/diagnostics"  # paper/templates/statistics/diagnostics.tex.j2
@@ -46,7 +45,7 @@ def diagnostics_table(summary: pd.DataFrame, adaptive_state: AdaptiveOutcome, pr
     order-statistic interval and coverage, Shapiro-Wilk W and p, Tukey outliers (and the adaptive outcome)."""
     if summary.empty:
         return prose.block(TEMPLATE, "no_diagnostics")
-    labels = FloorLabeller(summary)
+    labels = Labeller(summary)
     several = several_depths(summary)
     columns = [
         ("Configuration", "l"),

@@ -24,7 +24,6 @@ from archbench.report.formats import several_depths as several_depths_of
 from archbench.report.latex import MISSING, MacroSet, escape_identifier, format_decimal
 from archbench.report.prose import Prose
 from archbench.report.studies.statistics.noise_figure import noise_figure, residual_panels, steal_recorded
-from archbench.report.studies.statistics.reference_floor import FloorLabeller
 from archbench.stats.autocorrelation import Autocorrelation
 
 TEMPLATE = "statistics/noise"
@@ -97,7 +96,7 @@ def metric_facts(diagnostics: NoiseDiagnostics, summary: pd.DataFrame) -> list[d
 def _config_names(summary: pd.DataFrame) -> dict[str, str]:
     if summary.empty:
         return {}
-    labels, several = FloorLabeller(summary), several_depths_of(summary)
+    labels, several = analysis.Labeller(summary), several_depths_of(summary)
     return {str(row["config_id"]): config_text(row, labels, several) for _, row in summary.iterrows()}
 
 

@@ -141,9 +141,9 @@ def _detectable_pct(value: float) -> str:
 
 
 def _reference_name(row: Any) -> str:
-    """The reference as the table names it: pong is the reference floor (its campaign label says upper bound)."""
+    """The reference as the table names it: pong by its family name, without its loop count."""
     if row["reference_architecture"] == UPPER_BOUND_ARCHITECTURE:
-        return f"{UPPER_BOUND_ARCHITECTURE} (reference floor)"
+        return analysis.Labeller(pd.DataFrame()).family({"architecture": UPPER_BOUND_ARCHITECTURE})
     return str(row["reference_variant"])
 
 
