@@ -25,7 +25,7 @@ from archbench.analyze.analysis import (
     main_pool_series,
     series_of,
 )
-from archbench.report.common import CONFIGURATION_TEMPLATE, describe_configuration
+from archbench.report.common import CONFIGURATION_TEMPLATE, client_bound_rule, describe_configuration
 from archbench.report.latex import (
     MISSING,
     MacroSet,
@@ -40,6 +40,7 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.architectures.facts import depth_of
+from archbench.report.studies.statistics.client_bound import client_set_rate, trial_count
 
 POOL = "pool/sentences"
 
@@ -90,9 +91,17 @@ def _pool_numbers(one: Series) -> dict[str, Any] | None:
         "last_mean": format_count(last["mean"]),
         "last_threads": str(int(last["threads"])),
         "has_runner_up": False,
+        # The load generator bounded half or more of the trials at the highest mean: its rate, so no pool size is
+        # named the fastest, nor compared with the runner-up.
+        "client_set": client_set_rate(best),
+        "best_trials": trial_count(best.get("n")),
+        "best_bound": trial_count(best.get("n_client_bound")),
+        "rule": client_bound_rule(),
+        "client_set_sizes": sum(client_set_rate(row) for _, row in rows.iterrows()),
+        "sizes": len(rows),
     }
     neighbours = rows[rows["threads"] != best["threads"]]
-    if not neighbours.empty:
+    if not neighbours.empty and not facts["client_set"]:
         # The runner-up is the comparison that decides whether "best" is distinguishable at all.
         runner_up = neighbours.loc[neighbours["mean"].idxmax()]
         best_ci, runner_ci = interval_of(best), interval_of(runner_up)
@@ -229,20 +238,11 @@ def finding_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> Non
         for s in series_of(summary, "threads")
         if s.first["architecture"] == "thread_pool" and (main is None or s.key != main.key)
     ]
-    comparison_facts = (
-        {
-            "has_series": True,
-            "best_threads": main_numbers["best threads"],
-            "best_threads_plus_one": main_numbers["best threads plus one"],
-            "label": main_numbers["label"],
-        }
-        if main
-        else {"has_series": False}
-    )
+    main_facts = _pool_numbers(main) if main else None
     macros.add(
         r"\abPoolSourceComparison",
-        prose.sentence(POOL, "pool_source_comparison", comparison_facts),
-        "our best pool size in source 000's terms (no final period)",
+        prose.sentence(POOL, "pool_source_comparison", main_facts or {"empty": True}),
+        "our fastest pool size in source 000's terms, where the server set the rate",
     )
     macros.add(r"\abOtherPoolFindings", " ".join(other_pools), "one sentence per other pool-size series (may be empty)")
     macros.add(
