@@ -491,6 +491,20 @@ def test_hedges_g_noncentral_interval_inverts_the_noncentral_t():
     assert big.ci.method == "noncentral-t" and big.ci.low < big.estimate < big.ci.high < 0
 
 
+def test_hedges_g_noncentral_bounds_are_checked_after_solving(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each bound of the worked example, solved, has its target cdf.
+    exact = stats.hedges_g_from_stats(103, 5.5, 50, 100, 4.5, 50)
+    assert exact.ci.method == "noncentral-t" and exact.ci.is_defined and exact.note == ""
+    # A cdf that jumps across its targets instead of passing through them: Brent's method stops at the jump, where
+    # the cdf is 1 or 0, not 0.975. That bound fails its check, so the interval is NaN and the note says why.
+    monkeypatch.setattr(scipy_stats.nct, "cdf", lambda t, df, ncp: 1.0 if ncp < t else 0.0)
+    jumped = stats.hedges_g_from_stats(103, 5.5, 50, 100, 4.5, 50)
+    assert jumped.estimate == exact.estimate
+    assert jumped.ci.method == "noncentral-t" and not jumped.ci.is_defined
+    assert math.isnan(jumped.ci.low) and math.isnan(jumped.ci.high)
+    assert "did not check" in jumped.note and "not 0.975" in jumped.note
+
+
 def test_hedges_g_from_samples_and_degenerate_cases():
     rng = np.random.default_rng(2)
     a, b = rng.normal(10, 2, size=9), rng.normal(8, 2, size=7)

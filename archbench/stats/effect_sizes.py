@@ -29,6 +29,18 @@ class EffectSize:
 
 
 HedgesCIMethod = Literal["noncentral-t", "normal"]
+# |noncentral t cdf at a solved noncentrality - its target| a bound of the interval must meet: scipy's noncentral t
+# returns NaN over parts of the range, and Brent's method, which assumes a continuous function, then stops anywhere.
+CDF_TOLERANCE = 1e-6
+
+
+class UncheckedRoot(ArithmeticError):
+    """A noncentrality Brent's method returned whose cdf is not its target within CDF_TOLERANCE."""
+
+    def __init__(self, target: float, noncentrality: float, achieved: float) -> None:
+        super().__init__(
+            f"the noncentral t cdf at noncentrality {noncentrality:.6g} is {achieved:.6g}, not {target:.6g}"
+        )
 
 
 def hedges_correction(df: float) -> float:
@@ -56,8 +68,9 @@ def hedges_g_from_stats(
       t = d / √(1/n_a + 1/n_b) (d = Cohen's d, uncorrected), find the noncentrality
       parameters λ_L, λ_U at which t is the 1 - α/2 and α/2 quantile of the noncentral t
       with df degrees of freedom, and report J · λ · √(1/n_a + 1/n_b) (Steiger & Fouladi
-      1997; the J scaling as in Hedges & Olkin 1985). Falls back to "normal" (and says so)
-      if the root search fails.
+      1997; the J scaling as in Hedges & Olkin 1985). Each bound is checked after it is solved: the
+      noncentral t cdf there must be its target within CDF_TOLERANCE, else the interval is NaN and the
+      note says which bound failed. Falls back to "normal" (and says so) if the root search fails.
     * "normal": g ± z · J · √((n_a + n_b)/(n_a n_b) + d² / (2 (n_a + n_b)))
       (Borenstein et al. 2009, Introduction to Meta-Analysis, eqs. 4.20-4.24).
     The pooled sd assumes equal variances; Welch's test does not, so g is a
@@ -87,6 +100,8 @@ def hedges_g_from_stats(
             return EffectSize(
                 name, g, ConfidenceInterval(j * low_ncp * scale, j * high_ncp * scale, level, "noncentral-t")
             )
+        except UncheckedRoot as error:
+            return EffectSize(name, g, undefined, f"noncentral-t interval did not check ({error}): no interval")
         except (ValueError, RuntimeError, ArithmeticError) as error:
             note = f"noncentral-t interval failed ({error}); normal approximation instead"
     se = j * math.sqrt((n_a + n_b) / (n_a * n_b) + d**2 / (2.0 * (n_a + n_b)))
@@ -96,12 +111,16 @@ def hedges_g_from_stats(
 
 def _noncentral_t_interval(t_observed: float, df: float, level: float) -> tuple[float, float]:
     """(λ_L, λ_U) with P(T_df,λ_L <= t) = 1 - α/2 and P(T_df,λ_U <= t) = α/2. The noncentral t
-    cdf falls as λ grows, so each root is bracketed by stepping outwards from t."""
+    cdf falls as λ grows, so each root is bracketed by stepping outwards from t; UncheckedRoot when
+    the cdf at a root is not its target."""
     tail = (1.0 - level) / 2.0
+
+    def cdf(ncp: float) -> float:
+        return float(scipy_stats.nct.cdf(t_observed, df, ncp))
 
     def root(target: float) -> float:
         def f(ncp: float) -> float:
-            return float(scipy_stats.nct.cdf(t_observed, df, ncp)) - target
+            return cdf(ncp) - target
 
         step = max(1.0, abs(t_observed) / 4.0)
         low, high = t_observed - step, t_observed + step
@@ -118,7 +137,11 @@ def _noncentral_t_interval(t_observed: float, df: float, level: float) -> tuple[
             step *= 2.0
         if not (f(low) > 0 > f(high)):
             raise RuntimeError("could not bracket the noncentrality parameter")
-        return float(scipy_optimize.brentq(f, low, high, xtol=1e-12, rtol=1e-12, maxiter=500))
+        solved = float(scipy_optimize.brentq(f, low, high, xtol=1e-12, rtol=1e-12, maxiter=500))
+        achieved = cdf(solved)
+        if not (math.isfinite(achieved) and abs(achieved - target) <= CDF_TOLERANCE):
+            raise UncheckedRoot(target, solved, achieved)
+        return solved
 
     return root(1.0 - tail), root(tail)
 
