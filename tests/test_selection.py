@@ -92,8 +92,10 @@ def test_a_design_the_data_cannot_place_is_open():
 
 
 def test_mcb_refuses_what_it_cannot_compute():
-    with pytest.raises(ValueError, match="complete"):
+    with pytest.raises(ValueError, match="residual degree of freedom"):
         selection.mcb(np.array([[0.0, np.nan], [0.1, 0.2]]), ["a", "b"])
+    with pytest.raises(ValueError, match="every design measured"):
+        selection.mcb(np.array([[0.0, np.nan], [0.1, np.nan], [0.2, np.nan]]), ["a", "b"])
     with pytest.raises(ValueError, match="at least 2 rounds"):
         selection.mcb(np.zeros((1, 3)), ["a", "b", "c"])
     with pytest.raises(ValueError, match="delta"):
@@ -197,3 +199,33 @@ def test_the_schedule_is_checked():
     with pytest.raises(ValueError, match="below the first look"):
         selection.looks_allowed(5, 4)
     assert selection.looks_allowed(3, 8) == 6
+
+
+def test_complete_rounds_give_the_two_way_anova_and_dunnett():
+    rng = np.random.default_rng(21)
+    logs = np.log(draw_rounds(rng, 5, [0.0, 0.03, 0.2, 0.4], sigma=0.05))
+    result = selection.mcb(logs, list("abcd"))
+    residuals = logs - logs.mean(axis=0) - logs.mean(axis=1, keepdims=True) + logs.mean()
+    assert result.sigma == pytest.approx(math.sqrt((residuals**2).sum() / (4 * 3)))
+    assert result.critical_method == selection.DUNNETT and result.df == 12
+    # Every difference has the balanced standard error sigma * sqrt(2 / n): the observed best's lower end shows it.
+    means = logs.mean(axis=0)
+    gap = means[0] - means[1]
+    expected_low = min(0.0, gap - result.critical * result.sigma * math.sqrt(2 / 5))
+    assert result.designs[0].low == pytest.approx(expected_low)
+
+
+def test_intervals_still_cover_with_cells_missing():
+    """A disturbed trial whose re-runs were disturbed too leaves its cell empty: the round's other values still count,
+    and the intervals (Sidak's or Bonferroni's critical value) still cover the truth together."""
+    rng = np.random.default_rng(31)
+    gaps = [0.0, ZONE, ZONE, 2 * ZONE, 2 * ZONE, 3 * ZONE]
+    reps, truth, covered, methods = 2000, true_differences(gaps), 0, set()
+    for _ in range(reps):
+        logs = np.log(draw_rounds(rng, 6, gaps, sigma=0.05))
+        logs[rng.random(logs.shape) < 0.1] = np.nan
+        result = selection.mcb(logs, NAMES, delta=DELTA)
+        methods.add(result.critical_method)
+        covered += all(c.low <= truth[i] <= c.high for i, c in enumerate(result.designs))
+    assert methods <= {selection.SIDAK, selection.BONFERRONI, selection.DUNNETT} and selection.SIDAK in methods
+    assert covered / reps >= monte_carlo_floor(0.95, reps)

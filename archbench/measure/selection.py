@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from archbench.config.params import Parameters
+from archbench.config.params import DEFAULT_INTERFERENCE_SHARE, Parameters
 from archbench.config.plan import PlannedTrial, TrialConfig, repetition_id, repetition_width, warmup_duration_s
 from archbench.config.profiles import TRIAL_OVERHEAD_S
 from archbench.config.workloads import point_key, point_label
@@ -43,7 +43,7 @@ from archbench.measure.adaptive import (
     record_summary,
     trial_throughput,
 )
-from archbench.measure.interference import is_disturbed
+from archbench.measure.interference import record_interference
 from archbench.stats.samples import DEFAULT_ALPHA
 from archbench.stats.selection import DEFAULT_DELTA, OPEN, SequentialSelection, select_sequentially
 
@@ -123,13 +123,20 @@ class PointSelection:
         return self.selection is not None and self.selection.resolved
 
 
-def _usable(record: Mapping[str, Any]) -> bool:
-    return record.get("status") == "ok" and not record.get("warmup") and not is_disturbed(record)
+def _usable(record: Mapping[str, Any], max_share: float) -> bool:
+    """ok, measured and not disturbed: by the runner's judgement, or, for a record written before the runner
+    judged, by the same judgement made from what the record holds (as trials.csv's `disturbed`)."""
+    if record.get("status") != "ok" or record.get("warmup"):
+        return False
+    verdict, _ = record_interference(record, max_share)
+    return not (verdict or {}).get("disturbed")
 
 
-def point_rounds(records: Iterable[Mapping[str, Any]], campaign_dir: Path) -> list[PointRounds]:
+def point_rounds(
+    records: Iterable[Mapping[str, Any]], campaign_dir: Path, max_share: float = DEFAULT_INTERFERENCE_SHARE
+) -> list[PointRounds]:
     """Every workload point's candidates and their rates by round, from the trial records (points in the order
-    their first trial ran)."""
+    their first trial ran); `max_share` is the campaign's interference_share."""
     values: dict[tuple[str, ...], dict[str, dict[int, list[float]]]] = {}
     bound: dict[str, list[bool]] = {}
     run: dict[str, set[int]] = {}
@@ -145,7 +152,7 @@ def point_rounds(records: Iterable[Mapping[str, Any]], campaign_dir: Path) -> li
         config_id, repetition = str(record.get("config_id")), int(record.get("repetition") or 0)
         by_round = values.setdefault(key, {}).setdefault(config_id, {})
         run.setdefault(config_id, set()).add(repetition)
-        if not _usable(record):
+        if not _usable(record, max_share):
             continue
         rate, _ = trial_throughput(record, campaign_dir)
         if rate is None or rate <= 0:
@@ -184,10 +191,15 @@ def select_point(point: PointRounds, settings: SelectionSettings) -> PointSelect
     return PointSelection(point, selection)
 
 
+def _interference_share(meta: Mapping[str, Any]) -> float:
+    share = (meta.get("parameters") or {}).get("interference_share")
+    return DEFAULT_INTERFERENCE_SHARE if share is None else float(share)
+
+
 def point_selections(campaign_dir: Path) -> tuple[SelectionSettings, list[PointSelection]]:
     """The campaign's selection settings and every workload point's selection, from its records on disk."""
     campaign = load_campaign(campaign_dir)
-    points = point_rounds(campaign.trials, campaign.path)
+    points = point_rounds(campaign.trials, campaign.path, _interference_share(campaign.meta))
     measured = max((p.rounds for p in points), default=0)
     settings = SelectionSettings.of_campaign(campaign.meta.get("parameters") or {}, measured)
     return settings, [select_point(point, settings) for point in points]
@@ -233,7 +245,7 @@ def next_selection_round(
     by_id = {c.config_id: c for c in configs}
     wanted: list[tuple[TrialConfig, int]] = []
     stopped: dict[str, str] = {}
-    for point in point_rounds(campaign.trials, campaign.path):
+    for point in point_rounds(campaign.trials, campaign.path, params.interference_share):
         repetition, ids, why = due(point, settings)
         if why is not None:
             stopped[point.label] = why

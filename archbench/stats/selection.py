@@ -8,18 +8,20 @@ answers the question itself (Bechhofer 1954 for the indifference zone; Hsu 1984 
 The model (`mcb`). n rounds, k designs, `logs[r, i]` the log of design i's rate in round r. Every round runs every
 design once in a shuffled order, so a round is a block: y_ri = mu_i + beta_r + e_ri with independent e_ri of
 common variance sigma^2 (the two-way additive model; under common random numbers this is Nelson & Matejcik's
-1995 sphericity assumption). Differences of design means cancel the round effects beta_r; sigma^2 is estimated
-from the residuals with (n - 1)(k - 1) degrees of freedom, and every pairwise difference of means has the
-standard error se = sigma * sqrt(2 / n).
+1995 sphericity assumption), fitted by least squares to the cells observed. Differences of design estimates cancel
+the round effects beta_r; sigma^2 is estimated from the residuals (with complete rounds, (n - 1)(k - 1) degrees of
+freedom, and every difference has the standard error sigma * sqrt(2 / n)). A cell is missing where a trial failed,
+or was disturbed and its re-runs too: the other designs' values of that round still count.
 
 MCB gives, for every design i, an interval for D_i = mu_i - max_{j != i} mu_j that hold simultaneously with
 probability at least 1 - alpha:
 
-    low_i  = min(0, min_{j != i} (m_i - m_j - d se)),    high_i = max(0, min_{j != i} (m_i - m_j + d se)),
+    low_i  = min(0, min_{j != i} (m_i - m_j - d se_ij)),    high_i = max(0, min_{j != i} (m_i - m_j + d se_ij)),
 
-d the one-sided Dunnett critical value for k - 1 comparisons with correlation 1/2 and (n - 1)(k - 1) degrees of
-freedom (`dunnett_one_sided_quantile`). On the log scale a difference is a ratio, so with the indifference zone
-delta (a fraction, 0.10 = 10 %):
+d the one-sided critical value for the k - 1 comparisons of the best with the others: Dunnett's, with correlation 1/2,
+where the rounds are complete (`dunnett_one_sided_quantile`); with cells missing the correlations differ, and d is
+Sidak's where they are all non-negative (conservative by Slepian's inequality), else Bonferroni's. On the log scale a
+difference is a ratio, so with the indifference zone delta (a fraction, 0.10 = 10 %):
 
 * **within delta of the best**: low_i > log(1 - delta): design i is at least (1 - delta) times the best of the
   others (and so of the best), with 95 % simultaneous confidence: a pick;
@@ -28,7 +30,7 @@ delta (a fraction, 0.10 = 10 %):
 
 Several looks (`select_sequentially`). Rounds are added only where a point is still open, and a design shown
 slower leaves the point. Each look (one per round count from `first_look` to `max_rounds`) runs MCB on the designs
-still in, over the rounds they all completed, at level alpha / L, L the number of looks the schedule allows: by
+still in, over their rounds so far, at level alpha / L, L the number of looks the schedule allows: by
 Bonferroni over the looks, every statement made at any look holds with probability at least 1 - alpha together,
 whatever the data decided about continuing (the union bound needs no independence between looks). Under that
 event the best design is never eliminated, so the intervals of later looks still compare with it.
@@ -126,11 +128,12 @@ class DesignComparison:
     """One design's MCB interval against the best of the others, on the log scale, and its verdict."""
 
     name: str
-    mean_log: float  # the design's mean log rate over the rounds
+    mean_log: float  # the design's mean log rate, round effects removed (the additive model's estimate)
     estimate: float  # m_i - max_{j != i} m_j
     low: float
     high: float
     verdict: str
+    rounds: int  # the rounds with a value of this design
 
     @property
     def ratio(self) -> float:
@@ -142,11 +145,11 @@ class DesignComparison:
 class MCBResult:
     """MCB with an indifference zone over one point's designs (module docstring)."""
 
-    rounds: int
+    rounds: int  # rounds with at least one value
     df: float
     sigma: float  # residual sd of the log rates (two-way model)
-    standard_error: float  # of a difference of two design means: sigma * sqrt(2 / rounds)
-    critical: float  # one-sided Dunnett d
+    critical: float  # one-sided critical value: Dunnett's, or Sidak's / Bonferroni's with rounds incomplete
+    critical_method: str
     alpha: float
     delta: float
     designs: tuple[DesignComparison, ...]
@@ -159,6 +162,9 @@ class MCBResult:
         return next(c.verdict for c in self.designs if c.name == name)
 
 
+DUNNETT, SIDAK, BONFERRONI = "dunnett", "sidak", "bonferroni"
+
+
 def _verdict(low: float, high: float, delta: float) -> str:
     if low > math.log1p(-delta):
         return WITHIN
@@ -167,42 +173,103 @@ def _verdict(low: float, high: float, delta: float) -> str:
     return OPEN
 
 
-def residual_sigma(logs: np.ndarray) -> float:
-    """The two-way model's residual sd of a complete rounds x designs matrix ((n - 1)(k - 1) degrees of freedom)."""
+@dataclass(frozen=True)
+class AdditiveFit:
+    """The two-way additive model y_ri = mu_i + beta_r + e_ri fitted by least squares to the observed cells."""
+
+    means: np.ndarray  # mu_i, identified up to the common round level (only differences are used)
+    covariance: np.ndarray  # of the mu estimates, in units of sigma^2
+    sigma: float
+    df: float
+    rounds: int
+
+
+def additive_fit(logs: np.ndarray) -> AdditiveFit | None:
+    """Least squares over the finite cells (rows: rounds, columns: designs); None when the data cannot identify the
+    differences with a residual degree of freedom (a design without a value, or too few cells)."""
+    observed = np.isfinite(logs)
+    logs = logs[observed.any(axis=1)]
+    observed = np.isfinite(logs)
     n, k = logs.shape
-    residuals = logs - logs.mean(axis=0) - logs.mean(axis=1, keepdims=True) + logs.mean()
-    return float(math.sqrt(float((residuals**2).sum()) / ((n - 1) * (k - 1))))
+    if n < 2 or np.any(observed.sum(axis=0) < 1):
+        return None
+    rows, columns = np.nonzero(observed)
+    design = np.zeros((rows.size, k + n - 1))
+    design[np.arange(rows.size), columns] = 1.0
+    later = rows > 0  # the first round is the reference level of the round effects
+    design[np.arange(rows.size)[later], k + rows[later] - 1] = 1.0
+    values = logs[rows, columns]
+    df = float(rows.size - (k + n - 1))
+    gram = design.T @ design
+    if df < 1 or np.linalg.matrix_rank(gram) < gram.shape[0]:
+        return None
+    inverse = np.linalg.inv(gram)
+    coefficients = inverse @ design.T @ values
+    residuals = values - design @ coefficients
+    sigma = float(math.sqrt(float(residuals @ residuals) / df))
+    return AdditiveFit(coefficients[:k], inverse[:k, :k], sigma, df, n)
+
+
+def _critical(fit: AdditiveFit, alpha: float, complete: bool) -> tuple[float, str]:
+    """The one-sided critical value for the k - 1 comparisons of a design with the true best: Dunnett's (correlation
+    1/2, exact) for complete rounds; with rounds incomplete the correlations differ, and the value is Sidak's where
+    every comparison with every candidate best is non-negatively correlated (conservative by Slepian's inequality),
+    else Bonferroni's (conservative always)."""
+    k = fit.means.size
+    if complete:
+        return dunnett_one_sided_quantile(k - 1, fit.df, alpha), DUNNETT
+    cov = fit.covariance
+    for best in range(k):
+        others = [i for i in range(k) if i != best]
+        contrast = (
+            cov[np.ix_(others, others)] - cov[others, best][:, None] - cov[best, others][None, :] + cov[best, best]
+        )
+        if np.any(contrast < -1e-12):
+            return float(scipy_stats.t.ppf(1.0 - alpha / (k - 1), fit.df)), BONFERRONI
+    per_comparison = 1.0 - (1.0 - alpha) ** (1.0 / (k - 1))
+    return float(scipy_stats.t.ppf(1.0 - per_comparison, fit.df)), SIDAK
 
 
 def mcb(
     logs: np.ndarray, names: Sequence[str], *, delta: float = DEFAULT_DELTA, alpha: float = DEFAULT_ALPHA
 ) -> MCBResult:
-    """MCB intervals and verdicts for a complete matrix of log rates (rows: rounds, columns: `names`)."""
+    """MCB intervals and verdicts for a matrix of log rates (rows: rounds, columns: `names`; NaN where a design has
+    no value in a round). Raises ValueError when the data cannot be compared (module docstring)."""
     check_delta(delta)
     check_alpha(alpha)
     logs = np.asarray(logs, dtype=float)
     if logs.ndim != 2 or logs.shape[1] != len(names):
         raise ValueError(f"logs must be rounds x designs with {len(names)} columns, got shape {logs.shape}")
-    n, k = logs.shape
-    if n < 2 or k < 2:
-        raise ValueError(f"MCB needs at least 2 rounds and 2 designs, got {n} x {k}")
-    if not np.all(np.isfinite(logs)):
-        raise ValueError("MCB needs a complete matrix: every design measured in every round")
-    df = float((n - 1) * (k - 1))
-    sigma = residual_sigma(logs)
-    se = sigma * math.sqrt(2.0 / n)
-    critical = dunnett_one_sided_quantile(k - 1, df, alpha)
-    means = logs.mean(axis=0)
+    if logs.shape[1] < 2:
+        raise ValueError(f"MCB needs at least 2 designs, got {logs.shape[1]}")
+    fit = additive_fit(logs)
+    if fit is None:
+        raise ValueError(
+            f"MCB needs every design measured and a residual degree of freedom: at least 2 rounds, got {logs.shape}"
+        )
+    complete = bool(np.all(np.isfinite(logs)))
+    critical, method = _critical(fit, alpha, complete)
+    counts = np.isfinite(logs).sum(axis=0)
+    cov, means = fit.covariance, fit.means
     designs = []
     for i, name in enumerate(names):
-        others = np.delete(means, i)
-        gaps = means[i] - others
-        low = min(0.0, float(np.min(gaps - critical * se)))
-        high = max(0.0, float(np.min(gaps + critical * se)))
+        others = [j for j in range(len(names)) if j != i]
+        gaps = np.array([means[i] - means[j] for j in others])
+        errors = fit.sigma * np.sqrt(np.array([cov[i, i] + cov[j, j] - 2 * cov[i, j] for j in others]))
+        low = min(0.0, float(np.min(gaps - critical * errors)))
+        high = max(0.0, float(np.min(gaps + critical * errors)))
         designs.append(
-            DesignComparison(str(name), float(means[i]), float(np.min(gaps)), low, high, _verdict(low, high, delta))
+            DesignComparison(
+                str(name),
+                float(means[i]),
+                float(np.min(gaps)),
+                low,
+                high,
+                _verdict(low, high, delta),
+                int(counts[i]),
+            )
         )
-    return MCBResult(n, df, sigma, se, critical, alpha, delta, tuple(designs))
+    return MCBResult(fit.rounds, fit.df, fit.sigma, critical, method, alpha, delta, tuple(designs))
 
 
 def rounds_needed(estimate: float, sigma: float, designs: int, *, delta: float, alpha: float) -> int | None:
@@ -234,7 +301,6 @@ class Look:
     """One look: MCB over the designs still in, on the rounds they all completed."""
 
     rounds: int  # the round count the look was taken at (the schedule's)
-    complete_rounds: int  # of those, the rounds every design still in has a value for
     result: MCBResult
 
 
@@ -308,11 +374,10 @@ def select_sequentially(
         if len(still_in) < 2:
             break
         block = logs[:rounds, still_in]
-        complete = block[np.all(np.isfinite(block), axis=1)]
-        if complete.shape[0] < 2:
+        if additive_fit(block) is None:
             continue
-        result = mcb(complete, [names[i] for i in still_in], delta=delta, alpha=per_look)
-        looks.append(Look(rounds, int(complete.shape[0]), result))
+        result = mcb(block, [names[i] for i in still_in], delta=delta, alpha=per_look)
+        looks.append(Look(rounds, result))
         for comparison in result.designs:
             final[comparison.name] = comparison
             decided_at[comparison.name] = rounds

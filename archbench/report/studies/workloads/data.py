@@ -174,7 +174,7 @@ def _map_row(
             ratio=math.exp(design.mean_log - top),
             low=math.exp(design.low),
             high=math.exp(design.high),
-            n_rounds=look.complete_rounds,
+            n_rounds=design.rounds,
             decided_at_round=look.rounds,
         )
     elif best is not None and config_id != best["config_id"]:  # pong, or a point without a look: a plain ratio
