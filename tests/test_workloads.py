@@ -210,7 +210,7 @@ def test_what_does_not_apply_is_left_out_with_its_reason() -> None:
     excluded = {e.config_id: e for e in grid_exclusions(params)}
     assert "nginx-t1-c64-lt1-d1s-w20" in excluded and "pong-t1-c64-lt1-d1s-w20" in excluded
     assert "no --work-us, --block-us" in excluded["nginx-t1-c64-lt1-d1s-w20"].reason
-    assert "upper bound" in excluded["pong-t1-c64-lt1-d1s-w20"].reason
+    assert "reference floor" in excluded["pong-t1-c64-lt1-d1s-w20"].reason
     assert "ignores Connection: close" in excluded["pong-t1-c64-lt1-d1s-close"].reason
     assert "nothing to pipeline" in excluded["epoll-level-c64-lt1-d1s-close-p16"].reason
     assert "one connection at a time" in excluded["blocking-c64-lt1-d1s-idle100"].reason
@@ -252,7 +252,7 @@ def test_the_dry_run_lists_families_and_what_they_left_out() -> None:
     assert lines[0] == "workload cpu: 1 configurations"
     assert lines[1] == "  epoll-level-c64-lt1-d1s-w20"
     assert lines[2].startswith("  left out: nginx (1 configuration): nginx has no per-request work")
-    assert lines[3].startswith("  left out: pong (1 configuration): pong is an upper bound")
+    assert lines[3].startswith("  left out: pong (1 configuration): pong is the reference floor")
     assert lines[4] == "workload churn: 2 configurations"
     assert lines[-1].startswith("  left out: pong (1 configuration): pong never parses a request")
 

@@ -35,24 +35,24 @@ class Comparison:
 
     @property
     def correct_rows(self) -> pd.DataFrame:
-        """Our rows without the upper bound (source 002's pong answers without parsing: no correct server)."""
+        """Our rows without the reference floor (source 002's pong answers without parsing: no correct server)."""
         return self.rows[~self.rows["architecture"].isin(upper_bound_architectures())]
 
     @property
     def ranked_rows(self) -> pd.DataFrame:
-        """Every row the comparison ranks: our correct rows and the reference (the upper bound bounds them)."""
+        """Every row the comparison ranks: our correct rows and the reference (the reference floor pong, else nginx)."""
         rows = self.all_rows
         return rows[~rows["architecture"].isin(upper_bound_architectures())]
 
     @property
     def upper_bound(self) -> pd.Series | None:
-        """The upper bound's row when it was measured at this point."""
+        """The reference floor's row when it was measured at this point."""
         bound = self.rows[self.rows["architecture"].isin(upper_bound_architectures())]
         bound = bound[pd.to_numeric(bound["mean"], errors="coerce").notna()]
         return bound.iloc[0] if not bound.empty else None
 
     def fastest(self) -> pd.Series | None:
-        """The correct configuration with the highest mean throughput, nginx included, the upper bound not."""
+        """The correct configuration with the highest mean throughput, nginx included, the reference floor not."""
         rows = self.ranked_rows
         rows = rows[pd.to_numeric(rows["mean"], errors="coerce").notna()]
         if rows.empty:

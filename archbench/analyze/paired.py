@@ -22,7 +22,7 @@ For each configuration and each metric of interest (throughput `requests_per_sec
   (`p_holm`, `reject_holm`) is over the compared rows.
 
 The reference at a point (pipeline depth and POINT_FIELDS: connections, wrk threads, duration,
-response, load generator, protocol) is the upper bound "pong" when the campaign measured it there, else
+response, load generator, protocol) is the reference floor "pong" when the campaign measured it there, else
 nginx; among several configurations of it (worker counts) the one with the highest mean throughput, as
 summary.csv's `nginx_reference`. Reference configurations are not compared with themselves; with pong as
 the reference, nginx is compared with it like every other configuration.
@@ -46,7 +46,7 @@ from archbench.stats.paired import paired_log_ratio, paired_log_ratio_bootstrap
 from archbench.stats.power import holm_alpha, paired_detectable_status, welch_detectable_status
 
 PAIRED_CSV = "paired-ratios.csv"
-# The upper bound (source 002's "pong") where measured, else nginx: the same preference adaptive stopping uses.
+# The reference floor (source 002's "pong") where measured, else nginx: the same preference adaptive stopping uses.
 UPPER_BOUND_ARCHITECTURE = REFERENCE_PREFERENCE[0]
 METRICS: tuple[str, ...] = (THROUGHPUT, CPU_PER_REQUEST)
 
@@ -249,7 +249,7 @@ def paired_ratios(
         if reference is None or reference == config_id:
             continue
         if str(config_rows["architecture"].iloc[0]) == UPPER_BOUND_ARCHITECTURE:
-            continue  # another pong configuration is no comparison with the upper bound
+            continue  # another pong configuration is no comparison with the reference floor
         rows += _pair_rows(config_rows, groups[reference], seed=seed, resamples=resamples)
     if not rows:
         return pd.DataFrame(columns=list(COLUMNS))

@@ -84,7 +84,7 @@ class ServerSpec:
     threads_flag: str | None = None
     options: tuple[ServerOption, ...] = field(default_factory=tuple)
     cpu_source: str = CPU_SOURCE_TREE
-    # True: an upper bound (pong), not a correct server: it answers requests it never parses, and the
+    # True: the reference floor (pong, source 002's upper bound), not a correct server: it answers requests it never parses, and the
     # report must say so wherever it appears.
     upper_bound: bool = False
     protocols: tuple[str, ...] = PROTOCOLS  # the --proto values it serves
@@ -127,7 +127,7 @@ class ServerSpec:
 
     def serves(self, proto: str) -> bool:
         """Whether it speaks `proto` (contracts.md section 1: every build/bin server serves http and echo,
-        except the upper bound pong, http only)."""
+        except the reference floor pong, http only)."""
         return proto in self.protocols
 
     def flags(self, config: Mapping[str, Any]) -> list[str]:

@@ -7,7 +7,7 @@ worker threads (`--threads`), worker processes (prefork `--workers`) or nginx's
 `worker_processes`. An architecture that is not a `build/bin/` executable
 (nginx, see `archbench.measure.nginx`) subclasses `ServerSpec` and overrides
 `command()` and the preflight checks. pong is in the registry too, last, marked
-`upper_bound`: source 002's upper bound, which answers requests without parsing
+`upper_bound`: pong, which source 002 calls its upper bound and the report its reference floor: it answers requests without parsing
 them and so is not a correct server (`ServerSpec.label` says so).
 """
 
@@ -111,11 +111,11 @@ def server_specs() -> dict[str, ServerSpec]:
             threads_flag="--threads",
         ),
         NginxSpec(),
-        # Not a server: source 002's upper bound, beside the others (servers_c/pong/pong.c).
+        # Not a server: source 002's upper bound, the report's reference floor, beside the others (servers_c/pong/pong.c).
         ServerSpec(
             name="pong",
             binary="pong",
-            summary="the upper bound, not a correct server: N epoll loops (SO_REUSEPORT) answer each "
+            summary="the reference floor, not a correct server: N epoll loops (SO_REUSEPORT) answer each "
             "request terminator with the same response, parsing nothing",
             threads_flag="--threads",
             upper_bound=True,
@@ -135,7 +135,7 @@ def server_spec(name: str) -> ServerSpec:
 
 
 def upper_bound_architectures() -> tuple[str, ...]:
-    """The registry's upper bounds (pong): measured beside the servers, never counted as one."""
+    """The registry's reference floors (pong, source 002's upper bound): measured beside the servers, never counted as one."""
     return tuple(name for name, spec in server_specs().items() if spec.upper_bound)
 
 

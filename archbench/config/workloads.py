@@ -301,7 +301,7 @@ def exclusion_reason(spec: ServerSpec, config: Mapping[str, Any]) -> str | None:
     None when it can."""
     if (config.get("work_us") or config.get("block_us")) and not spec.takes_work:
         if spec.upper_bound:
-            return f"{spec.name} is an upper bound that answers without doing any work (no --work-us, --block-us)"
+            return f"{spec.name} is the reference floor: it answers without doing any work (no --work-us, --block-us)"
         return f"{spec.name} has no per-request work or blocking call to configure (no --work-us, --block-us)"
     if config.get("connection_mode") == CLOSE:
         if not spec.closes_on_request:

@@ -33,7 +33,7 @@ from the trial records and `ci_target`/`max_trials` in campaign.json with
 
 Criteria (campaign parameter `adaptive_criterion`). "mean" is the above, per configuration. "paired" and
 "paired_median" stop on the quantity the report compares (archbench.analyze.paired): each configuration's
-ratio to its reference measured in the same round (the upper bound "pong" where measured at the
+ratio to its reference measured in the same round (the reference floor "pong" where measured at the
 configuration's pipeline depth and load point, else nginx), a Student-t interval of the log ratios over
 rounds (archbench.stats.paired), on server CPU per request when the pair is client-bound (the load
 generator set the rate in at least half of the paired rounds) and on throughput otherwise. "paired" stops
@@ -73,7 +73,7 @@ MEAN_CRITERION = "mean"
 PAIRED_CRITERION = "paired"  # every compared pair within the target
 PAIRED_MEDIAN_CRITERION = "paired_median"  # the median over the compared pairs within the target
 # The pairing the report uses (archbench.analyze.paired imports these, so the two cannot drift apart).
-REFERENCE_PREFERENCE: tuple[str, ...] = ("pong", "nginx")  # the upper bound where measured, else nginx
+REFERENCE_PREFERENCE: tuple[str, ...] = ("pong", "nginx")  # the reference floor where measured, else nginx
 CLIENT_BOUND_UTILISATION = 0.95  # = archbench.analyze.fields.CLIENT_BOUND_THRESHOLD (a test checks it)
 CLIENT_BOUND_SHARE = 0.5  # a pair is client-bound when this share of its paired rounds was, on either side
 THROUGHPUT = "requests_per_sec"

@@ -6,7 +6,7 @@ Python. A template file holds one Jinja2 macro per sentence or paragraph:
 
     <% macro pool_series(f) %>
     For the << f.label >>, mean throughput goes from << f.first_mean >>\\,r/s at $N=<< f.first_threads >>$
-    <% if f.largest_is_fastest %>; the largest pool measured is the fastest<% endif %>.
+    <% if f.largest_is_highest %>; the largest pool measured has the highest mean<% endif %>.
     <% endmacro %>
 
 The delimiters are chosen to never occur in LaTeX: `<< expression >>`, `<% statement %>`, `<# comment #>`.

@@ -53,7 +53,7 @@ def pick_facts(study: WorkloadsResults | None) -> dict[str, Any]:
 
 
 def cpu_facts(summary: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per pipeline depth, every correct server of the architecture comparison (nginx included, the upper bound
+    """Per pipeline depth, every correct server of the architecture comparison (nginx included, the reference floor
     not: it parses nothing) ranked by its server CPU time per request, cheapest first."""
     depths = []
     for one in analysis.comparisons(summary):
