@@ -16,14 +16,13 @@ belongs to is read from the data: a campaign with a `rate_reference` parameter, 
 `saturation_of` is not its own saturation key, offered one rate to every server (source 001's
 set-up); the other open-loop trials are the fraction sweep.
 
-This module is the section's entry point (build.py: `process_latency_campaigns`, `Criteria`, the knee
-defaults, `LatencyStudy.outputs`); the parts are in archbench.report.studies: `latency_data` (the
-definitions of client-bound, knee and floor; trials, summary and knees), `latency_tables`,
-`latency_figures` and `latency_text` (the macros), with their words in paper/templates/latency/.
+This module is the section's entry point (`process_latency_campaigns`, `Criteria`, `LatencyStudy.outputs`);
+its parts are `knee` (the floor and the knee: the rule and its test), `data` (trials, summary, knees),
+`tables`, `figures` and `facts` (the macros), with their words in paper/templates/latency/.
 
 CSV outputs in processed/: `latency-trials.csv` (one row per trial record of the campaigns),
-`latency-summary.csv` (one row per configuration: server x offered rate) and `latency-knees.csv`
-(one row per server of the fraction sweep and threshold).
+`latency-summary.csv` (one row per configuration: server x offered rate, with a sweep rate's verdict against
+its design's floor) and `latency-knees.csv` (one row per server of the fraction sweep: floor and knee).
 """
 
 from __future__ import annotations
@@ -36,21 +35,21 @@ from archbench.report.latex import MacroSet, figure_block
 from archbench.report.plotting import include_path
 from archbench.report.prose import Prose
 from archbench.report.studies.latency.data import (
-    KNEE_P99_ALT_S,
-    KNEE_P99_S,
-    Criteria,
     LatencyResults,
+    knee_decisions,
     knees,
     latency_trials,
     ms_text,
+    number_text,
     rate_summary,
 )
 from archbench.report.studies.latency.facts import latency_macros
 from archbench.report.studies.latency.figures import make_latency_figures
+from archbench.report.studies.latency.knee import KNEE_P99_S, Criteria
 from archbench.report.studies.latency.tables import knees_table, rates_table, source_001_table
 from archbench.report.study import CampaignRule, ReportOptions, Study, StudyContext, StudyOutput
 
-__all__ = ["KNEE_P99_ALT_S", "KNEE_P99_S", "Criteria", "LatencyStudy", "latency_outputs", "process_latency_campaigns"]
+__all__ = ["KNEE_P99_S", "Criteria", "LatencyStudy", "latency_outputs", "process_latency_campaigns"]
 
 RATES_TABLE_FILE = "latency-table-rates.tex"
 KNEES_TABLE_FILE = "latency-table-knees.tex"
@@ -101,8 +100,9 @@ def process_latency_campaigns(
             sources.append(load_campaign_or_reason(source_001, raw_root, "source-001"))
     campaigns = [s.campaign for s in sources if s.campaign is not None]
     trials = latency_trials(campaigns, criteria)
-    summary = rate_summary(trials, criteria)
-    knee_table = knees(summary, trials, criteria)
+    decisions = knee_decisions(trials, criteria)
+    summary = rate_summary(trials, decisions)
+    knee_table = knees(summary, trials, decisions)
     csv_files: dict[str, Path] = {}
     if processed_dir is not None and not campaigns:
         remove_stale_files(processed_dir, (TRIALS_CSV, SUMMARY_CSV, KNEES_CSV))
@@ -132,7 +132,10 @@ def latency_outputs(
         include_path(made["percentiles"], paper_dir),
         "fig:latency-percentiles",
         prose.sentence(
-            FIGURES_TEMPLATE, "percentiles_caption", thresholds=[ms_text(t) for t in study.criteria.thresholds]
+            FIGURES_TEMPLATE,
+            "percentiles_caption",
+            rise=number_text(study.criteria.rise_multiple),
+            threshold=ms_text(study.criteria.p99_s),
         ),
         prose.sentence(FIGURES_TEMPLATE, "no_percentiles_figure"),
     )
@@ -147,9 +150,9 @@ def latency_outputs(
 
 def write(context: StudyContext) -> StudyOutput:
     """The latency section: the open-loop campaigns' CSVs (the chosen one and its source-001 sibling), macros,
-    tables and figures, with the knee's thresholds from the report options."""
+    tables and figures, with the latency threshold the floors must be well under from the report options."""
     options: ReportOptions = context.options
-    criteria = Criteria(p99_s=options.latency_knee_p99_ms / 1000, p99_alt_s=options.latency_knee_p99_alt_ms / 1000)
+    criteria = Criteria(p99_s=options.latency_knee_p99_ms / 1000)
     study = process_latency_campaigns(
         context.campaign(STUDY_NAME), context.raw_root, context.processed_dir, criteria=criteria
     )

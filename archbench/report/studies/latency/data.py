@@ -1,25 +1,24 @@
 """The latency study's data (source 001): open-loop trial records -> trials, one summary row per
-configuration (server x offered rate) of each set-up, and each server's knee.
+configuration (server x offered rate) of each set-up, and each server's floor and knee.
 
-Definitions (every one a parameter of `build_report`, stated in the generated text):
+Definitions (the knee's are archbench.report.studies.latency.knee's; every one is stated in the generated text):
 
 * client-bound trial: the load generator's CPUs were at least 95 % busy (`load.cpus_busy`, from
   /proc/stat) or its own CPU time was at least 95 % of its pinned CPUs' wall time
   (`load.cpu_utilisation`, or open_loop's own `cpu_busy_fraction`): the load generator, not the server,
   may have set the rate and the latencies. Client-bound trials are shown, marked and counted, and
-  excluded from the knee.
+  not counted for the knee.
 * usable trial: a measured ok trial, not flagged, not client-bound and sustained (its achieved rate within
   +-5 % of the offered one, archbench.analyze.open_loop_checks); open_loop's trials also carry the other
   checks of that module (`checks`: a trend in the per-second rate, too few samples for a percentile).
-* a trial meets a latency threshold T when it is a measured trial with status ok, not client-bound,
-  not flagged (no socket error, timeout or non-2xx response), with p99 < T and an achieved rate of at
-  least 99 % of the offered one;
-* an offered rate qualifies when it has at least one such eligible trial and all of them meet T; the
-  knee of a server under T is the highest qualifying offered rate; with none, the section says so and
-  gives the lowest p99 measured (the measurement floor of that server);
-* the load generator's floor: the lowest p99 measured at each server's lowest offered rate, the lowest
-  of them across servers (an upper bound on what the tool itself adds: oha schedules its sends with
-  tokio timers).
+* kept up: the trial completed at least 95 % of the requests it scheduled (open_loop's counts; achieved over
+  offered rate for the other clients, whose schedules are fixed): the run checks' tolerance.
+* disturbed trial: other work took at least the campaign's `interference_share` of the server's or the load
+  generator's CPUs during the load (archbench.measure.interference, as judged in trials.csv); a re-run of it
+  (archbench.measure.reruns) is a trial of its own.
+* a trial's p99 for the knee (`knee_p99_s`): its p99 when it kept up without errors, timeouts or error
+  responses; +inf when it did not (the server fell behind, and its latencies describe a growing queue); empty
+  (not counted) for a warm-up, failed, client-bound or disturbed trial, or one with too few samples for a p99.
 """
 
 from __future__ import annotations
@@ -35,6 +34,8 @@ import pandas as pd
 from archbench import stats
 from archbench.analyze import analysis, open_loop_checks
 from archbench.analyze.analysis import number
+from archbench.analyze.trials import interference_columns
+from archbench.config.params import DEFAULT_INTERFERENCE_SHARE
 from archbench.config.plan import saturation_key
 from archbench.data import storage
 from archbench.report.common import (
@@ -45,18 +46,18 @@ from archbench.report.common import (
     study_trial_outcome,
     total_count,
 )
+from archbench.report.studies.latency.knee import (
+    FLOOR_UNMEASURED,
+    NOT_MEASURED,
+    Criteria,
+    KneeDecision,
+    RateTest,
+    decide_knee,
+)
 
 PERCENTILES: tuple[str, ...] = ("50", "90", "99", "99.9")
 SETUP_SWEEP = "sweep"
 SETUP_FIXED = "source_001"
-
-# Defaults of build_report's parameters (the issue's definitions).
-KNEE_P99_S = 0.001
-KNEE_P99_ALT_S = 0.010
-KNEE_ACHIEVED_FRACTION = 0.99
-CLIENT_BOUND_BUSY = 0.95
-# A floor at or above this fraction of the first threshold is "near" it: the criterion is barely measurable.
-FLOOR_NEAR_FRACTION = 0.5
 
 # Source 001's wrk2 results, quoted as cited facts (its README, cited as src001tooomasy in paper/references.bib):
 # wrk2 -t16 -c2000 -d30s -R200000, latency avg and max as printed, requests/s and socket timeouts.
@@ -76,52 +77,19 @@ SOURCE_001_RESULTS: dict[str, dict[str, float]] = {
 }
 
 
-@dataclass(frozen=True)
-class Criteria:
-    """The knee's definition; every value is a build_report parameter and appears in the text."""
-
-    p99_s: float = KNEE_P99_S
-    p99_alt_s: float = KNEE_P99_ALT_S
-    achieved_fraction: float = KNEE_ACHIEVED_FRACTION
-    client_bound_busy: float = CLIENT_BOUND_BUSY
-
-    @property
-    def thresholds(self) -> tuple[float, ...]:
-        return (self.p99_s,) if self.p99_alt_s is None or self.p99_alt_s == self.p99_s else (self.p99_s, self.p99_alt_s)
-
-
-def threshold_key(threshold_s: float) -> str:
-    """0.001 -> "1ms" (a column-name and text fragment)."""
-    return f"{threshold_s * 1000:g}ms"
-
-
 def ms_text(threshold_s: float) -> str:
     """0.001 -> "1", 0.0005 -> "0.5": a threshold as the reader would write it."""
     return f"{threshold_s * 1000:g}"
 
 
+def number_text(value: float) -> str:
+    """2.0 -> "2", 0.05 -> "0.05": a constant of the rule as the reader would write it."""
+    return f"{value:g}"
+
+
 def percent_text(fraction: float) -> str:
     """0.99 -> "99": a criterion's fraction as the text states it."""
     return f"{fraction * 100:.0f}"
-
-
-@dataclass(frozen=True)
-class Floor:
-    p99_s: float
-    server: str
-    rate: float
-
-    @property
-    def known(self) -> bool:
-        return not math.isnan(self.p99_s)
-
-
-def load_generator_floor(knee_table: pd.DataFrame) -> Floor:
-    """The lowest, across servers, of the p99 at each server's lowest offered rate (eligible trials)."""
-    if knee_table.empty or knee_table["lowest_rate_p99_s"].isna().all():
-        return Floor(math.nan, "", math.nan)
-    best = knee_table.loc[knee_table["lowest_rate_p99_s"].idxmin()]
-    return Floor(float(best["lowest_rate_p99_s"]), str(best["server"]), float(best["lowest_rate"]))
 
 
 @dataclass(frozen=True)
@@ -149,8 +117,21 @@ class LatencyResults:
         return self.summary[self.summary["setup"] == name]
 
     @property
-    def floor(self) -> Floor:
-        return load_generator_floor(self.knees)
+    def interference_shares(self) -> list[float]:
+        """The taken share of a CPU set from which the campaigns' trials are disturbed (`interference_share`)."""
+        return sorted(
+            {
+                float((c.meta.get("parameters") or {}).get("interference_share", DEFAULT_INTERFERENCE_SHARE))
+                for c in self.campaigns
+            }
+        )
+
+    @property
+    def floor(self) -> pd.DataFrame:
+        """Each sweep design's floor (its median p99 at its lowest offered rate), whether it is well under the
+        threshold, and what became of its knee."""
+        columns = ["server", "floor_fraction", "floor_p99_s", "floor_send_lag_p99_s", "floor_state", "knee_state"]
+        return self.knees[columns] if not self.knees.empty else pd.DataFrame(columns=columns)
 
 
 # --------------------------------------------------------------------------- trials
@@ -235,23 +216,36 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
     )
     eligible = row["status"] == "ok" and not row["warmup"] and not row["client_bound"]
     row["eligible"] = eligible
+    share = (campaign.meta.get("parameters") or {}).get("interference_share", DEFAULT_INTERFERENCE_SHARE)
+    row.update(interference_columns(record, float(share)))
     row["sustained"] = bool(
         not math.isnan(row["achieved_fraction"])
         and abs(row["achieved_fraction"] - 1.0) <= open_loop_checks.RATE_TOLERANCE + 1e-12
     )
     row["checks"] = _checks(p, row["sustained"], row["client_bound"])
     row["usable"] = bool(eligible and not row["flagged"] and row["sustained"])
-    for threshold in criteria.thresholds:
-        p99 = row["latency_p99_s"]
-        row[f"meets_{threshold_key(threshold)}"] = bool(
-            eligible
-            and not row["flagged"]
-            and not math.isnan(p99)
-            and p99 < threshold
-            and not math.isnan(row["achieved_fraction"])
-            and row["achieved_fraction"] >= criteria.achieved_fraction
-        )
+    row["kept_up_fraction"] = _kept_up_fraction(p, row["achieved_fraction"])
+    row["kept_up"] = bool(row["kept_up_fraction"] >= criteria.kept_up_fraction)
+    row["knee_p99_s"] = _knee_p99(row)
     return row
+
+
+def _kept_up_fraction(parsed: Mapping[str, Any], achieved_fraction: float) -> float:
+    """Completed over scheduled requests where the client counts them (open_loop), else achieved over offered."""
+    counts = parsed.get("counts") or {}
+    scheduled, completed = number(counts.get("scheduled")), number(counts.get("completed"))
+    if scheduled > 0 and not math.isnan(completed):
+        return completed / scheduled
+    return achieved_fraction
+
+
+def _knee_p99(row: Mapping[str, Any]) -> float:
+    """The trial's p99 as the knee counts it: NaN when it does not count, +inf when the server fell behind."""
+    p99 = row["latency_p99_s"]
+    few_samples = "few_samples_p99" in str(row["checks"]).split(";")
+    if not row["eligible"] or row["disturbed"] or math.isnan(p99) or few_samples:
+        return math.nan
+    return math.inf if row["flagged"] or not row["kept_up"] else p99
 
 
 def _checks(parsed: Mapping[str, Any], sustained: bool, client_bound: bool) -> str:
@@ -310,10 +304,12 @@ def latency_trials(campaigns: Sequence[storage.Campaign], criteria: Criteria) ->
 # --------------------------------------------------------------------------- summaries
 
 
-def rate_summary(trials: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
-    """One row per configuration (server x offered rate) of each set-up."""
+def rate_summary(trials: pd.DataFrame, decisions: Mapping[str, KneeDecision]) -> pd.DataFrame:
+    """One row per configuration (server x offered rate) of each set-up; a sweep rate's verdict against its
+    design's floor from `decisions` (`knee_decisions`)."""
     if trials.empty:
         return pd.DataFrame()
+    tests = {(key, test.offered_rate): test for key, decision in decisions.items() for test in decision.rates}
     rows = []
     for _, group in trials.groupby(["campaign", "config_id"], sort=False):
         measured = group[~group["warmup"].astype(bool)]
@@ -345,6 +341,7 @@ def rate_summary(trials: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
             n=achieved.n,
             **analysis.outcome_counts(measured, ok),
             n_client_bound=int(ok["client_bound"].astype(bool).sum()),
+            n_disturbed=int(ok["disturbed"].astype(bool).sum()),
             n_eligible=len(eligible),
             n_usable=int(ok["usable"].astype(bool).sum()),
             checks=analysis.FLAG_SEPARATOR.join(sorted({f for cs in ok["checks"] for f in str(cs).split(";") if f})),
@@ -370,22 +367,58 @@ def rate_summary(trials: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
         for q in PERCENTILES:
             column = f"latency_p{q.replace('.', '_')}_s"
             row[f"{column}_mean"] = stats.sample_mean(ok[column])
-        for threshold in criteria.thresholds:
-            key = threshold_key(threshold)
-            if ok.empty:
-                verdict = "none"
-            elif eligible.empty:
-                verdict = "excluded"
-            else:
-                verdict = "yes" if bool(eligible[f"meets_{key}"].all()) else "no"
-            row[f"qualifies_{key}"] = verdict
+            row[f"{column}_median"] = stats.sample_median(ok[column])
+        knee_p99 = stats.as_sample(measured["knee_p99_s"])
+        row.update(
+            n_knee=int(knee_p99.size),
+            n_fell_behind=int((knee_p99 == math.inf).sum()),
+            knee_p99_s_median=stats.sample_median(knee_p99),
+        )
+        test = tests.get((str(first["server_key"]), float(first["offered_rate"])))
+        row.update(
+            versus_floor=test.verdict if test is not None else None,
+            p_risen=test.p_risen if test is not None else math.nan,
+            p_held=test.p_held if test is not None else math.nan,
+        )
         rows.append(row)
     summary = pd.DataFrame(rows)
     return sorted_rows(summary, ["setup", "connections", "offered_rate"]).reset_index(drop=True)
 
 
-def knees(summary: pd.DataFrame, trials: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
-    """One row per server of the fraction sweep: its knee under each threshold, floor and exclusions."""
+def _measured_ok(trials: pd.DataFrame) -> pd.DataFrame:
+    return trials[~trials["warmup"].astype(bool) & (trials["status"] == "ok")]
+
+
+def knee_decisions(trials: pd.DataFrame, criteria: Criteria) -> dict[str, KneeDecision]:
+    """Each fraction-sweep design's floor and knee (archbench.report.studies.latency.knee), by server key."""
+    if trials.empty:
+        return {}
+    sweep = _measured_ok(trials[trials["setup"] == SETUP_SWEEP])
+    decisions = {}
+    for key, design in sweep.groupby("server_key", sort=False):
+        rates = {}
+        for rate, at in design.groupby("offered_rate"):
+            fraction = number(at["rate_fraction"].iloc[0])
+            if math.isnan(fraction):
+                fraction = stats.ratio(float(rate), number(at["saturation_rate"].iloc[0]))
+            rates[float(rate)] = (fraction, list(stats.as_sample(at["knee_p99_s"])))
+        decisions[str(key)] = decide_knee(rates, criteria)
+    return decisions
+
+
+def _test_columns(prefix: str, test: RateTest | None) -> dict[str, Any]:
+    """A rate's offered rate, fraction of saturation, trials and median p99 as `<prefix>_...` columns."""
+    return {
+        f"{prefix}_rate": test.offered_rate if test else math.nan,
+        f"{prefix}_fraction": test.fraction if test else math.nan,
+        f"{prefix}_n": test.n if test else 0,
+        f"{prefix}_p99_s": test.p99_median_s if test else math.nan,
+    }
+
+
+def knees(summary: pd.DataFrame, trials: pd.DataFrame, decisions: Mapping[str, KneeDecision]) -> pd.DataFrame:
+    """One row per server of the fraction sweep: its floor, whether it is well under the threshold, its knee (or
+    why there is none) and the trials behind them."""
     sweep = summary[summary["setup"] == SETUP_SWEEP] if not summary.empty else summary
     if sweep.empty:
         return pd.DataFrame()
@@ -393,18 +426,13 @@ def knees(summary: pd.DataFrame, trials: pd.DataFrame, criteria: Criteria) -> pd
     for key, group in sweep.groupby("server_key", sort=False):
         group = group.sort_values("offered_rate")
         first = group.iloc[0]
-        server_trials = trials[
-            (trials["server_key"] == key)
-            & (trials["setup"] == SETUP_SWEEP)
-            & ~trials["warmup"].astype(bool)
-            & (trials["status"] == "ok")
-        ]
+        decision = decisions.get(str(key))
+        server_trials = _measured_ok(trials[(trials["server_key"] == key) & (trials["setup"] == SETUP_SWEEP)])
         eligible = server_trials[~server_trials["client_bound"].astype(bool)]
         pool = eligible if not eligible.empty else server_trials
         p99 = pd.to_numeric(pool["latency_p99_s"], errors="coerce")
         lowest = pool.loc[p99.idxmin()] if p99.notna().any() else None
-        with_eligible = group[group["n_eligible"] > 0]
-        at_lowest = with_eligible.iloc[0] if not with_eligible.empty else None
+        floor_trials = eligible[eligible["offered_rate"] == group["offered_rate"].min()]
         row: dict[str, Any] = {
             name: first.get(name)
             for name in (
@@ -425,49 +453,27 @@ def knees(summary: pd.DataFrame, trials: pd.DataFrame, criteria: Criteria) -> pd
             offered_max=float(group["offered_rate"].max()),
             n_trials=int(group["n"].sum()),
             n_client_bound=int(group["n_client_bound"].sum()),
+            n_disturbed=int(group["n_disturbed"].sum()),
             n_flagged=int(group["n_flagged"].sum()),
             n_failed=int(group["n_failed"].sum()),
-            n_excluded_rates=int((group[f"qualifies_{threshold_key(criteria.p99_s)}"] == "excluded").sum()),
+            n_fell_behind=int(group["n_fell_behind"].sum()),
+            trials_per_rate=int(group["n_knee"].min()),
+            floor_state=decision.floor_state if decision else FLOOR_UNMEASURED,
+            knee_state=decision.state if decision else NOT_MEASURED,
+            **_test_columns("floor", decision.floor if decision else None),
+            floor_p99_max_s=float(stats.as_sample(floor_trials["knee_p99_s"]).max())
+            if stats.as_sample(floor_trials["knee_p99_s"]).size
+            else math.nan,
+            # Client-bound trials too: a client late on its schedule is what made them client-bound.
+            floor_send_lag_p99_s=stats.sample_median(
+                server_trials.loc[server_trials["offered_rate"] == group["offered_rate"].min(), "send_lag_p99_s"]
+            ),
+            **_test_columns("knee", decision.knee if decision else None),
+            **_test_columns("below", decision.below if decision else None),
+            **_test_columns("highest", decision.highest if decision else None),
             lowest_p99_s=float(p99.min()) if p99.notna().any() else math.nan,
             lowest_p99_rate=float(lowest["offered_rate"]) if lowest is not None else math.nan,
             lowest_p99_client_bound_only=bool(eligible.empty and not server_trials.empty),
-            lowest_rate_p99_s=float(at_lowest["eligible_p99_s_mean"]) if at_lowest is not None else math.nan,
-            lowest_rate=float(at_lowest["offered_rate"]) if at_lowest is not None else math.nan,
         )
-        for threshold in criteria.thresholds:
-            key_t = threshold_key(threshold)
-            row[f"why_no_knee_{key_t}"] = _why_not(eligible, threshold, criteria)
-            qualifying = group[group[f"qualifies_{key_t}"] == "yes"]
-            if qualifying.empty:
-                row[f"knee_{key_t}"] = math.nan
-                row[f"knee_{key_t}_fraction"] = math.nan
-                row[f"knee_{key_t}_p99_s"] = math.nan
-            else:
-                best = qualifying.loc[qualifying["offered_rate"].idxmax()]
-                row[f"knee_{key_t}"] = float(best["offered_rate"])
-                row[f"knee_{key_t}_fraction"] = stats.ratio(
-                    float(best["offered_rate"]), number(best["saturation_rate"])
-                )
-                row[f"knee_{key_t}_p99_s"] = float(best["eligible_p99_s_mean"])
         rows.append(row)
     return sorted_rows(pd.DataFrame(rows), ["connections"]).reset_index(drop=True)
-
-
-def _why_not(eligible: pd.DataFrame, threshold: float, criteria: Criteria) -> str:
-    """Why the rates at which some eligible trial had its p99 below `threshold` still did not qualify
-    (empty when no trial came below it): what the knee's other conditions caught."""
-    key = threshold_key(threshold)
-    p99 = pd.to_numeric(eligible["latency_p99_s"], errors="coerce")
-    rates = set(eligible.loc[p99 < threshold, "offered_rate"])
-    reasons = []
-    for rate in sorted(rates):
-        at = eligible[eligible["offered_rate"] == rate]
-        if bool(at[f"meets_{key}"].all()):
-            continue
-        if at["flagged"].astype(bool).any():
-            reasons.append("errors")
-        if (pd.to_numeric(at["achieved_fraction"], errors="coerce") < criteria.achieved_fraction).any():
-            reasons.append("achieved")
-        if (pd.to_numeric(at["latency_p99_s"], errors="coerce") >= threshold).any():
-            reasons.append("p99")
-    return ";".join(dict.fromkeys(reasons))

@@ -3,6 +3,7 @@ choices as booleans and small lists); the sentences are paper/templates/latency/
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ from archbench.report.common import (
     tt,
 )
 from archbench.report.latex import (
+    MISSING,
     MacroSet,
     campaign_provenance,
     escape,
@@ -31,15 +33,21 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.latency.data import (
-    FLOOR_NEAR_FRACTION,
     SETUP_FIXED,
     SETUP_SWEEP,
     SOURCE_001_RATE,
     SOURCE_001_RESULTS,
     LatencyResults,
     ms_text,
+    number_text,
     percent_text,
-    threshold_key,
+)
+from archbench.report.studies.latency.knee import (
+    FLOOR_DOMINATES,
+    FLOOR_UNMEASURED,
+    FLOOR_WELL_UNDER_STATE,
+    KNEE,
+    KNEE_STATES,
 )
 from archbench.report.studies.latency.tables import share
 
@@ -130,6 +138,8 @@ def checks_facts(study: LatencyResults) -> dict[str, Any]:
             }
         )
     usable = int(measured["usable"].astype(bool).sum())
+    sweep = measured[measured["setup"] == SETUP_SWEEP]
+    knee_p99 = pd.to_numeric(sweep["knee_p99_s"], errors="coerce")
     own = measured[measured["tool"] == "open_loop"]
     cpu = pd.to_numeric(own["client_cpu_per_request_s"], errors="coerce").dropna()
     busy = pd.to_numeric(own["client_cpu_busy"], errors="coerce").dropna()
@@ -143,6 +153,12 @@ def checks_facts(study: LatencyResults) -> dict[str, Any]:
         "share": format_percent(usable / len(measured)),
         "setups": setups,
         "client_bound": format_count(int(measured["client_bound"].astype(bool).sum())),
+        "sweep": format_count(len(sweep)),
+        "knee_counted": format_count(int(knee_p99.notna().sum())),
+        "disturbed": format_count(int(sweep["disturbed"].astype(bool).sum())),
+        "disturbed_share": "/".join(f"{share * 100:g}" for share in study.interference_shares),
+        "knee_behind": format_count(int((knee_p99 == math.inf).sum())),
+        "kept_up": percent_text(study.criteria.kept_up_fraction),
         "trend": format_count(_with_check(measured, "rate_trend")),
         "few_p99_9": format_count(_with_check(measured, "few_samples_p99_9")),
         "open_loop": not own.empty,
@@ -175,85 +191,112 @@ def left_out_facts(study: LatencyResults) -> list[dict[str, Any]]:
     ]
 
 
+def _ms_range(values: pd.Series) -> str:
+    """ "0.25--0.31" (ms), or one value when they round alike."""
+    finite = sorted(float(v) for v in values if not is_missing(v) and math.isfinite(float(v)))
+    if not finite:
+        return ""
+    low, high = format_ms(finite[0]), format_ms(finite[-1])
+    return low if low == high else f"{low}--{high}"
+
+
 def floor_facts(study: LatencyResults) -> dict[str, Any]:
-    floor = study.floor
+    """Each design's floor against the threshold, how many are well under it, and what the client says of itself
+    (open_loop's send lag at the floor rates)."""
+    table = study.knees
     criteria = study.criteria
-    if not floor.known:
-        return {"known": False}
-    if floor.p99_s >= criteria.p99_s:
-        verdict = "above"
-    elif floor.p99_s >= FLOOR_NEAR_FRACTION * criteria.p99_s:
-        verdict = "near"
-    else:
-        verdict = "below"
+    if table.empty:
+        return {"known": False, "designs": None}
+    if not (table["floor_n"] > 0).any():
+        return {"known": False, "designs": format_count(len(table)), "threshold": ms_text(criteria.p99_s)}
+    measured = table[table["floor_n"] > 0]
+    well = table[table["floor_state"] == FLOOR_WELL_UNDER_STATE]
+    lag = pd.to_numeric(measured["floor_send_lag_p99_s"], errors="coerce").dropna()
+    over = table[table["floor_state"] != FLOOR_WELL_UNDER_STATE]
+    over_lag = pd.to_numeric(over["floor_send_lag_p99_s"], errors="coerce").fillna(0.0)
+    fractions = sorted(set(measured["floor_fraction"].dropna().round(4)))
     return {
         "known": True,
-        "p99": format_ms(floor.p99_s),
-        "server": escape(floor.server),
-        "rate": format_count(floor.rate),
+        "range": _ms_range(measured["floor_p99_s"]),
+        "well_range": _ms_range(well["floor_p99_s"]),
+        "well_fractions": [format_percent(f) for f in sorted(set(well["floor_fraction"].dropna().round(4)))],
+        "behind": [escape(s) for s in measured.loc[measured["floor_p99_s"] == math.inf, "server"]],
+        "fractions": [format_percent(f) for f in fractions],
+        "designs": format_count(len(table)),
+        "well": format_count(len(well)),
+        "all_well": len(well) == len(table),
+        "none_well": well.empty,
+        "dominated": [
+            {"server": escape(r["server"]), "floor": p99_text(r["floor_p99_s"])}
+            for _, r in table[table["floor_state"] == FLOOR_DOMINATES].iterrows()
+        ],
+        # The client's own lateness alone used up a well-under floor: the client and the machine, not the server.
+        "client_late": bool(not over.empty and (over_lag >= criteria.floor_limit_s).all()),
+        "unmeasured": [escape(s) for s in table.loc[table["floor_state"] == FLOOR_UNMEASURED, "server"]],
+        "threshold": ms_text(criteria.p99_s),
+        "limit": ms_text(criteria.floor_limit_s),
         "tools": [f"\\texttt{{{escape(t)}}}" for t in _tools(study)],
-        "verdict": verdict,
-        "first": ms_text(criteria.p99_s),
-        "alt": ms_text(criteria.p99_alt_s) if len(criteria.thresholds) > 1 else None,
+        "send_lag": _ms_range(lag) if not lag.empty else None,
     }
 
 
-def _no_knee(row: pd.Series, key: str) -> dict[str, Any]:
-    return {
-        "server": escape(row["server"]),
-        "lowest": format_ms(row["lowest_p99_s"]),
-        "why": [w for w in str(row.get(f"why_no_knee_{key}") or "").split(";") if w],
-    }
+def p99_text(seconds: Any) -> str:
+    """A median p99 in ms for a sentence, or "fell behind" for +inf."""
+    return "fell behind" if not is_missing(seconds) and math.isinf(float(seconds)) else f"{format_ms(seconds)}\\,ms"
+
+
+def _fraction_text(fraction: Any) -> str:
+    return f"{float(fraction) * 100:g}" if not is_missing(fraction) else MISSING
 
 
 def knee_facts(study: LatencyResults) -> dict[str, Any]:
+    """Every design of the sweep under the knee rule, grouped by what the rule found (one decision: the knees table's
+    rows), with the rule's numbers."""
     table = study.knees
-    thresholds = []
-    for threshold in study.criteria.thresholds if not table.empty else ():
-        key = threshold_key(threshold)
-        with_knee = table[table[f"knee_{key}"].notna()]
-        without = table if with_knee.empty else table[table[f"knee_{key}"].isna()]
-        thresholds.append(
+    criteria = study.criteria
+    groups: dict[str, list[dict[str, Any]]] = {state: [] for state in KNEE_STATES}
+    for _, row in table.iterrows():
+        groups[str(row["knee_state"])].append(
             {
-                "ms": ms_text(threshold),
-                "knees": [
-                    {
-                        "server": escape(r["server"]),
-                        "rate": format_count(r[f"knee_{key}"]),
-                        "fraction": format_percent(r[f"knee_{key}_fraction"]),
-                    }
-                    for _, r in with_knee.iterrows()
-                ],
-                "without": [_no_knee(r, key) for _, r in without.iterrows()],
+                "server": escape(row["server"]),
+                "low": _fraction_text(row["below_fraction"]),
+                "high": _fraction_text(row["knee_fraction"]),
+                "rate": format_count(row["knee_rate"]),
+                "p99": p99_text(row["knee_p99_s"]),
+                "behind": not is_missing(row["knee_p99_s"]) and math.isinf(float(row["knee_p99_s"])),
+                "floor": p99_text(row["floor_p99_s"]),
+                "highest": _fraction_text(row["highest_fraction"]),
+                "state": str(row["floor_state"]),
             }
         )
-    return {"thresholds": thresholds, "left_out": left_out_facts(study), "sweep_connections": _sweep_connections(study)}
-
-
-def knee_groups(study: LatencyResults) -> dict[str, Any]:
-    """The servers grouped by their knee's fraction of saturation under the first threshold (highest first), the
-    trials per rate (the fewest) and the step between the swept fractions (the smallest)."""
-    table = study.knees
-    key = threshold_key(study.criteria.p99_s)
-    if table.empty or f"knee_{key}_fraction" not in table:
-        return {"groups": [], "trials": "", "step": ""}
-    with_knee = table[table[f"knee_{key}_fraction"].notna()]
-    fractions = with_knee[f"knee_{key}_fraction"].round(2)
-    groups = [
-        {
-            "fraction": format_percent(fraction),
-            "servers": [escape(s) for s in with_knee.loc[fractions == fraction, "server"]],
-        }
-        for fraction in sorted(set(fractions), reverse=True)
-    ]
     sweep = study.setup(SETUP_SWEEP)
-    steps = sorted(set(sweep["rate_fraction"].dropna().round(4)))
-    gaps = [b - a for a, b in zip(steps, steps[1:], strict=False)]
+    steps = sorted(set(sweep["rate_fraction"].dropna().round(4))) if not sweep.empty else []
+    tested = table[table["floor_state"] == FLOOR_WELL_UNDER_STATE] if not table.empty else table
     return {
+        "any": not table.empty,
         "groups": groups,
-        "trials": _count_range(sweep["n"]) if not sweep.empty else "",
-        "step": format_percent(min(gaps)) if gaps else "",
+        "knee_groups": _knee_groups(groups[KNEE]),
+        "rise": number_text(criteria.rise_multiple),
+        "alpha": number_text(criteria.alpha),
+        "threshold": ms_text(criteria.p99_s),
+        "limit": ms_text(criteria.floor_limit_s),
+        "trials": _count_range(tested["trials_per_rate"]) if not tested.empty else "",
+        "fractions": [format_percent(f) for f in steps],
+        "left_out": left_out_facts(study),
+        "sweep_connections": _sweep_connections(study),
     }
+
+
+def _knee_groups(knees: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The designs with a knee, grouped by the fractions it lies between (the lowest first): {low, high, designs,
+    servers}."""
+    brackets: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for knee in knees:
+        brackets.setdefault((knee["low"], knee["high"]), []).append(knee)
+    return [
+        {"low": low, "high": high, "designs": designs, "servers": [d["server"] for d in designs]}
+        for (low, high), designs in sorted(brackets.items(), key=lambda item: (float(item[0][1]), float(item[0][0])))
+    ]
 
 
 def _count_range(counts: pd.Series) -> str:
@@ -336,16 +379,20 @@ def latency_macros(
     """Every \\abLatency... macro templates/latency/section.tex uses, defined for any campaign (or none)."""
     present = dict(present or {})
     criteria = study.criteria
-    macros.add(r"\abLatencyKneeThreshold", ms_text(criteria.p99_s), "first knee criterion: p99 below this, ms")
     macros.add(
-        r"\abLatencyKneeAltThreshold",
-        ms_text(criteria.p99_alt_s if criteria.p99_alt_s else criteria.p99_s),
-        "second knee criterion: p99 below this, ms",
+        r"\abLatencyKneeThreshold", ms_text(criteria.p99_s), "the latency threshold a floor must be well under, ms"
     )
+    macros.add(r"\abLatencyFloorLimit", ms_text(criteria.floor_limit_s), "a floor at most this is well under it, ms")
     macros.add(
-        r"\abLatencyAchievedThreshold",
-        percent_text(criteria.achieved_fraction),
-        "knee: achieved at least this percent of the offered rate",
+        r"\abLatencyRiseMultiple",
+        number_text(criteria.rise_multiple),
+        "knee: p99 beyond this multiple of the design's floor",
+    )
+    macros.add(r"\abLatencyKneeAlpha", number_text(criteria.alpha), "knee: the rank test's level")
+    macros.add(
+        r"\abLatencyKeptUpThreshold",
+        percent_text(criteria.kept_up_fraction),
+        "a trial kept up when it completed at least this percent of the requests it scheduled",
     )
     macros.add(
         r"\abLatencyClientBoundThreshold",
@@ -433,7 +480,8 @@ def latency_macros(
     checks = checks_facts(study)
     knees = knee_facts(study)
     work = work_facts(study)
-    finding = {"work": work, "knees": knees, "checks": checks, "first": ms_text(criteria.p99_s), **knee_groups(study)}
+    floor = floor_facts(study)
+    finding = {"work": work, "knees": knees, "checks": checks, "floor": floor}
     results = {
         "achieved": bool(present.get("achieved")),
         "percentiles": bool(present.get("percentiles")),
@@ -448,11 +496,11 @@ def latency_macros(
             "where the saturation rates come from",
         ),
         (r"\abLatencyClientBoundSentence", "client_bound", client_bound_facts(study), "client-bound trials, excluded"),
-        (r"\abLatencyFloorSentence", "floor", floor_facts(study), "the load generator's floor against 1 ms"),
+        (r"\abLatencyFloorSentence", "floor", floor, "each design's p99 floor against the threshold"),
         (r"\abLatencyChecksSentence", "checks", checks, "how many open-loop trials passed the run checks, per set-up"),
         (r"\abLatencyWorkSentence", "work", work, "the servers' work per request"),
-        (r"\abLatencyFinding", "finding", finding, "the findings' summary: knees, who fell behind in 001's set-up"),
-        (r"\abLatencyKneeFinding", "knees", knees, "knees per server and threshold"),
+        (r"\abLatencyFinding", "finding", finding, "the findings' summary: floors, knees, who fell behind in 001's"),
+        (r"\abLatencyKneeFinding", "knees", knees, "each design's knee against its floor, or why it has none"),
         (r"\abLatencyResultsSentence", "results", results, "cites the latency figures and table"),
     )
     for name, template, facts, comment in sentences:

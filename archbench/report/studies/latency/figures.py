@@ -1,5 +1,5 @@
 """The latency study's figures: achieved against offered rate, and the latency percentiles against the
-offered rate with the knee thresholds. Axis labels and legend entries are short fixed labels; the captions
+offered rate with the latency threshold, each design's knee level (the multiple of its floor) and its knee. Axis labels and legend entries are short fixed labels; the captions
 are the templates' (paper/templates/latency/figures.tex.j2)."""
 
 from __future__ import annotations
@@ -23,22 +23,25 @@ from archbench.report.plotting import (
     label_colours,
     panel_grid,
 )
-from archbench.report.studies.latency.data import SETUP_SWEEP, LatencyResults, ms_text, threshold_key
+from archbench.report.studies.latency.data import SETUP_SWEEP, LatencyResults, ms_text
+from archbench.report.studies.latency.knee import KNEE, NOT_MEASURED
 from archbench.report.theme import paper_theme
 
 ACHIEVED_FIGURE = "latency-achieved.pdf"
 PERCENTILES_FIGURE = "latency-percentiles.pdf"
 # (summary column, legend label, line style, marker) of each latency line of a panel.
+# Medians over the trials, as the knee compares them: one trial's stall would move a mean by orders of magnitude.
 PERCENTILE_LINES = (
-    ("latency_p50_s_mean", "p50", "-", "o"),
-    ("latency_p90_s_mean", "p90", "-", "s"),
-    ("latency_p99_s_mean", "p99", "-", "^"),
-    ("latency_p99_9_s_mean", "p99.9", "-", "D"),
+    ("latency_p50_s_median", "p50", "-", "o"),
+    ("latency_p90_s_median", "p90", "-", "s"),
+    ("latency_p99_s_median", "p99", "-", "^"),
+    ("latency_p99_9_s_median", "p99.9", "-", "D"),
     ("latency_max_s_max", "max", ":", "v"),
 )
 PERCENTILE_PALETTE = "flare"  # sequential: the higher the percentile, the darker its line
-THRESHOLD_STYLES = ("--", "-.")
-KNEE_COLOURS = ("0.1", "0.5")
+THRESHOLD_STYLE = "--"
+LEVEL_STYLE = "-."
+KNEE_COLOUR = "0.1"
 
 
 def sweep_trials(study: LatencyResults, sweep: pd.DataFrame) -> pd.DataFrame:
@@ -139,14 +142,14 @@ def _percentile_lines(axes: Axes, rows: pd.DataFrame) -> None:
 
 def percentiles_figure(study: LatencyResults) -> Figure | None:
     """p50/p90/p99/p99.9/max (log ms) against offered rate, one panel per server of the sweep, with the
-    knee thresholds and each server's knees."""
+    latency threshold, the server's knee level (the multiple of its floor) and its knee."""
     sweep = study.setup(SETUP_SWEEP)
     if sweep.empty:
         return None
     servers = [
         s
         for s in dict.fromkeys(sweep["server"])
-        if sweep[(sweep["server"] == s)]["latency_p99_s_mean"].notna().sum() >= 1
+        if sweep[(sweep["server"] == s)]["latency_p99_s_median"].notna().sum() >= 1
     ]
     if not servers or sweep["offered_rate"].nunique() < 2:
         return None
@@ -163,7 +166,7 @@ def percentiles_figure(study: LatencyResults) -> Figure | None:
             if not bound.empty:
                 axes.scatter(
                     bound["offered_rate"],
-                    bound["latency_p99_s_mean"] * 1e3,
+                    bound["latency_p99_s_median"] * 1e3,
                     s=60,
                     facecolors="none",
                     edgecolors="black",
@@ -171,14 +174,15 @@ def percentiles_figure(study: LatencyResults) -> Figure | None:
                     zorder=5,
                     label="client-bound trials",
                 )
-            for threshold, style in zip(criteria.thresholds, THRESHOLD_STYLES, strict=False):
-                axes.axhline(threshold * 1e3, color="0.35", linestyle=style, linewidth=0.8)
+            axes.axhline(criteria.p99_s * 1e3, color="0.35", linestyle=THRESHOLD_STYLE, linewidth=0.8)
             knee_row = study.knees[study.knees["server"] == server]
             if not knee_row.empty:
-                for threshold, colour in zip(criteria.thresholds, KNEE_COLOURS, strict=False):
-                    knee = knee_row.iloc[0][f"knee_{threshold_key(threshold)}"]
-                    if not is_missing(knee):
-                        axes.axvline(float(knee), color=colour, linestyle=":", linewidth=1.0)
+                design = knee_row.iloc[0]
+                if design["knee_state"] != NOT_MEASURED and not is_missing(design["floor_p99_s"]):
+                    level = criteria.rise_multiple * float(design["floor_p99_s"]) * 1e3
+                    axes.axhline(level, color="0.55", linestyle=LEVEL_STYLE, linewidth=0.8)
+                if design["knee_state"] == KNEE:
+                    axes.axvline(float(design["knee_rate"]), color=KNEE_COLOUR, linestyle=":", linewidth=1.0)
             axes.set_yscale("log")
             axes.set_title(server, fontsize=8)
             axes.xaxis.set_major_formatter(FuncFormatter(kilo_tick))
@@ -194,10 +198,11 @@ def percentiles_figure(study: LatencyResults) -> Figure | None:
                 if label not in labels:
                     handles.append(handle)
                     labels.append(label)
-        for threshold, style in zip(criteria.thresholds, THRESHOLD_STYLES, strict=False):
-            handles.append(Line2D([], [], color="0.35", linestyle=style, linewidth=0.8))
-            labels.append(f"{ms_text(threshold)} ms")
-        handles.append(Line2D([], [], color=KNEE_COLOURS[0], linestyle=":"))
+        handles.append(Line2D([], [], color="0.35", linestyle=THRESHOLD_STYLE, linewidth=0.8))
+        labels.append(f"{ms_text(criteria.p99_s)} ms")
+        handles.append(Line2D([], [], color="0.55", linestyle=LEVEL_STYLE, linewidth=0.8))
+        labels.append(f"{criteria.rise_multiple:g} x floor")
+        handles.append(Line2D([], [], color=KNEE_COLOUR, linestyle=":"))
         labels.append("knee")
         figure.legend(handles, labels, loc="outside lower center", frameon=False, ncol=5)
     return figure

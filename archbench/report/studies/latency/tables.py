@@ -1,9 +1,10 @@
-"""The latency study's tables: latency against offered rate (fraction sweep), each server's knee, and source
-001's set-up beside its published numbers. Column headers and verdict cells are short labels; captions,
+"""The latency study's tables: latency against offered rate (fraction sweep) with each rate's verdict against its
+design's floor, each server's floor and knee, and source 001's set-up beside its published numbers. Column headers and verdict cells are short labels; captions,
 notes and no-data sentences are the templates' (paper/templates/latency/tables.tex.j2)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -37,15 +38,38 @@ from archbench.report.studies.latency.data import (
     SETUP_SWEEP,
     SOURCE_001_RATE,
     SOURCE_001_RESULTS,
-    Criteria,
     LatencyResults,
     ms_text,
+    number_text,
     percent_text,
-    threshold_key,
+)
+from archbench.report.studies.latency.knee import (
+    KNEE,
+    NO_KNEE_IN_RANGE,
+    NOT_MEASURED,
+    RATE_FLOOR,
+    RATE_HELD,
+    RATE_NO_TRIAL,
+    RATE_RISEN,
+    RATE_UNDECIDED,
+    RATE_UNTESTED,
+    TOO_FEW,
+    UNDECIDED,
+    Criteria,
 )
 
 TEMPLATE = "latency/tables"
-VERDICT = {"yes": "yes", "no": "no", "excluded": "excl.", "none": MISSING}
+# A sweep rate's verdict against its design's floor (archbench.report.studies.latency.knee).
+VERDICT = {
+    RATE_FLOOR: "floor",
+    RATE_RISEN: "risen",
+    RATE_HELD: "held",
+    RATE_UNDECIDED: "undec.",
+    RATE_NO_TRIAL: "excl.",
+    RATE_UNTESTED: MISSING,
+}
+# A design's knee cell when it has no knee.
+NO_KNEE = {NO_KNEE_IN_RANGE: "beyond", UNDECIDED: "undecided", TOO_FEW: "too few", NOT_MEASURED: "floor"}
 
 
 def share(fraction: Any) -> str:
@@ -96,7 +120,7 @@ def rates_table(study: LatencyResults, prose: Prose) -> str:
         Column(stacked("p99.9", "(ms)"), "r"),
         Column(stacked("max", "(ms)"), "r"),
         Column(stacked("Time-", "outs"), "r"),
-        *[Column(stacked("p99 $<$", f"{ms_text(t)}\\,ms"), "c") for t in criteria.thresholds],
+        Column(stacked("vs.", "floor"), "c"),
     ]
     body, breaks = [], []
     previous = None
@@ -112,19 +136,46 @@ def rates_table(study: LatencyResults, prose: Prose) -> str:
                 format_count(row["n"]),
                 format_count(row["achieved_mean"]) + _marks(row),
                 share(row["achieved_fraction_mean"]),
-                format_ms(row["latency_p50_s_mean"]),
-                format_ms(row["latency_p90_s_mean"]),
-                format_ms(row["latency_p99_s_mean"]),
-                format_ms(row["latency_p99_9_s_mean"]),
+                format_ms(row["latency_p50_s_median"]),
+                format_ms(row["latency_p90_s_median"]),
+                format_ms(row["latency_p99_s_median"]),
+                format_ms(row["latency_p99_9_s_median"]),
                 format_ms(row["latency_max_s_max"]),
                 _timeouts(row["timeouts_mean"]),
-                *[VERDICT.get(row[f"qualifies_{threshold_key(t)}"], MISSING) for t in criteria.thresholds],
+                VERDICT.get(row["versus_floor"], MISSING),
             ]
         )
-    caption = prose.sentence(TEMPLATE, "rates_caption", achieved=percent_text(criteria.achieved_fraction))
+    caption = prose.sentence(TEMPLATE, "rates_caption", **_rule_words(criteria))
     return render_longtable(
         columns, body, caption, "tab:latency-rates", breaks, notes=notes_block(_notes(sweep, criteria, prose))
     )
+
+
+def _rule_words(criteria: Criteria) -> dict[str, str]:
+    """The knee rule's numbers as the captions state them."""
+    return {
+        "rise": number_text(criteria.rise_multiple),
+        "alpha": number_text(criteria.alpha),
+        "kept_up": percent_text(criteria.kept_up_fraction),
+        "threshold": ms_text(criteria.p99_s),
+        "limit": ms_text(criteria.floor_limit_s),
+    }
+
+
+def p99_cell(seconds: Any) -> str:
+    """A median p99 in ms, or "behind" when most of its trials fell behind the offered rate (+inf)."""
+    return "behind" if not is_missing(seconds) and math.isinf(float(seconds)) else format_ms(seconds)
+
+
+def knee_cell(row: pd.Series) -> str:
+    """ "70--90\\,%": p99 had risen beyond the multiple of the floor by the upper fraction, not (shown) at the lower;
+    else why there is no knee."""
+    if row["knee_state"] != KNEE:
+        return NO_KNEE.get(row["knee_state"], MISSING)
+    low, high = row["below_fraction"], row["knee_fraction"]
+    if is_missing(low) or is_missing(high):
+        return format_count(row["knee_rate"])
+    return f"{float(low) * 100:g}--{float(high) * 100:g}\\,\\%"
 
 
 def knees_table(study: LatencyResults, prose: Prose) -> str:
@@ -132,32 +183,36 @@ def knees_table(study: LatencyResults, prose: Prose) -> str:
     if table.empty:
         return prose.sentence(TEMPLATE, "no_knees_table") + "\n"
     criteria = study.criteria
-    columns = [Column("Server", "l"), Column(stacked("Saturation", "(req/s)"), "r"), Column("Rates", "r")]
-    for threshold in criteria.thresholds:
-        columns += [
-            Column(stacked(f"Knee, p99 $<$ {ms_text(threshold)}\\,ms", "(req/s)"), "r"),
-            Column(stacked("of sat-", "uration"), "r"),
-        ]
-    columns += [
-        Column(stacked("Lowest p99", "(ms)"), "r"),
-        Column(stacked("at", "(req/s)"), "r"),
-        Column(stacked("Client-bound", "trials"), "r"),
+    columns = [
+        Column("Server", "l"),
+        Column(stacked("Saturation", "(req/s)"), "r"),
+        Column(stacked("Floor", "at"), "r"),
+        Column(stacked("Floor", "p99 (ms)"), "r"),
+        Column(stacked("Knee", "(of sat.)"), "r"),
+        Column(stacked("p99 at", "knee (ms)"), "r"),
+        Column(stacked("Trials", "per rate"), "r"),
+        Column(stacked("Client-", "bound"), "r"),
+        Column(stacked("Dis-", "turbed"), "r"),
     ]
     body = []
     for _, row in table.iterrows():
-        cells = [escape(row["server"]), format_count(row["saturation_rate"]), format_count(row["rates"])]
-        for threshold in criteria.thresholds:
-            key = threshold_key(threshold)
-            knee = row[f"knee_{key}"]
-            cells += ["none" if is_missing(knee) else format_count(knee), format_percent(row[f"knee_{key}_fraction"])]
-        lowest = format_ms(row["lowest_p99_s"]) + (CLIENT_BOUND_MARK if row["lowest_p99_client_bound_only"] else "")
-        cells += [lowest, format_count(row["lowest_p99_rate"]), format_count(row["n_client_bound"])]
-        body.append(cells)
-    caption = prose.sentence(TEMPLATE, "knees_caption", achieved=percent_text(criteria.achieved_fraction))
-    notes = []
-    if table["lowest_p99_client_bound_only"].any():
-        notes.append(prose.sentence(TEMPLATE, "knees_client_bound_note", mark=CLIENT_BOUND_MARK))
-    return adjusted_table(caption, "tab:latency-knees", render_tabular(columns, body), notes_block(notes)) + "\n"
+        knee = row["knee_state"] == KNEE
+        body.append(
+            [
+                escape(row["server"]),
+                format_count(row["saturation_rate"]),
+                format_percent(row["floor_fraction"]),
+                p99_cell(row["floor_p99_s"]),
+                knee_cell(row),
+                p99_cell(row["knee_p99_s"]) if knee else MISSING,
+                format_count(row["trials_per_rate"]),
+                format_count(row["n_client_bound"]),
+                format_count(row["n_disturbed"]),
+            ]
+        )
+    disturbed = "/".join(f"{share * 100:g}" for share in study.interference_shares)
+    caption = prose.sentence(TEMPLATE, "knees_caption", disturbed=disturbed, **_rule_words(criteria))
+    return adjusted_table(caption, "tab:latency-knees", render_tabular(columns, body)) + "\n"
 
 
 def source_001_table(study: LatencyResults, prose: Prose) -> str:
