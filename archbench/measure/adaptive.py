@@ -242,6 +242,47 @@ def record_summary(campaign_dir: Path, content: Mapping[str, Any], now: datetime
     return path
 
 
+def run_mean_phase(
+    params: Parameters,
+    configs: Sequence[TrialConfig],
+    campaign_dir: Path,
+    first_order_index: int,
+    run_round: Callable[[list[PlannedTrial]], None],
+    stream: TextIO,
+) -> dict[str, Any]:
+    """Rounds of one more trial for each configuration short of ci_target (`next_round`; `run_round` runs and stores
+    them) until none is or each has max_trials; writes and returns the outcome (`summary`)."""
+    assert params.ci_target is not None and params.max_trials is not None and params.seed is not None
+    while True:
+        states = config_states(campaign_dir, configs)
+        records = load_campaign(campaign_dir).trials
+        next_index = max((int(r.get("order_index") or 0) for r in records), default=first_order_index - 1) + 1
+        extra = next_round(
+            configs,
+            states,
+            ci_target=params.ci_target,
+            max_trials=params.max_trials,
+            trials=params.trials,
+            seed=params.seed,
+            next_order_index=next_index,
+        )
+        if not extra:
+            break
+        print(
+            f"adaptive: {len(extra)} configurations above a {params.ci_target:g}% CI half-width "
+            f"(max {params.max_trials} trials): one more trial each",
+            file=stream,
+            flush=True,
+        )
+        run_round(extra)
+    content = summary(states, campaign=params.campaign, ci_target=params.ci_target, max_trials=params.max_trials)
+    written = record_summary(campaign_dir, content)
+    met = sum(1 for row in content["configs"].values() if row["met"])
+    where = f"; written to {written}" if written else ""
+    print(f"adaptive: {met} of {len(content['configs'])} configurations met the target{where}", file=stream, flush=True)
+    return content
+
+
 # --------------------------------------------------------------------------- the paired criteria
 
 

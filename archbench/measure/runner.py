@@ -51,6 +51,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -111,7 +112,8 @@ class CampaignResult:
     path: Path
     planned: int
     skipped: int  # already finished before this run
-    statuses: Counter[str] = field(default_factory=Counter)  # of the trials run now (re-runs included)
+    # Of the trials run now, each counted once with the status of its last record (its re-runs' if it had any).
+    statuses: Counter[str] = field(default_factory=Counter)
     disturbed: int = 0  # trials run now that were judged disturbed (archbench.measure.interference)
     reruns: int = 0  # re-runs of disturbed trials run now (archbench.measure.reruns)
 
@@ -644,6 +646,7 @@ def _run_trials(
     run_one = _committer(params, provenance, placement, store, result, planned_total)
     for planned in trials:
         records = run_with_reruns(planned, run_one, params.max_reruns)
+        result.statuses[records[-1]["status"]] += 1
         status, detail = records[0]["status"], progress_detail(records)
         progress.trial_finished(planned.trial_id, status, _load_s(params, planned), detail)
 
@@ -672,7 +675,6 @@ def _committer(
                 f"campaign {params.campaign!r} interrupted: {done} of {max(done, planned_total)} trials are finished "
                 f"and kept in {store.path}; run the same command again to resume"
             ) from None
-        result.statuses[outcome.record["status"]] += 1
         result.disturbed += is_disturbed(outcome.record)
         result.reruns += reruns is not None
         return outcome.record
@@ -700,52 +702,12 @@ def _run_adaptive_phase(
     stream: TextIO,
 ) -> None:
     """Rounds of extra trials until every configuration meets ci_target or has max_trials (archbench.measure.adaptive)."""
-    assert params.ci_target is not None and params.max_trials is not None and params.seed is not None
     configs = list({t.config_id: t.config for t in plan}.values())
+    run_round = _round_runner(params, len(plan), provenance, placement, store, result, stream)
     if params.adaptive_criterion != adaptive.MEAN_CRITERION:  # whole rounds on the paired ratios
-
-        def run_round(extra: list[PlannedTrial]) -> None:
-            work_s = float(sum(_load_s(params, t) for t in extra))
-            progress = Progress(total=len(extra), already_done=0, remaining_work_s=work_s, stream=stream)
-            _run_trials(extra, params, provenance, placement, store, result, progress, planned_total=len(plan))
-
         adaptive.run_paired_phase(params, configs, store.path, len(plan), run_round, stream)
-        return
-    while True:
-        states = adaptive.config_states(store.path, configs)
-        records = load_campaign(store.path).trials
-        next_index = max((int(r.get("order_index") or 0) for r in records), default=len(plan) - 1) + 1
-        extra = adaptive.next_round(
-            configs,
-            states,
-            ci_target=params.ci_target,
-            max_trials=params.max_trials,
-            trials=params.trials,
-            seed=params.seed,
-            next_order_index=next_index,
-        )
-        if not extra:
-            break
-        print(
-            f"adaptive: {len(extra)} configurations above a {params.ci_target:g}% CI half-width "
-            f"(max {params.max_trials} trials): one more trial each",
-            file=stream,
-            flush=True,
-        )
-        progress = Progress(
-            total=len(extra),
-            already_done=0,
-            remaining_work_s=float(sum(_load_s(params, t) for t in extra)),
-            stream=stream,
-        )
-        _run_trials(extra, params, provenance, placement, store, result, progress, planned_total=len(plan))
-    content = adaptive.summary(
-        states, campaign=params.campaign, ci_target=params.ci_target, max_trials=params.max_trials
-    )
-    written = adaptive.record_summary(store.path, content)
-    met = sum(1 for row in content["configs"].values() if row["met"])
-    where = f"; written to {written}" if written else ""
-    print(f"adaptive: {met} of {len(content['configs'])} configurations met the target{where}", file=stream, flush=True)
+    else:
+        adaptive.run_mean_phase(params, configs, store.path, len(plan), run_round, stream)
 
 
 def _run_selection_phase(
@@ -759,13 +721,27 @@ def _run_selection_phase(
 ) -> None:
     """Rounds only where a workload point is still open (archbench.measure.selection)."""
     configs = list({t.config_id: t.config for t in plan}.values())
+    run_round = _round_runner(params, len(plan), provenance, placement, store, result, stream)
+    selection.run_selection_phase(params, configs, store.path, len(plan), run_round, stream)
+
+
+def _round_runner(
+    params: Parameters,
+    planned_total: int,
+    provenance: dict[str, Any],
+    placement: Placement,
+    store: CampaignStore,
+    result: CampaignResult,
+    stream: TextIO,
+) -> Callable[[list[PlannedTrial]], None]:
+    """What an added phase calls to run one of its rounds: the trials with their progress lines and re-runs."""
 
     def run_round(extra: list[PlannedTrial]) -> None:
         work_s = float(sum(_load_s(params, t) for t in extra))
         progress = Progress(total=len(extra), already_done=0, remaining_work_s=work_s, stream=stream)
-        _run_trials(extra, params, provenance, placement, store, result, progress, planned_total=len(plan))
+        _run_trials(extra, params, provenance, placement, store, result, progress, planned_total=planned_total)
 
-    selection.run_selection_phase(params, configs, store.path, len(plan), run_round, stream)
+    return run_round
 
 
 # --------------------------------------------------------------------------- what ran
