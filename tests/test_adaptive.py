@@ -82,7 +82,8 @@ def test_adaptive_campaign_runs_interleaved_extra_trials_and_resumes(
         seed=11,
         ci_target=0.0001,
         max_trials=4,
-        max_reruns=0,  # the adaptive rounds alone, whatever else this machine runs meanwhile
+        max_reruns=0,  # the adaptive rounds alone, whatever else this machine runs meanwhile:
+        interference_share=0.99,  # no trial judged disturbed, none re-run
     )
     real_run_trial = runner.run_trial
     adaptive_runs: list[str] = []

@@ -162,7 +162,8 @@ def test_paired_campaign_adds_whole_rounds(real_build_dir: Path, load_tools, cpu
         max_trials=3,
         adaptive_criterion="paired",
         adaptive_budget_s=60,
-        max_reruns=0,  # the paired rounds alone, whatever else this machine runs meanwhile
+        max_reruns=0,  # the paired rounds alone, whatever else this machine runs meanwhile:
+        interference_share=0.99,  # no trial judged disturbed, none re-run
     )
     stream = io.StringIO()
     result = runner.run_campaign(params, stream=stream)

@@ -184,11 +184,12 @@ def test_a_quiet_shipped_trial_passes() -> None:
 
 
 def test_parameters_default_and_fail_fast() -> None:
-    params = resolve_parameters("smoke", check_host=False)
+    params = resolve_parameters("default", check_host=False)
     assert (params.interference_share, params.max_reruns) == (0.10, 2)
     assert params.to_dict()["interference_share"] == 0.10 and params.to_dict()["max_reruns"] == 2
-    chosen = resolve_parameters("smoke", check_host=False, interference_share="0.2", max_reruns=0)
-    assert (chosen.interference_share, chosen.max_reruns) == (0.2, 0)
+    assert resolve_parameters("smoke", check_host=False).max_reruns == 0  # tests re-run nothing
+    chosen = resolve_parameters("smoke", check_host=False, interference_share="0.2", max_reruns=1)
+    assert (chosen.interference_share, chosen.max_reruns) == (0.2, 1)
     for value in (0, -0.1, 1, 1.5, "a tenth", True):
         with pytest.raises(ParameterError, match="^interference_share: "):
             resolve_parameters("smoke", check_host=False, interference_share=value)

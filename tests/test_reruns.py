@@ -145,6 +145,7 @@ def params(tmp_path: Path, **overrides: Any):
         seed=7,
         baseline_s=0,
         check_host=False,
+        max_reruns=2,  # the smoke profile's tests re-run nothing
     )
     values.update(overrides)
     return resolve_parameters("smoke", **values)

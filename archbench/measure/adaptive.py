@@ -57,10 +57,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
-from archbench.config.params import Parameters
+from archbench.config.params import DEFAULT_INTERFERENCE_SHARE, Parameters
 from archbench.config.plan import PlannedTrial, TrialConfig, repetition_id, repetition_width, warmup_duration_s
 from archbench.config.profiles import TRIAL_OVERHEAD_S
 from archbench.data.storage import load_campaign, write_new_json
+from archbench.measure.interference import campaign_share, judged_disturbed
+from archbench.measure.reruns import RERUN_KEY
 from archbench.measure.warmup import without_warmup
 from archbench.parse import LoadOutputError, parse_output
 from archbench.parse.combine import combine_outputs
@@ -142,14 +144,17 @@ def config_states(campaign_dir: Path, configs: Iterable[TrialConfig]) -> dict[st
     trials = {cid: 0 for cid in wanted}
     values: dict[str, list[float]] = {cid: [] for cid in wanted}
     last = {cid: 0 for cid in wanted}
-    for record in load_campaign(campaign_dir).trials:
+    campaign = load_campaign(campaign_dir)
+    share = campaign_share(campaign.meta)
+    for record in campaign.trials:
         config_id = record.get("config_id")
         if config_id not in wanted or record.get("warmup"):
             continue
-        trials[config_id] += 1
+        if not record.get(RERUN_KEY):  # a re-run stands in for its trial: no trial of its own
+            trials[config_id] += 1
         last[config_id] = max(last[config_id], int(record.get("repetition") or 0))
         rate, flags = trial_throughput(record, campaign_dir)
-        if rate is not None and not flags:
+        if rate is not None and not flags and not judged_disturbed(record, share):
             values[config_id].append(rate)
     return {cid: ConfigState(cid, trials[cid], tuple(values[cid]), last[cid]) for cid in wanted}
 
@@ -325,8 +330,9 @@ def server_cpu_s(server: Mapping[str, Any]) -> float:
 
 
 def round_measure(record: Mapping[str, Any], campaign_dir: Path) -> RoundMeasure | None:
-    """The trial's throughput, server CPU per request and client-bound flag; None unless measured and ok."""
-    if record.get("warmup") or record.get("status") != "ok":
+    """The trial's throughput, server CPU per request and client-bound flag; None unless measured, ok and not
+    disturbed (a disturbed trial's re-run stands for it in its round)."""
+    if record.get("warmup") or record.get("status") != "ok" or judged_disturbed(record, DEFAULT_INTERFERENCE_SHARE):
         return None
     parsed, _ = _parsed_output(record, campaign_dir)
     if parsed is None or parsed.get("requests_per_sec") is None:

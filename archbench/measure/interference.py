@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from archbench.config.params import DEFAULT_INTERFERENCE_SHARE
 from archbench.config.values import ParameterError, parse_cpu_list
 from archbench.measure.cpustat import FIELD_NAMES, IDLE_FIELDS, ProcStat
 
@@ -269,6 +270,19 @@ def record_interference(record: Mapping[str, Any], max_share: float) -> tuple[di
         return dict(recorded), RECORDED
     derived = derived_interference(record, max_share)
     return (derived, DERIVED) if derived is not None else (None, "")
+
+
+def campaign_share(meta: Mapping[str, Any]) -> float:
+    """A campaign's interference_share (campaign.json's parameters; the default before campaigns recorded one)."""
+    share = (meta.get("parameters") or {}).get("interference_share")
+    return DEFAULT_INTERFERENCE_SHARE if share is None else float(share)
+
+
+def judged_disturbed(record: Mapping[str, Any], max_share: float) -> bool:
+    """Disturbed by the runner's judgement or, for a record written before the runner judged, by the same judgement
+    made from what the record holds (as trials.csv's `disturbed`)."""
+    verdict, _ = record_interference(record, max_share)
+    return bool((verdict or {}).get("disturbed"))
 
 
 def is_disturbed(record: Mapping[str, Any]) -> bool:

@@ -43,7 +43,7 @@ from archbench.measure.adaptive import (
     record_summary,
     trial_throughput,
 )
-from archbench.measure.interference import record_interference
+from archbench.measure.interference import campaign_share, judged_disturbed
 from archbench.stats.samples import DEFAULT_ALPHA
 from archbench.stats.selection import DEFAULT_DELTA, OPEN, SequentialSelection, select_sequentially
 
@@ -124,12 +124,8 @@ class PointSelection:
 
 
 def _usable(record: Mapping[str, Any], max_share: float) -> bool:
-    """ok, measured and not disturbed: by the runner's judgement, or, for a record written before the runner
-    judged, by the same judgement made from what the record holds (as trials.csv's `disturbed`)."""
-    if record.get("status") != "ok" or record.get("warmup"):
-        return False
-    verdict, _ = record_interference(record, max_share)
-    return not (verdict or {}).get("disturbed")
+    """ok, measured and not disturbed (archbench.measure.interference.judged_disturbed)."""
+    return record.get("status") == "ok" and not record.get("warmup") and not judged_disturbed(record, max_share)
 
 
 def point_rounds(
@@ -191,15 +187,10 @@ def select_point(point: PointRounds, settings: SelectionSettings) -> PointSelect
     return PointSelection(point, selection)
 
 
-def _interference_share(meta: Mapping[str, Any]) -> float:
-    share = (meta.get("parameters") or {}).get("interference_share")
-    return DEFAULT_INTERFERENCE_SHARE if share is None else float(share)
-
-
 def point_selections(campaign_dir: Path) -> tuple[SelectionSettings, list[PointSelection]]:
     """The campaign's selection settings and every workload point's selection, from its records on disk."""
     campaign = load_campaign(campaign_dir)
-    points = point_rounds(campaign.trials, campaign.path, _interference_share(campaign.meta))
+    points = point_rounds(campaign.trials, campaign.path, campaign_share(campaign.meta))
     measured = max((p.rounds for p in points), default=0)
     settings = SelectionSettings.of_campaign(campaign.meta.get("parameters") or {}, measured)
     return settings, [select_point(point, settings) for point in points]
