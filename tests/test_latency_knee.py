@@ -113,10 +113,13 @@ def test_highest_rate_held_means_no_knee_in_the_range():
 
 
 def test_too_few_trials_decide_nothing_however_clear():
-    decision = decide({1: (0.5, ms(0.2, 0.21)), 2: (0.7, ms(0.3, 0.31)), 3: (0.9, ms(50, 60))})
-    assert decision.state == knee.TOO_FEW and decision.knee is None
+    decision = decide({1: (0.5, ms(0.2, 0.21, 0.2)), 2: (0.7, ms(0.3, 0.31)), 3: (0.9, ms(50, 60))})
+    assert decision.state == knee.TOO_FEW and decision.knee is None  # 2 against 3: one split in 10
     assert verdicts(decision)[1:] == [knee.RATE_UNDECIDED, knee.RATE_UNDECIDED]
     assert decide({1: (0.5, ms(0.2, 0.21, 0.2)), 2: (0.9, ms(50, 60, 70))}).state == knee.KNEE  # 3 against 3
+    # Two trials at the floor do not measure it, however low: a single trial's p99 would set its median.
+    two = decide({1: (0.5, ms(0.2, 0.21)), 2: (0.9, ms(50, 60, 70, 80))})
+    assert two.floor_state == knee.FLOOR_UNMEASURED and two.state == knee.NOT_MEASURED
 
 
 def test_a_floor_without_a_counted_trial_is_unmeasured():

@@ -432,6 +432,7 @@ def knees(summary: pd.DataFrame, trials: pd.DataFrame, decisions: Mapping[str, K
         pool = eligible if not eligible.empty else server_trials
         p99 = pd.to_numeric(pool["latency_p99_s"], errors="coerce")
         lowest = pool.loc[p99.idxmin()] if p99.notna().any() else None
+        at_floor = server_trials[server_trials["offered_rate"] == group["offered_rate"].min()]
         floor_trials = eligible[eligible["offered_rate"] == group["offered_rate"].min()]
         row: dict[str, Any] = {
             name: first.get(name)
@@ -464,10 +465,9 @@ def knees(summary: pd.DataFrame, trials: pd.DataFrame, decisions: Mapping[str, K
             floor_p99_max_s=float(stats.as_sample(floor_trials["knee_p99_s"]).max())
             if stats.as_sample(floor_trials["knee_p99_s"]).size
             else math.nan,
+            floor_left_out=int((at_floor["client_bound"].astype(bool) | at_floor["disturbed"].astype(bool)).sum()),
             # Client-bound trials too: a client late on its schedule is what made them client-bound.
-            floor_send_lag_p99_s=stats.sample_median(
-                server_trials.loc[server_trials["offered_rate"] == group["offered_rate"].min(), "send_lag_p99_s"]
-            ),
+            floor_send_lag_p99_s=stats.sample_median(at_floor["send_lag_p99_s"]),
             **_test_columns("knee", decision.knee if decision else None),
             **_test_columns("below", decision.below if decision else None),
             **_test_columns("highest", decision.highest if decision else None),

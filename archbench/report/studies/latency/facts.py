@@ -205,11 +205,14 @@ def floor_facts(study: LatencyResults) -> dict[str, Any]:
     (open_loop's send lag at the floor rates)."""
     table = study.knees
     criteria = study.criteria
+    least = format_count(criteria.min_floor_trials)
     if table.empty:
         return {"known": False, "designs": None}
-    if not (table["floor_n"] > 0).any():
-        return {"known": False, "designs": format_count(len(table)), "threshold": ms_text(criteria.p99_s)}
-    measured = table[table["floor_n"] > 0]
+    measured = table[table["floor_state"] != FLOOR_UNMEASURED]
+    if measured.empty:
+        # Every design lost floor trials to its client or to other work: the client and the machine set those runs.
+        machine = bool((table["floor_left_out"] > 0).all())
+        return {"known": False, "designs": format_count(len(table)), "least": least, "machine": machine}
     well = table[table["floor_state"] == FLOOR_WELL_UNDER_STATE]
     lag = pd.to_numeric(measured["floor_send_lag_p99_s"], errors="coerce").dropna()
     over = table[table["floor_state"] != FLOOR_WELL_UNDER_STATE]
@@ -233,6 +236,7 @@ def floor_facts(study: LatencyResults) -> dict[str, Any]:
         # The client's own lateness alone used up a well-under floor: the client and the machine, not the server.
         "client_late": bool(not over.empty and (over_lag >= criteria.floor_limit_s).all()),
         "unmeasured": [escape(s) for s in table.loc[table["floor_state"] == FLOOR_UNMEASURED, "server"]],
+        "least": least,
         "threshold": ms_text(criteria.p99_s),
         "limit": ms_text(criteria.floor_limit_s),
         "tools": [f"\\texttt{{{escape(t)}}}" for t in _tools(study)],
@@ -280,6 +284,7 @@ def knee_facts(study: LatencyResults) -> dict[str, Any]:
         "alpha": number_text(criteria.alpha),
         "threshold": ms_text(criteria.p99_s),
         "limit": ms_text(criteria.floor_limit_s),
+        "least": format_count(criteria.min_floor_trials),
         "trials": _count_range(tested["trials_per_rate"]) if not tested.empty else "",
         "fractions": [format_percent(f) for f in steps],
         "left_out": left_out_facts(study),

@@ -8,10 +8,11 @@
   own, and its trials would come out of the short study's budget.
 * The floor is *well under* the latency threshold when the median p99 of the floor's trials is at most
   `floor_well_under` of it. Only then is a knee a statement about the server; otherwise the client and the machine
-  dominate and the design's knee is not measured.
+  dominate and the design's knee is not measured. With fewer than `min_floor_trials` counted trials the floor is
+  not measured: a single trial's p99 does not set it.
 * A trial's p99, for the knee: its p99 when it kept up (see `Criteria.kept_up_fraction`) without errors; +inf when
-  it fell behind (its latencies describe a queue that grew all run long); not counted when client-bound or with too
-  few samples for a p99 (archbench.analyze.open_loop_checks).
+  it fell behind (its latencies describe a queue that grew all run long); not counted when client-bound, disturbed
+  or with too few samples for a p99 (archbench.report.studies.latency.data).
 * An offered rate has *risen* when its trials' p99s lie above `rise_multiple` times the floor trials' p99s: the
   one-sided exact Mann-Whitney (permutation) test of the two samples, p <= alpha. It has *held* under the opposite
   one-sided test, and is *undecided* otherwise. A single trial's p99, or a p99 that differs from trial to trial by
@@ -40,6 +41,8 @@ KNEE_P99_S = ReportOptions.latency_knee_p99_ms / 1000
 # (at most 1.8x in the shipped eight-design campaign).
 RISE_MULTIPLE = 2.0
 FLOOR_WELL_UNDER = 0.5
+# The floor's median rests on at least this many trials, so that no single trial sets it.
+MIN_FLOOR_TRIALS = 3
 KNEE_ALPHA = 0.05
 # Completed over scheduled requests (open_loop's counts; achieved over offered for the other clients) below it: the
 # server fell behind, by the run checks' tolerance (open_loop_checks). Counts, not rates, where the client keeps
@@ -75,6 +78,7 @@ class Criteria:
     p99_s: float = KNEE_P99_S
     rise_multiple: float = RISE_MULTIPLE
     floor_well_under: float = FLOOR_WELL_UNDER
+    min_floor_trials: int = MIN_FLOOR_TRIALS
     alpha: float = KNEE_ALPHA
     kept_up_fraction: float = KEPT_UP_FRACTION
     client_bound_busy: float = CLIENT_BOUND_BUSY
@@ -162,7 +166,7 @@ def decide_knee(rates: Mapping[float, tuple[float, Sequence[float]]], criteria: 
     floor_rate = order[0]
     floor_fraction, floor_values = rates[floor_rate]
     floor = RateTest(floor_rate, floor_fraction, len(floor_values), _median(floor_values), RATE_FLOOR)
-    if not floor_values:
+    if len(floor_values) < criteria.min_floor_trials:
         state = FLOOR_UNMEASURED
     elif floor.p99_median_s <= criteria.floor_limit_s:
         state = FLOOR_WELL_UNDER_STATE
