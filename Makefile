@@ -274,11 +274,13 @@ import: $(VENV_STAMP)
 # fewer clients, pool sizes, rates, trials and seconds, into campaigns workloads-short-<host>, echo-short-<host>,
 # latency-short-<host>{-closed,,-001} and network-short-<host>{,-loopback}. The latency study's open-loop client
 # is the project's open_loop (built with the servers): eight designs offered 0.5, 0.7 and 0.9 of their saturation,
-# around where the pilot found the knees, two rounds of 2 s without warm-ups (about 3 minutes).
+# around where the pilot found the knees, four rounds of 1 s without warm-ups, two for the saturation and source 001 phases (about 3 minutes):
+# the knee is decided by a rank test across trials, which needs at least three per rate.
 # PROFILE=full runs the full studies instead; PROFILE=smoke none (the report then uses the shipped ones).
 # The network study needs root (network namespaces); without it the step says so and is skipped.
 SHORT_ECHO := -p clients '[100, 1000]' -p duration_s 2 -p trials 3 -p warmup False -p max_conns_cap 0
-SHORT_LATENCY := -p fractions '[0.5, 0.7, 0.9]' -p duration_s 2 -p trials 2 -p warmup False -p warmup_s 0
+SHORT_LATENCY := -p fractions '[0.5, 0.7, 0.9]' -p duration_s 1 -p trials 4 -p saturation_trials 2 \
+  -p source_001_trials 2 -p warmup False -p warmup_s 0
 SHORT_NETWORK := -p thread_counts '[1, 3, 5]' -p trials 3
 studies: servers $(VENV_STAMP)
 ifeq ($(PROFILE),full)
