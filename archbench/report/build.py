@@ -160,9 +160,7 @@ def build_report(
     options = options or ReportOptions()
     chosen = choose_campaigns(campaigns, raw_root, processed_dir, studies, measured_main=measured_main)
     # The steps of archbench.report.pipeline, in the order notebooks/analyze.ipynb runs them one by one.
-    campaign_dir = pipeline.check_parameters(
-        chosen.main, Path(raw_root), options.latency_knee_p99_ms, options.latency_knee_p99_alt_ms
-    )
+    campaign_dir = pipeline.check_parameters(chosen.main, Path(raw_root), options.latency_knee_p99_ms)
     processed = pipeline.process_main_campaign(campaign_dir, Path(processed_dir))
     return write_report(
         processed,
@@ -289,10 +287,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--generated-dir", type=Path, default=GENERATED_DIR)
     parser.add_argument("--figures-dir", type=Path, default=FIGURES_DIR)
     parser.add_argument("--latency-knee-p99-ms", type=float, default=ReportOptions.latency_knee_p99_ms)
-    parser.add_argument("--latency-knee-p99-alt-ms", type=float, default=ReportOptions.latency_knee_p99_alt_ms)
     parser.add_argument("--pdf", action="store_true", help="also run latexmk in the generated dir's parent")
     args = parser.parse_args(argv)
-    options = ReportOptions(args.latency_knee_p99_ms, args.latency_knee_p99_alt_ms)
+    options = ReportOptions(args.latency_knee_p99_ms)
     try:
         chosen = choose_campaigns(
             args.campaigns, args.raw_root, args.processed_dir, main=args.campaign, measured_main=args.measured_main

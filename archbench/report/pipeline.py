@@ -71,12 +71,10 @@ def check_thresholds(**thresholds_ms: object) -> None:
             raise ParameterError(name, f"a latency threshold in milliseconds > 0, got {value!r}")
 
 
-def check_parameters(
-    campaign: str, raw_root: Path, latency_knee_p99_ms: object, latency_knee_p99_alt_ms: object
-) -> Path:
+def check_parameters(campaign: str, raw_root: Path, latency_knee_p99_ms: object) -> Path:
     """Step 1: the campaign directory, once every parameter is known to be usable."""
     campaign_dir = resolve_campaign(campaign, Path(raw_root))
-    check_thresholds(latency_knee_p99_ms=latency_knee_p99_ms, latency_knee_p99_alt_ms=latency_knee_p99_alt_ms)
+    check_thresholds(latency_knee_p99_ms=latency_knee_p99_ms)
     return campaign_dir
 
 

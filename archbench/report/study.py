@@ -54,7 +54,6 @@ class ReportOptions:
     """Analysis settings that are not campaigns (notebook parameters)."""
 
     latency_knee_p99_ms: float = 1.0
-    latency_knee_p99_alt_ms: float = 10.0
 
 
 @dataclass
