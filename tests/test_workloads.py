@@ -260,7 +260,8 @@ def test_the_dry_run_lists_families_and_what_they_left_out() -> None:
 def test_the_workloads_profiles() -> None:
     full, short = resolve(profile="workloads"), resolve(profile="workloads_short")
     assert [f.name for f in full.workloads] == ["baseline", "cpu", "block", "idle", "churn", "size"]
-    assert [f.name for f in short.workloads] == [f.name for f in full.workloads]
+    # The short version leaves out the work-0 baseline, which the load generator bounds on the reference machine.
+    assert [f.name for f in short.workloads] == [f.name for f in full.workloads][1:]
     configs = expand_grid(full)
     pools = sorted(c.threads for c in configs if c.architecture == "thread_pool" and c.workload.family == "block")
     assert pools == [1, 1, 8, 8, 64, 64]
@@ -276,7 +277,7 @@ def test_the_workloads_profiles() -> None:
         at_zero = {c.architecture for c in configs if c.workload.family == family and c.workload.work_us == 0}
         assert "nginx" in at_zero, family
         assert {c.workload.work_us for c in configs if c.workload.family == family} > {0}, family
-    assert len(configs) == 155 and len(expand_grid(short)) == 65
+    assert len(configs) == 155 and len(expand_grid(short)) == 54
     # The short version: one level per family, every configuration one of the full profile's.
     assert set(ids(short)) < set(ids(full))
     # What each costs on the reference machine: the full study, and the short one that `make all` runs.

@@ -14,8 +14,8 @@ pong, the reference floor (it parses nothing and answers without doing the work)
 than the best, or *open*, each with its simultaneous 95 % interval against the best of the others; the point is
 *resolved* when none is open, and an open point says how many rounds it would need. Beside it the configuration's
 ratio to the point's fastest design, its p99 latency and what bounded its trials (archbench.analyze.bottleneck). The
-picks answer "what to pick" only where the fastest design was bounded by the server (or by its waits): where the load
-generator bounded it, the point cannot rank the servers on this machine, and says so.
+picks answer "what to pick" only where the load generator did not bound the fastest design: where it did, the point
+cannot rank the servers on this machine, and says so.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze import analysis
-from archbench.analyze.bottleneck import SERVER, WAIT
+from archbench.analyze.bottleneck import BOTH, CLIENT
 from archbench.analyze.paired import by_round
 from archbench.analyze.values import key_text, number
 from archbench.config.workloads import POINT_DEFAULTS, point_key, point_label
@@ -42,7 +42,10 @@ SUMMARY_CSV = "workloads-summary.csv"
 MAP_CSV = "workloads-map.csv"
 # The workload settings that make a point (with connections and pipeline); absent in a record means the default.
 WORKLOAD_FIELDS: dict[str, Any] = POINT_DEFAULTS
-RANKABLE = (SERVER, WAIT)  # a best bounded by these ranks the servers; by the client, both or neither it cannot
+# A fastest design bounded by the load generator (alone or with the server) cannot rank the servers: the client set
+# the rate. Bounded by the server, its waits, or neither side measured saturated (a closed loop bounded by the
+# server's latency; a disturbed trial is judged and left out separately), the rate is the server's.
+NOT_RANKABLE = (CLIENT, BOTH)
 
 
 @dataclass
@@ -197,9 +200,9 @@ def _cpu_per_request(row: pd.Series) -> float:
 
 
 def rankable(point_rows: pd.DataFrame) -> bool:
-    """Whether a point can rank the servers here: its best was bounded by the server or its waits."""
+    """Whether a point can rank the servers here: its fastest design was not bounded by the load generator."""
     best = point_rows[point_rows["is_best"]]
-    return not best.empty and str(best.iloc[0]["bottleneck"]) in RANKABLE
+    return not best.empty and str(best.iloc[0]["bottleneck"]) not in ("", *NOT_RANKABLE)
 
 
 def points(map_frame: pd.DataFrame) -> list[str]:
