@@ -220,36 +220,43 @@ def test_points_run_family_by_family_from_the_lightest_setting() -> None:
 
 @pytest.mark.slow
 def test_readme_quotes_the_shipped_workloads_campaign(tmp_path) -> None:
-    """The README's workloads findings are the facts the report computes from reference-workloads-sized."""
+    """The README's workloads findings are the decisions and facts the report computes from the shipped campaign."""
     root = Path(__file__).resolve().parent.parent
     campaign = workloads.STUDY.campaign.reference
     shipped = workloads.process_workloads_campaign(campaign, root / "data" / "raw", tmp_path)
     blocking, idle = facts.blocking_facts(shipped), facts.idle_facts(shipped)
-    cpu_bound, bound = facts.cpu_bound_facts(shipped), facts.bound_share(shipped)
+    bound, chosen = facts.bound_share(shipped), facts.selection_facts(shipped)
     frame = shipped.map
-    idle_point = f"work {idle['work_us']} us, idle {idle['idle'].replace(',', '')}"
-    poll_at_idle = frame[(frame["point"] == idle_point) & (frame["architecture"] == "poll")].iloc[0]
-    readme = (root / "README.md").read_text()
+
+    def outcome(point: str) -> dict:
+        return tables.point_outcome(frame[frame["point"] == point])
+
+    cpu_points = ["work 10 us", "work 20 us", "work 100 us", "work 50 us, bytes:16384"]
+    at_cpu = frame[frame["point"].isin(cpu_points)]
+    nearest = at_cpu.loc[at_cpu["verdict"] == "slower", "ratio"].max()
+    churn, large = outcome("work 40 us, close"), outcome("work 50 us, bytes:262144")
+    readme = " ".join((root / "README.md").read_text().split())
     quoted = [
         f"shipped campaign `{campaign}`",
-        f"(epoll {blocking['epoll']} req/s)",
-        f"({blocking['pool']} req/s, {blocking['factor']} times as many)",
+        f"picked only where it is shown within {chosen['delta']} % of the best",
+        f"resolved {chosen['resolved']} of the {chosen['rankable']} workload points this machine can rank",
+        f"(epoll {blocking['epoll']} req/s) and is shown slower",
+        f"a pool of {blocking['pool_threads']} threads served {blocking['pool']} req/s, {blocking['factor']} times as many",
         f"on top of {idle['work_us']} µs of work per request): poll's CPU per request grows to {idle['with']} times",
-        f"({idle['without']} times without them)",
-        f"its throughput falls to {poll_at_idle['ratio']:.2f} of the best",
-        f"within {cpu_bound['spread']} % of each other",
+        f"({idle['without']} times without them) and its throughput falls to {idle['poll_ratio']} of the fastest",
+        f"(the nearest at {nearest:.2f} of io_uring)",
+        f"blocking and poll are the picks, after {churn['rounds']} rounds",
+        f"still open after {large['rounds']} rounds; about {large['needed']} rounds would decide it",
         f"{bound['sized_percent']} % of those trials",
     ]
-    assert [q for q in quoted if q not in " ".join(readme.split())] == []
-    # "five rounds separate no design from the best" under churn and large responses at their sized work, and the
-    # thread per connection is the lowest under churn.
-    sized = frame[(pd.to_numeric(frame["work_us"]) > 0) & frame["point"].str.contains("close|bytes:")]
-    assert not sized.empty and sized["pick"].all()
-    churn = sized[sized["point"].str.contains("close")]
-    assert churn.loc[churn["ratio"].idxmin(), "architecture"] == "thread_per_conn"
-    # "the epoll, io_uring and multi-loop designs are not distinguishable from the best" with idle connections.
-    at_idle = frame[frame["point"] == idle_point]
-    assert at_idle[at_idle["architecture"].isin(["epoll", "io_uring", "reactor", "reuseport"])]["pick"].all()
+    assert [q for q in quoted if q not in readme] == []
+    assert blocking["verdict"] == facts.CONFIRMED and idle["verdict"] == facts.CONFIRMED
+    assert outcome("block 1000 us")["picks"] == ["thread-per-connection"]
+    assert outcome("work 10 us, idle 8000")["picks"] == [r"io\_uring, 1 thread"]
+    assert all(
+        outcome(p)["state"] == "resolved" and outcome(p)["picks"] == [r"io\_uring, 1 thread"] for p in cpu_points
+    )
+    assert churn["picks"] == ["blocking", "poll"] and large["state"] == "open"
 
 
 def test_the_bound_sentence_names_the_sized_trials_the_server_did_not_bound(study):

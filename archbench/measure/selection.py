@@ -104,12 +104,6 @@ class PointRounds:
             return None
         return self.config_ids[int(np.argmax(means))]
 
-    def rankable(self) -> bool:
-        """Whether the designs can be ranked here: the fastest was bound by the load generator in fewer than half
-        of its rounds."""
-        fastest = self.fastest()
-        return fastest is not None and self.client_bound.get(fastest, 0.0) < CLIENT_BOUND_SHARE
-
 
 @dataclass(frozen=True)
 class PointSelection:
@@ -121,6 +115,22 @@ class PointSelection:
     @property
     def resolved(self) -> bool:
         return self.selection is not None and self.selection.resolved
+
+    def fastest(self) -> str | None:
+        """The design with the highest estimate at the last look (among the designs still in), else over all rounds."""
+        if self.selection is None or not self.selection.looks:
+            return self.point.fastest()
+        return max(self.selection.looks[-1].result.designs, key=lambda design: design.mean_log).name
+
+    def client_bound_share(self) -> float:
+        """The share of the fastest design's usable rounds that the load generator bound (NaN without one)."""
+        fastest = self.fastest()
+        return math.nan if fastest is None else self.point.client_bound.get(fastest, 0.0)
+
+    def rankable(self) -> bool:
+        """Whether the designs can be ranked here: the load generator bound the fastest design in fewer than half
+        of its rounds (where it bound it, it set the rate)."""
+        return self.client_bound_share() < CLIENT_BOUND_SHARE
 
 
 def _usable(record: Mapping[str, Any], max_share: float) -> bool:
@@ -220,7 +230,7 @@ def due(point: PointRounds, settings: SelectionSettings) -> tuple[int, tuple[str
         return 0, (), TOO_FEW
     if chosen.resolved:
         return 0, (), RESOLVED
-    if not point.rankable():
+    if not PointSelection(point, chosen).rankable():
         return 0, (), NOT_RANKABLE
     if last + 1 > settings.max_rounds:
         return 0, (), MAX_ROUNDS
@@ -284,7 +294,7 @@ def selection_summary(
                 }
         points[chosen.point.label] = {
             "rounds": chosen.point.rounds,
-            "rankable": chosen.point.rankable(),
+            "rankable": chosen.rankable(),
             "resolved": chosen.resolved,
             "rounds_needed": None if selection is None else selection.rounds_needed,
             "stopped_by": stopped.get(chosen.point.label),
@@ -304,7 +314,7 @@ def _open_points(selections: Sequence[PointSelection]) -> list[str]:
     return [
         f"{s.point.label} ({sum(1 for c in s.selection.final.values() if c.verdict == OPEN)} open)"
         for s in selections
-        if s.selection is not None and not s.selection.resolved and s.point.rankable()
+        if s.selection is not None and not s.selection.resolved and s.rankable()
     ]
 
 

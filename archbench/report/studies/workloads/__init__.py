@@ -100,7 +100,7 @@ STUDY = Study(
             ("workloads-{host}", "make workloads-study"),
             ("workloads-short-{host}", "the short study of make all"),
         ),
-        reference="reference-workloads-sized",
+        reference="reference-workloads-selection",
         measure_with="make workloads-study",
         profile="workloads",
     ),

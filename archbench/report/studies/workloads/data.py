@@ -28,7 +28,6 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze import analysis
-from archbench.analyze.bottleneck import BOTH, CLIENT
 from archbench.analyze.paired import by_round
 from archbench.analyze.values import key_text, number
 from archbench.config.workloads import POINT_DEFAULTS, point_key, point_label
@@ -42,10 +41,6 @@ SUMMARY_CSV = "workloads-summary.csv"
 MAP_CSV = "workloads-map.csv"
 # The workload settings that make a point (with connections and pipeline); absent in a record means the default.
 WORKLOAD_FIELDS: dict[str, Any] = POINT_DEFAULTS
-# A fastest design bounded by the load generator (alone or with the server) cannot rank the servers: the client set
-# the rate. Bounded by the server, its waits, or neither side measured saturated (a closed loop bounded by the
-# server's latency; a disturbed trial is judged and left out separately), the rate is the server's.
-NOT_RANKABLE = (CLIENT, BOTH)
 
 
 @dataclass
@@ -105,15 +100,6 @@ def _deciding_look(selection: PointSelection, config_id: str) -> Look | None:
     return next(look for look in chosen.looks if look.rounds == rounds)
 
 
-def _fastest(selection: PointSelection) -> str | None:
-    """The design with the highest mean log rate at the point's last look (among the designs still in)."""
-    chosen = selection.selection
-    if chosen is None or not chosen.looks:
-        return selection.point.fastest()
-    last = chosen.looks[-1].result.designs
-    return max(last, key=lambda design: design.mean_log).name
-
-
 def decision_map(trials: pd.DataFrame, summary: pd.DataFrame, selections: Sequence[PointSelection]) -> pd.DataFrame:
     """One row per configuration: its point's selection verdict and interval, its ratio to the point's fastest
     design, p99 and the bottleneck (module docstring)."""
@@ -127,7 +113,7 @@ def decision_map(trials: pd.DataFrame, summary: pd.DataFrame, selections: Sequen
     rows: list[dict[str, Any]] = []
     for _, row in summary.iterrows():
         selection = by_key.get(point_key(row))
-        fastest = None if selection is None else _fastest(selection)
+        fastest = None if selection is None else selection.fastest()
         best = by_config.get(fastest) if fastest is not None else None
         rows.append(_map_row(row, selection, best, ok))
     return pd.DataFrame(rows)
@@ -156,6 +142,8 @@ def _map_row(
         "is_best": best is not None and config_id == best["config_id"],
         "reference_floor": row["architecture"] == REFERENCE_FLOOR,
         "point_rounds": 0 if selection is None else selection.point.rounds,
+        "point_rankable": selection is not None and selection.rankable(),
+        "point_client_bound_share": math.nan if selection is None else selection.client_bound_share(),
         "point_resolved": selection is not None and selection.resolved,
         "point_rounds_needed": math.nan,
         "verdict": "",
@@ -200,9 +188,9 @@ def _cpu_per_request(row: pd.Series) -> float:
 
 
 def rankable(point_rows: pd.DataFrame) -> bool:
-    """Whether a point can rank the servers here: its fastest design was not bounded by the load generator."""
-    best = point_rows[point_rows["is_best"]]
-    return not best.empty and str(best.iloc[0]["bottleneck"]) not in ("", *NOT_RANKABLE)
+    """Whether a point can rank the servers here: the load generator bound its fastest design in fewer than half of
+    its rounds (archbench.measure.selection.PointSelection.rankable, the rule the runner added rounds by)."""
+    return bool(point_rows["point_rankable"].any()) and bool(point_rows["is_best"].any())
 
 
 def points(map_frame: pd.DataFrame) -> list[str]:

@@ -93,7 +93,8 @@ def point_outcome(group: pd.DataFrame) -> dict[str, Any]:
     if best.empty:
         return {"state": "none"}
     if not rankable(group):
-        return {"state": "not rankable", "bottleneck": str(best.iloc[0]["bottleneck"])}
+        share = best.iloc[0]["point_client_bound_share"]
+        return {"state": "not rankable", "bottleneck": "client", "percent": format_count(100 * share)}
     ranked = group.sort_values("ratio", ascending=False, kind="stable")
     by_verdict = {v: ranked[ranked["verdict"] == v] for v in ("within", "slower", "open")}
     needed = pd.to_numeric(group["point_rounds_needed"], errors="coerce").dropna()
