@@ -40,6 +40,7 @@ def echo_params(build_dir: Path, cpu_pair, tmp_path: Path, **overrides):
         seed=3,
         sources=2,
         max_conns_cap=0,
+        max_reruns=0,  # the trials a test asks for, whatever else this machine runs meanwhile
     )
     values.update(overrides)
     return resolve_parameters("echo", **values)
