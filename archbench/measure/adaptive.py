@@ -185,21 +185,30 @@ def next_round(
     round_number = min(states[cid].trials for cid in short)
     short = [cid for cid in short if states[cid].trials == round_number]
     random.Random(f"{seed}-adaptive-{round_number}").shuffle(short)
+    entries = [(by_id[cid], states[cid].last_repetition + 1) for cid in short]
+    return added_trials(entries, trials, next_order_index)
+
+
+def added_trials(entries: Sequence[tuple[TrialConfig, int]], trials: int, next_order_index: int) -> list[PlannedTrial]:
+    """The trials a phase adds, in the order given: (configuration, repetition) each, numbered as the planned
+    rounds are (`trials` sets the repetition's digits) and continuing the campaign's order index."""
     width = repetition_width(trials)
-    planned = []
-    for offset, config_id in enumerate(short):
-        repetition = states[config_id].last_repetition + 1
-        planned.append(
-            PlannedTrial(
-                trial_id=repetition_id(config_id, repetition, width),
-                config=by_id[config_id],
-                repetition=repetition,
-                warmup=False,
-                order_index=next_order_index + offset,
-                adaptive=True,
-            )
+    return [
+        PlannedTrial(
+            trial_id=repetition_id(config.config_id, repetition, width),
+            config=config,
+            repetition=repetition,
+            warmup=False,
+            order_index=next_order_index + offset,
+            adaptive=True,
         )
-    return planned
+        for offset, (config, repetition) in enumerate(entries)
+    ]
+
+
+def expected_round_s(params: Parameters, configs: Iterable[TrialConfig]) -> float:
+    """Seconds a round of these configurations is expected to take: each trial's load, warm-up and overhead."""
+    return float(sum(c.duration_s + warmup_duration_s(params, c) + TRIAL_OVERHEAD_S for c in configs))
 
 
 def summary(states: Mapping[str, ConfigState], *, campaign: str, ci_target: float, max_trials: int) -> dict[str, Any]:
@@ -461,23 +470,12 @@ def next_paired_round(
             return [], "target"
         if round_number > params.max_trials:
             return [], "max_trials"
-        expected = sum(c.duration_s + warmup_duration_s(params, c) + TRIAL_OVERHEAD_S for c in wanted)
+        expected = expected_round_s(params, wanted)
         if params.adaptive_budget_s is not None and adaptive_wall_s(records) + expected > params.adaptive_budget_s:
             return [], "budget"
     order = [c for c in wanted if c.config_id not in done.get(round_number, set())]
     random.Random(f"{params.seed}-paired-{round_number}").shuffle(order)
-    width = repetition_width(params.trials)
-    planned = [
-        PlannedTrial(
-            trial_id=repetition_id(config.config_id, round_number, width),
-            config=config,
-            repetition=round_number,
-            warmup=False,
-            order_index=next_order_index + offset,
-            adaptive=True,
-        )
-        for offset, config in enumerate(order)
-    ]
+    planned = added_trials([(config, round_number) for config in order], params.trials, next_order_index)
     return planned, None
 
 

@@ -32,14 +32,15 @@ from typing import Any, TextIO
 import numpy as np
 
 from archbench.config.params import DEFAULT_INTERFERENCE_SHARE, Parameters
-from archbench.config.plan import PlannedTrial, TrialConfig, repetition_id, repetition_width, warmup_duration_s
-from archbench.config.profiles import TRIAL_OVERHEAD_S
+from archbench.config.plan import PlannedTrial, TrialConfig
 from archbench.config.workloads import point_key, point_label
 from archbench.data.storage import load_campaign
 from archbench.measure.adaptive import (
     CLIENT_BOUND_SHARE,
     CLIENT_BOUND_UTILISATION,
     adaptive_wall_s,
+    added_trials,
+    expected_round_s,
     record_summary,
     trial_throughput,
 )
@@ -254,25 +255,13 @@ def next_selection_round(
         wanted.extend((by_id[c], repetition) for c in ids if c in by_id)
     if not wanted:
         return [], stopped
-    expected = sum(c.duration_s + warmup_duration_s(params, c) + TRIAL_OVERHEAD_S for c, _ in wanted)
+    expected = expected_round_s(params, (c for c, _ in wanted))
     spent = adaptive_wall_s(r for r in campaign.trials if not r.get("warmup"))
     if params.selection_budget_s is not None and spent + expected > params.selection_budget_s:
         return [], {**stopped, **{point_label(c.as_dict()): BUDGET for c, _ in wanted}}
     top = max(repetition for _, repetition in wanted)
     random.Random(f"{params.seed}-selection-{top}-{len(wanted)}").shuffle(wanted)
-    width = repetition_width(params.trials)
-    planned = [
-        PlannedTrial(
-            trial_id=repetition_id(config.config_id, repetition, width),
-            config=config,
-            repetition=repetition,
-            warmup=False,
-            order_index=next_order_index + offset,
-            adaptive=True,
-        )
-        for offset, (config, repetition) in enumerate(wanted)
-    ]
-    return planned, {}
+    return added_trials(wanted, params.trials, next_order_index), {}
 
 
 def selection_summary(
