@@ -105,7 +105,10 @@ def test_echo_trial_end_to_end_against_epoll(echo_build_dir: Path, cpu_pair, tmp
     assert stats["connections_accepted"] == 50 and stats["bytes_echoed"] == parsed["bytes_received"]
 
     overview = campaign_overview(campaign)
-    assert overview[0]["ok"] == 1 and overview[0]["median_echoes_per_s"] == parsed["echoes_per_sec"]
+    # A trial other work disturbed (make test runs its tests on several workers) is counted, never averaged.
+    disturbed = record["interference"]["disturbed"]
+    assert overview[0]["ok"] == 1 and overview[0]["disturbed"] == int(disturbed)
+    assert overview[0]["median_echoes_per_s"] == (None if disturbed else parsed["echoes_per_sec"])
 
 
 def test_max_conns_trial_records_count_reason_and_memory(echo_build_dir: Path, cpu_pair, tmp_path: Path) -> None:
