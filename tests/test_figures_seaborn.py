@@ -19,8 +19,8 @@ from archbench.analyze import analysis
 from archbench.report import plots, theme
 from archbench.report.studies import latency as report_latency
 from archbench.report.studies.architectures import figures as architecture_figures
+from archbench.report.studies.echo import ECHO
 from archbench.report.studies.echo import figures as echo_figures
-from archbench.report.studies.echo import process_echo_campaign
 from archbench.report.studies.echo.data import MB
 from archbench.report.studies.latency import figures as latency_figures
 from archbench.report.studies.latency.data import SETUP_SWEEP
@@ -41,12 +41,12 @@ def architectures(tmp_path_factory) -> analysis.ProcessedCampaign:
 
 @pytest.fixture(scope="module")
 def echo(tmp_path_factory):
-    return process_echo_campaign("fixture-echo", FIXTURES, tmp_path_factory.mktemp("processed-echo"))
+    return ECHO.read(["fixture-echo"], FIXTURES, tmp_path_factory.mktemp("processed-echo"))
 
 
 @pytest.fixture(scope="module")
 def latency(tmp_path_factory):
-    return report_latency.process_latency_campaigns("fixture-latency", FIXTURES, tmp_path_factory.mktemp("latency"))
+    return report_latency.LATENCY.read(["fixture-latency"], FIXTURES, tmp_path_factory.mktemp("latency"))
 
 
 def vertical_intervals(axes: Axes) -> list[tuple[float, float, float]]:

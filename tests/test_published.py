@@ -19,9 +19,11 @@ from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
 from archbench.report.studies import STUDIES
-from archbench.report.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign, process_sources_campaign
+from archbench.report.studies.sources import SOURCES
+from archbench.report.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign
 from archbench.report.studies.sources.facts import published_outputs
 from archbench.report.studies.summary.tables import summary_macros, summary_outputs
+from archbench.report.study import Paper
 
 # --------------------------------------------------------------------------- the rules
 
@@ -209,7 +211,7 @@ def build(summary: pd.DataFrame, trials: pd.DataFrame, tmp_path: Path) -> tuple[
     generated, figures = tmp_path / "paper" / "generated", tmp_path / "paper" / "figures"
     generated.mkdir(parents=True)
     macros = MacroSet()
-    files, sources = published_outputs(summary, trials, tmp_path, macros, generated, figures, Prose())
+    files, sources = published_outputs(summary, trials, tmp_path, macros, Paper(figures, generated.parent))
     return files, sources, macros
 
 
@@ -350,7 +352,7 @@ def test_the_sources_campaign_is_read_before_the_main_one(main_summary, trials, 
     trials = trials.assign(hostname="vm")
     campaign = SourcesCampaign(StudySource("sources-x", None, None), trials, sources_campaign_summary())
     files, sources = published_outputs(
-        main_summary, trials, tmp_path, MacroSet(), generated, figures, Prose(), sources_campaign=campaign
+        main_summary, trials, tmp_path, MacroSet(), Paper(figures, generated.parent), sources_campaign=campaign
     )
     # 000 from the sources campaign (N up to 11 at 400), not the main one (N up to 5).
     assert sources["000"].facts["origin"] == "sources"
@@ -380,13 +382,13 @@ def test_sources_campaign_csvs_are_written_and_stale_ones_removed(tmp_path: Path
     raw_root = Path(__file__).parent / "fixtures" / "campaigns"
     processed = tmp_path / "processed"
     processed.mkdir()
-    campaign = process_sources_campaign("fixture-minimal", raw_root, processed)
+    campaign = SOURCES.read(["fixture-minimal"], raw_root, processed)
     assert campaign.available and campaign.name == "fixture-minimal"
     written = pd.read_csv(processed / SUMMARY_CSV)
     assert len(written) == len(campaign.summary) > 0 and set(written["campaign"]) == {"fixture-minimal"}
     assert (processed / TRIALS_CSV).is_file()
     with pytest.warns(UserWarning, match="sources campaign 'absent'"):
-        missing = process_sources_campaign("absent", raw_root, processed)
+        missing = SOURCES.read(["absent"], raw_root, processed)
     assert not missing.available
     assert not (processed / SUMMARY_CSV).exists() and not (processed / TRIALS_CSV).exists()
 
@@ -401,7 +403,7 @@ def test_a_sources_campaign_from_another_host_leaves_source_000_to_this_one(
         StudySource("reference-sources", None, None), trials.assign(hostname="vm"), sources_campaign_summary()
     )
     _, sources = published_outputs(
-        main_summary, trials.assign(hostname="laptop"), tmp_path, MacroSet(), generated, figures, Prose(),
+        main_summary, trials.assign(hostname="laptop"), tmp_path, MacroSet(), Paper(figures, generated.parent),
         sources_campaign=shipped,
     )  # fmt: skip
     assert sources["000"].facts["origin"] == "main" and sources["000"].facts["measured_last_n"] == 5

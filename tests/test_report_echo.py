@@ -22,6 +22,8 @@ from archbench.report.studies import echo as report_echo
 from archbench.report.studies.echo import data as echo_data
 from archbench.report.studies.echo import figures as echo_figures
 from archbench.report.studies.echo import tables as echo_tables
+from archbench.report.studies.echo.data import EchoResults
+from archbench.report.study import Paper
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
@@ -41,13 +43,13 @@ def synthetic_root(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def synthetic(synthetic_root, tmp_path_factory) -> report_echo.EchoStudy:
-    return report_echo.process_echo_campaign(ss.ECHO, synthetic_root, tmp_path_factory.mktemp("processed"))
+def synthetic(synthetic_root, tmp_path_factory) -> EchoResults:
+    return report_echo.ECHO.read([ss.ECHO], synthetic_root, tmp_path_factory.mktemp("processed"))
 
 
 @pytest.fixture(scope="module")
-def real(tmp_path_factory) -> report_echo.EchoStudy:
-    return report_echo.process_echo_campaign("fixture-echo", FIXTURES, tmp_path_factory.mktemp("processed-real"))
+def real(tmp_path_factory) -> EchoResults:
+    return report_echo.ECHO.read(["fixture-echo"], FIXTURES, tmp_path_factory.mktemp("processed-real"))
 
 
 def row_of(frame: pd.DataFrame, architecture: str, connections: int) -> pd.Series:
@@ -70,9 +72,9 @@ def plain(text: str) -> str:
     return text.replace("\\allowbreak{}", "")
 
 
-def outputs_for(study: report_echo.EchoStudy, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
+def outputs_for(study: EchoResults, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
     macros = latex.MacroSet()
-    files = study.outputs(macros, tmp_path / "paper", tmp_path / "paper" / "figures")
+    files = report_echo.ECHO.section(study, macros, Paper(tmp_path / "paper" / "figures", tmp_path / "paper"))
     return files, {name: m.value for name, m in macros.macros.items()}
 
 
@@ -224,13 +226,13 @@ def test_every_macro_of_the_echo_section_is_defined(case, synthetic_root, tmp_pa
         "not-found": ("no-such-echo", synthetic_root),
     }[case]
     with pytest.warns(UserWarning) if case == "not-found" else _no_warning():
-        study = report_echo.process_echo_campaign(name, root, tmp_path / "processed")
+        study = report_echo.ECHO.read([name], root, tmp_path / "processed")
     files, macros = outputs_for(study, tmp_path)
     used = latex.macros_used(SECTION.read_text())
     for text in files.values():
         used |= latex.macros_used(text)
     assert {m for m in used if m.startswith(r"\abEcho")} - set(macros) == set()
-    assert sorted(files) == sorted(report_echo.GENERATED_FILES)
+    assert sorted(files) == sorted(report_echo.ECHO.generated_files)
     for text in [*files.values(), *macros.values()]:
         assert "nan" not in re.findall(r"[a-z]+", text.lower())
         assert not re.search(r"(?<!\\)_", re.sub(r"\\(label|ref|includegraphics)\{[^}]*\}", "", text)), text
@@ -254,15 +256,16 @@ class _no_warning:
 
 def test_processed_csvs_are_written_and_raw_is_untouched(synthetic_root, tmp_path):
     before = {p: p.read_bytes() for p in (synthetic_root / ss.ECHO).iterdir()}
-    study = report_echo.process_echo_campaign(ss.ECHO, synthetic_root, tmp_path / "processed")
-    assert sorted(p.name for p in study.csv_files.values()) == sorted(
+    processed = tmp_path / "processed"
+    report_echo.ECHO.read([ss.ECHO], synthetic_root, processed)
+    assert sorted(p.name for p in processed.iterdir()) == sorted(
         [report_echo.TRIALS_CSV, report_echo.SUMMARY_CSV, report_echo.MAX_CONNS_CSV, report_echo.SERIES_CSV]
     )
-    trials = pd.read_csv(study.csv_files[report_echo.TRIALS_CSV])
+    trials = pd.read_csv(processed / report_echo.TRIALS_CSV)
     assert len(trials) == 16 and trials["flagged"].sum() == 3  # every record, warm-up and failed ones included
     assert {p: p.read_bytes() for p in (synthetic_root / ss.ECHO).iterdir()} == before
     with pytest.raises(ValueError, match="immutable"):
-        report_echo.process_echo_campaign(ss.ECHO, synthetic_root, synthetic_root / ss.ECHO / "processed")
+        report_echo.ECHO.read([ss.ECHO], synthetic_root, synthetic_root / ss.ECHO / "processed")
 
 
 # --------------------------------------------------------------------------- the whole report
@@ -408,8 +411,10 @@ def test_study_figures_leave_pyplot_untouched(real, synthetic_root, tmp_path):
     before = plt.get_fignums()
     figure, _ = echo_figures.time_series_figure(real)
     assert figure is not None and echo_figures.scaling_figure(real) is not None
-    latency = report_latency.process_latency_campaigns(ss.LATENCY, synthetic_root, None)
-    made = latency.outputs(latex.MacroSet(), tmp_path / "paper", tmp_path / "paper" / "figures")
+    latency = report_latency.LATENCY.read([ss.LATENCY], synthetic_root, None)
+    made = report_latency.LATENCY.section(
+        latency, latex.MacroSet(), Paper(tmp_path / "paper" / "figures", tmp_path / "paper")
+    )
     assert "includegraphics" in made[report_latency.PERCENTILES_FIGURE_FILE]
     assert plt.get_fignums() == before and matplotlib.get_backend() == backend
 
@@ -420,6 +425,7 @@ def test_sentences_come_from_the_templates(real, tmp_path):
     tables = tmp_path / "templates" / "echo" / "tables.tex.j2"
     tables.write_text(tables.read_text().replace("Echo throughput and round-trip time", "ECHO CAPTION"))
     macros = latex.MacroSet()
-    files = real.outputs(macros, tmp_path / "paper", tmp_path / "paper" / "figures", Prose(tmp_path / "templates"))
+    paper = Paper(tmp_path / "paper" / "figures", tmp_path / "paper", Prose(tmp_path / "templates"))
+    files = report_echo.ECHO.section(real, macros, paper)
     assert r"\caption{ECHO CAPTION by server" in files[report_echo.TABLE_FILE]
     assert macros.macros[r"\abEchoClientCounts"].value == "100 and 1,000"

@@ -33,7 +33,7 @@ def root(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def workloads_study(root):
-    return workloads.process_workloads_campaign(sw.WORKLOADS, root, None)
+    return workloads.WORKLOADS.read([sw.WORKLOADS], root, None)
 
 
 @pytest.fixture(scope="module")

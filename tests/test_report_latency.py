@@ -17,7 +17,8 @@ from archbench.parse import parse_file
 from archbench.report import build as report
 from archbench.report import latex
 from archbench.report.studies import latency as report_latency
-from archbench.report.study import ReportOptions
+from archbench.report.studies.latency.data import LatencyResults
+from archbench.report.study import Paper, ReportOptions
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
@@ -35,28 +36,28 @@ def synthetic_root(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def synthetic(synthetic_root, tmp_path_factory) -> report_latency.LatencyStudy:
-    return report_latency.process_latency_campaigns(ss.LATENCY, synthetic_root, tmp_path_factory.mktemp("processed"))
+def synthetic(synthetic_root, tmp_path_factory) -> LatencyResults:
+    return report_latency.LATENCY.read([ss.LATENCY], synthetic_root, tmp_path_factory.mktemp("processed"))
 
 
 @pytest.fixture(scope="module")
-def real(tmp_path_factory) -> report_latency.LatencyStudy:
-    return report_latency.process_latency_campaigns("fixture-latency", FIXTURES, tmp_path_factory.mktemp("real"))
+def real(tmp_path_factory) -> LatencyResults:
+    return report_latency.LATENCY.read(["fixture-latency"], FIXTURES, tmp_path_factory.mktemp("real"))
 
 
-def macros_of(study: report_latency.LatencyStudy, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
+def macros_of(study: LatencyResults, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
     macros = latex.MacroSet()
-    files = study.outputs(macros, tmp_path / "paper", tmp_path / "paper" / "figures")
+    files = report_latency.LATENCY.section(study, macros, Paper(tmp_path / "paper" / "figures", tmp_path / "paper"))
     return files, {name: m.value for name, m in macros.macros.items()}
 
 
-def knee_row(study: report_latency.LatencyStudy, architecture: str) -> pd.Series:
+def knee_row(study: LatencyResults, architecture: str) -> pd.Series:
     rows = study.knees[study.knees["architecture"] == architecture]
     assert len(rows) == 1
     return rows.iloc[0]
 
 
-def rate_row(study: report_latency.LatencyStudy, architecture: str, offered: float, setup: str = "sweep") -> pd.Series:
+def rate_row(study: LatencyResults, architecture: str, offered: float, setup: str = "sweep") -> pd.Series:
     rows = study.summary[
         (study.summary["architecture"] == architecture)
         & (study.summary["offered_rate"] == offered)
@@ -158,7 +159,7 @@ def test_a_finding_without_a_knee_says_no_rise_was_shown(tmp_path):
             output = ss.oha_output(offered * 0.999, p99 / 4, p99 / 2, p99, p99, p99)
             writer.trial(ss.open_id(config), config, repetition, tool="oha", output=output)
     writer.finish("latency")
-    study = report_latency.process_latency_campaigns("flat-latency", tmp_path / "raw", None)
+    study = report_latency.LATENCY.read(["flat-latency"], tmp_path / "raw", None)
     assert knee_row(study, "epoll")["knee_state"] == "beyond"
     files, macros = macros_of(study, tmp_path)
     finding = " ".join(macros[r"\abLatencyFinding"].split())
@@ -170,7 +171,7 @@ def test_a_finding_without_a_knee_says_no_rise_was_shown(tmp_path):
 
 
 def test_a_floor_above_the_threshold_everywhere_says_the_machine_dominates(synthetic_root, tmp_path):
-    slow = report_latency.process_latency_campaigns(ss.LATENCY_SLOW, synthetic_root, tmp_path / "processed")
+    slow = report_latency.LATENCY.read([ss.LATENCY_SLOW], synthetic_root, tmp_path / "processed")
     assert len(slow.campaigns) == 1 and slow.setup("source_001").empty
     epoll = knee_row(slow, "epoll")
     assert epoll["floor_p99_s"] == pytest.approx(0.002) and epoll["knee_state"] == "not_measured"
@@ -187,7 +188,7 @@ def test_a_floor_above_the_threshold_everywhere_says_the_machine_dominates(synth
 
 
 def test_disturbed_trials_are_not_counted_and_without_a_floor_no_knee_is_measured(synthetic_root, tmp_path):
-    study = report_latency.process_latency_campaigns(ss.LATENCY_DISTURBED, synthetic_root, None)
+    study = report_latency.LATENCY.read([ss.LATENCY_DISTURBED], synthetic_root, None)
     assert (
         study.trials["disturbed"].sum() == 6 and study.trials.loc[study.trials["disturbed"], "knee_p99_s"].isna().all()
     )
@@ -212,11 +213,11 @@ def test_disturbed_trials_are_not_counted_and_without_a_floor_no_knee_is_measure
 
 
 def test_the_threshold_is_a_parameter(synthetic_root, tmp_path):
-    strict = report_latency.Criteria(p99_s=0.0004)  # the epoll floor, 0.255 ms, is no longer well under 0.2 ms
-    study = report_latency.process_latency_campaigns(ss.LATENCY, synthetic_root, None, criteria=strict)
+    strict = ReportOptions(latency_knee_p99_ms=0.4)  # the epoll floor, 0.255 ms, is no longer well under 0.2 ms
+    study = report_latency.LATENCY.read([ss.LATENCY], synthetic_root, None, strict)
     assert knee_row(study, "epoll")["knee_state"] == "not_measured"
-    lenient = report_latency.Criteria(p99_s=0.01)  # blocking's 3 ms floor is well under 5 ms
-    study = report_latency.process_latency_campaigns(ss.LATENCY, synthetic_root, None, criteria=lenient)
+    lenient = ReportOptions(latency_knee_p99_ms=10.0)  # blocking's 3 ms floor is well under 5 ms
+    study = report_latency.LATENCY.read([ss.LATENCY], synthetic_root, None, lenient)
     assert knee_row(study, "blocking")["floor_state"] == "well_under"
     _, macros = macros_of(study, tmp_path)
     assert macros[r"\abLatencyKneeThreshold"] == "10" and macros[r"\abLatencyFloorLimit"] == "5"
@@ -320,15 +321,15 @@ def test_every_macro_of_the_latency_section_is_defined(case, synthetic_root, tmp
     }[case]
     if case == "not-found":
         with pytest.warns(UserWarning):
-            study = report_latency.process_latency_campaigns(name, root, tmp_path / "processed")
+            study = report_latency.LATENCY.read([name], root, tmp_path / "processed")
     else:
-        study = report_latency.process_latency_campaigns(name, root, tmp_path / "processed")
+        study = report_latency.LATENCY.read([name], root, tmp_path / "processed")
     files, macros = macros_of(study, tmp_path)
     used = latex.macros_used(SECTION.read_text())
     for text in files.values():
         used |= latex.macros_used(text)
     assert {m for m in used if m.startswith(r"\abLatency")} - set(macros) == set()
-    assert sorted(files) == sorted(report_latency.GENERATED_FILES)
+    assert sorted(files) == sorted(report_latency.LATENCY.generated_files)
     for text in [*files.values(), *macros.values()]:
         assert "nan" not in re.findall(r"[a-z]+", text.lower())
         assert not re.search(r"(?<!\\)_", re.sub(r"\\(label|ref|includegraphics)\{[^}]*\}", "", text)), text
@@ -341,13 +342,14 @@ def test_every_macro_of_the_latency_section_is_defined(case, synthetic_root, tmp
 
 
 def test_processed_csvs(synthetic_root, tmp_path):
-    study = report_latency.process_latency_campaigns(ss.LATENCY, synthetic_root, tmp_path / "processed")
-    assert sorted(p.name for p in study.csv_files.values()) == sorted(
+    processed = tmp_path / "processed"
+    report_latency.LATENCY.read([ss.LATENCY], synthetic_root, processed)
+    assert sorted(p.name for p in processed.iterdir()) == sorted(
         [report_latency.TRIALS_CSV, report_latency.SUMMARY_CSV, report_latency.KNEES_CSV]
     )
-    knees = pd.read_csv(study.csv_files[report_latency.KNEES_CSV])
+    knees = pd.read_csv(processed / report_latency.KNEES_CSV)
     assert list(knees["architecture"]) == ["blocking", "epoll", "reactor"]
-    trials = pd.read_csv(study.csv_files[report_latency.TRIALS_CSV])
+    trials = pd.read_csv(processed / report_latency.TRIALS_CSV)
     assert len(trials) == 44 and trials["client_bound"].sum() == 2  # 36 sweep + 8 of source 001
     assert list(knees["knee_state"]) == ["not_measured", "knee", "undecided"]
 
@@ -359,8 +361,8 @@ RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
 
 
 @pytest.fixture(scope="module")
-def shipped(tmp_path_factory) -> report_latency.LatencyStudy:
-    return report_latency.process_latency_campaigns(SHIPPED, RAW, tmp_path_factory.mktemp("shipped"))
+def shipped(tmp_path_factory) -> LatencyResults:
+    return report_latency.LATENCY.read([SHIPPED], RAW, tmp_path_factory.mktemp("shipped"))
 
 
 def test_shipped_open_loop_trials_carry_the_run_checks(shipped):

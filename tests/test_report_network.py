@@ -20,7 +20,9 @@ from archbench.report import build as report
 from archbench.report import latex
 from archbench.report.prose import Prose
 from archbench.report.studies import network as report_network
-from archbench.report.studies.network.data import FRAME_OVERHEAD_BYTES, LinkBound, source000_pools
+from archbench.report.studies.network import facts as network_facts
+from archbench.report.studies.network.data import FRAME_OVERHEAD_BYTES, LinkBound, NetworkResults, source000_pools
+from archbench.report.study import Paper
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
@@ -60,13 +62,13 @@ def raw_root(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def study(raw_root, tmp_path_factory) -> report_network.NetworkStudy:
-    return report_network.process_network_campaigns(NETWORK, raw_root, tmp_path_factory.mktemp("processed"))
+def study(raw_root, tmp_path_factory) -> NetworkResults:
+    return report_network.NETWORK.read([NETWORK], raw_root, tmp_path_factory.mktemp("processed"))
 
 
-def outputs_for(study: report_network.NetworkStudy, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
+def outputs_for(study: NetworkResults, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
     macros = latex.MacroSet()
-    files = study.outputs(macros, tmp_path / "paper", tmp_path / "paper" / "figures")
+    files = report_network.NETWORK.section(study, macros, Paper(tmp_path / "paper" / "figures", tmp_path / "paper"))
     return files, {name: m.value for name, m in macros.macros.items()}
 
 
@@ -155,17 +157,18 @@ def test_link_bound_arithmetic() -> None:
 
 def test_link_bound_sentence_without_response_size_or_link() -> None:
     prose = Prose()
-    facts = report_network.link_facts(LinkBound("1gbit", 1e9, math.nan), pd.DataFrame(columns=["network_mean"]))
+    facts = network_facts.link_facts(LinkBound("1gbit", 1e9, math.nan), pd.DataFrame(columns=["network_mean"]))
     assert "does not record how many bytes" in prose.sentence("network/sentences", "link_bound", facts)
-    facts = report_network.link_facts(LinkBound(None, math.nan, 90.0), pd.DataFrame(columns=["network_mean"]))
+    facts = network_facts.link_facts(LinkBound(None, math.nan, 90.0), pd.DataFrame(columns=["network_mean"]))
     assert "was not shaped" in prose.sentence("network/sentences", "link_bound", facts)
 
 
 def test_processed_csv_and_raw_untouched(raw_root, tmp_path) -> None:
     before = {p: p.read_bytes() for p in (raw_root / NETWORK).iterdir()}
-    study = report_network.process_network_campaigns(NETWORK, raw_root, tmp_path / "processed")
-    assert list(study.csv_files) == [report_network.COMPARISON_CSV]
-    assert study.csv_files[report_network.COMPARISON_CSV].read_text().count("\n") == 4  # header + 3 pool sizes
+    processed = tmp_path / "processed"
+    report_network.NETWORK.read([NETWORK], raw_root, processed)
+    assert [p.name for p in processed.iterdir()] == [report_network.COMPARISON_CSV]
+    assert (processed / report_network.COMPARISON_CSV).read_text().count("\n") == 4  # header + 3 pool sizes
     assert {p: p.read_bytes() for p in (raw_root / NETWORK).iterdir()} == before
 
 
@@ -177,7 +180,7 @@ def test_one_campaign_missing_makes_the_section_a_sentence(raw_root, tmp_path) -
     stale.parent.mkdir(parents=True)
     stale.write_text("stale\n")
     with pytest.warns(UserWarning, match="alone-loopback"):
-        study = report_network.process_network_campaigns("alone", raw_root, tmp_path / "processed")
+        study = report_network.NETWORK.read(["alone"], raw_root, tmp_path / "processed")
     assert not study.available and not stale.exists()
     files, macros = outputs_for(study, tmp_path)
     assert macros[r"\abNetworkHasData"] == "0"
@@ -185,7 +188,7 @@ def test_one_campaign_missing_makes_the_section_a_sentence(raw_root, tmp_path) -
     assert "the loopback campaign alone-loopback is not in the raw data" in sentence
     assert files[report_network.TABLE_FILE].startswith("% no network campaign")
     with pytest.warns(UserWarning):
-        study = report_network.process_network_campaigns("nope", raw_root, None)
+        study = report_network.NETWORK.read(["nope"], raw_root, None)
     assert (
         "the network campaign nope is not in the raw data"
         in outputs_for(study, tmp_path)[1][r"\abNetworkCampaignSentence"]
@@ -193,7 +196,7 @@ def test_one_campaign_missing_makes_the_section_a_sentence(raw_root, tmp_path) -
 
 
 def test_no_campaign_given(raw_root, tmp_path) -> None:
-    study = report_network.process_network_campaigns(None, raw_root, None)
+    study = report_network.NETWORK.read([None], raw_root, None)
     _, macros = outputs_for(study, tmp_path)
     assert macros[r"\abNetworkCampaignSentence"].startswith(
         "This section has no measurements: no network campaign was given"
@@ -211,7 +214,7 @@ def test_loopback_twin_can_be_named() -> None:
 def test_every_macro_of_the_network_section_is_defined(case, raw_root, tmp_path) -> None:
     campaign = {"both": NETWORK, "one": "alone", "none": None}[case]
     with pytest.warns(UserWarning) if case == "one" else contextlib.nullcontext():
-        study = report_network.process_network_campaigns(campaign, raw_root, None)
+        study = report_network.NETWORK.read([campaign], raw_root, None)
     _, macros = outputs_for(study, tmp_path)
     assert latex.macros_used(SECTION.read_text()) - set(macros) == set()
 

@@ -95,7 +95,7 @@ def test_client_bound_and_flagged_trials_leave_their_round_out():
 
 
 def test_the_section_without_a_campaign_says_so(tmp_path):
-    empty = serving_order.process_serving_order_campaigns([], tmp_path, tmp_path)
+    empty = serving_order.SERVING_ORDER.read([], tmp_path, tmp_path)
     macros = MacroSet()
     facts.serving_order_macros(macros, empty, Prose())
     assert macros.macros[r"\abServingOrderHasData"].value == "0"
@@ -200,7 +200,7 @@ def test_the_study_reads_the_pilot_and_the_run_after_it(tmp_path):
 def test_the_shipped_campaigns_give_both_looks_and_the_readme_quotes_them(tmp_path):
     reference = serving_order.STUDY.campaign.reference
     names = [reference, reference + serving_order.SECOND_LOOK_SUFFIX]
-    study = serving_order.process_serving_order_campaigns(names, ROOT / "data" / "raw", tmp_path)
+    study = serving_order.SERVING_ORDER.read(names, ROOT / "data" / "raw", tmp_path)
     assert [look.name for look in study.looks] == names and study.level == pytest.approx(0.975)
     finding = " ".join(finding_of(study).split())
     verdict = facts.verdict_facts(study)

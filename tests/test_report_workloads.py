@@ -32,7 +32,7 @@ def root(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def study(root, tmp_path_factory) -> data.WorkloadsResults:
-    return workloads.process_workloads_campaign(sw.WORKLOADS, root, tmp_path_factory.mktemp("processed"))
+    return workloads.WORKLOADS.read([sw.WORKLOADS], root, tmp_path_factory.mktemp("processed"))
 
 
 def cell(study: data.WorkloadsResults, point: str, architecture: str) -> pd.Series:
@@ -155,10 +155,10 @@ def test_the_abstract_gives_each_testable_expectation_with_its_numbers(study):
 
 
 def test_csvs_are_written_and_removed_without_a_campaign(root, tmp_path):
-    workloads.process_workloads_campaign(sw.WORKLOADS, root, tmp_path)
+    workloads.WORKLOADS.read([sw.WORKLOADS], root, tmp_path)
     written = {p.name for p in tmp_path.glob("*.csv")}
     assert written == {data.TRIALS_CSV, data.SUMMARY_CSV, data.MAP_CSV}
-    empty = workloads.process_workloads_campaign(None, root, tmp_path)
+    empty = workloads.WORKLOADS.read([None], root, tmp_path)
     assert not empty.available and not list(tmp_path.glob("*.csv"))
 
 
@@ -223,7 +223,7 @@ def test_readme_quotes_the_shipped_workloads_campaign(tmp_path) -> None:
     """The README's workloads findings are the decisions and facts the report computes from the shipped campaign."""
     root = Path(__file__).resolve().parent.parent
     campaign = workloads.STUDY.campaign.reference
-    shipped = workloads.process_workloads_campaign(campaign, root / "data" / "raw", tmp_path)
+    shipped = workloads.WORKLOADS.read([campaign], root / "data" / "raw", tmp_path)
     blocking, idle = facts.blocking_facts(shipped), facts.idle_facts(shipped)
     bound, chosen = facts.bound_share(shipped), facts.selection_facts(shipped)
     frame = shipped.map

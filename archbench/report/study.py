@@ -11,17 +11,31 @@ A study says
 - `write(context) -> StudyOutput`: its processing into data/processed/, its macros (facts the templates and the
   section quote), its generated tables and figure blocks, and a result later studies and the notebook may read;
 - where its section goes (`part`): before the introduction, in the body, or in the appendices.
+
+A study with a campaign of its own subclasses `CampaignStudy`, which does what every such study did by hand: load
+the chosen campaigns (or say why there are none), write its CSVs or remove an earlier run's, and write its section
+or, without data, the sentence saying it was not measured.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
+
+import pandas as pd
 
 from archbench.analyze import analysis
 from archbench.config.paths import TEMPLATES_DIR
+from archbench.report.common import (
+    StudySource,
+    absent_files,
+    load_campaign_or_reason,
+    remove_stale_files,
+    write_study_csvs,
+)
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
 
@@ -66,6 +80,15 @@ class StudyOutput:
     result: Any = None
 
 
+@dataclass(frozen=True)
+class Paper:
+    """Where a section's figures go and are included from, and its words."""
+
+    figures_dir: Path
+    paper_dir: Path  # where latexmk runs: figures are included relative to it
+    prose: Prose = field(default_factory=Prose)
+
+
 @dataclass
 class StudyContext:
     """Everything a study's `write` may read."""
@@ -84,6 +107,10 @@ class StudyContext:
     def paper_dir(self) -> Path:
         """Where latexmk runs: figures are included relative to it."""
         return self.generated_dir.parent
+
+    @property
+    def paper(self) -> Paper:
+        return Paper(self.figures_dir, self.paper_dir, self.prose)
 
     def campaign(self, key: str) -> str | None:
         """The campaign (or file) chosen for `key`, None when there is none."""
@@ -106,3 +133,90 @@ class Study:
 
     def section_path(self, templates_dir: Path = TEMPLATES_DIR) -> Path:
         return Path(templates_dir) / self.name / SECTION_FILE
+
+
+class StudyResult(Protocol):
+    @property
+    def available(self) -> bool:
+        """Whether the study has data: without, its section says it was not measured."""
+        ...
+
+
+Result = TypeVar("Result", bound=StudyResult)
+
+
+class CampaignStudy(ABC, Generic[Result]):
+    """A study with a campaign of its own: its rule, its CSVs and generated files, and the steps it differs in.
+
+    A subclass says how its campaigns become a result (`process`), which frames of it are CSVs (`csvs`: none when
+    there is nothing to write), its figures, its macros (`facts`, with or without data) and its files when it has
+    data (`files`); loading, the CSVs and the not-measured section are the same for every such study."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    part: ClassVar[Part]
+    rule: ClassVar[CampaignRule]
+    processed_files: ClassVar[tuple[str, ...]] = ()  # its CSVs in data/processed/
+    generated_files: ClassVar[tuple[str, ...]] = ()  # its files in paper/generated/
+
+    @property
+    def study(self) -> Study:
+        """Its line of the registry."""
+        return Study(self.name, self.title, self.part, self.write, self.rule)
+
+    def chosen(self, context: StudyContext) -> Sequence[str | None]:
+        """The campaigns it reads, the chosen one first (none chosen: one None, so the section says why)."""
+        return [context.campaign(self.name)]
+
+    def load(self, names: Sequence[str | None], raw_root: Path) -> list[StudySource]:
+        return [load_campaign_or_reason(name, Path(raw_root), self.name) for name in names]
+
+    @abstractmethod
+    def process(self, sources: Sequence[StudySource], options: ReportOptions) -> Result: ...
+
+    @abstractmethod
+    def csvs(self, result: Result) -> Mapping[str, pd.DataFrame]: ...
+
+    def read(
+        self,
+        names: Sequence[str | None],
+        raw_root: Path,
+        processed_dir: Path | None = None,
+        options: ReportOptions | None = None,
+    ) -> Result:
+        """The result of these campaigns, its CSVs written into processed_dir (when given); without data an earlier
+        run's CSVs are removed, so none of them can pass for this run's."""
+        sources = self.load(names, raw_root)
+        result = self.process(sources, options or ReportOptions())
+        if processed_dir is not None:
+            frames = self.csvs(result)
+            if frames:
+                write_study_csvs(processed_dir, [s.campaign for s in sources if s.campaign is not None], frames)
+            else:
+                remove_stale_files(processed_dir, self.processed_files)
+        return result
+
+    def figures(self, result: Result, figures_dir: Path) -> Mapping[str, Any]:
+        """Its figures' files by key (None: not drawn), drawn before the macros, which say which exist."""
+        return {}
+
+    def facts(self, result: Result, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
+        """Its macros, with or without data (a study that writes its section from more than its campaign, as the
+        sources study does, overrides `write` instead)."""
+
+    def files(self, result: Result, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
+        """Its generated files when it has data."""
+        return {}
+
+    def section(self, result: Result, macros: MacroSet, paper: Paper) -> dict[str, str]:
+        """Its macros into `macros` and every generated file: its tables and figures, or the not-measured comment."""
+        figures = self.figures(result, paper.figures_dir)
+        self.facts(result, macros, paper.prose, figures)
+        if not result.available:
+            return absent_files(paper.prose, self.name, self.generated_files)
+        return self.files(result, paper, figures)
+
+    def write(self, context: StudyContext) -> StudyOutput:
+        result = self.read(self.chosen(context), context.raw_root, context.processed_dir, context.options)
+        macros = MacroSet()
+        return StudyOutput(macros, self.section(result, macros, context.paper), result)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,6 @@ class EchoResults:
     series: pd.DataFrame
     summary: pd.DataFrame
     max_conns: pd.DataFrame
-    csv_files: dict[str, Path] = field(default_factory=dict)
 
     @property
     def available(self) -> bool:

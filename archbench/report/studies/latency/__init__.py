@@ -16,7 +16,7 @@ belongs to is read from the data: a campaign with a `rate_reference` parameter, 
 `saturation_of` is not its own saturation key, offered one rate to every server (source 001's
 set-up); the other open-loop trials are the fraction sweep.
 
-This module is the section's entry point (`process_latency_campaigns`, `Criteria`, `LatencyStudy.outputs`);
+This module is the section's entry point (`LatencyStudy`, a CampaignStudy, and `Criteria`);
 its parts are `knee` (the floor and the knee: the rule and its test), `data` (trials, summary, knees),
 `tables`, `figures` and `facts` (the macros), with their words in paper/templates/latency/.
 
@@ -27,10 +27,14 @@ its design's floor) and `latency-knees.csv` (one row per server of the fraction 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+import pandas as pd
 
 from archbench.data import storage
-from archbench.report.common import absent_files, load_campaign_or_reason, remove_stale_files, write_study_csvs
+from archbench.report.common import StudySource, load_campaign_or_reason
 from archbench.report.latex import MacroSet, figure_block
 from archbench.report.plotting import include_path
 from archbench.report.prose import Prose
@@ -47,130 +51,101 @@ from archbench.report.studies.latency.facts import latency_macros
 from archbench.report.studies.latency.figures import make_latency_figures
 from archbench.report.studies.latency.knee import KNEE_P99_S, Criteria
 from archbench.report.studies.latency.tables import knees_table, rates_table, source_001_table
-from archbench.report.study import CampaignRule, ReportOptions, Study, StudyContext, StudyOutput
+from archbench.report.study import CampaignRule, CampaignStudy, Paper, ReportOptions
 
-__all__ = ["KNEE_P99_S", "Criteria", "LatencyStudy", "latency_outputs", "process_latency_campaigns"]
+__all__ = ["KNEE_P99_S", "LATENCY", "Criteria", "LatencyStudy"]
 
 RATES_TABLE_FILE = "latency-table-rates.tex"
 KNEES_TABLE_FILE = "latency-table-knees.tex"
 SOURCE_001_TABLE_FILE = "latency-table-001.tex"
 ACHIEVED_FIGURE_FILE = "latency-figure-achieved.tex"
 PERCENTILES_FIGURE_FILE = "latency-figure-percentiles.tex"
-GENERATED_FILES = (
-    RATES_TABLE_FILE,
-    KNEES_TABLE_FILE,
-    SOURCE_001_TABLE_FILE,
-    ACHIEVED_FIGURE_FILE,
-    PERCENTILES_FIGURE_FILE,
-)
 TRIALS_CSV = "latency-trials.csv"
 SUMMARY_CSV = "latency-summary.csv"
 KNEES_CSV = "latency-knees.csv"
 FIGURES_TEMPLATE = "latency/figures"
-STUDY_NAME = "latency"
+SOURCE_001_SUFFIX = "-001"
 
 
-class LatencyStudy(LatencyResults):
-    """The latency campaigns' frames and what the report makes of them."""
+class LatencyStudy(CampaignStudy[LatencyResults]):
+    """The open-loop campaigns' CSVs (the chosen one and its source-001 sibling), macros, tables and figures, with
+    the latency threshold the floors must be well under from the report options."""
 
-    def outputs(
-        self, macros: MacroSet, paper_dir: Path, figures_dir: Path, prose: Prose | None = None
-    ) -> dict[str, str]:
-        """What archbench.report.build writes for this section: macros into `macros`, {generated file: LaTeX}."""
-        return latency_outputs(macros, self, paper_dir, figures_dir, prose or Prose())
-
-
-def process_latency_campaigns(
-    requested: str | None,
-    raw_root: Path,
-    processed_dir: Path | None,
-    source_001: str | None = None,
-    criteria: Criteria | None = None,
-) -> LatencyStudy:
-    """Read the latency campaign and its source-001 sibling (`<requested>-001` unless named) and write the CSVs."""
-    criteria = criteria or Criteria()
-    raw_root = Path(raw_root)
-    main = load_campaign_or_reason(requested, raw_root, "latency")
-    sources = [main]
-    sibling = source_001 or (f"{requested}-001" if requested else None)
-    if sibling and sibling != requested:
-        if (raw_root / sibling / storage.CAMPAIGN_FILE).is_file():
-            sources.append(load_campaign_or_reason(sibling, raw_root, "source-001"))
-        elif source_001:
-            sources.append(load_campaign_or_reason(source_001, raw_root, "source-001"))
-    campaigns = [s.campaign for s in sources if s.campaign is not None]
-    trials = latency_trials(campaigns, criteria)
-    decisions = knee_decisions(trials, criteria)
-    summary = rate_summary(trials, decisions)
-    knee_table = knees(summary, trials, decisions)
-    csv_files: dict[str, Path] = {}
-    if processed_dir is not None and not campaigns:
-        remove_stale_files(processed_dir, (TRIALS_CSV, SUMMARY_CSV, KNEES_CSV))
-    if processed_dir is not None and campaigns:
-        csv_files = write_study_csvs(
-            processed_dir, campaigns, {TRIALS_CSV: trials, SUMMARY_CSV: summary, KNEES_CSV: knee_table}
-        )
-    return LatencyStudy(tuple(sources), criteria, trials, summary, knee_table, csv_files)
-
-
-def latency_outputs(
-    macros: MacroSet, study: LatencyResults, paper_dir: Path, figures_dir: Path, prose: Prose
-) -> dict[str, str]:
-    """Add the latency macros to `macros` and return {generated file name: LaTeX} (every file, always)."""
-    made = make_latency_figures(study, figures_dir)
-    present = {key: value is not None for key, value in made.items()}
-    latency_macros(macros, study, prose, present)
-    if not study.available:
-        return absent_files(prose, "latency", GENERATED_FILES)
-    achieved = figure_block(
-        include_path(made["achieved"], paper_dir),
-        "fig:latency-achieved",
-        prose.sentence(FIGURES_TEMPLATE, "achieved_caption"),
-        prose.sentence(FIGURES_TEMPLATE, "no_achieved_figure"),
-    )
-    percentiles = figure_block(
-        include_path(made["percentiles"], paper_dir),
-        "fig:latency-percentiles",
-        prose.sentence(
-            FIGURES_TEMPLATE,
-            "percentiles_caption",
-            rise=number_text(study.criteria.rise_multiple),
-            threshold=ms_text(study.criteria.p99_s),
-        ),
-        prose.sentence(FIGURES_TEMPLATE, "no_percentiles_figure"),
-    )
-    return {
-        RATES_TABLE_FILE: rates_table(study, prose),
-        KNEES_TABLE_FILE: knees_table(study, prose),
-        SOURCE_001_TABLE_FILE: source_001_table(study, prose),
-        ACHIEVED_FIGURE_FILE: achieved,
-        PERCENTILES_FIGURE_FILE: percentiles,
-    }
-
-
-def write(context: StudyContext) -> StudyOutput:
-    """The latency section: the open-loop campaigns' CSVs (the chosen one and its source-001 sibling), macros,
-    tables and figures, with the latency threshold the floors must be well under from the report options."""
-    options: ReportOptions = context.options
-    criteria = Criteria(p99_s=options.latency_knee_p99_ms / 1000)
-    study = process_latency_campaigns(
-        context.campaign(STUDY_NAME), context.raw_root, context.processed_dir, criteria=criteria
-    )
-    macros = MacroSet()
-    files = study.outputs(macros, context.paper_dir, context.figures_dir, context.prose)
-    return StudyOutput(macros, files, study)
-
-
-STUDY = Study(
-    name=STUDY_NAME,
-    title="latency under a fixed offered load (source 001)",
-    part="body",
-    write=write,
-    campaign=CampaignRule(
+    name = "latency"
+    title = "latency under a fixed offered load (source 001)"
+    part = "body"
+    rule = CampaignRule(
         measured=(("latency-{host}", "make latency-study"), ("latency-short-{host}", "make latency-study-short")),
         reference="reference-latency-designs",
         measure_with="make latency-study",
         profile="latency",
-        read_with=("-closed", "", "-001"),
-    ),
-)
+        read_with=("-closed", "", SOURCE_001_SUFFIX),
+    )
+    processed_files = (TRIALS_CSV, SUMMARY_CSV, KNEES_CSV)
+    generated_files = (
+        RATES_TABLE_FILE,
+        KNEES_TABLE_FILE,
+        SOURCE_001_TABLE_FILE,
+        ACHIEVED_FIGURE_FILE,
+        PERCENTILES_FIGURE_FILE,
+    )
+
+    def load(self, names: Sequence[str | None], raw_root: Path) -> list[StudySource]:
+        """The chosen campaign, then source 001's: the second name if given, else `<chosen>-001` when it exists."""
+        requested = names[0]
+        sources = [load_campaign_or_reason(requested, Path(raw_root), "latency")]
+        given = names[1] if len(names) > 1 else None
+        sibling = given or (f"{requested}{SOURCE_001_SUFFIX}" if requested else None)
+        if sibling and sibling != requested and (given or (Path(raw_root) / sibling / storage.CAMPAIGN_FILE).is_file()):
+            sources.append(load_campaign_or_reason(sibling, Path(raw_root), "source-001"))
+        return sources
+
+    def process(self, sources: Sequence[StudySource], options: ReportOptions) -> LatencyResults:
+        criteria = Criteria(p99_s=options.latency_knee_p99_ms / 1000)
+        campaigns = [s.campaign for s in sources if s.campaign is not None]
+        trials = latency_trials(campaigns, criteria)
+        decisions = knee_decisions(trials, criteria)
+        summary = rate_summary(trials, decisions)
+        return LatencyResults(tuple(sources), criteria, trials, summary, knees(summary, trials, decisions))
+
+    def csvs(self, result: LatencyResults) -> Mapping[str, pd.DataFrame]:
+        if not result.available:
+            return {}
+        return {TRIALS_CSV: result.trials, SUMMARY_CSV: result.summary, KNEES_CSV: result.knees}
+
+    def figures(self, result: LatencyResults, figures_dir: Path) -> Mapping[str, Any]:
+        return make_latency_figures(result, figures_dir)
+
+    def facts(self, result: LatencyResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
+        latency_macros(macros, result, prose, {key: value is not None for key, value in figures.items()})
+
+    def files(self, result: LatencyResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
+        prose = paper.prose
+        achieved = figure_block(
+            include_path(figures["achieved"], paper.paper_dir),
+            "fig:latency-achieved",
+            prose.sentence(FIGURES_TEMPLATE, "achieved_caption"),
+            prose.sentence(FIGURES_TEMPLATE, "no_achieved_figure"),
+        )
+        percentiles = figure_block(
+            include_path(figures["percentiles"], paper.paper_dir),
+            "fig:latency-percentiles",
+            prose.sentence(
+                FIGURES_TEMPLATE,
+                "percentiles_caption",
+                rise=number_text(result.criteria.rise_multiple),
+                threshold=ms_text(result.criteria.p99_s),
+            ),
+            prose.sentence(FIGURES_TEMPLATE, "no_percentiles_figure"),
+        )
+        return {
+            RATES_TABLE_FILE: rates_table(result, prose),
+            KNEES_TABLE_FILE: knees_table(result, prose),
+            SOURCE_001_TABLE_FILE: source_001_table(result, prose),
+            ACHIEVED_FIGURE_FILE: achieved,
+            PERCENTILES_FIGURE_FILE: percentiles,
+        }
+
+
+LATENCY = LatencyStudy()
+STUDY = LATENCY.study

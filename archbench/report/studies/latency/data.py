@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -101,7 +100,6 @@ class LatencyResults:
     trials: pd.DataFrame
     summary: pd.DataFrame
     knees: pd.DataFrame
-    csv_files: dict[str, Path] = field(default_factory=dict)
 
     @property
     def campaigns(self) -> list[storage.Campaign]:

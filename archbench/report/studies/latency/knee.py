@@ -73,7 +73,7 @@ RATE_UNTESTED = "untested"
 
 @dataclass(frozen=True)
 class Criteria:
-    """The knee's definition; every value is a build_report parameter or constant and appears in the text."""
+    """The knee's definition; every value is a report option (the threshold) or a constant, and appears in the text."""
 
     p99_s: float = KNEE_P99_S
     rise_multiple: float = RISE_MULTIPLE

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -87,7 +86,6 @@ class NetworkResults:
     summaries: Mapping[str, pd.DataFrame]  # "network", "loopback" -> summary frame (empty without a campaign)
     comparison: pd.DataFrame
     link: LinkBound | None
-    csv_files: Mapping[str, Path] = field(default_factory=dict)
 
     @property
     def available(self) -> bool:

@@ -10,11 +10,14 @@ test's error is split over both. Its words are paper/templates/serving_order/.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from archbench.report.common import load_campaign_or_reason, remove_stale_files, write_study_csvs
+import pandas as pd
+
+from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
+from archbench.report.prose import Prose
 from archbench.report.studies.serving_order.data import (
     COMPARISON_CSV,
     TRIALS_CSV,
@@ -23,53 +26,48 @@ from archbench.report.studies.serving_order.data import (
 )
 from archbench.report.studies.serving_order.facts import serving_order_macros
 from archbench.report.studies.serving_order.tables import comparison_table
-from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
+from archbench.report.study import CampaignRule, CampaignStudy, Paper, ReportOptions, StudyContext
 
-STUDY_NAME = "serving_order"
 TABLE_FILE = "serving-order-table.tex"
 # The campaign after the pilot, read beside it: shipped as reference-serving-order-12-rounds.
 SECOND_LOOK_SUFFIX = "-12-rounds"
 
 
-def process_serving_order_campaigns(
-    requested: Sequence[str], raw_root: Path, processed_dir: Path | None
-) -> ServingOrderResults:
-    """Read the open-loop serving-order campaigns (each one look of the test) and write their CSVs; without one,
-    stale CSVs go."""
-    sources = [load_campaign_or_reason(name, raw_root, STUDY_NAME) for name in requested]
-    campaigns = [s.campaign for s in sources if s.campaign is not None]
-    study = read_looks(campaigns)
-    if processed_dir is not None:
-        if study.available:
-            write_study_csvs(processed_dir, campaigns, {TRIALS_CSV: study.trials, COMPARISON_CSV: study.comparison})
-        else:
-            remove_stale_files(processed_dir, (TRIALS_CSV, COMPARISON_CSV))
-    return study
+class ServingOrderStudy(CampaignStudy[ServingOrderResults]):
+    """The open-loop serving-order campaigns, each one look of the test."""
 
-
-def write(context: StudyContext) -> StudyOutput:
-    chosen = context.campaign(STUDY_NAME)
-    looks = context.campaigns.choice(STUDY_NAME).read if chosen else ()
-    study = process_serving_order_campaigns(list(looks), context.raw_root, context.processed_dir)
-    macros = MacroSet()
-    serving_order_macros(macros, study, context.prose)
-    if not study.available:
-        comment = context.prose.sentence("common/studies", "absent_file", what=STUDY_NAME) + "\n"
-        return StudyOutput(macros, {TABLE_FILE: comment}, study)
-    return StudyOutput(macros, {TABLE_FILE: comparison_table(study, context.prose)}, study)
-
-
-STUDY = Study(
-    name=STUDY_NAME,
-    title="serving order and the tail",
-    part="body",
-    write=write,
-    campaign=CampaignRule(
+    name = "serving_order"
+    title = "serving order and the tail"
+    part = "body"
+    rule = CampaignRule(
         measured=(("serving-order-{host}", "make serving-order-study"),),
         reference="reference-serving-order",
         measure_with="make serving-order-study",
         profile="serving_order",
         read_with=("", SECOND_LOOK_SUFFIX),
         expected_runs=2,
-    ),
-)
+    )
+    processed_files = (TRIALS_CSV, COMPARISON_CSV)
+    generated_files = (TABLE_FILE,)
+
+    def chosen(self, context: StudyContext) -> Sequence[str | None]:
+        """Every look that exists (the chosen campaign and the one after it), in the order they ran."""
+        if not context.campaign(self.name):
+            return [None]
+        return list(context.campaigns.choice(self.name).read)
+
+    def process(self, sources: Sequence[StudySource], options: ReportOptions) -> ServingOrderResults:
+        return read_looks([s.campaign for s in sources if s.campaign is not None])
+
+    def csvs(self, result: ServingOrderResults) -> Mapping[str, pd.DataFrame]:
+        return {TRIALS_CSV: result.trials, COMPARISON_CSV: result.comparison} if result.available else {}
+
+    def facts(self, result: ServingOrderResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
+        serving_order_macros(macros, result, prose)
+
+    def files(self, result: ServingOrderResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
+        return {TABLE_FILE: comparison_table(result, paper.prose)}
+
+
+SERVING_ORDER = ServingOrderStudy()
+STUDY = SERVING_ORDER.study

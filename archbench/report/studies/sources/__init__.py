@@ -8,42 +8,60 @@ the facts it computes are also the summary study's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import pandas as pd
+
+from archbench.analyze import analysis
+from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
-from archbench.report.studies.sources.data import process_sources_campaign
+from archbench.report.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign
 from archbench.report.studies.sources.facts import published_outputs
-from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
-
-STUDY_NAME = "sources"
+from archbench.report.study import CampaignRule, CampaignStudy, ReportOptions, StudyContext, StudyOutput
 
 
-def write(context: StudyContext) -> StudyOutput:
-    processed = context.processed
-    sources = process_sources_campaign(context.campaign(STUDY_NAME), context.raw_root, context.processed_dir)
-    macros = MacroSet()
-    files, facts = published_outputs(
-        processed.summary,
-        processed.trials,
-        Path(processed.trials_csv).parent,
-        macros,
-        context.generated_dir,
-        context.figures_dir,
-        context.prose,
-        sources_campaign=sources,
-    )
-    return StudyOutput(macros, files, facts)
+class SourcesStudy(CampaignStudy[SourcesCampaign]):
+    """Its campaign's CSVs as every campaign study writes them; its section, with or without that campaign, from the
+    main campaign and the latency and echo studies' CSVs too."""
 
-
-STUDY = Study(
-    name=STUDY_NAME,
-    title="published beside measured (each source's own protocol)",
-    part="appendix",
-    write=write,
-    campaign=CampaignRule(
+    name = "sources"
+    title = "published beside measured (each source's own protocol)"
+    part = "appendix"
+    rule = CampaignRule(
         measured=(("sources-{host}", "make sources-study"),),
         reference="reference-sources",
         measure_with="make sources-study",
         profile="sources",
-    ),
-)
+    )
+    processed_files = (TRIALS_CSV, SUMMARY_CSV)
+
+    def process(self, sources: Sequence[StudySource], options: ReportOptions) -> SourcesCampaign:
+        source = sources[0]
+        if source.campaign is None:
+            return SourcesCampaign(source, pd.DataFrame(), pd.DataFrame())
+        trials = analysis.trials_frame(source.campaign)
+        return SourcesCampaign(source, trials, analysis.summary_frame(trials, source.campaign.meta.get("plan") or ()))
+
+    def csvs(self, result: SourcesCampaign) -> Mapping[str, pd.DataFrame]:
+        if result.source.campaign is None:
+            return {}
+        return {TRIALS_CSV: result.trials, SUMMARY_CSV: result.summary}
+
+    def write(self, context: StudyContext) -> StudyOutput:
+        processed = context.processed
+        campaign = self.read(self.chosen(context), context.raw_root, context.processed_dir, context.options)
+        macros = MacroSet()
+        files, facts = published_outputs(
+            processed.summary,
+            processed.trials,
+            Path(processed.trials_csv).parent,
+            macros,
+            context.paper,
+            sources_campaign=campaign,
+        )
+        return StudyOutput(macros, files, facts)
+
+
+SOURCES = SourcesStudy()
+STUDY = SOURCES.study

@@ -10,17 +10,10 @@ the way the main campaign's are and written as sources-trials.csv and sources-su
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from archbench.analyze import analysis
-from archbench.report.common import (
-    StudySource,
-    load_campaign_or_reason,
-    remove_stale_files,
-    write_study_csvs,
-)
+from archbench.report.common import StudySource
 
 TRIALS_CSV = "sources-trials.csv"
 SUMMARY_CSV = "sources-summary.csv"
@@ -45,18 +38,3 @@ class SourcesCampaign:
 
 def no_sources_campaign() -> SourcesCampaign:
     return SourcesCampaign(StudySource(None, None, None), pd.DataFrame(), pd.DataFrame())
-
-
-def process_sources_campaign(requested: str | None, raw_root: Path, processed_dir: Path | None) -> SourcesCampaign:
-    """Read the sources campaign (if any) and write its CSVs into processed_dir (when given); without a campaign the
-    CSVs of an earlier run are removed, so none of them can pass for this run's."""
-    source = load_campaign_or_reason(requested, Path(raw_root), "sources")
-    if source.campaign is None:
-        if processed_dir is not None:
-            remove_stale_files(processed_dir, (TRIALS_CSV, SUMMARY_CSV))
-        return SourcesCampaign(source, pd.DataFrame(), pd.DataFrame())
-    trials = analysis.trials_frame(source.campaign)
-    summary = analysis.summary_frame(trials, source.campaign.meta.get("plan") or ())
-    if processed_dir is not None:
-        write_study_csvs(processed_dir, [source.campaign], {TRIALS_CSV: trials, SUMMARY_CSV: summary})
-    return SourcesCampaign(source, trials, summary)

@@ -33,6 +33,7 @@ from archbench.report.latex import Column, MacroSet, format_count, format_decima
 from archbench.report.prose import Prose
 from archbench.report.studies.sources.data import SourcesCampaign, no_sources_campaign
 from archbench.report.studies.sources.figures import plot_relative_curves
+from archbench.report.study import Paper
 from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
 
 SENTENCES = "sources/sentences"
@@ -435,16 +436,14 @@ def published_outputs(
     trials: pd.DataFrame,
     processed_dir: Path,
     macros: MacroSet,
-    generated_dir: Path,
-    figures_dir: Path,
-    prose: Prose,
+    paper: Paper,
     external: Path = EXTERNAL_DIR,
     sources_campaign: SourcesCampaign | None = None,
 ) -> tuple[dict[str, str], dict[str, SourceFacts]]:
     """The section's generated files (name -> text) and every source's facts (for the summary)."""
     sources, drawn = collect(summary, trials, processed_dir, external, sources_campaign)
+    prose, figures_dir, paper_dir = paper.prose, paper.figures_dir, paper.paper_dir
     macros.add(r"\abLoadThreadsReason", load_threads_reason(trials, prose), "why wrk runs with the threads it runs")
-    paper_dir = Path(generated_dir).parent
     curve000 = pd.concat(
         [
             drawn["published000"].assign(series="source 000 (published)"),

@@ -11,13 +11,18 @@ against the data (archbench.report.studies.workloads.facts). Its words are paper
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
 import pandas as pd
 
 from archbench.analyze import analysis
 from archbench.measure.selection import point_selections
-from archbench.report.common import load_campaign_or_reason, remove_stale_files, write_study_csvs
+from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet, figure_block, format_count
 from archbench.report.plotting import include_path
+from archbench.report.prose import Prose
 from archbench.report.studies.workloads.data import (
     MAP_CSV,
     SUMMARY_CSV,
@@ -30,9 +35,8 @@ from archbench.report.studies.workloads.data import (
 from archbench.report.studies.workloads.facts import workloads_macros
 from archbench.report.studies.workloads.figures import make_workloads_figures
 from archbench.report.studies.workloads.tables import map_table, picks_table
-from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
+from archbench.report.study import CampaignRule, CampaignStudy, Paper, ReportOptions
 
-STUDY_NAME = "workloads"
 MAP_TABLE_FILE = "workloads-table-map.tex"
 PICKS_TABLE_FILE = "workloads-table-picks.tex"
 MAP_FIGURE_FILE = "workloads-figure-map.tex"
@@ -50,52 +54,11 @@ def in_family_order(summary: pd.DataFrame, meta: dict) -> pd.DataFrame:
     return summary.iloc[order.argsort(kind="stable")].reset_index(drop=True)
 
 
-def process_workloads_campaign(requested: str | None, raw_root, processed_dir) -> WorkloadsResults:
-    """Read the workloads campaign (if any) and write its CSVs; without one, an earlier run's CSVs are removed."""
-    source = load_campaign_or_reason(requested, raw_root, STUDY_NAME)
-    if source.campaign is None:
-        if processed_dir is not None:
-            remove_stale_files(processed_dir, (TRIALS_CSV, SUMMARY_CSV, MAP_CSV))
-        return WorkloadsResults(None)
-    campaign = source.campaign
-    trials = workload_columns(analysis.trials_frame(campaign))
-    summary = in_family_order(summarise(trials, campaign.meta.get("plan") or ()), campaign.meta)
-    settings, selections = point_selections(campaign.path)
-    frame = decision_map(trials, summary, selections)
-    if processed_dir is not None:
-        write_study_csvs(processed_dir, [campaign], {TRIALS_CSV: trials, SUMMARY_CSV: summary, MAP_CSV: frame})
-    return WorkloadsResults(campaign, trials, summary, frame, settings, tuple(selections))
-
-
-def write(context: StudyContext) -> StudyOutput:
-    study = process_workloads_campaign(context.campaign(STUDY_NAME), context.raw_root, context.processed_dir)
-    prose = context.prose
-    made = make_workloads_figures(study, context.figures_dir)
-    macros = MacroSet()
-    workloads_macros(macros, study, prose, made["map"] is not None)
-    if not study.available:
-        comment = prose.sentence("common/studies", "absent_file", what=STUDY_NAME) + "\n"
-        return StudyOutput(macros, dict.fromkeys((MAP_TABLE_FILE, PICKS_TABLE_FILE, MAP_FIGURE_FILE), comment), study)
-    figure = figure_block(
-        include_path(made["map"], context.paper_dir),
-        "fig:workloads-map",
-        prose.sentence(FIGURES_TEMPLATE, "map_caption", {"delta": format_count(100 * study.settings.delta)}),
-        prose.sentence(FIGURES_TEMPLATE, "no_map"),
-    )
-    files = {
-        MAP_TABLE_FILE: map_table(study, prose),
-        PICKS_TABLE_FILE: picks_table(study, prose),
-        MAP_FIGURE_FILE: figure,
-    }
-    return StudyOutput(macros, files, study)
-
-
-STUDY = Study(
-    name=STUDY_NAME,
-    title="which architecture for which workload",
-    part="body",
-    write=write,
-    campaign=CampaignRule(
+class WorkloadsStudy(CampaignStudy[WorkloadsResults]):
+    name = "workloads"
+    title = "which architecture for which workload"
+    part = "body"
+    rule = CampaignRule(
         measured=(
             ("workloads-{host}", "make workloads-study"),
             ("workloads-short-{host}", "the short study of make all"),
@@ -103,5 +66,45 @@ STUDY = Study(
         reference="reference-workloads-selection",
         measure_with="make workloads-study",
         profile="workloads",
-    ),
-)
+    )
+    processed_files = (TRIALS_CSV, SUMMARY_CSV, MAP_CSV)
+    generated_files = (MAP_TABLE_FILE, PICKS_TABLE_FILE, MAP_FIGURE_FILE)
+
+    def process(self, sources: Sequence[StudySource], options: ReportOptions) -> WorkloadsResults:
+        campaign = sources[0].campaign
+        if campaign is None:
+            return WorkloadsResults(None)
+        trials = workload_columns(analysis.trials_frame(campaign))
+        summary = in_family_order(summarise(trials, campaign.meta.get("plan") or ()), campaign.meta)
+        settings, selections = point_selections(campaign.path)
+        frame = decision_map(trials, summary, selections)
+        return WorkloadsResults(campaign, trials, summary, frame, settings, tuple(selections))
+
+    def csvs(self, result: WorkloadsResults) -> Mapping[str, pd.DataFrame]:
+        if result.campaign is None:
+            return {}
+        return {TRIALS_CSV: result.trials, SUMMARY_CSV: result.summary, MAP_CSV: result.map}
+
+    def figures(self, result: WorkloadsResults, figures_dir: Path) -> Mapping[str, Any]:
+        return make_workloads_figures(result, figures_dir)
+
+    def facts(self, result: WorkloadsResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
+        workloads_macros(macros, result, prose, figures["map"] is not None)
+
+    def files(self, result: WorkloadsResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
+        prose = paper.prose
+        figure = figure_block(
+            include_path(figures["map"], paper.paper_dir),
+            "fig:workloads-map",
+            prose.sentence(FIGURES_TEMPLATE, "map_caption", {"delta": format_count(100 * result.settings.delta)}),
+            prose.sentence(FIGURES_TEMPLATE, "no_map"),
+        )
+        return {
+            MAP_TABLE_FILE: map_table(result, prose),
+            PICKS_TABLE_FILE: picks_table(result, prose),
+            MAP_FIGURE_FILE: figure,
+        }
+
+
+WORKLOADS = WorkloadsStudy()
+STUDY = WORKLOADS.study
