@@ -2,17 +2,13 @@
 
 A study (archbench.report.study) processes its campaign into data/processed/, adds its macros and its generated
 files, and has its section in paper/templates/<name>/section.tex; its `part` says whether the section comes before
-the introduction, in the body or in the appendices. The statistics and rules studies are placed in the appendices
-here, whatever their packages say: the main body, findings to threats to validity, is what a reader needs to pick a
-design, and their diagnostics and checklists support it from the back. The studies run in this order, so a study may
+the introduction, in the body or in the appendices. The studies run in this order, so a study may
 read the result of any study above it (the rules study cites the tables and figures of the ones before it); within
 each part, the sections appear in this order too. To add a study: a package here, its templates under paper/templates/<name>/,
 and one line below.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 from archbench.report.studies import (
     architectures,
@@ -49,19 +45,12 @@ STUDIES: tuple[Study, ...] = (
     sources.STUDY,
     findings.STUDY,
     summary.STUDY,
-    replace(statistics.STUDY, part="appendix"),
+    statistics.STUDY,
     crossos.STUDY,
-    replace(rules.STUDY, part="appendix"),
+    rules.STUDY,
     configurations.STUDY,
     environment.STUDY,
     robustness.STUDY,
     notebooks.STUDY,
     artifact.STUDY,
 )
-
-
-def study_named(name: str, studies: tuple[Study, ...] = STUDIES) -> Study:
-    for study in studies:
-        if study.name == name:
-            return study
-    raise KeyError(f"no study {name!r}; studies: {', '.join(s.name for s in studies)}")

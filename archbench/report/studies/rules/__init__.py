@@ -36,4 +36,5 @@ def write(context: StudyContext) -> StudyOutput:
     return StudyOutput(macros, {RULES_TABLE_FILE: rules_table(rows, context.prose)})
 
 
-STUDY = Study(name="rules", title="the twelve rules of Hoefler and Belli", part="body", write=write)
+# In the appendices: the body is what a reader needs to pick a design; the checklist supports it from the back.
+STUDY = Study(name="rules", title="the twelve rules of Hoefler and Belli", part="appendix", write=write)

@@ -134,4 +134,5 @@ def write(
     return StudyOutput(macros, files, StatisticsResult(comparisons, qq_present, state))
 
 
-STUDY = Study(name="statistics", title="statistical method and diagnostics", part="body", write=write)
+# In the appendices: the body is what a reader needs to pick a design; the diagnostics support it from the back.
+STUDY = Study(name="statistics", title="statistical method and diagnostics", part="appendix", write=write)
