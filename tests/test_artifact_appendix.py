@@ -10,7 +10,13 @@ from archbench.data import storage
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
 from archbench.report.studies.artifact import facts as artifact_appendix
-from archbench.report.studies.artifact.facts import collect_appendix, debian_packages, format_duration, python_pins
+from archbench.report.studies.artifact.facts import (
+    appendix_outputs,
+    collect_appendix,
+    debian_packages,
+    format_duration,
+    python_pins,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 RAW = REPO / "data" / "raw"
@@ -65,7 +71,7 @@ def test_reference_appendix_has_every_part_and_computed_durations() -> None:
     ]
     assert len(experiments["network"].campaigns) == 2 and experiments["bench"].measured_s is None
     macros = MacroSet()
-    files = appendix.outputs(macros, REPO / "paper", None, Prose())
+    files = appendix_outputs(appendix, macros, Prose())
     text = files[artifact_appendix.APPENDIX_FILE]
     for heading in (
         "Abstract",
@@ -86,6 +92,6 @@ def test_reference_appendix_has_every_part_and_computed_durations() -> None:
 def test_a_campaign_without_studies_or_io_uring_still_renders() -> None:
     main = storage.load_campaign(FIXTURES / "fixture-minimal")
     appendix = collect_appendix(main, FIXTURES)
-    text = appendix.outputs(MacroSet(), REPO / "paper", None, Prose())[artifact_appendix.APPENDIX_FILE]
+    text = appendix_outputs(appendix, MacroSet(), Prose())[artifact_appendix.APPENDIX_FILE]
     assert "did not measure it" in text
     assert all(not e.campaigns for e in appendix.experiments if e.key != "main")

@@ -14,7 +14,6 @@ import pytest
 from archbench.report import build as report
 from archbench.report import latex
 from archbench.report.prose import Prose
-from archbench.report.studies import robustness as rr
 from archbench.report.studies.robustness import data as rres
 from archbench.report.studies.robustness import facts as rtext
 
@@ -26,15 +25,16 @@ MIXED = Path(__file__).parent / "fixtures" / "robustness" / "mixed" / "robustnes
 CAMPAIGNS = Path(__file__).parent / "fixtures" / "campaigns"
 
 
-def render(result: rr.RobustnessResult) -> tuple[dict[str, str], dict[str, str]]:
+def render(result: rres.RobustnessResult) -> tuple[dict[str, str], dict[str, str]]:
     """({macro: value}, {generated file: text}) for one result."""
     macros = latex.MacroSet()
-    files = result.outputs(macros, PAPER)
+    rtext.robustness_macros(macros, result, Prose())
+    files = rtext.appendix_files(result, Prose())
     return {name: m.value for name, m in macros.macros.items()}, files
 
 
-def load(path: Path) -> rr.RobustnessResult:
-    return rr.load_robustness(path, Path("/nonexistent/processed"), Path("/nonexistent/raw"))
+def load(path: Path) -> rres.RobustnessResult:
+    return rres.read_robustness(path, Path("/nonexistent/processed"), Path("/nonexistent/raw"))
 
 
 def write_result(tmp_path: Path, doc: dict, name: str = "result") -> Path:
@@ -241,7 +241,7 @@ def test_an_unreadable_result_is_a_sentence(tmp_path, content):
 
 
 def test_a_missing_result_is_a_sentence(tmp_path):
-    result = rr.load_robustness(None, tmp_path / "processed", tmp_path / "raw")
+    result = rres.read_robustness(None, tmp_path / "processed", tmp_path / "raw")
     assert not result.available and result.source.origin == "missing"
     macros, files = render(result)
     every_macro_is_defined(macros, files)
@@ -250,7 +250,7 @@ def test_a_missing_result_is_a_sentence(tmp_path):
     assert macros[r"\abRobustnessPassedCount"] == latex.MISSING
     assert all(text.startswith("%") for text in files.values())
     # A path that was asked for but does not exist says so too.
-    asked = rr.load_robustness(tmp_path / "nope.json", tmp_path / "processed", tmp_path / "raw")
+    asked = rres.read_robustness(tmp_path / "nope.json", tmp_path / "processed", tmp_path / "raw")
     assert not asked.available and asked.problem.kind == "missing"
     assert "does not exist" in render(asked)[0][r"\abRobustnessSourceSentence"]
 
@@ -259,14 +259,14 @@ def test_this_machines_result_comes_before_the_reference(tmp_path):
     processed, raw = tmp_path / "processed", tmp_path / "raw"
     (raw / rres.REFERENCE_DIR).mkdir(parents=True)
     shutil.copy(MIXED, raw / rres.REFERENCE_DIR / rres.RESULT_FILE)
-    assert rr.load_robustness(None, processed, raw).source.origin == "reference"
+    assert rres.read_robustness(None, processed, raw).source.origin == "reference"
     processed.mkdir()
     shutil.copy(MIXED, processed / rres.RESULT_FILE)
-    chosen = rr.load_robustness(None, processed, raw)
+    chosen = rres.read_robustness(None, processed, raw)
     assert chosen.source.origin == "processed" and chosen.source.path == processed / rres.RESULT_FILE
     macros, _ = render(chosen)
     assert "this machine's" in macros[r"\abRobustnessSourceSentence"]
-    given = rr.load_robustness(str(MIXED), processed, raw)
+    given = rres.read_robustness(str(MIXED), processed, raw)
     assert given.source.path == MIXED and "as requested" in render(given)[0][r"\abRobustnessSourceSentence"]
 
 

@@ -6,7 +6,7 @@ cite the work (archbench.report.studies.artifact.facts). Its words are paper/tem
 from __future__ import annotations
 
 from archbench.report.latex import MacroSet
-from archbench.report.studies.artifact.facts import collect_appendix
+from archbench.report.studies.artifact.facts import appendix_outputs, collect_appendix
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 
@@ -20,9 +20,7 @@ def write(context: StudyContext) -> StudyOutput:
         sources=context.campaign("sources"),
     )
     macros = MacroSet()
-    return StudyOutput(
-        macros, appendix.outputs(macros, context.paper_dir, context.figures_dir, context.prose), appendix
-    )
+    return StudyOutput(macros, appendix_outputs(appendix, macros, context.prose), appendix)
 
 
 STUDY = Study(name="artifact", title="artifact appendix", part="appendix", write=write)

@@ -90,19 +90,6 @@ class ArtifactAppendix:
     system_packages: tuple[str, ...]
     raw_bytes: int  # the raw campaigns the report reads
 
-    def outputs(
-        self, macros: MacroSet, paper_dir: Path, figures_dir: Path | None = None, prose: Prose | None = None
-    ) -> dict[str, str]:
-        """What archbench.report.build writes: `\\abHowToCite` into `macros`, {generated file: LaTeX}."""
-        prose = prose or Prose()
-        macros.add(
-            r"\abHowToCite",
-            prose.sentence(TEMPLATE, "how_to_cite", citation_facts(self.citation)),
-            "title page: how to cite (CITATION.cff)",
-        )
-        table = experiments_table(self.experiments, prose)
-        return {APPENDIX_FILE: prose.block(TEMPLATE, "appendix", self.facts(prose), experiments_table=table)}
-
     def facts(self, prose: Prose) -> dict[str, Any]:
         provenance = campaign_provenance(self.main.meta, self.main.trials)
         statuses = io_uring_statuses(self.main.trials)
@@ -131,6 +118,17 @@ class ArtifactAppendix:
             "all_expected": format_duration(sum(expected)) if expected else MISSING,
             "citation": citation_facts(self.citation),
         }
+
+
+def appendix_outputs(appendix: ArtifactAppendix, macros: MacroSet, prose: Prose) -> dict[str, str]:
+    """`\\abHowToCite` into `macros`, and {generated file: LaTeX} of the appendix."""
+    macros.add(
+        r"\abHowToCite",
+        prose.sentence(TEMPLATE, "how_to_cite", citation_facts(appendix.citation)),
+        "title page: how to cite (CITATION.cff)",
+    )
+    table = experiments_table(appendix.experiments, prose)
+    return {APPENDIX_FILE: prose.block(TEMPLATE, "appendix", appendix.facts(prose), experiments_table=table)}
 
 
 # --------------------------------------------------------------------------- facts from files

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from archbench.config.paths import REPO_ROOT
 from archbench.report.latex import escape
@@ -277,26 +277,21 @@ def _provenance(doc: dict, path: Path) -> dict:
     return found
 
 
-Result = TypeVar("Result", bound=RobustnessResult)
-
-
 def read_robustness(
     requested: str | Path | None,
     processed_dir: Path,
     raw_root: Path,
     repo_root: Path = REPO_ROOT,
-    kind: type[Result] = RobustnessResult,  # type: ignore[assignment]
-) -> Result:
-    """The abuse-suite result the appendix shows (see the module docstring for which), as a `kind`, never raising
-    for data."""
+) -> RobustnessResult:
+    """The abuse-suite result the appendix shows (see the module docstring for which), never raising for data."""
     source = resolve_source(requested, Path(processed_dir), Path(raw_root))
     if source.path is None:
         missing = Problem("missing", tuple(tt(display_path(p)) for p in source.tried))
-        return kind(source, missing, repo_root=Path(repo_root))
+        return RobustnessResult(source, missing, repo_root=Path(repo_root))
     try:
         doc = json.loads(source.path.read_text(encoding="utf-8"))
         variants, cases, cells = parse_result(doc)
     except (OSError, ValueError) as error:  # json.JSONDecodeError is a ValueError
         unreadable = Problem("unreadable", (tt(display_path(source.path)),), plain(error))
-        return kind(source, unreadable, repo_root=Path(repo_root))
-    return kind(source, None, doc, _provenance(doc, source.path), variants, cases, cells, Path(repo_root))
+        return RobustnessResult(source, unreadable, repo_root=Path(repo_root))
+    return RobustnessResult(source, None, doc, _provenance(doc, source.path), variants, cases, cells, Path(repo_root))
