@@ -10,7 +10,7 @@ import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from archbench.analyze import analysis
-from archbench.report import pipeline, plots, plotting
+from archbench.report import plots, plotting
 from archbench.report.prose import Prose
 from archbench.report.studies.architectures import figures as architecture_figures
 from archbench.report.studies.pool import figures
@@ -27,13 +27,21 @@ FIGURE_KEYS = {
 }
 
 
+def draw_figures(processed: analysis.ProcessedCampaign, figures_dir: Path) -> dict[str, plots.FigureFile | None]:
+    """The main campaign's figures as the pool and architecture studies draw them."""
+    return {
+        **figures.make_pool_figures(processed.summary, processed.trials, figures_dir),
+        **architecture_figures.make_architecture_figures(processed.summary, processed.trials, figures_dir),
+    }
+
+
 @pytest.fixture(scope="module")
 def full(tmp_path_factory) -> analysis.ProcessedCampaign:
     return analysis.process_campaign(FIXTURES / "fixture-full", tmp_path_factory.mktemp("processed"))
 
 
 def test_figures_are_written_as_pdf(full, tmp_path):
-    made = pipeline.draw_figures(full, tmp_path)
+    made = draw_figures(full, tmp_path)
     assert set(made) == FIGURE_KEYS
     for figure_file in made.values():
         assert figure_file is not None
@@ -49,8 +57,8 @@ def test_figures_are_written_as_pdf(full, tmp_path):
 
 
 def test_figures_are_byte_for_byte_reproducible(full, tmp_path):
-    first = pipeline.draw_figures(full, tmp_path / "a")
-    second = pipeline.draw_figures(full, tmp_path / "b")
+    first = draw_figures(full, tmp_path / "a")
+    second = draw_figures(full, tmp_path / "b")
     for key in first:
         if first[key] is None:
             continue
@@ -87,7 +95,7 @@ def test_error_bars_are_the_confidence_intervals(full):
 
 def test_no_figures_without_sweeps(tmp_path):
     minimal = analysis.process_campaign(FIXTURES / "fixture-minimal", tmp_path / "processed")
-    made = pipeline.draw_figures(minimal, tmp_path / "figures")
+    made = draw_figures(minimal, tmp_path / "figures")
     assert made == dict.fromkeys(FIGURE_KEYS)
     assert not (tmp_path / "figures").exists() or not any((tmp_path / "figures").iterdir())
 
@@ -107,7 +115,7 @@ def architectures(tmp_path_factory) -> analysis.ProcessedCampaign:
 
 
 def test_every_architecture_figure_from_the_real_campaign(architectures, tmp_path):
-    made = pipeline.draw_figures(architectures, tmp_path)
+    made = draw_figures(architectures, tmp_path)
     for key in ("architectures_throughput", "architectures_connections", "architectures_threads", "architectures_cpu"):
         assert made[key] is not None, key
         assert made[key].path.read_bytes().startswith(b"%PDF")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from archbench.report.latex import MISSING, MacroSet
-from archbench.report.prose import default_prose
+from archbench.report.prose import Prose
 from archbench.report.studies.method.interference import CampaignTrials, interference_macros
 
 
@@ -41,7 +41,7 @@ def macros_for(main: pd.DataFrame, workloads: pd.DataFrame, meta: dict | None = 
         CampaignTrials("main", "", main, meta or {}),
         CampaignTrials("workloads", "Workloads", workloads, {}),
     ]
-    interference_macros(macros, campaigns, default_prose())
+    interference_macros(macros, campaigns, Prose())
     return {name: macro.value for name, macro in macros.macros.items()}
 
 

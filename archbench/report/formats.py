@@ -94,15 +94,6 @@ def first_named(items: Sequence[str]) -> tuple[list[str], int]:
     return items[:MAX_NAMED] if len(items) > MAX_NAMED else items, max(0, len(items) - MAX_NAMED)
 
 
-def format_list_text(items: Sequence[str]) -> str:
-    items = list(items)
-    if not items:
-        return ""
-    if len(items) == 1:
-        return items[0]
-    return ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def plural(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 

@@ -14,8 +14,8 @@ functions in the same order, so the notebook's outputs are the report's:
 6. `statistical_tests`: the comparison families, each comparison by its pre-declared test (the paired t test on
    the per-round log ratios; not run under three rounds), Holm within each family, minimum detectable
    differences and verdicts, as the statistics section reports them;
-7. `inline_figures`: the report's figures as matplotlib Figure objects, for display; `draw_figures` saves
-   them as the PDFs paper/generated/ includes;
+7. `inline_figures`: the report's figures as matplotlib Figure objects, for display (the studies save them as the
+   PDFs paper/generated/ includes);
 8. `archbench.report.build.write_report`: the studies' campaigns, the figures' PDFs and every generated
    LaTeX file of paper/report.tex.
 """
@@ -31,7 +31,6 @@ from matplotlib.figure import Figure
 from archbench.analyze import analysis
 from archbench.config.params import ParameterError
 from archbench.data import storage
-from archbench.report.plots import FigureFile
 from archbench.report.studies.architectures import figures as architecture_figures
 from archbench.report.studies.pool import figures as pool_figures
 from archbench.report.studies.statistics.comparisons import comparison_pairs, run_comparisons
@@ -40,7 +39,6 @@ from archbench.report.studies.statistics.qq import qq_figure
 __all__ = [
     "check_parameters",
     "check_thresholds",
-    "draw_figures",
     "inline_figures",
     "load_campaign",
     "process_main_campaign",
@@ -131,12 +129,3 @@ def _figure_builders(processed: analysis.ProcessedCampaign) -> dict[str, Callabl
 def inline_figures(processed: analysis.ProcessedCampaign) -> dict[str, Figure | None]:
     """Step 7: the report's main figures as Figure objects (None: too few configurations for it)."""
     return {name: build() for name, build in _figure_builders(processed).items()}
-
-
-def draw_figures(processed: analysis.ProcessedCampaign, figures_dir: Path) -> dict[str, FigureFile | None]:
-    """The main campaign's figures' PDFs in figures_dir (what the pool and architecture studies draw)."""
-    summary, trials = processed.summary, processed.trials
-    return {
-        **pool_figures.make_pool_figures(summary, trials, Path(figures_dir)),
-        **architecture_figures.make_architecture_figures(summary, trials, Path(figures_dir)),
-    }

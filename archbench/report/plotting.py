@@ -48,15 +48,6 @@ def include_path(figure: FigureFile | None, paper_dir: Path) -> str | None:
     return None if figure is None else Path(os.path.relpath(figure.path, paper_dir)).as_posix()
 
 
-def ci_error_bars(rows: pd.DataFrame, prefix: str, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """(means, yerr) of `<prefix>_mean` and its `<prefix>_ci95_low/high` interval, divided by `scale`; yerr is
-    what errorbar takes: the distances below and above each mean, 0 where the interval is undefined."""
-    mean = rows[f"{prefix}_mean"].to_numpy(dtype=float) / scale
-    low = np.nan_to_num(np.clip(mean - rows[f"{prefix}_ci95_low"].to_numpy(dtype=float) / scale, 0, None))
-    high = np.nan_to_num(np.clip(rows[f"{prefix}_ci95_high"].to_numpy(dtype=float) / scale - mean, 0, None))
-    return mean, np.vstack([low, high])
-
-
 def panel_grid(count: int) -> tuple[int, int]:
     """(rows, columns) of a figure with one panel per server: two columns unless there is a single panel."""
     columns = 1 if count == 1 else 2

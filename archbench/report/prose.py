@@ -67,8 +67,3 @@ class Prose:
     def sentence(self, template: str, macro: str, facts: Mapping[str, Any] | None = None, **more: Any) -> str:
         """The macro's text with every run of white space made one space and the ends stripped."""
         return " ".join(self.block(template, macro, facts, **more).split())
-
-
-def default_prose() -> Prose:
-    """The repository's templates (paper/templates/)."""
-    return Prose(TEMPLATES_DIR)

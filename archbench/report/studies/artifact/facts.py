@@ -7,7 +7,7 @@ scripts/setup.sh (Debian) and requirements.txt (pip), each experiment's expected
 (archbench.config.plan.expected_duration_s) and its measured duration from its campaigns' trial timestamps, the
 citation from CITATION.cff. The words are in paper/templates/artifact/appendix.tex.j2.
 
-build.py adds an `ArtifactAppendix` (from `collect_appendix`) to the report's studies: its `outputs` adds the
+The artifact study reads an `ArtifactAppendix` (from `collect_appendix`); `appendix_outputs` adds the
 macro `\\abHowToCite` (report.tex's title page) and writes generated/artifact-appendix.tex
 (paper/templates/artifact/section.tex inputs it).
 """

@@ -4,7 +4,7 @@ series (a source's published curve, this machine's), each point with its 95 % in
 seaborn draws the lines and markers from the precomputed ratios (there are no trials behind a published point, so
 seaborn computes no interval: `errorbar=None`); the intervals, computed by the delta method in
 archbench.analyze.published_compare, are drawn as error bars on the same axes. Deterministic like every figure of
-the report (archbench.report.studies.pool.figures.save_figure, archbench.report.theme.paper_theme).
+the report (archbench.report.plots.save_figure, archbench.report.theme.paper_theme).
 """
 
 from __future__ import annotations

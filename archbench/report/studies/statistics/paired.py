@@ -1,7 +1,6 @@
 """The paired ratios in the report: data/processed/paired-ratios.csv, its table, the forest plot, the macros.
 
-`paired_outputs` is the hook `archbench.report.build.write_generated_tex` calls after the statistics
-section's own: it computes `archbench.analyze.paired.paired_ratios` from trials.csv's frame, writes the CSV
+`paired_outputs` is what the statistics study calls after its own diagnostics: it computes `archbench.analyze.paired.paired_ratios` from trials.csv's frame, writes the CSV
 beside the other processed tables, adds the macros paper/templates/statistics/section.tex quotes (the sentence, and
 the median half-widths of the paired and unpaired ratios per metric: the target set for this machine is the paired server
 CPU per request's) and returns the generated LaTeX files (table and figure). Every word is in
