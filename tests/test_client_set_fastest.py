@@ -1,7 +1,7 @@
 """No fastest pool size and no fastest configuration where the load generator set the rate (the pool study's
 \\abMainPoolFinding and \\abPoolSourceComparison, the method study's \\abFastestConfiguration): where it bounded half
 or more of the trials of the configuration with the highest mean, the sentences say that it set the rate instead
-(archbench.report.studies.statistics.client_bound). On fixture campaigns written as raw trial records."""
+(archbench.report.statlib.client_bound). On fixture campaigns written as raw trial records."""
 
 from __future__ import annotations
 

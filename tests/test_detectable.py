@@ -15,9 +15,10 @@ from test_paired import _frame  # tests/ is on pytest's pythonpath
 from archbench.analyze.paired import paired_ratios
 from archbench.config.paths import TEMPLATES_DIR
 from archbench.report.prose import Prose
-from archbench.report.studies.statistics.comparisons import add_verdicts, adjust_within_families, holm_families_sentence
+from archbench.report.statlib.comparisons import add_verdicts, adjust_within_families
+from archbench.report.statlib.paired_power import detectable_number, detectable_with_status
+from archbench.report.studies.statistics.comparisons import holm_families_sentence
 from archbench.report.studies.statistics.paired import paired_facts, paired_table
-from archbench.report.studies.statistics.paired_power import detectable_number, detectable_with_status
 from archbench.stats.power import (
     COMPUTED,
     NOT_COMPUTABLE,

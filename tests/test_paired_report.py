@@ -17,11 +17,11 @@ from archbench.analyze import analysis
 from archbench.analyze.paired import PAIRED_CSV, paired_ratios
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
-from archbench.report.studies.statistics.paired import PAIRED_FIGURE, PAIRED_TABLE_FILE, paired_outputs
-from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
-from archbench.report.studies.statistics.paired_power import (
+from archbench.report.statlib.paired_power import (
     detectable_against,
 )
+from archbench.report.studies.statistics.paired import PAIRED_FIGURE, PAIRED_TABLE_FILE, paired_outputs
+from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
 from archbench.stats.power import welch_detectable_pct
 
 PROSE = Prose()

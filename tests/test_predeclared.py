@@ -14,6 +14,7 @@ from statsmodels.stats.multitest import multipletests
 
 from archbench import stats
 from archbench.report.prose import Prose
+from archbench.report.statlib import comparisons as planned
 from archbench.report.studies.statistics import comparisons
 from archbench.stats.predeclared import MAX_ROUNDS_NEEDED, aligned_by_round
 
@@ -163,8 +164,8 @@ def _trials(rates: dict[str, list[float]]) -> pd.DataFrame:
 
 
 def _family(rates: dict[str, list[float]], pairs: list[tuple[str, str]]) -> pd.DataFrame:
-    listed = [comparisons.Pair("nginx", "ctx", a, b, a, b) for a, b in pairs]
-    return comparisons.run_comparisons(listed, _trials(rates))
+    listed = [planned.Pair("nginx", "ctx", a, b, a, b) for a, b in pairs]
+    return planned.run_comparisons(listed, _trials(rates))
 
 
 RATES = {
@@ -231,8 +232,8 @@ def test_a_configuration_without_a_trial_is_not_run() -> None:
 
 def test_a_campaign_without_rounds_falls_back_to_welch_on_the_logs() -> None:
     trials = _trials(RATES).drop(columns=["repetition"])
-    pairs = [comparisons.Pair("pool", "ctx", "fast", "ref", "fast", "ref")]
-    row = comparisons.run_comparisons(pairs, trials).iloc[0]
+    pairs = [planned.Pair("pool", "ctx", "fast", "ref", "fast", "ref")]
+    row = planned.run_comparisons(pairs, trials).iloc[0]
     assert row["test"] == stats.UNPAIRED_TEST and not bool(row["paired"]) and row["n_rounds"] == 0
-    table = comparisons.comparisons_table(comparisons.run_comparisons(pairs, trials), PROSE)
+    table = comparisons.comparisons_table(planned.run_comparisons(pairs, trials), PROSE)
     assert r"$^{\dagger}$ &" in table and "5/5" in table and "the one fallback" in table

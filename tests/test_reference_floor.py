@@ -14,9 +14,9 @@ import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
 from archbench.analyze import analysis
 from archbench.report.prose import Prose
+from archbench.report.statlib.client_bound import client_set_rate
 from archbench.report.studies import architectures, rules
 from archbench.report.studies.architectures.fastest import fastest_sentences, fastest_summary
-from archbench.report.studies.statistics.client_bound import client_set_rate
 
 
 def row(architecture: str, mean: float, config_id: str, **more: object) -> dict:

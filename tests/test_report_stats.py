@@ -29,13 +29,14 @@ from archbench.report import build as report
 from archbench.report import formats as stats_format
 from archbench.report import latex
 from archbench.report.prose import Prose
+from archbench.report.statlib import adaptive_state
+from archbench.report.statlib import comparisons as planned
 from archbench.report.studies import crossos as crossos_study
 from archbench.report.studies import environment, rules
 from archbench.report.studies import statistics as report_stats
 from archbench.report.studies.crossos import data as crossos_data
 from archbench.report.studies.crossos import tables as crossos_tables
 from archbench.report.studies.environment import tables as stats_environment
-from archbench.report.studies.statistics import adaptive_state
 from archbench.report.studies.statistics import comparisons as stats_comparisons
 from archbench.report.studies.statistics import diagnostics as stats_diagnostics
 from archbench.report.studies.statistics import qq as stats_qq
@@ -251,11 +252,9 @@ def test_number_and_interval_formats():
     assert stats_format.fmt_bracket(1.0, math.inf) == latex.MISSING
     assert stats_format.fmt_p(0.0004) == "$<$0.001" and stats_format.fmt_p(0.0123) == "0.012"
     assert stats_format.fmt_p(0.5) == "0.50" and stats_format.fmt_p(float("nan")) == latex.MISSING
-    assert stats_comparisons.p_equation(0.0004) == r"$p_{\mathrm{Holm}}<0.001$"
-    assert stats_comparisons.p_equation(0.25) == r"$p_{\mathrm{Holm}}=0.25$"
-    assert (
-        stats_comparisons.p_cell(0.01, True) == r"\textbf{0.010}" and stats_comparisons.p_cell(0.01, False) == "0.010"
-    )
+    assert planned.p_equation(0.0004) == r"$p_{\mathrm{Holm}}<0.001$"
+    assert planned.p_equation(0.25) == r"$p_{\mathrm{Holm}}=0.25$"
+    assert planned.p_cell(0.01, True) == r"\textbf{0.010}" and planned.p_cell(0.01, False) == "0.010"
     assert stats_comparisons.pair_text("pool (request, queue), D=16: N=2") == r"pool (request, queue), $D=16$: $N=2$"
     # An interval on the second line must not be read as \\'s optional skip.
     assert stats_format.two_lines("1", "[2; 3]") == r"\begin{tabular}[t]{@{}r@{}}1\\{}[2; 3]\end{tabular}"
@@ -382,7 +381,7 @@ def test_python_package_versions_are_recorded():
 
 def test_comparison_families_and_pairs(here):
     outputs, _, _ = here
-    pairs = stats_comparisons.comparison_pairs(outputs.summary)
+    pairs = planned.comparison_pairs(outputs.summary)
     by_family = {}
     for pair in pairs:
         by_family.setdefault(pair.family, []).append(pair)

@@ -22,7 +22,7 @@ functions in the same order, so the notebook's outputs are the report's:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -31,10 +31,9 @@ from matplotlib.figure import Figure
 from archbench.analyze import analysis
 from archbench.config.params import ParameterError
 from archbench.data import storage
-from archbench.report.studies.architectures import figures as architecture_figures
-from archbench.report.studies.pool import figures as pool_figures
-from archbench.report.studies.statistics.comparisons import comparison_pairs, run_comparisons
-from archbench.report.studies.statistics.qq import qq_figure
+from archbench.report.statlib.comparisons import comparison_pairs, run_comparisons
+from archbench.report.studies import STUDIES
+from archbench.report.study import Study
 
 __all__ = [
     "check_parameters",
@@ -113,19 +112,12 @@ def statistical_tests(processed: analysis.ProcessedCampaign) -> pd.DataFrame:
     return run_comparisons(comparison_pairs(processed.summary), processed.trials)
 
 
-def _figure_builders(processed: analysis.ProcessedCampaign) -> dict[str, Callable[[], Figure | None]]:
-    summary, trials = processed.summary, processed.trials
-    return {
-        "pool size": lambda: pool_figures.pool_size_figure(summary, trials),
-        "connections and starvation": lambda: pool_figures.connections_figure(summary, trials),
-        "throughput per architecture": lambda: architecture_figures.architectures_throughput_figure(summary),
-        "architectures against connections": lambda: architecture_figures.architectures_connections_figure(summary),
-        "architectures against threads/workers": lambda: architecture_figures.architectures_threads_figure(summary),
-        "server CPU per request": lambda: architecture_figures.architectures_cpu_figure(summary),
-        "normal Q-Q plots": lambda: qq_figure(summary, trials),
-    }
-
-
-def inline_figures(processed: analysis.ProcessedCampaign) -> dict[str, Figure | None]:
-    """Step 7: the report's main figures as Figure objects (None: too few configurations for it)."""
-    return {name: build() for name, build in _figure_builders(processed).items()}
+def inline_figures(
+    processed: analysis.ProcessedCampaign, studies: Sequence[Study] = STUDIES
+) -> dict[str, Figure | None]:
+    """Step 7: the report's main figures as Figure objects (None: too few configurations for it), study by study."""
+    drawn: dict[str, Figure | None] = {}
+    for study in studies:
+        if study.inline_figures is not None:
+            drawn.update({name: build() for name, build in study.inline_figures(processed).items()})
+    return drawn

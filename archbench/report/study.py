@@ -130,6 +130,8 @@ class Study:
     part: Part
     write: Callable[[StudyContext], StudyOutput]
     campaign: CampaignRule | None = None  # None: the study reads the main campaign
+    # The main campaign's figures it draws, each a call a notebook makes to display it (archbench.report.pipeline).
+    inline_figures: Callable[[analysis.ProcessedCampaign], Mapping[str, Callable[[], Any]]] | None = None
 
     def section_path(self, templates_dir: Path = TEMPLATES_DIR) -> Path:
         return Path(templates_dir) / self.name / SECTION_FILE

@@ -5,8 +5,15 @@ bandwidth baseline, CPU per request and the comparison figures. Its words are pa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from matplotlib.figure import Figure
+
+from archbench.analyze import analysis
 from archbench.report.latex import MacroSet
 from archbench.report.plotting import TablesAndFigures, figure_blocks
+from archbench.report.statlib.comparisons import family_tests
+from archbench.report.studies.architectures import figures
 from archbench.report.studies.architectures.baseline import baseline_macros
 from archbench.report.studies.architectures.facts import architecture_macros, design_macros
 from archbench.report.studies.architectures.figures import make_architecture_figures
@@ -15,7 +22,6 @@ from archbench.report.studies.architectures.tables import (
     comparison_table_blocks,
     comparison_tables,
 )
-from archbench.report.studies.statistics.comparisons import family_tests
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 TABLES_FILE = "tables-architectures.tex"
@@ -46,4 +52,16 @@ def write(context: StudyContext) -> StudyOutput:
     return StudyOutput(macros, files, result)
 
 
-STUDY = Study(name="architectures", title="architecture comparison", part="body", write=write)
+def inline_figures(processed: analysis.ProcessedCampaign) -> dict[str, Callable[[], Figure | None]]:
+    summary = processed.summary
+    return {
+        "throughput per architecture": lambda: figures.architectures_throughput_figure(summary),
+        "architectures against connections": lambda: figures.architectures_connections_figure(summary),
+        "architectures against threads/workers": lambda: figures.architectures_threads_figure(summary),
+        "server CPU per request": lambda: figures.architectures_cpu_figure(summary),
+    }
+
+
+STUDY = Study(
+    name="architectures", title="architecture comparison", part="body", write=write, inline_figures=inline_figures
+)

@@ -24,7 +24,7 @@ import pandas as pd
 from archbench.analyze.analysis import Labeller, our_response_bytes
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal, format_percent, is_missing
 from archbench.report.prose import Prose
-from archbench.report.studies.statistics.client_bound import client_set_rate
+from archbench.report.statlib.client_bound import client_set_rate
 
 TEMPLATE = "architectures/baseline"
 HALF = 0.5  # a share of the baseline from which the path itself may bound the rate

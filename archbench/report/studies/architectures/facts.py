@@ -33,13 +33,13 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.architectures.fastest import fastest_sentences, fastest_summary
-from archbench.report.studies.statistics.paired_power import (
+from archbench.report.statlib.paired_power import (
     STATUS,
     VALUE,
     detectable_number,
     detectable_with_status,
 )
+from archbench.report.studies.architectures.fastest import fastest_sentences, fastest_summary
 from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
 
 ARCHITECTURES = "architectures/sentences"

@@ -1,7 +1,7 @@
 """Which correct server was fastest at each pipeline depth, said only where the server set the rate.
 
 Where the load generator bounded the configuration with the highest mean in half or more of its trials
-(archbench.report.studies.statistics.client_bound), its mean is the load generator's rate, not the server's, so no
+(archbench.report.statlib.client_bound), its mean is the load generator's rate, not the server's, so no
 server is named the fastest at that depth: the sentence says that the load generator set the rate there. Elsewhere the
 fastest correct server is named with its runner-up and the trials the load generator bounded. pong, where measured,
 is the reference floor (archbench.report.studies.architectures.floor), never an upper bound.
@@ -25,8 +25,8 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
+from archbench.report.statlib.client_bound import client_set_rate, trial_count
 from archbench.report.studies.architectures.floor import floor_facts
-from archbench.report.studies.statistics.client_bound import client_set_rate, trial_count
 
 ARCHITECTURES = "architectures/sentences"
 # What set the rate at a depth: nothing measured, one server only, the load generator, or the server.

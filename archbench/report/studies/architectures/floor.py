@@ -19,7 +19,7 @@ from archbench.analyze.fields import THREAD_UNITS
 from archbench.analyze.published_compare import summary_ratio
 from archbench.analyze.values import number
 from archbench.report.latex import MISSING, escape, format_count, format_decimal, format_interval
-from archbench.report.studies.statistics.client_bound import trial_count
+from archbench.report.statlib.client_bound import trial_count
 
 
 def thread_text(row: Mapping[str, Any]) -> str | None:

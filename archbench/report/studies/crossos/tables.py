@@ -31,14 +31,8 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
+from archbench.report.statlib.comparisons import difference_cell, effect_cell, p_cell, p_equation, ratio_cell
 from archbench.report.studies.crossos.data import FACTOR_WORDS, CrossOs, factor_names
-from archbench.report.studies.statistics.comparisons import (
-    difference_cell,
-    effect_cell,
-    p_cell,
-    p_equation,
-    ratio_cell,
-)
 
 TEMPLATE = "crossos/sentences"  # paper/templates/crossos/sentences.tex.j2
 

@@ -28,7 +28,7 @@ from archbench.report.latex import (
     provenance_differences,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.statistics.client_bound import client_set_rate, trial_count
+from archbench.report.statlib.client_bound import client_set_rate, trial_count
 
 TEMPLATE = "method/campaign"
 TRIALS = "method/trials"
@@ -365,7 +365,7 @@ def trials_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> None
 
 def fastest_facts(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
     """The correct configuration with the highest mean (pong, the reference floor, is none), and whether the load
-    generator set that rate (archbench.report.studies.statistics.client_bound): then it is named no fastest."""
+    generator set that rate (archbench.report.statlib.client_bound): then it is named no fastest."""
     correct = summary[~summary["architecture"].isin(upper_bound_architectures())] if not summary.empty else summary
     highest = best_row(correct) if not correct.empty else None
     if highest is None:

@@ -29,13 +29,13 @@ from archbench.report.latex import (
     render_tabular,
 )
 from archbench.report.prose import Prose
+from archbench.report.statlib.comparisons import p_equation
 from archbench.report.studies.network.data import (
     FRAME_OVERHEAD_BYTES,
     LinkBound,
     NetworkResults,
     pool_rows,
 )
-from archbench.report.studies.statistics.comparisons import p_equation
 
 SENTENCES_TEMPLATE = "network/sentences"
 TABLES_TEMPLATE = "network/tables"

@@ -5,8 +5,14 @@ paper/templates/pool/.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from matplotlib.figure import Figure
+
+from archbench.analyze import analysis
 from archbench.report.latex import MacroSet
 from archbench.report.plotting import TablesAndFigures, figure_blocks
+from archbench.report.studies.pool import figures
 from archbench.report.studies.pool.facts import finding_macros
 from archbench.report.studies.pool.figures import make_pool_figures
 from archbench.report.studies.pool.tables import (
@@ -45,4 +51,12 @@ def write(context: StudyContext) -> StudyOutput:
     return StudyOutput(macros, files, result)
 
 
-STUDY = Study(name="pool", title="pool size and connections", part="body", write=write)
+def inline_figures(processed: analysis.ProcessedCampaign) -> dict[str, Callable[[], Figure | None]]:
+    summary, trials = processed.summary, processed.trials
+    return {
+        "pool size": lambda: figures.pool_size_figure(summary, trials),
+        "connections and starvation": lambda: figures.connections_figure(summary, trials),
+    }
+
+
+STUDY = Study(name="pool", title="pool size and connections", part="body", write=write, inline_figures=inline_figures)

@@ -39,8 +39,8 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
+from archbench.report.statlib.client_bound import client_set_rate, trial_count
 from archbench.report.studies.architectures.facts import depth_of
-from archbench.report.studies.statistics.client_bound import client_set_rate, trial_count
 
 POOL = "pool/sentences"
 

@@ -16,8 +16,8 @@ from archbench.report.latex import (
     escape,
 )
 from archbench.report.prose import Prose
+from archbench.report.statlib.adaptive_state import AdaptiveOutcome
 from archbench.report.studies.crossos.data import CrossOs
-from archbench.report.studies.statistics.adaptive_state import AdaptiveOutcome
 from archbench.stats import MIN_ROUNDS, MIN_TRIALS_FOR_INTERVAL, NOT_RUN
 
 # =========================================================================== the twelve rules

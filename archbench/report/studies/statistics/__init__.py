@@ -24,16 +24,15 @@ from archbench.analyze.analysis import Labeller
 from archbench.analyze.paired import paired_ratios
 from archbench.report.formats import ALPHA, several_depths
 from archbench.report.latex import MacroSet, escape, format_count, format_decimal
-from archbench.report.studies.statistics.adaptive_state import AdaptiveOutcome, adaptive_outcome
+from archbench.report.statlib.adaptive_state import AdaptiveOutcome, adaptive_outcome
+from archbench.report.statlib.comparisons import comparison_pairs, run_comparisons
 from archbench.report.studies.statistics.comparisons import (
     COMPARISONS_CSV,
     comparison_abstract_sentence,
-    comparison_pairs,
     comparison_sentence,
     comparisons_table,
     holm_families_sentence,
     predeclared_test_name,
-    run_comparisons,
     speedup_sentence,
 )
 from archbench.report.studies.statistics.diagnostics import (
@@ -50,7 +49,7 @@ from archbench.report.studies.statistics.diagnostics import (
 )
 from archbench.report.studies.statistics.noise import noise_outputs
 from archbench.report.studies.statistics.paired import paired_outputs
-from archbench.report.studies.statistics.qq import qq_outputs
+from archbench.report.studies.statistics.qq import qq_figure, qq_outputs
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 DIAGNOSTICS_TABLE_FILE = "table-diagnostics.tex"
@@ -135,4 +134,10 @@ def write(
 
 
 # In the appendices: the body is what a reader needs to pick a design; the diagnostics support it from the back.
-STUDY = Study(name="statistics", title="statistical method and diagnostics", part="appendix", write=write)
+STUDY = Study(
+    name="statistics",
+    title="statistical method and diagnostics",
+    part="appendix",
+    write=write,
+    inline_figures=lambda processed: {"normal Q-Q plots": lambda: qq_figure(processed.summary, processed.trials)},
+)

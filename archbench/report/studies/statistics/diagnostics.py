@@ -34,7 +34,7 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.statistics.adaptive_state import AdaptiveOutcome
+from archbench.report.statlib.adaptive_state import AdaptiveOutcome
 
 OUTLIERS_CSV = "outliers.csv"  # data/processed/: every measured trial beyond Tukey's fences
 TEMPLATE = "statistics/diagnostics"  # paper/templates/statistics/diagnostics.tex.j2

@@ -40,8 +40,8 @@ from archbench.report.formats import (
 )
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal
 from archbench.report.prose import Prose
+from archbench.report.statlib.paired_power import detectable_number
 from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
-from archbench.report.studies.statistics.paired_power import detectable_number
 from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
 
 TEMPLATE = "statistics/paired"  # paper/templates/statistics/paired.tex.j2

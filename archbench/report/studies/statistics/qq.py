@@ -19,7 +19,7 @@ from archbench import stats
 from archbench.report import latex, plots
 from archbench.report.formats import QQ_COLUMNS, QQ_MAX_PANELS
 from archbench.report.prose import Prose
-from archbench.report.studies.statistics.comparisons import Pair, comparison_pairs, planned_results
+from archbench.report.statlib.comparisons import Pair, comparison_pairs, planned_results
 from archbench.report.theme import paper_theme
 
 QQ_FIGURE = "qq-log-ratios.pdf"  # paper/figures/

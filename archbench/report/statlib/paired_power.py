@@ -7,7 +7,7 @@ alpha / m (`archbench.stats.power.welch_detectable_status`, each effect checked 
 solved; alpha / m is Holm's strictest step, taken for every rank: conservative), m the family's size, by default
 the rows. Beside it, whether it was computed, is undefined or was not computable. The planned comparisons of
 comparisons.csv carry their own minimum detectable difference, the smallest ratio their pre-declared test calls
-significant (archbench.report.studies.statistics.comparisons): another quantity, under another name.
+significant (archbench.report.statlib.comparisons): another quantity, under another name.
 """
 
 from __future__ import annotations
