@@ -205,10 +205,12 @@ class SharedReports:
             shutil.copytree(PAPER / "templates", paper / "templates")
             outputs = report.build_report(
                 campaign,
-                raw_root=raw_root,
-                processed_dir=paper.parent / "processed",
-                generated_dir=paper / "generated",
-                figures_dir=paper / "figures",
+                paths=report.ReportPaths(
+                    raw_root=raw_root,
+                    processed_dir=paper.parent / "processed",
+                    generated_dir=paper / "generated",
+                    figures_dir=paper / "figures",
+                ),
                 **options,
             )
             self.reports[key] = (outputs, paper)

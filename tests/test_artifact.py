@@ -30,7 +30,7 @@ from archbench.cli.artifact import (
 )
 from archbench.cli.main import main as cli_main
 from archbench.data import manifest
-from archbench.report.build import build_report
+from archbench.report.build import ReportPaths, build_report
 from archbench.report.campaigns import CAMPAIGNS_FILE, Campaigns, Choice, resolve
 from archbench.report.studies import STUDIES
 
@@ -242,7 +242,8 @@ def real_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     processed, paper = root / "processed", root / "paper"
     # The build records the campaigns it read in processed/campaigns.json, which the archive carries.
     build_report(
-        {"main": CAMPAIGN, "robustness": str(ROBUSTNESS)}, raw, processed, paper / "generated", paper / "figures"
+        {"main": CAMPAIGN, "robustness": str(ROBUSTNESS)},
+        ReportPaths(raw, processed, paper / "generated", paper / "figures"),
     )
     sources = Sources(repo_root=REPO, raw_root=raw, processed_dir=processed, paper_dir=paper)
     return build_artifact(root / "dist", allow_dirty=True, sources=sources).path

@@ -214,7 +214,7 @@ def test_tables_mark_the_flagged_and_failed_fixture_trials(full_report):
 
 def test_unknown_campaign_fails_naming_the_parameter():
     with pytest.raises(report.ParameterError) as error:
-        report.build_report("no-such-campaign", raw_root=FIXTURES)
+        report.build_report("no-such-campaign", report.ReportPaths(raw_root=FIXTURES))
     assert str(error.value).startswith("campaigns: main=no-such-campaign")
     assert "fixture-full" in str(error.value) and "fixture-minimal" in str(error.value)
 
@@ -426,10 +426,12 @@ def test_report_builds_from_degenerate_campaigns(campaign, compile_pdf, degenera
     shutil.copytree(PAPER / "templates", paper / "templates", dirs_exist_ok=True)  # the sections are there
     report.build_report(
         campaign,
-        raw_root=degenerate_root,
-        processed_dir=tmp_path / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
+        paths=report.ReportPaths(
+            raw_root=degenerate_root,
+            processed_dir=tmp_path / "processed",
+            generated_dir=paper / "generated",
+            figures_dir=paper / "figures",
+        ),
     )
     definitions = defined_macros((paper / "generated" / report.MACROS_FILE).read_text())
     assert latex.macros_used((PAPER / "report.tex").read_text()) - set(definitions) == set()

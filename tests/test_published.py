@@ -13,7 +13,7 @@ from archbench.analyze import published_compare as compare
 from archbench.analyze.crossos import load_source000
 from archbench.analyze.published import published_table
 from archbench.config.paths import EXTERNAL_DIR, RAW_ROOT
-from archbench.report.build import build_report
+from archbench.report.build import ReportPaths, build_report
 from archbench.report.campaigns import MAIN, MAIN_REFERENCE
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
@@ -416,7 +416,9 @@ def test_the_readme_summary_is_the_reports_over_the_shipped_campaigns(tmp_path: 
     shipped = {s.name: s.campaign.reference for s in STUDIES if s.campaign is not None and s.campaign.reference}
     shipped[MAIN] = MAIN_REFERENCE
     paper = tmp_path / "paper"
-    outputs = build_report(shipped, RAW_ROOT, tmp_path / "processed", paper / "generated", paper / "figures")
+    outputs = build_report(
+        shipped, ReportPaths(RAW_ROOT, tmp_path / "processed", paper / "generated", paper / "figures")
+    )
     verdicts = {number: facts.verdict for number, facts in outputs.result("sources").items()}
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     rows = [line.split(" | ") for line in readme.splitlines() if line.startswith("| 00")]

@@ -293,10 +293,12 @@ def build_and_check(
     paper = copy_paper(tmp_path)
     outputs = report.build_report(
         {"main": campaign, **studies},
-        raw_root=raw_root,
-        processed_dir=tmp_path / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
+        paths=report.ReportPaths(
+            raw_root=raw_root,
+            processed_dir=tmp_path / "processed",
+            generated_dir=paper / "generated",
+            figures_dir=paper / "figures",
+        ),
     )
     definitions = defined_macros(paper / "generated" / report.MACROS_FILE)
     used = latex.macros_used((PAPER / "report.tex").read_text())
@@ -337,8 +339,8 @@ def test_pdf_builds_with_synthetic_echo_and_latency_sections(synthetic_root, tmp
     outputs, paper = build_and_check(
         "fixture-minimal", synthetic_root, tmp_path, compile_pdf, echo=ss.ECHO, latency=ss.LATENCY
     )
-    assert outputs.echo.available and outputs.latency.available
-    assert len(outputs.latency.campaigns) == 2  # synthetic-latency-001 found beside it
+    assert outputs.result("echo").available and outputs.result("latency").available
+    assert len(outputs.result("latency").campaigns) == 2  # synthetic-latency-001 found beside it
     for name in (echo_figures.SCALING_FIGURE, echo_figures.TIME_SERIES_FIGURE):
         assert (paper / "figures" / name).is_file()
     assert (tmp_path / "processed" / report_echo.SUMMARY_CSV).is_file()
@@ -363,7 +365,7 @@ def test_pdf_builds_without_echo_and_latency_campaigns(synthetic_root, tmp_path,
     macros = defined_macros(paper / "generated" / report.MACROS_FILE)
     assert "no echo campaign was found" in macros[r"\abEchoCampaignSentence"]
     assert "no latency campaign was found" in macros[r"\abLatencyCampaignSentence"]
-    assert not outputs.echo.available and not outputs.latency.available
+    assert not outputs.result("echo").available and not outputs.result("latency").available
     assert not (paper / "figures" / echo_figures.SCALING_FIGURE).exists()
     assert not stale.exists()
 
@@ -372,10 +374,12 @@ def test_a_named_campaign_that_does_not_exist_is_refused(synthetic_root, tmp_pat
     with pytest.raises(report.ParameterError, match="echo=reference-echo: no campaign.json"):
         report.build_report(
             {"main": "fixture-minimal", "echo": "reference-echo"},
-            raw_root=synthetic_root,
-            processed_dir=tmp_path / "processed",
-            generated_dir=tmp_path / "generated",
-            figures_dir=tmp_path / "figures",
+            paths=report.ReportPaths(
+                raw_root=synthetic_root,
+                processed_dir=tmp_path / "processed",
+                generated_dir=tmp_path / "generated",
+                figures_dir=tmp_path / "figures",
+            ),
         )
     assert not (tmp_path / "generated").exists()
 
@@ -391,8 +395,8 @@ def test_pdf_builds_with_campaigns_that_hold_no_measurement_of_their_own(synthet
         echo="synthetic-echo-empty",
         latency=ss.LATENCY_SLOW,
     )
-    assert outputs.echo.available and outputs.echo.summary.empty
-    assert [c.path.name for c in outputs.latency.campaigns] == [ss.LATENCY_SLOW]
+    assert outputs.result("echo").available and outputs.result("echo").summary.empty
+    assert [c.path.name for c in outputs.result("latency").campaigns] == [ss.LATENCY_SLOW]
     assert "no echo table" in (paper / "generated" / report_echo.TABLE_FILE).read_text()
 
 

@@ -142,10 +142,12 @@ def test_the_findings_come_first_and_cite_only_labels_that_exist(root, tmp_path)
         shutil.copy(PAPER / name, paper / name)
     report.build_report(
         {"main": "fixture-architectures", "workloads": sw.WORKLOADS},
-        raw_root=root,
-        processed_dir=tmp_path / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
+        paths=report.ReportPaths(
+            raw_root=root,
+            processed_dir=tmp_path / "processed",
+            generated_dir=paper / "generated",
+            figures_dir=paper / "figures",
+        ),
     )
     front = (paper / "generated" / "front.tex").read_text().splitlines()
     assert front[1:] == [r"\input{templates/findings/section}"]

@@ -226,10 +226,12 @@ def test_the_threshold_is_a_parameter(synthetic_root, tmp_path):
         with pytest.raises(report.ParameterError, match="latency_knee_p99_ms"):
             report.build_report(
                 "fixture-minimal",
-                raw_root=FIXTURES,
-                processed_dir=tmp_path / "p",
-                generated_dir=tmp_path / "g",
-                figures_dir=tmp_path / "f",
+                paths=report.ReportPaths(
+                    raw_root=FIXTURES,
+                    processed_dir=tmp_path / "p",
+                    generated_dir=tmp_path / "g",
+                    figures_dir=tmp_path / "f",
+                ),
                 options=ReportOptions(latency_knee_p99_ms=bad),
             )
 

@@ -230,12 +230,14 @@ def test_report_pdf_builds_with_the_network_section(raw_root, tmp_path) -> None:
     shutil.copytree(PAPER / "templates", paper / "templates")
     outputs = report.build_report(
         {"main": "fixture-minimal", "network": NETWORK},
-        raw_root=raw_root,
-        processed_dir=tmp_path / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
+        paths=report.ReportPaths(
+            raw_root=raw_root,
+            processed_dir=tmp_path / "processed",
+            generated_dir=paper / "generated",
+            figures_dir=paper / "figures",
+        ),
     )
-    assert outputs.network is not None and outputs.network.available
+    assert outputs.result("network") is not None and outputs.result("network").available
     # Source 000's separate client is per-source detail: an appendix after the main body.
     assert r"\input{templates/network/section}" in (paper / "generated" / "appendices.tex").read_text()
     generated = paper / "generated"

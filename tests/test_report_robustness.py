@@ -275,7 +275,7 @@ def test_this_machines_result_comes_before_the_reference(tmp_path):
 
 def test_build_report_writes_the_appendix(shared_reports):
     outputs, _ = shared_reports.build({"main": "fixture-minimal", "robustness": str(MIXED)}, CAMPAIGNS)
-    assert outputs.robustness is not None and outputs.robustness.available
+    assert outputs.result("robustness") is not None and outputs.result("robustness").available
     assert rres.TABLE_FILE in outputs.generated and rres.NOTES_FILE in outputs.generated
     assert r"\abRobustnessSourceSentence" in outputs.macro_names
     assert r"\input{templates/robustness/section}" in outputs.generated["appendices.tex"].read_text()
@@ -294,10 +294,12 @@ def test_a_named_result_that_does_not_exist_is_refused(tmp_path):
     with pytest.raises(report.ParameterError, match="robustness="):
         report.build_report(
             {"main": "fixture-minimal", "robustness": str(tmp_path / "none.json")},
-            raw_root=CAMPAIGNS,
-            processed_dir=tmp_path / "processed",
-            generated_dir=tmp_path / "paper" / "generated",
-            figures_dir=tmp_path / "paper" / "figures",
+            paths=report.ReportPaths(
+                raw_root=CAMPAIGNS,
+                processed_dir=tmp_path / "processed",
+                generated_dir=tmp_path / "paper" / "generated",
+                figures_dir=tmp_path / "paper" / "figures",
+            ),
         )
 
 

@@ -199,10 +199,12 @@ def build(campaign: str, raw_root: Path, tmp: Path, resamples: int | None = None
     paper = tmp / "paper"
     outputs = report.build_report(
         campaign,
-        raw_root=raw_root,
-        processed_dir=tmp / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
+        paths=report.ReportPaths(
+            raw_root=raw_root,
+            processed_dir=tmp / "processed",
+            generated_dir=paper / "generated",
+            figures_dir=paper / "figures",
+        ),
     )
     return outputs, paper
 

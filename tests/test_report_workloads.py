@@ -178,10 +178,12 @@ def test_the_report_builds_with_the_decision_map_first(root, tmp_path):
         shutil.copy(PAPER / name, paper / name)
     outputs = report.build_report(
         {"main": "fixture-minimal", "workloads": sw.WORKLOADS},
-        raw_root=root,
-        processed_dir=tmp_path / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
+        paths=report.ReportPaths(
+            raw_root=root,
+            processed_dir=tmp_path / "processed",
+            generated_dir=paper / "generated",
+            figures_dir=paper / "figures",
+        ),
     )
     body = (paper / "generated" / "body.tex").read_text().splitlines()
     assert body[1] == r"\input{templates/workloads/section}"  # the first section after the introduction

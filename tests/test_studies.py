@@ -195,12 +195,14 @@ def test_a_new_study_is_one_folder_one_template_folder_and_one_registry_line(tmp
     campaign_dir(raw, "reference-toy")
     outputs = report.build_report(
         "fixture-minimal",
-        raw_root=raw,
-        processed_dir=tmp_path / "processed",
-        generated_dir=paper / "generated",
-        figures_dir=paper / "figures",
+        paths=report.ReportPaths(
+            raw_root=raw,
+            processed_dir=tmp_path / "processed",
+            generated_dir=paper / "generated",
+            figures_dir=paper / "figures",
+            templates_dir=paper / "templates",
+        ),
         studies=studies,
-        templates_dir=paper / "templates",
     )
     generated = paper / "generated"
     trials = len(storage.load_campaign(raw / "reference-toy").trials)
@@ -232,10 +234,12 @@ def test_two_studies_defining_one_macro_is_an_error(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"macro \\abCampaign defined by study method and by study twin"):
         report.build_report(
             "fixture-minimal",
-            raw_root=FIXTURES,
-            processed_dir=tmp_path / "processed",
-            generated_dir=tmp_path / "generated",
-            figures_dir=tmp_path / "figures",
+            paths=report.ReportPaths(
+                raw_root=FIXTURES,
+                processed_dir=tmp_path / "processed",
+                generated_dir=tmp_path / "generated",
+                figures_dir=tmp_path / "figures",
+            ),
             studies=(*STUDIES, twin.STUDY),
         )
     sys.modules.pop("twin_study", None)

@@ -7,8 +7,8 @@
 - `paper/generated/front.tex`, `body.tex`, `appendices.tex`: the studies' sections in registry order, which
   paper/report.tex inputs after the abstract, after the introduction and after \\appendix;
 - each study's tables and figure blocks, and `data/processed/campaigns.json`: which campaign each part read.
-Every output directory is a parameter so tests can build the whole report from fixture campaigns in a temporary
-copy of paper/; the defaults are the repository's paths. From the command line:
+Every directory is one `ReportPaths` so tests can build the whole report from fixture campaigns in a temporary
+copy of paper/; its defaults are the repository's paths. From the command line:
 
     python -m archbench.report [MAIN] [--campaigns 'echo=echo-lab,latency=...'] [--raw-root data/raw] [--pdf]
 """
@@ -42,6 +42,7 @@ from archbench.report import latex, pipeline
 from archbench.report.campaigns import CAMPAIGNS_FILE, MAIN, Campaigns, parse_overrides, resolve
 from archbench.report.pipeline import resolve_campaign
 from archbench.report.plots import FigureFile
+from archbench.report.plotting import TablesAndFigures
 from archbench.report.prose import Prose
 from archbench.report.studies import STUDIES
 from archbench.report.study import PARTS, ReportOptions, Study, StudyContext, StudyOutput
@@ -54,6 +55,7 @@ __all__ = [
     "MACROS_FILE",
     "ParameterError",
     "ReportOutputs",
+    "ReportPaths",
     "build_pdf",
     "build_report",
     "choose_campaigns",
@@ -61,6 +63,17 @@ __all__ = [
     "resolve_campaign",
     "write_report",
 ]
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    """Where a report reads its campaigns and templates and writes its processed CSVs, LaTeX and figures."""
+
+    raw_root: Path = RAW_ROOT
+    processed_dir: Path = PROCESSED_DIR
+    generated_dir: Path = GENERATED_DIR
+    figures_dir: Path = FIGURES_DIR
+    templates_dir: Path = TEMPLATES_DIR
 
 
 @dataclass(frozen=True)
@@ -82,31 +95,15 @@ class ReportOutputs:
 
     @property
     def figures(self) -> dict[str, FigureFile | None]:
-        """The main campaign's figures (pool and architecture studies) by key."""
+        """The main campaign's figures by key: those of every study whose result is its tables and figures."""
         made: dict[str, FigureFile | None] = {}
-        for name in ("pool", "architectures"):
-            result = self.studies[name].result if name in self.studies else None
-            made.update(getattr(result, "figures", {}) or {})
+        for output in self.studies.values():
+            if isinstance(output.result, TablesAndFigures):
+                made.update(output.result.figures)
         return made
 
     def result(self, study: str) -> Any:
         return self.studies[study].result if study in self.studies else None
-
-    @property
-    def echo(self) -> Any:
-        return self.result("echo")
-
-    @property
-    def latency(self) -> Any:
-        return self.result("latency")
-
-    @property
-    def network(self) -> Any:
-        return self.result("network")
-
-    @property
-    def robustness(self) -> Any:
-        return self.result("robustness")
 
 
 def resolve_path(value: str | Path | None, default: Path) -> Path:
@@ -143,14 +140,10 @@ def choose_campaigns(
 
 def build_report(
     campaigns: Campaigns | Mapping[str, str] | str | None = None,
-    raw_root: Path = RAW_ROOT,
-    processed_dir: Path = PROCESSED_DIR,
-    generated_dir: Path = GENERATED_DIR,
-    figures_dir: Path = FIGURES_DIR,
+    paths: ReportPaths = ReportPaths(),
     *,
     options: ReportOptions | None = None,
     studies: Sequence[Study] = STUDIES,
-    templates_dir: Path = TEMPLATES_DIR,
     measured_main: str | None = None,
 ) -> ReportOutputs:
     """Choose the campaigns, process the main one and write every study's part of the report.
@@ -158,44 +151,31 @@ def build_report(
     `campaigns`: see `choose_campaigns` (None: this machine's, else the shipped ones; archbench.report.campaigns).
     A study whose campaign does not exist makes its section a sentence saying so; the main campaign must exist."""
     options = options or ReportOptions()
-    chosen = choose_campaigns(campaigns, raw_root, processed_dir, studies, measured_main=measured_main)
+    chosen = choose_campaigns(campaigns, paths.raw_root, paths.processed_dir, studies, measured_main=measured_main)
     # The steps of archbench.report.pipeline, in the order notebooks/analyze.ipynb runs them one by one.
-    campaign_dir = pipeline.check_parameters(chosen.main, Path(raw_root), options.latency_knee_p99_ms)
-    processed = pipeline.process_main_campaign(campaign_dir, Path(processed_dir))
-    return write_report(
-        processed,
-        chosen,
-        raw_root,
-        processed_dir,
-        generated_dir,
-        figures_dir,
-        options=options,
-        studies=studies,
-        templates_dir=templates_dir,
-    )
+    campaign_dir = pipeline.check_parameters(chosen.main, Path(paths.raw_root), options.latency_knee_p99_ms)
+    processed = pipeline.process_main_campaign(campaign_dir, Path(paths.processed_dir))
+    return write_report(processed, chosen, paths, options=options, studies=studies)
 
 
 def write_report(
     processed: analysis.ProcessedCampaign,
     campaigns: Campaigns,
-    raw_root: Path = RAW_ROOT,
-    processed_dir: Path = PROCESSED_DIR,
-    generated_dir: Path = GENERATED_DIR,
-    figures_dir: Path = FIGURES_DIR,
+    paths: ReportPaths = ReportPaths(),
     *,
     options: ReportOptions | None = None,
     studies: Sequence[Study] = STUDIES,
-    templates_dir: Path = TEMPLATES_DIR,
 ) -> ReportOutputs:
     """What build_report does once the main campaign is processed: every study in registry order, then the macros,
     the parts' outlines and every generated file. notebooks/analyze.ipynb calls it after its earlier steps."""
-    generated_dir, figures_dir, processed_dir = Path(generated_dir), Path(figures_dir), Path(processed_dir)
+    generated_dir, figures_dir, processed_dir = Path(paths.generated_dir), Path(paths.figures_dir), Path(paths.processed_dir)
+    templates_dir = Path(paths.templates_dir)
     generated_dir.mkdir(parents=True, exist_ok=True)
     outputs: dict[str, StudyOutput] = {}
     context = StudyContext(
         processed=processed,
         campaigns=campaigns,
-        raw_root=Path(raw_root),
+        raw_root=Path(paths.raw_root),
         processed_dir=processed_dir,
         generated_dir=generated_dir,
         figures_dir=figures_dir,
@@ -206,7 +186,7 @@ def write_report(
     for study in studies:
         outputs[study.name] = study.write(context)
     contents = {MACROS_FILE: render_macros(processed, outputs)}
-    contents.update(part_outlines(studies, Path(templates_dir)))
+    contents.update(part_outlines(studies, templates_dir))
     for name, output in outputs.items():
         for file_name, text in output.files.items():
             if file_name in contents:
@@ -296,9 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for line in chosen.explain(STUDIES):
             print(line, file=sys.stderr)
-        outputs = build_report(
-            chosen, args.raw_root, args.processed_dir, args.generated_dir, args.figures_dir, options=options
-        )
+        paths = ReportPaths(args.raw_root, args.processed_dir, args.generated_dir, args.figures_dir)
+        outputs = build_report(chosen, paths, options=options)
     except ParameterError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
