@@ -269,9 +269,7 @@ def collect_appendix(
     raw_root: Path,
     echo: str | None = None,
     latency: str | None = None,
-    latency_001: str | None = None,
     network: str | None = None,
-    network_loopback: str | None = None,
     repo_root: Path = REPO_ROOT,
     sources: str | None = None,
 ) -> ArtifactAppendix:
@@ -282,7 +280,7 @@ def collect_appendix(
     experiments += [
         Experiment(p, f"make all PROFILE={p}", _profile_duration(p)) for p in MAKE_ALL_PROFILES if p != main_profile
     ]
-    latency_names = [f"{latency}{LATENCY_CLOSED_SUFFIX}", latency, latency_001 or f"{latency}{LATENCY_001_SUFFIX}"]
+    latency_names = [f"{latency}{LATENCY_CLOSED_SUFFIX}", latency, f"{latency}{LATENCY_001_SUFFIX}"]
     experiments += [
         Experiment("echo", "make echo-study", _profile_duration("echo"), _present(raw_root, [echo])),
         Experiment(
@@ -295,7 +293,7 @@ def collect_appendix(
             "network",
             "make network-study",
             _profile_duration("network"),
-            _present(raw_root, [network, network_loopback or f"{network}{NETWORK_LOOPBACK_SUFFIX}"] if network else []),
+            _present(raw_root, [network, f"{network}{NETWORK_LOOPBACK_SUFFIX}"] if network else []),
             expected_runs=2,
         ),
         Experiment("sources", "make sources-study", _profile_duration("sources"), _present(raw_root, [sources])),
