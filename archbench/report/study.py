@@ -36,7 +36,9 @@ from archbench.report.common import (
     remove_stale_files,
     write_study_csvs,
 )
-from archbench.report.latex import MacroSet
+from archbench.report.latex import MacroSet, figure_block
+from archbench.report.plots import FigureFile
+from archbench.report.plotting import include_path
 from archbench.report.prose import Prose
 
 Part = Literal["front", "body", "appendix"]
@@ -87,6 +89,16 @@ class Paper:
     figures_dir: Path
     paper_dir: Path  # where latexmk runs: figures are included relative to it
     prose: Prose = field(default_factory=Prose)
+
+    def figure(self, made: FigureFile | None, label: str, template: str, keys: tuple[str, str], **facts: Any) -> str:
+        """The figure's environment, its caption the template's `keys[0]`, or without it the sentence `keys[1]`."""
+        caption, missing = keys
+        return figure_block(
+            include_path(made, self.paper_dir),
+            label,
+            self.prose.sentence(template, caption, facts),
+            self.prose.sentence(template, missing),
+        )
 
 
 @dataclass

@@ -26,8 +26,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.report.common import StudySource
-from archbench.report.latex import MacroSet, figure_block
-from archbench.report.plotting import include_path
+from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
 from archbench.report.studies.echo.data import (
     EchoResults,
@@ -92,24 +91,16 @@ class EchoStudy(CampaignStudy[EchoResults]):
         echo_macros(macros, result, prose, present, picks)
 
     def files(self, result: EchoResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        prose = paper.prose
-        scaling = figure_block(
-            include_path(figures["scaling"], paper.paper_dir),
-            "fig:echo-scaling",
-            prose.sentence(FIGURES_TEMPLATE, "scaling_caption"),
-            prose.sentence(FIGURES_TEMPLATE, "no_scaling_figure"),
-        )
-        series = figure_block(
-            include_path(figures["time_series"], paper.paper_dir),
-            "fig:echo-time-series",
-            prose.sentence(FIGURES_TEMPLATE, "time_series_caption"),
-            prose.sentence(FIGURES_TEMPLATE, "no_time_series_figure"),
-        )
+        keys = {key: (f"{key}_caption", f"no_{key}_figure") for key in ("scaling", "time_series")}
         return {
-            TABLE_FILE: throughput_table(result, prose),
-            MAX_CONNS_TABLE_FILE: max_conns_table(result, prose),
-            SCALING_FIGURE_FILE: scaling,
-            TIME_SERIES_FIGURE_FILE: series,
+            TABLE_FILE: throughput_table(result, paper.prose),
+            MAX_CONNS_TABLE_FILE: max_conns_table(result, paper.prose),
+            SCALING_FIGURE_FILE: paper.figure(
+                figures["scaling"], "fig:echo-scaling", FIGURES_TEMPLATE, keys["scaling"]
+            ),
+            TIME_SERIES_FIGURE_FILE: paper.figure(
+                figures["time_series"], "fig:echo-time-series", FIGURES_TEMPLATE, keys["time_series"]
+            ),
         }
 
 

@@ -35,8 +35,7 @@ import pandas as pd
 
 from archbench.data import storage
 from archbench.report.common import StudySource, load_campaign_or_reason
-from archbench.report.latex import MacroSet, figure_block
-from archbench.report.plotting import include_path
+from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
 from archbench.report.studies.latency.data import (
     LatencyResults,
@@ -121,22 +120,15 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
 
     def files(self, result: LatencyResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
         prose = paper.prose
-        achieved = figure_block(
-            include_path(figures["achieved"], paper.paper_dir),
-            "fig:latency-achieved",
-            prose.sentence(FIGURES_TEMPLATE, "achieved_caption"),
-            prose.sentence(FIGURES_TEMPLATE, "no_achieved_figure"),
-        )
-        percentiles = figure_block(
-            include_path(figures["percentiles"], paper.paper_dir),
+        keys = {key: (f"{key}_caption", f"no_{key}_figure") for key in ("achieved", "percentiles")}
+        achieved = paper.figure(figures["achieved"], "fig:latency-achieved", FIGURES_TEMPLATE, keys["achieved"])
+        percentiles = paper.figure(
+            figures["percentiles"],
             "fig:latency-percentiles",
-            prose.sentence(
-                FIGURES_TEMPLATE,
-                "percentiles_caption",
-                rise=number_text(result.criteria.rise_multiple),
-                threshold=ms_text(result.criteria.p99_s),
-            ),
-            prose.sentence(FIGURES_TEMPLATE, "no_percentiles_figure"),
+            FIGURES_TEMPLATE,
+            keys["percentiles"],
+            rise=number_text(result.criteria.rise_multiple),
+            threshold=ms_text(result.criteria.p99_s),
         )
         return {
             RATES_TABLE_FILE: rates_table(result, prose),

@@ -20,8 +20,7 @@ import pandas as pd
 from archbench.analyze import analysis
 from archbench.measure.selection import point_selections
 from archbench.report.common import StudySource
-from archbench.report.latex import MacroSet, figure_block, format_count
-from archbench.report.plotting import include_path
+from archbench.report.latex import MacroSet, format_count
 from archbench.report.prose import Prose
 from archbench.report.studies.workloads.data import (
     MAP_CSV,
@@ -93,11 +92,12 @@ class WorkloadsStudy(CampaignStudy[WorkloadsResults]):
 
     def files(self, result: WorkloadsResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
         prose = paper.prose
-        figure = figure_block(
-            include_path(figures["map"], paper.paper_dir),
+        figure = paper.figure(
+            figures["map"],
             "fig:workloads-map",
-            prose.sentence(FIGURES_TEMPLATE, "map_caption", {"delta": format_count(100 * result.settings.delta)}),
-            prose.sentence(FIGURES_TEMPLATE, "no_map"),
+            FIGURES_TEMPLATE,
+            ("map_caption", "no_map"),
+            delta=format_count(100 * result.settings.delta),
         )
         return {
             MAP_TABLE_FILE: map_table(result, prose),
