@@ -26,6 +26,7 @@ from archbench.measure.progress import Progress
 from archbench.report import pipeline
 from archbench.report.prose import Prose
 from archbench.report.studies.notebooks import index as notebook_index
+from archbench.report.study import ReportOptions
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "campaigns"
 # nbconvert writes `<img alt="..." class="" src="data:image/png;base64,...">`: the figure travels inside the page.
@@ -69,6 +70,14 @@ def test_analyze_notebook_runs_the_pipeline_steps_in_order() -> None:
     assert "build_report(" not in code  # the steps, not the one call
     # Each step has a markdown cell that says what and why.
     assert sum(cell.cell_type == "markdown" and cell.source.startswith("## ") for cell in notebook.cells) >= 8
+
+
+def test_the_notebook_threshold_is_the_report_option() -> None:
+    """papermill needs a literal in the parameters cell: it must stay the one definition's value."""
+    notebook = nbformat.read(REPO_ROOT / "notebooks" / "analyze.ipynb", as_version=4)
+    parameters = next(cell for cell in notebook.cells if "parameters" in cell.metadata.get("tags", []))
+    literal = re.search(r"^latency_knee_p99_ms = ([0-9.]+)", parameters.source, re.M)
+    assert literal is not None and float(literal.group(1)) == ReportOptions.latency_knee_p99_ms
 
 
 def test_pipeline_steps_process_a_campaign_as_analysis_does(tmp_path: Path) -> None:
