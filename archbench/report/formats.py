@@ -30,7 +30,6 @@ COMPARISONS_SIZE = r"\footnotesize"
 MEASURED_SIZE = r"\tiny"
 MAX_NAMED = 6  # items named in one generated sentence before "and N more"
 ALPHA = stats.DEFAULT_ALPHA
-LEVEL = stats.DEFAULT_CONFIDENCE
 
 TEST_NAMES = {"welch_t": "Welch", "mann_whitney_u": "M--W", "none": MISSING}
 EFFECT_SYMBOLS = {"hedges_g": "$g$", "cliffs_delta": r"$\delta$"}
