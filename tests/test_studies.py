@@ -9,6 +9,7 @@ import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 
 import papermill
 import pytest
@@ -19,8 +20,9 @@ from archbench.config.paths import REPO_ROOT, TEMPLATES_DIR
 from archbench.data import storage
 from archbench.report import build as report
 from archbench.report.campaigns import GIVEN, MEASURED, NONE, REFERENCE, resolve, short_host
+from archbench.report.latex import MacroSet
 from archbench.report.studies import STUDIES
-from archbench.report.study import SECTION_FILE
+from archbench.report.study import SECTION_FILE, Paper
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "campaigns"
 HOST = "testhost"
@@ -147,38 +149,64 @@ def test_run_all_in_jupyterlab_reads_what_make_analysis_reads(capsys, tmp_path, 
 
 TOY_STUDY = '''"""A toy study: counts the trials of its own campaign."""
 
-from archbench.report.latex import MacroSet, format_count
-from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
-from archbench.report.common import load_campaign_or_reason
+import pandas as pd
+
+from archbench.analyze import analysis
+from archbench.report.latex import format_count
+from archbench.report.study import CampaignRule, CampaignStudy
 
 
-def write(context: StudyContext) -> StudyOutput:
-    source = load_campaign_or_reason(context.campaign("toy"), context.raw_root, "toy")
-    trials = len(source.campaign.trials) if source.campaign else 0
-    macros = MacroSet()
-    macros.add(r"\\abToyTrialCount", format_count(trials), "trials of the toy campaign")
-    table = context.prose.sentence("toy/sentences", "count", trials=format_count(trials))
-    return StudyOutput(macros, {"toy-table.tex": table + "\\n"}, trials)
+class Toy:
+    def __init__(self, trials):
+        self.trials = trials
+
+    @property
+    def available(self):
+        return not self.trials.empty
 
 
-STUDY = Study(
-    name="toy",
-    title="a toy study",
-    part="body",
-    write=write,
-    campaign=CampaignRule(measured=(("toy-{host}", "make toy-study"),), reference="reference-toy",
-                          measure_with="make toy-study"),
-)
+class ToyStudy(CampaignStudy):
+    name = "toy"
+    title = "a toy study"
+    part = "body"
+    rule = CampaignRule(measured=(("toy-{host}", "make toy-study"),), reference="reference-toy",
+                        measure_with="make toy-study")
+    processed_files = ("toy-trials.csv",)
+    generated_files = ("toy-table.tex",)
+
+    def process(self, sources, options):
+        campaign = sources[0].campaign
+        return Toy(analysis.trials_frame(campaign) if campaign is not None else pd.DataFrame())
+
+    def csvs(self, result):
+        return {"toy-trials.csv": result.trials} if result.available else {}
+
+    def facts(self, result, macros, prose, figures):
+        macros.add(r"\\abToyTrialCount", format_count(len(result.trials)), "trials of the toy campaign")
+
+    def files(self, result, paper, figures):
+        count = paper.prose.sentence("toy/sentences", "count", trials=format_count(len(result.trials)))
+        return {"toy-table.tex": count + "\\n"}
+
+
+TOY = ToyStudy()
+STUDY = TOY.study
 '''
 
 
-def test_a_new_study_is_one_folder_one_template_folder_and_one_registry_line(tmp_path, monkeypatch):
-    # One folder: the study's package (here outside the repository, on sys.path).
+def toy_package(tmp_path: Path, monkeypatch) -> ModuleType:
+    """The toy study as a package of its own, outside the repository, on sys.path."""
     package = tmp_path / "src" / "toy_study"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(TOY_STUDY)
     monkeypatch.syspath_prepend(str(tmp_path / "src"))
-    toy = importlib.import_module("toy_study")
+    monkeypatch.delitem(sys.modules, "toy_study", raising=False)
+    return importlib.import_module("toy_study")
+
+
+def test_a_new_study_is_one_folder_one_template_folder_and_one_registry_line(tmp_path, monkeypatch):
+    # One folder: the study's package.
+    toy = toy_package(tmp_path, monkeypatch)
     # One template folder: the section and its sentences.
     paper = tmp_path / "paper"
     shutil.copytree(TEMPLATES_DIR, paper / "templates")
@@ -206,7 +234,10 @@ def test_a_new_study_is_one_folder_one_template_folder_and_one_registry_line(tmp
     )
     generated = paper / "generated"
     trials = len(storage.load_campaign(raw / "reference-toy").trials)
-    assert trials > 0 and outputs.result("toy") == trials
+    assert trials > 0 and len(outputs.result("toy").trials) == trials
+    # The base wrote its CSV: a header and one row per trial record.
+    written = (tmp_path / "processed" / "toy-trials.csv").read_text().splitlines()
+    assert len(written) == trials + 1 and written[0].startswith("campaign,trial_id,")
     macros = (generated / "macros.tex").read_text()
     assert f"% study: toy\n\\newcommand{{\\abToyTrialCount}}{{{trials}}}" in macros
     assert (generated / "body.tex").read_text().rstrip().endswith("\\input{templates/toy/section}")
@@ -215,6 +246,21 @@ def test_a_new_study_is_one_folder_one_template_folder_and_one_registry_line(tmp
     toy_choice = next(c for c in recorded["campaigns"] if c["key"] == "toy")
     assert (toy_choice["name"], toy_choice["how"]) == ("reference-toy", REFERENCE)
     assert any(line.startswith("toy ") for line in outputs.campaigns.explain(studies))
+
+
+def test_a_campaign_study_without_its_campaign_says_so_and_leaves_no_stale_csv(tmp_path, monkeypatch):
+    toy = toy_package(tmp_path, monkeypatch)
+    processed = tmp_path / "processed"
+    processed.mkdir()
+    (processed / "toy-trials.csv").write_text("an earlier run's\n")
+    with pytest.warns(UserWarning, match="toy campaign 'gone' not found"):
+        result = toy.TOY.read(["gone"], tmp_path / "raw", processed)
+    assert not result.available and not (processed / "toy-trials.csv").exists()
+    macros = MacroSet()
+    files = toy.TOY.section(result, macros, Paper(tmp_path / "figures", tmp_path / "paper"))
+    # Its macros are defined all the same; every generated file is the comment pointing at the section's sentence.
+    assert macros.macros[r"\abToyTrialCount"].value == "0"
+    assert list(files) == ["toy-table.tex"] and files["toy-table.tex"].startswith("% no toy campaign")
 
 
 def test_two_studies_defining_one_macro_is_an_error(tmp_path, monkeypatch):
