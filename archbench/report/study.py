@@ -162,8 +162,8 @@ Result = TypeVar("Result", bound=StudyResult)
 class CampaignStudy(ABC, Generic[Result]):
     """A study with a campaign of its own: its rule, its CSVs and generated files, and the steps it differs in.
 
-    A subclass says how its campaigns become a result (`process`), which frames of it are CSVs (`csvs`: none when
-    there is nothing to write), its figures, its macros (`facts`, with or without data) and its files when it has
+    A subclass says how its campaigns become a result (`process`), which frames of it are CSVs (`csvs`, written
+    only when it has data), its figures, its macros (`facts`, with or without data) and its files when it has
     data (`files`); loading, the CSVs and the not-measured section are the same for every such study."""
 
     name: ClassVar[str]
@@ -202,12 +202,10 @@ class CampaignStudy(ABC, Generic[Result]):
         run's CSVs are removed, so none of them can pass for this run's."""
         sources = self.load(names, raw_root)
         result = self.process(sources, options or ReportOptions())
-        if processed_dir is not None:
-            frames = self.csvs(result)
-            if frames:
-                write_study_csvs(processed_dir, [s.campaign for s in sources if s.campaign is not None], frames)
-            else:
-                remove_stale_files(processed_dir, self.processed_files)
+        if processed_dir is not None and result.available:
+            write_study_csvs(processed_dir, [s.campaign for s in sources if s.campaign is not None], self.csvs(result))
+        elif processed_dir is not None:
+            remove_stale_files(processed_dir, self.processed_files)
         return result
 
     def figures(self, result: Result, figures_dir: Path) -> Mapping[str, Any]:

@@ -73,8 +73,6 @@ class EchoStudy(CampaignStudy[EchoResults]):
         return EchoResults(source, trials, series, throughput_summary(trials), max_conns_summary(trials))
 
     def csvs(self, result: EchoResults) -> Mapping[str, pd.DataFrame]:
-        if not result.available:
-            return {}
         return {
             TRIALS_CSV: result.trials,
             SUMMARY_CSV: result.summary,

@@ -108,8 +108,6 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
         return LatencyResults(tuple(sources), criteria, trials, summary, knees(summary, trials, decisions))
 
     def csvs(self, result: LatencyResults) -> Mapping[str, pd.DataFrame]:
-        if not result.available:
-            return {}
         return {TRIALS_CSV: result.trials, SUMMARY_CSV: result.summary, KNEES_CSV: result.knees}
 
     def figures(self, result: LatencyResults, figures_dir: Path) -> Mapping[str, Any]:

@@ -80,7 +80,7 @@ class NetworkStudy(CampaignStudy[NetworkResults]):
         return NetworkResults(network, twin, summaries, comparison, link_bound(network, summaries["network"]))
 
     def csvs(self, result: NetworkResults) -> Mapping[str, pd.DataFrame]:
-        return {COMPARISON_CSV: result.comparison} if result.available else {}
+        return {COMPARISON_CSV: result.comparison}
 
     def facts(self, result: NetworkResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
         network_macros(macros, result, prose)

@@ -60,7 +60,7 @@ class ServingOrderStudy(CampaignStudy[ServingOrderResults]):
         return read_looks([s.campaign for s in sources if s.campaign is not None])
 
     def csvs(self, result: ServingOrderResults) -> Mapping[str, pd.DataFrame]:
-        return {TRIALS_CSV: result.trials, COMPARISON_CSV: result.comparison} if result.available else {}
+        return {TRIALS_CSV: result.trials, COMPARISON_CSV: result.comparison}
 
     def facts(self, result: ServingOrderResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
         serving_order_macros(macros, result, prose)

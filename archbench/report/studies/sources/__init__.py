@@ -44,8 +44,6 @@ class SourcesStudy(CampaignStudy[SourcesCampaign]):
         return SourcesCampaign(source, trials, analysis.summary_frame(trials, source.campaign.meta.get("plan") or ()))
 
     def csvs(self, result: SourcesCampaign) -> Mapping[str, pd.DataFrame]:
-        if result.source.campaign is None:
-            return {}
         return {TRIALS_CSV: result.trials, SUMMARY_CSV: result.summary}
 
     def write(self, context: StudyContext) -> StudyOutput:

@@ -80,8 +80,6 @@ class WorkloadsStudy(CampaignStudy[WorkloadsResults]):
         return WorkloadsResults(campaign, trials, summary, frame, settings, tuple(selections))
 
     def csvs(self, result: WorkloadsResults) -> Mapping[str, pd.DataFrame]:
-        if result.campaign is None:
-            return {}
         return {TRIALS_CSV: result.trials, SUMMARY_CSV: result.summary, MAP_CSV: result.map}
 
     def figures(self, result: WorkloadsResults, figures_dir: Path) -> Mapping[str, Any]:
