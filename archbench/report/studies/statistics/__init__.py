@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from archbench import stats
-from archbench.analyze.analysis import Labeller
+from archbench.analyze.analysis import Labeller, write_csvs
 from archbench.analyze.paired import paired_ratios
 from archbench.report.formats import ALPHA, several_depths
 from archbench.report.latex import MacroSet, escape, format_count, format_decimal
@@ -109,10 +109,7 @@ def write(
         comparison_abstract_sentence(comparisons, prose),
         "the comparisons in one sentence",
     )
-    processed_dir = Path(processed.summary_csv).parent
-    processed_dir.mkdir(parents=True, exist_ok=True)
-    comparisons.to_csv(processed_dir / COMPARISONS_CSV, index=False, lineterminator="\n")
-    outlier_frame.to_csv(processed_dir / OUTLIERS_CSV, index=False, lineterminator="\n")
+    write_csvs(Path(processed.summary_csv).parent, {COMPARISONS_CSV: comparisons, OUTLIERS_CSV: outlier_frame})
 
     files = {
         DIAGNOSTICS_TABLE_FILE: diagnostics_table(summary, state, prose),

@@ -236,9 +236,7 @@ def paired_outputs(
     the paired macros, return the generated files."""
     if frame is None:
         frame = paired_ratios(processed.trials, seed=seed, resamples=resamples)
-    processed_dir = Path(processed.summary_csv).parent
-    processed_dir.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(processed_dir / PAIRED_CSV, index=False, lineterminator="\n")
+    analysis.write_csvs(Path(processed.summary_csv).parent, {PAIRED_CSV: frame})
     several = len(analysis.pipeline_depths(processed.summary)) > 1
     facts = {**paired_facts(frame, several), **adaptive_facts(processed)}
     macros.add(
