@@ -57,6 +57,7 @@ PROFILE_NAMES = (
     "workloads",
     "workloads_short",
     "serving_order",
+    "pick",
 )
 
 # Wall time of one trial beyond its wrk duration: server start and ready line,

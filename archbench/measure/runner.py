@@ -578,15 +578,16 @@ def prepare_campaign(params: Parameters) -> tuple[Parameters, list[PlannedTrial]
     return params, plan, store, existing
 
 
-def run_campaign(params: Parameters, *, stream: TextIO | None = None) -> CampaignResult:
-    """Run (or resume) the campaign `params` describes; returns what ran now."""
+def run_campaign(params: Parameters, *, stream: TextIO | None = None, deadline: float | None = None) -> CampaignResult:
+    """Run (or resume) the campaign `params` describes; returns what ran now. `deadline` (time.monotonic()) is when
+    the selection phase's last round must end, beside its selection_budget_s (a user's time budget: `pick`)."""
     stream = stream or sys.stderr
     params, plan, store, existing = prepare_campaign(params)
     preflight(params, plan)
     store.check_no_incomplete_trials()
     try:
         with network_placement(params) as placement:
-            return _run_placed_campaign(params, plan, store, existing, placement, stream)
+            return _run_placed_campaign(params, plan, store, existing, placement, stream, deadline)
     except PlacementError as error:
         raise PreflightError(str(error)) from None
 
@@ -598,6 +599,7 @@ def _run_placed_campaign(
     existing: dict[str, Any] | None,
     placement: Placement,
     stream: TextIO,
+    deadline: float | None,
 ) -> CampaignResult:
     provenance = collect_provenance(params.build_dir)
     # The bandwidth baseline: measured once, before the campaign's first trial; a resumed run carries it on.
@@ -623,7 +625,7 @@ def _run_placed_campaign(
     if params.ci_target is not None:
         _run_adaptive_phase(params, plan, provenance, placement, store, result, stream)
     if params.selection_delta is not None:
-        _run_selection_phase(params, plan, provenance, placement, store, result, stream)
+        _run_selection_phase(params, plan, provenance, placement, store, result, stream, deadline)
     return result
 
 
@@ -718,11 +720,12 @@ def _run_selection_phase(
     store: CampaignStore,
     result: CampaignResult,
     stream: TextIO,
+    deadline: float | None,
 ) -> None:
-    """Rounds only where a workload point is still open (archbench.measure.selection)."""
+    """Rounds only where a workload point is still open (archbench.measure.selection), none past the deadline."""
     configs = list({t.config_id: t.config for t in plan}.values())
     run_round = _round_runner(params, len(plan), provenance, placement, store, result, stream)
-    selection.run_selection_phase(params, configs, store.path, len(plan), run_round, stream)
+    selection.run_selection_phase(params, configs, store.path, len(plan), run_round, stream, deadline=deadline)
 
 
 def _round_runner(
