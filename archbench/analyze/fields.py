@@ -1,5 +1,6 @@
-"""What the processed tables are made of: the configuration fields and columns, the flags, and the study's fixed
-vocabulary (architectures in canonical order, the reference, what a thread count counts)."""
+"""What the processed tables are made of: the configuration fields and columns, the flags, and the study's
+vocabulary: the architectures in canonical order, the reference and what a thread count counts, read from the
+server registry (archbench/config/servers.py) so that a new server needs no edit here."""
 
 from __future__ import annotations
 
