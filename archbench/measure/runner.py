@@ -85,7 +85,7 @@ from archbench.measure.reruns import (
 )
 from archbench.measure.server_protocol import EXIT_UNSUPPORTED, READY_LINE, ready_fields, shutdown_stats, typed_fields
 from archbench.measure.ssh_placement import SshPlacement, local_problems, run_ssh_trial
-from archbench.measure.warmup import SERVER_WARMUP_CPU_KEY, WARMUP_KEY, run_warmup
+from archbench.measure.warmup import SERVER_WARMUP_CPU_KEY, WARMUP_KEY, LoadTarget, run_warmup
 from archbench.parse import LoadOutputError, known_tools, parse_output
 
 SCHEMA = 1
@@ -234,35 +234,22 @@ def run_trial(
                     ran_load = True
                     load_problem = None
                     warm_s = warmup_duration_s(params, planned.config)
+                    target = LoadTarget(
+                        generator,
+                        config,
+                        _load_url(generator, host, port),
+                        server.pid,
+                        placement,
+                        params,
+                        trial_id,
+                        lambda argv: spawn(argv, merge_stderr=False, children=children),
+                    )
                     if warm_s:
                         warmup_info, server_info[SERVER_WARMUP_CPU_KEY], load_problem = run_warmup(
-                            generator,
-                            config,
-                            warm_s,
-                            _load_url(generator, host, port),
-                            server.pid,
-                            placement,
-                            params,
-                            trial_id,
-                            outputs,
-                            lambda argv: spawn(argv, merge_stderr=False, children=children),
+                            target, warm_s, outputs
                         )
                     if load_problem is None:
-                        load_problem = _run_load(
-                            generator,
-                            config,
-                            host,
-                            port,
-                            server.pid,
-                            placement,
-                            params,
-                            trial_id,
-                            load_info,
-                            server_info,
-                            outputs,
-                            children,
-                            shares,
-                        )
+                        load_problem = _run_load(target, TrialOutputs(load_info, server_info, outputs, shares))
                     if load_problem:
                         problems.append(load_problem)
                 if hold is not None:
@@ -351,37 +338,33 @@ def _load_url(generator: LoadGenerator, host: str, port: int) -> str:
     return f"{scheme}://{host}:{port}/"
 
 
-def _run_load(
-    generator: LoadGenerator,
-    config: dict[str, Any],
-    host: str,
-    port: int,
-    server_pid: int,
-    placement: Placement,
-    params: Parameters,
-    trial_id: str,
-    load_info: dict[str, Any],
-    server_info: dict[str, Any],
-    outputs: dict[str, bytes],
-    children: list[ManagedProcess],
-    shares: dict[str, Any],
-) -> str | None:
-    url = _load_url(generator, host, port)
+@dataclass(frozen=True)
+class TrialOutputs:
+    """What a trial's measured load fills in: the record's `load` and `server` parts, the files to write, and the
+    load interval's cpu_shares and interference."""
+
+    load: dict[str, Any]
+    server: dict[str, Any]
+    files: dict[str, bytes]
+    shares: dict[str, Any]
+
+
+def _run_load(target: LoadTarget, filled: TrialOutputs) -> str | None:
+    """The measured load: run it to its end, fill `filled`, and return the problem that fails the trial or None."""
+    generator, params, trial_id = target.generator, target.params, target.trial_id
+    load_info, server_info, outputs, shares = filled.load, filled.server, filled.files, filled.shares
     # taskset execs the server, so the pid the runner started is the server's (echo_client reads its VmRSS).
-    command = generator.command(
-        config, url, params.wrk_timeout_s, build_dir=Path(params.build_dir), server_pid=server_pid
-    )
-    argv = placement.load_argv(["taskset", "-c", params.load_cpus, *command])
+    argv = target.argv(target.config)
     load_info["argv"] = argv
-    server_cpu_before = tree_cpu_s(server_pid)
+    server_cpu_before = tree_cpu_s(target.server_pid)
     stat_before = read_proc_stat()
     window_started = time.monotonic()
-    load = spawn(argv, merge_stderr=False, children=children)
-    limit_s = generator.time_limit_s(config, params.wrk_timeout_s)
+    load = target.spawn(argv)
+    limit_s = generator.time_limit_s(target.config, params.wrk_timeout_s)
     ended = load.wait(limit_s)
     stat_after = read_proc_stat()
     window_s = time.monotonic() - window_started
-    server_cpu_after = tree_cpu_s(server_pid)
+    server_cpu_after = tree_cpu_s(target.server_pid)
     if server_cpu_before is not None and server_cpu_after is not None:
         server_info["load_cpu_s"] = round(server_cpu_after - server_cpu_before, 6)
     load_cpus = parse_cpu_list(params.load_cpus, "load_cpus")
