@@ -30,7 +30,8 @@ class CampaignRule:
     `read_with` are the suffixes of the campaigns read beside the chosen one when they exist ("" is the chosen one
     itself), in the order a reader meets them. A key whose data are one file (`file` set) names paths instead:
     `{raw}` and `{processed}` are the raw root and the processed directory. `imported`: every campaign imported
-    from another machine is read beside it too (the cross-host comparison)."""
+    from another machine is read beside it too (the cross-host comparison). `also_writes` are the suffixes of the
+    campaigns a measurement writes beside the chosen one that the report does not read."""
 
     measured: tuple[tuple[str, str], ...]
     reference: str | None
@@ -40,6 +41,7 @@ class CampaignRule:
     file: str | None = None  # the file a campaign directory holds, for a study whose data are one file
     expected_runs: int = 1  # how many campaigns one measurement writes (the artifact appendix's count)
     imported: bool = False
+    also_writes: tuple[str, ...] = ()
 
 
 SHORT_STUDY = "make studies"  # the short studies `make all` runs after the main campaign (PROFILE=default)
@@ -70,13 +72,13 @@ CATALOGUE: dict[str, CampaignRule] = {
         read_with=("-closed", "", "-001"),  # the saturation campaign, the rate sweep, source 001's set-up
     ),
     "serving_order": CampaignRule(
-        # The `-closed` saturation campaign is found through the open-loop campaign's recorded parameters.
         measured=(("serving-order-{host}", "make serving-order-study"),),
         reference="reference-serving-order",
         measure_with="make serving-order-study",
         profile="serving_order",
         read_with=("", SECOND_LOOK_SUFFIX),
         expected_runs=2,
+        also_writes=("-closed",),  # the closed-loop saturation run the open-loop rates are fractions of
     ),
     "network": CampaignRule(
         measured=(("network-{host}", "make network-study"), ("network-short-{host}", SHORT_STUDY)),
