@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from archbench.config.catalogue import CATALOGUE, MAIN, shipped_campaigns
+from archbench.config.catalogue import CATALOGUE, MAIN, MAKE_ALL_PROFILES, shipped_campaigns
 from archbench.config.paths import RAW_ROOT, REPO_ROOT
 from archbench.config.profiles import PROFILE_NAMES
 from archbench.report.studies import STUDIES
@@ -188,3 +188,10 @@ def test_the_docs_list_every_shipped_campaign_and_the_catalogue_reads_listed_one
     on_disk = {path.name for path in RAW_ROOT.iterdir() if path.is_dir()}
     assert listed == on_disk
     assert set(shipped_campaigns()) <= listed
+
+
+def test_the_profiles_make_all_accepts_are_the_main_campaigns_the_catalogue_looks_for():
+    accepted = re.search(r"^ifeq \(\$\(filter \$\(PROFILE\),([^)]*)\),\)$", MAKEFILE.read_text(), flags=re.MULTILINE)
+    assert accepted is not None
+    assert set(accepted[1].split()) == set(MAKE_ALL_PROFILES)
+    assert [p for p, _ in CATALOGUE[MAIN].measured] == [f"{p}-{{host}}" for p in MAKE_ALL_PROFILES]
