@@ -281,24 +281,25 @@ import: $(VENV_STAMP) ## RAW=path/to/raw [IMPORT_AS=name]: another machine's cam
 # the knee is decided by a rank test across trials, which needs at least three per rate.
 # PROFILE=full runs the full studies instead; PROFILE=smoke none (the report then uses the shipped ones).
 # The network study needs root (network namespaces); without it the step says so and is skipped.
+# A notebook run that writes campaign $(2): the runner's directory and the notebook's parameter are one name.
+NOTEBOOK_CAMPAIGN = $(PY) -m archbench notebook $(1) --campaign $(2) -p campaign $(2)
 SHORT_ECHO := -p clients '[100, 1000]' -p duration_s 2 -p trials 3 -p warmup False -p max_conns_cap 0
 SHORT_LATENCY := -p fractions '[0.5, 0.7, 0.9]' -p duration_s 1 -p trials 4 -p saturation_trials 2 \
   -p source_001_trials 2 -p warmup False -p warmup_s 0
 SHORT_NETWORK := -p thread_counts '[1, 3, 5]' -p trials 3
+SHORT_LATENCY_RUN = $(call NOTEBOOK_CAMPAIGN,latency_study,latency-short-$(HOST_SHORT)) $(SHORT_LATENCY)
 studies: servers $(VENV_STAMP) ## PROFILE=default: short workloads, echo, latency, network studies; full: the full ones
 ifeq ($(PROFILE),full)
 	$(MAKE) --no-print-directory workloads-study echo-study latency-study serving-order-study network-study
 else ifeq ($(PROFILE),default)
 	@echo "==> studies: short workloads, echo, latency and network studies -> data/raw/{workloads,echo,latency,network}-short-$(HOST_SHORT)*/"
-	$(PY) -m archbench notebook run_trials --campaign workloads-short-$(HOST_SHORT) -p profile workloads_short \
-	  -p campaign workloads-short-$(HOST_SHORT) $(TRIAL_OPTIONS)
-	$(PY) -m archbench notebook echo_study --campaign echo-short-$(HOST_SHORT) -p campaign echo-short-$(HOST_SHORT) $(SHORT_ECHO)
-	$(PY) -m archbench notebook latency_study --campaign latency-short-$(HOST_SHORT) \
-	  -p campaign latency-short-$(HOST_SHORT) $(SHORT_LATENCY)
+	$(call NOTEBOOK_CAMPAIGN,run_trials,workloads-short-$(HOST_SHORT)) -p profile workloads_short $(TRIAL_OPTIONS)
+	$(call NOTEBOOK_CAMPAIGN,echo_study,echo-short-$(HOST_SHORT)) $(SHORT_ECHO)
+	$(SHORT_LATENCY_RUN)
 	@if [ "$$(id -u)" = 0 ]; then \
-	  echo "$(PY) -m archbench notebook network_study --campaign network-short-$(HOST_SHORT) ..."; \
-	  $(PY) -m archbench notebook network_study --campaign network-short-$(HOST_SHORT) \
-	    -p campaign network-short-$(HOST_SHORT) $(SHORT_NETWORK) $(if $(LINK),-p link '$(LINK)'); \
+	  echo "$(call NOTEBOOK_CAMPAIGN,network_study,network-short-$(HOST_SHORT)) ..."; \
+	  $(call NOTEBOOK_CAMPAIGN,network_study,network-short-$(HOST_SHORT)) $(SHORT_NETWORK) \
+	    $(if $(LINK),-p link '$(LINK)'); \
 	else \
 	  echo "    network study skipped: network namespaces need root (the report uses the shipped reference-network)"; \
 	fi
@@ -310,29 +311,28 @@ endif
 # Source 004's echo study: notebooks/echo_study.ipynb.
 echo-study: servers $(VENV_STAMP) ## source 004's echo study -> data/raw/echo-<host>/ (about 17 min)
 	@echo "==> echo-study: notebooks/echo_study.ipynb -> data/raw/echo-$(HOST_SHORT)/"
-	$(PY) -m archbench notebook echo_study --campaign echo-$(HOST_SHORT) -p campaign echo-$(HOST_SHORT)
+	$(call NOTEBOOK_CAMPAIGN,echo_study,echo-$(HOST_SHORT))
 	$(PY) -m archbench manifest --update
 
 # Source 001's latency under a fixed offered load: notebooks/latency_study.ipynb, a saturation campaign, the rate
 # sweep and source 001's set-up.
 latency-study: servers $(VENV_STAMP) ## source 001's latency study -> data/raw/latency-<host>{-closed,,-001}/
 	@echo "==> latency-study: notebooks/latency_study.ipynb -> data/raw/latency-$(HOST_SHORT)*/"
-	$(PY) -m archbench notebook latency_study --campaign latency-$(HOST_SHORT) -p campaign latency-$(HOST_SHORT)
+	$(call NOTEBOOK_CAMPAIGN,latency_study,latency-$(HOST_SHORT))
 	$(PY) -m archbench manifest --update
 
 # The short latency study alone, as `make all` runs it.
 .PHONY: latency-study-short
 latency-study-short: servers $(VENV_STAMP) ## the short latency study of make all -> latency-short-<host>* (about 3 min)
 	@echo "==> latency-study-short: notebooks/latency_study.ipynb -> data/raw/latency-short-$(HOST_SHORT)*/"
-	$(PY) -m archbench notebook latency_study --campaign latency-short-$(HOST_SHORT) \
-	  -p campaign latency-short-$(HOST_SHORT) $(SHORT_LATENCY)
+	$(SHORT_LATENCY_RUN)
 	$(PY) -m archbench manifest --update
 
 # Source 000's separate client against loopback: notebooks/network_study.ipynb, two campaigns, one in network
 # namespaces (LINK or 1gbit; needs root) and its loopback twin (about 2-3 minutes).
 network-study: servers $(VENV_STAMP) ## separate client vs loopback (root) -> data/raw/network-<host>{,-loopback}/
 	@echo "==> network-study: notebooks/network_study.ipynb -> data/raw/network-$(HOST_SHORT){,-loopback}/"
-	$(PY) -m archbench notebook network_study --campaign network-$(HOST_SHORT) -p campaign network-$(HOST_SHORT) \
+	$(call NOTEBOOK_CAMPAIGN,network_study,network-$(HOST_SHORT)) \
 	  $(if $(LINK),-p link '$(LINK)')
 	$(PY) -m archbench manifest --update
 
@@ -341,8 +341,7 @@ network-study: servers $(VENV_STAMP) ## separate client vs loopback (root) -> da
 # 15-minute budget.
 sources-study: servers $(VENV_STAMP) ## each source's own protocol -> data/raw/sources-<host>/ (about 22 min)
 	@echo "==> sources-study: notebooks/run_trials.ipynb, profile sources -> data/raw/sources-$(HOST_SHORT)/"
-	$(PY) -m archbench notebook run_trials --campaign sources-$(HOST_SHORT) -p profile sources \
-	  -p campaign sources-$(HOST_SHORT) $(TRIAL_OPTIONS)
+	$(call NOTEBOOK_CAMPAIGN,run_trials,sources-$(HOST_SHORT)) -p profile sources $(TRIAL_OPTIONS)
 	$(PY) -m archbench manifest --update
 
 # Which architecture for which workload: profile workloads (per-request work, blocking calls, idle connections,
@@ -350,8 +349,7 @@ sources-study: servers $(VENV_STAMP) ## each source's own protocol -> data/raw/s
 # workloads_short, is one of make studies.
 workloads-study: servers $(VENV_STAMP) ## architecture by workload -> data/raw/workloads-<host>/ (about 20 min)
 	@echo "==> workloads-study: notebooks/run_trials.ipynb, profile workloads -> data/raw/workloads-$(HOST_SHORT)/"
-	$(PY) -m archbench notebook run_trials --campaign workloads-$(HOST_SHORT) -p profile workloads \
-	  -p campaign workloads-$(HOST_SHORT) $(TRIAL_OPTIONS)
+	$(call NOTEBOOK_CAMPAIGN,run_trials,workloads-$(HOST_SHORT)) -p profile workloads $(TRIAL_OPTIONS)
 	$(PY) -m archbench manifest --update
 
 # Does the serving order move the tail? profile serving_order: the thread pool's FIFO queue against its LIFO stack,
@@ -359,11 +357,12 @@ workloads-study: servers $(VENV_STAMP) ## architecture by workload -> data/raw/w
 # open_loop client.
 SERVING_ORDER_FRACTIONS ?= 0.85 0.95
 SERVING_ORDER_REFERENCE = thread_pool-request-queue-t1-c64
+SERVING_ORDER_CAMPAIGN = serving-order-$(HOST_SHORT)
 serving-order-study: servers $(VENV_STAMP) ## FIFO vs LIFO tail -> data/raw/serving-order-<host>{-closed,}/ (about 7.5 min)
-	@echo "==> serving-order-study: profile serving_order -> data/raw/serving-order-$(HOST_SHORT){-closed,}/"
-	$(PY) -m archbench run --profile serving_order --campaign serving-order-$(HOST_SHORT)-closed
-	$(PY) -m archbench run --profile serving_order --campaign serving-order-$(HOST_SHORT) \
-	  --load-generator open_loop --saturation-campaign serving-order-$(HOST_SHORT)-closed \
+	@echo "==> serving-order-study: profile serving_order -> data/raw/$(SERVING_ORDER_CAMPAIGN){-closed,}/"
+	$(PY) -m archbench run --profile serving_order --campaign $(SERVING_ORDER_CAMPAIGN)-closed
+	$(PY) -m archbench run --profile serving_order --campaign $(SERVING_ORDER_CAMPAIGN) \
+	  --load-generator open_loop --saturation-campaign $(SERVING_ORDER_CAMPAIGN)-closed \
 	  --rate-reference $(SERVING_ORDER_REFERENCE) --rate-fractions $(SERVING_ORDER_FRACTIONS)
 	$(PY) -m archbench manifest --update
 
