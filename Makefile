@@ -41,10 +41,10 @@ TRIAL_OPTIONS := $(if $(PLACEMENT),-p placement '$(PLACEMENT)') $(if $(LINK),-p 
 HOST_SHORT := $(shell hostname -s 2>/dev/null || uname -n | cut -d. -f1)
 ## CAMPAIGN=NAME  the campaign make trials writes (default: <profile>[-<placement>]-<host>)
 CAMPAIGN ?= $(PROFILE)$(if $(filter netns ssh,$(PLACEMENT)),-$(PLACEMENT))-$(HOST_SHORT)
-# Which campaign each part of the report reads is chosen in one place, `python -m archbench campaigns`
-# (archbench/report/campaigns.py), the same for make, the notebooks and the command line: this machine's
-# (CAMPAIGN for the main comparison, echo-<host> or the short echo-short-<host> of make all, ...), else the one
-# shipped in git (reference, reference-echo, ...). CAMPAIGNS overrides any of them in one mapping:
+# Every campaign the report can read is declared in the catalogue (archbench/config/catalogue.py), and chosen in
+# one place, `python -m archbench campaigns`, the same for make, the notebooks and the command line: this
+# machine's (CAMPAIGN first for the main comparison), else the one shipped in git. CAMPAIGNS overrides any of
+# them in one mapping:
 #   make paper CAMPAIGNS='main=reference,echo=echo-lab,latency=latency-lab'
 # (keys: main and each study with a campaign of its own; `python -m archbench campaigns` lists them).
 ## CAMPAIGNS='main=NAME,echo=NAME,...'  which campaign each part of the report reads (default: this machine's,
