@@ -122,7 +122,6 @@ __all__ = [
     "family_sweeps",
     "is_nan",
     "key_text",
-    "list_campaigns",
     "load_cpu_utilisation",
     "load_raw_campaign",
     "main_pool_series",
@@ -156,11 +155,6 @@ class ProcessedCampaign:
     summary: pd.DataFrame
     trials_csv: Path
     summary_csv: Path
-
-
-def list_campaigns(raw_root: Path) -> list[str]:
-    """Campaign names under raw_root (directories holding a campaign.json)."""
-    return list(storage.list_campaigns(Path(raw_root)))
 
 
 def load_raw_campaign(campaign_dir: Path) -> storage.Campaign:

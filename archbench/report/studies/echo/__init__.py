@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import absent_files, load_campaign_or_reason, remove_stale_files, write_study_csvs
 from archbench.report.latex import MacroSet, figure_block
 from archbench.report.plotting import include_path
@@ -38,7 +39,7 @@ from archbench.report.studies.echo.data import (
 from archbench.report.studies.echo.facts import echo_macros
 from archbench.report.studies.echo.figures import make_echo_figures
 from archbench.report.studies.echo.tables import max_conns_table, throughput_table
-from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
+from archbench.report.study import Study, StudyContext, StudyOutput
 
 # Files written by `echo_outputs` (generated/) and `process_echo_campaign` (processed/).
 TABLE_FILE = "echo-table.tex"
@@ -128,10 +129,5 @@ STUDY = Study(
     title="echo servers at 100 to 10,000 clients (source 004)",
     part="appendix",
     write=write,
-    campaign=CampaignRule(
-        measured=(("echo-{host}", "make echo-study"), ("echo-short-{host}", "the short study of make all")),
-        reference="reference-echo",
-        measure_with="make echo-study",
-        profile="echo",
-    ),
+    campaign=CATALOGUE[STUDY_NAME],
 )

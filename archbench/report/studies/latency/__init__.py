@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from archbench.config.catalogue import CATALOGUE
 from archbench.data import storage
 from archbench.report.common import absent_files, load_campaign_or_reason, remove_stale_files, write_study_csvs
 from archbench.report.latex import MacroSet, figure_block
@@ -47,7 +48,7 @@ from archbench.report.studies.latency.facts import latency_macros
 from archbench.report.studies.latency.figures import make_latency_figures
 from archbench.report.studies.latency.knee import KNEE_P99_S, Criteria
 from archbench.report.studies.latency.tables import knees_table, rates_table, source_001_table
-from archbench.report.study import CampaignRule, ReportOptions, Study, StudyContext, StudyOutput
+from archbench.report.study import ReportOptions, Study, StudyContext, StudyOutput
 
 __all__ = ["KNEE_P99_S", "Criteria", "LatencyStudy", "latency_outputs", "process_latency_campaigns"]
 
@@ -166,11 +167,5 @@ STUDY = Study(
     title="latency under a fixed offered load (source 001)",
     part="body",
     write=write,
-    campaign=CampaignRule(
-        measured=(("latency-{host}", "make latency-study"), ("latency-short-{host}", "make latency-study-short")),
-        reference="reference-latency-designs",
-        measure_with="make latency-study",
-        profile="latency",
-        read_with=("-closed", "", "-001"),
-    ),
+    campaign=CATALOGUE[STUDY_NAME],
 )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from archbench.analyze.analysis import is_nan
+from archbench.config.catalogue import CATALOGUE, LOOPBACK_SUFFIX
 from archbench.report.common import (
     NOT_FOUND,
     StudySource,
@@ -56,11 +57,10 @@ from archbench.report.studies.network.data import (
     source000_pools,
 )
 from archbench.report.studies.statistics.comparisons import p_equation
-from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
+from archbench.report.study import Study, StudyContext, StudyOutput
 
 __all__ = ["LOOPBACK_SUFFIX", "NetworkStudy", "loopback_name", "network_outputs", "process_network_campaigns"]
 
-LOOPBACK_SUFFIX = "-loopback"
 TABLE_FILE = "network-table.tex"
 GENERATED_FILES = (TABLE_FILE,)
 COMPARISON_CSV = "network-comparison.csv"
@@ -308,12 +308,5 @@ STUDY = Study(
     title="a separate client against loopback (source 000)",
     part="appendix",
     write=write,
-    campaign=CampaignRule(
-        measured=(("network-{host}", "make network-study"), ("network-short-{host}", "the short study of make all")),
-        reference="reference-network",
-        measure_with="make network-study",
-        profile="network",
-        read_with=("", LOOPBACK_SUFFIX),
-        expected_runs=2,
-    ),
+    campaign=CATALOGUE[STUDY_NAME],
 )

@@ -15,13 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from archbench.config.catalogue import CATALOGUE
 from archbench.config.paths import REPO_ROOT
 from archbench.report.campaigns import file_path
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
 from archbench.report.studies.robustness import data as robustness_result
 from archbench.report.studies.robustness import facts as robustness_text
-from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
+from archbench.report.study import Study, StudyContext, StudyOutput
 
 STUDY_NAME = "robustness"
 
@@ -55,12 +56,7 @@ def write(context: StudyContext) -> StudyOutput:
     return StudyOutput(macros, result.outputs(macros, context.paper_dir, context.figures_dir, context.prose), result)
 
 
-RULE = CampaignRule(
-    measured=(("{processed}/robustness.json", "make test"),),
-    reference="reference-robustness",
-    measure_with="make test",
-    file="robustness.json",
-)
+RULE = CATALOGUE[STUDY_NAME]
 STUDY = Study(
     name=STUDY_NAME,
     title="every architecture under abusive clients (the abuse suite)",

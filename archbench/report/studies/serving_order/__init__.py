@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import load_campaign_or_reason, remove_stale_files, write_study_csvs
 from archbench.report.latex import MacroSet
 from archbench.report.studies.serving_order.data import (
@@ -23,12 +24,10 @@ from archbench.report.studies.serving_order.data import (
 )
 from archbench.report.studies.serving_order.facts import serving_order_macros
 from archbench.report.studies.serving_order.tables import comparison_table
-from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
+from archbench.report.study import Study, StudyContext, StudyOutput
 
 STUDY_NAME = "serving_order"
 TABLE_FILE = "serving-order-table.tex"
-# The campaign after the pilot, read beside it: shipped as reference-serving-order-12-rounds.
-SECOND_LOOK_SUFFIX = "-12-rounds"
 
 
 def process_serving_order_campaigns(
@@ -64,12 +63,5 @@ STUDY = Study(
     title="serving order and the tail",
     part="body",
     write=write,
-    campaign=CampaignRule(
-        measured=(("serving-order-{host}", "make serving-order-study"),),
-        reference="reference-serving-order",
-        measure_with="make serving-order-study",
-        profile="serving_order",
-        read_with=("", SECOND_LOOK_SUFFIX),
-        expected_runs=2,
-    ),
+    campaign=CATALOGUE[STUDY_NAME],
 )

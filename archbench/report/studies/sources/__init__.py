@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from archbench.config.catalogue import CATALOGUE
 from archbench.report.latex import MacroSet
 from archbench.report.studies.sources.data import process_sources_campaign
 from archbench.report.studies.sources.facts import published_outputs
-from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
+from archbench.report.study import Study, StudyContext, StudyOutput
 
 STUDY_NAME = "sources"
 
@@ -40,10 +41,5 @@ STUDY = Study(
     title="published beside measured (each source's own protocol)",
     part="appendix",
     write=write,
-    campaign=CampaignRule(
-        measured=(("sources-{host}", "make sources-study"),),
-        reference="reference-sources",
-        measure_with="make sources-study",
-        profile="sources",
-    ),
+    campaign=CATALOGUE[STUDY_NAME],
 )

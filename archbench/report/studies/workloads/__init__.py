@@ -14,6 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from archbench.analyze import analysis
+from archbench.config.catalogue import CATALOGUE
 from archbench.measure.selection import point_selections
 from archbench.report.common import load_campaign_or_reason, remove_stale_files, write_study_csvs
 from archbench.report.latex import MacroSet, figure_block, format_count
@@ -30,7 +31,7 @@ from archbench.report.studies.workloads.data import (
 from archbench.report.studies.workloads.facts import workloads_macros
 from archbench.report.studies.workloads.figures import make_workloads_figures
 from archbench.report.studies.workloads.tables import map_table, picks_table
-from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
+from archbench.report.study import Study, StudyContext, StudyOutput
 
 STUDY_NAME = "workloads"
 MAP_TABLE_FILE = "workloads-table-map.tex"
@@ -95,13 +96,5 @@ STUDY = Study(
     title="which architecture for which workload",
     part="body",
     write=write,
-    campaign=CampaignRule(
-        measured=(
-            ("workloads-{host}", "make workloads-study"),
-            ("workloads-short-{host}", "the short study of make all"),
-        ),
-        reference="reference-workloads-selection",
-        measure_with="make workloads-study",
-        profile="workloads",
-    ),
+    campaign=CATALOGUE[STUDY_NAME],
 )
