@@ -254,6 +254,21 @@ bench: servers $(VENV_STAMP) ## every architecture and nginx at depth 1 and 16: 
 	$(PY) -m archbench bench $(if $(SERVER_CPUS),--server-cpus '$(SERVER_CPUS)') $(if $(LOAD_CPUS),--load-cpus '$(LOAD_CPUS)')
 	$(PY) -m archbench manifest --update
 
+# Which design for your own workload, decided on this machine within a time budget (python -m archbench pick,
+# docs/running.md): make pick WORK_US=200 BLOCK_US=5000 IDLE=2000 BUDGET=3m. Each run is a new campaign under
+# data/raw/pick-<host>-<UTC>, its page in data/processed/pick/; the answer is printed at the end.
+## WORK_US=N BLOCK_US=N BLOCK_DIST=fixed|exp IDLE=K CHURN=1 RESPONSE=bytes:N CONNECTIONS=N PIPELINE=D  make pick's
+##     workload (the servers' own flags); BUDGET=3m DELTA=0.10 PICK_SERVERS='epoll io_uring'  its decision
+.PHONY: pick
+pick: servers $(VENV_STAMP) ## which design for your workload, measured here within BUDGET (a new pick campaign)
+	$(PY) -m archbench pick $(if $(WORK_US),--work-us '$(WORK_US)') $(if $(BLOCK_US),--block-us '$(BLOCK_US)') \
+	  $(if $(BLOCK_DIST),--block-dist '$(BLOCK_DIST)') $(if $(IDLE),--idle '$(IDLE)') $(if $(CHURN),--churn) \
+	  $(if $(RESPONSE),--response '$(RESPONSE)') $(if $(CONNECTIONS),--connections '$(CONNECTIONS)') \
+	  $(if $(PIPELINE),--pipeline '$(PIPELINE)') $(if $(BUDGET),--budget '$(BUDGET)') $(if $(DELTA),--delta '$(DELTA)') \
+	  $(if $(PICK_SERVERS),--servers $(PICK_SERVERS)) \
+	  $(if $(SERVER_CPUS),--server-cpus '$(SERVER_CPUS)') $(if $(LOAD_CPUS),--load-cpus '$(LOAD_CPUS)'); \
+	  status=$$?; $(PY) -m archbench manifest --update >/dev/null; exit $$status
+
 # Merge campaigns measured elsewhere: make import RAW=path/to/other/data/raw [IMPORT_AS=newname] (one
 # campaign under another name). Byte for byte, checksummed; an existing name with other content is refused.
 # data/raw/MANIFEST.sha256 lists every raw file's checksum; the targets that add raw data
