@@ -127,7 +127,7 @@ def measured_cross_host(
     if not group or rows.empty:
         return
     state.measured = crossos.measured_comparisons(
-        combined, group, seed=seed, resamples=resamples, family=f"throughput by {group}"
+        combined, group, testing=crossos.Testing(seed=seed, resamples=resamples), family=f"throughput by {group}"
     )
 
 
@@ -156,5 +156,7 @@ def reference_comparison(
         state.reference_error = f"{type(error).__name__}: {error}"
         return
     local = _http_only(trials.assign(campaign=campaign))
-    state.reference = crossos.compare_with_reference(local, reference, seed=seed, resamples=resamples)
+    state.reference = crossos.compare_with_reference(
+        local, reference, testing=crossos.Testing(seed=seed, resamples=resamples)
+    )
     state.reference_status = "ran"
