@@ -190,8 +190,11 @@ def test_the_answer_sits_on_the_reports_map(tmp_path: Path) -> None:
     answer = pick_answer(_campaign(tmp_path))
     nearest = nearest_map_point(answer, SHIPPED_MAP)
     assert nearest is not None and nearest.label == "work 100 us"
-    assert nearest.rankable and set(nearest.picks)
-    # poll is a pick here; where the shipped map called it slower, the answer says they differ
-    assert nearest.agrees == (not nearest.contradictions)
+    assert nearest.rankable and set(nearest.picks) and nearest.delta == pytest.approx(0.05)
+    # epoll is the best here; the answers agree exactly where it is a pick there
+    assert nearest.best_here == "epoll" and nearest.agrees == (nearest.best_here_there == "within")
+    assert set(nearest.common) <= set(nearest.picks) & {"epoll", "poll"}
     text = render_terminal(dataclasses.replace(answer, nearest=nearest))
     assert "Closest point of the report's decision map: work 100 us" in text
+    assert "picks within 5 % of the best there" in text
+    assert ("The answers agree" in text) == nearest.agrees and ("The answers differ" in text) == nearest.differs

@@ -60,19 +60,30 @@ class DesignRow:
 
 @dataclass(frozen=True)
 class MapComparison:
-    """The report's closest decision-map point and whether its answer agrees with this one's."""
+    """The report's closest decision-map point and whether its answer agrees with this one's.
+
+    The verdicts compare by architecture (a pool size within delta makes the architecture a pick). Within delta and
+    slower are not opposites (a design can be both within delta of the best and not the best), so the answers agree
+    where the design best here is a pick there too, and differ where it was shown slower than the best there."""
 
     campaign: str
     label: str
+    delta: float  # the map campaign's indifference zone
     picks: tuple[str, ...]  # architectures within delta there
     slower: tuple[str, ...]
     rankable: bool
     resolved: bool
-    contradictions: tuple[str, ...]  # "X: a pick here, slower there", and the reverse
+    best_here: str  # the architecture of the design best here
+    best_here_there: str | None  # its verdict there (None: not measured or not compared there)
+    common: tuple[str, ...]  # architectures that are picks in both
 
     @property
     def agrees(self) -> bool:
-        return self.rankable and not self.contradictions
+        return self.rankable and self.best_here_there == WITHIN
+
+    @property
+    def differs(self) -> bool:
+        return self.rankable and self.best_here_there == SLOWER
 
 
 @dataclass(frozen=True)
@@ -328,7 +339,7 @@ def architecture_verdicts(selection: PointSelection) -> dict[str, str]:
 def nearest_map_point(answer: PickAnswer, map_dir: Path) -> MapComparison | None:
     """The decision-map point of campaign `map_dir` closest to the answer's, and how their verdicts compare by
     architecture; None without a map point."""
-    _, selections = point_selections(map_dir)
+    settings, selections = point_selections(map_dir)
     candidates = [s for s in selections if s.selection is not None]
     if not candidates:
         return None
@@ -342,20 +353,20 @@ def nearest_map_point(answer: PickAnswer, map_dir: Path) -> MapComparison | None
             row.architecture not in here or VERDICT_ORDER[row.verdict] < VERDICT_ORDER[here[row.architecture]]
         ):
             here[row.architecture] = row.verdict
-    contradictions = []
-    for architecture in sorted(set(here) & set(theirs), key=architecture_rank):
-        if here[architecture] == WITHIN and theirs[architecture] == SLOWER:
-            contradictions.append(f"{architecture}: a pick here, slower there")
-        elif here[architecture] == SLOWER and theirs[architecture] == WITHIN:
-            contradictions.append(f"{architecture}: slower here, a pick there")
+    best_row = next((row for row in answer.rows if row.label == answer.best), None)
+    best_here = best_row.architecture if best_row is not None else ""
+    picks_here = {a for a, verdict in here.items() if verdict == WITHIN}
     return MapComparison(
         campaign=map_dir.name,
         label=closest.point.label,
+        delta=settings.delta,
         picks=tuple(sorted((a for a, v in theirs.items() if v == WITHIN), key=architecture_rank)),
         slower=tuple(sorted((a for a, v in theirs.items() if v == SLOWER), key=architecture_rank)),
         rankable=closest.rankable(),
         resolved=closest.resolved,
-        contradictions=tuple(contradictions),
+        best_here=best_here,
+        best_here_there=theirs.get(best_here),
+        common=tuple(sorted((a for a, v in theirs.items() if v == WITHIN and a in picks_here), key=architecture_rank)),
     )
 
 
