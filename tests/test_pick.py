@@ -16,6 +16,7 @@ import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
 from archbench.cli import pick as pick_cli
 from archbench.cli.main import build_parser, main
+from archbench.config import pick as pick_config
 from archbench.config.pick import (
     FIRST_LOOK,
     PickRequest,
@@ -70,7 +71,6 @@ def test_the_plan_fits_the_budget_and_the_blocking_point_sweeps_the_pools() -> N
         (["--budget", "5s", "--block-us", "1000"], "--budget"),
         (["--budget", "soon"], "--budget"),
         (["--delta", "1.5"], "--delta"),
-        (["--idle", "30000"], "--idle"),
         (["--churn", "--pipeline", "4"], "--pipeline"),
         (["--response", "bytes:-1"], "--response"),
     ],
@@ -82,6 +82,16 @@ def test_bad_flags_are_one_line_errors_and_create_no_campaign(
     err = capsys.readouterr().err
     assert status == 2
     assert len(err.strip().splitlines()) == 1 and flag in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_connections_beyond_the_open_file_limit_are_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pick_config.resource, "getrlimit", lambda _: (1024, 20_000))
+    status = main(["pick", "--idle", "19900", "--work-us", "10", "--raw-root", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert status == 2 and "--idle" in err and "open-file hard limit is 20000" in err and "at most 19744" in err
     assert list(tmp_path.iterdir()) == []
 
 
