@@ -137,7 +137,7 @@ def ratio_figure(answer: PickAnswer) -> Figure | None:
         figure = Figure(figsize=(6.4, 0.32 * len(rows) + 1.2))
         axes = figure.subplots()
         positions = list(range(len(rows)))[::-1]
-        axes.axvspan(1 - answer.delta, 1.0, color="0.9", zorder=0, label=f"within {100 * answer.delta:g} % of the best")
+        axes.axvspan(1 - answer.delta, 1.0, color="0.9", zorder=0)
         axes.axvline(1.0, color="0.4", linewidth=0.8)
         for position, row in zip(positions, rows, strict=True):
             colour = VERDICT_COLOURS.get(row.verdict, "#999999")
@@ -147,8 +147,7 @@ def ratio_figure(answer: PickAnswer) -> Figure | None:
         axes.set_xlabel(
             f"rate relative to the best of the others ({100 * (1 - answer.alpha):g} % simultaneous intervals)"
         )
-        axes.set_xscale("log")
-        axes.legend(loc="lower left", fontsize=7, frameon=False)
+        axes.set_title(f"shaded: within {100 * answer.delta:g} % of the best", fontsize=7, loc="left")
         figure.tight_layout()
     return figure
 
