@@ -1,15 +1,13 @@
 # archbench: build the C servers, benchmark them with wrk through the papermill
 # notebooks, analyse the campaign and build paper/report.pdf.
 #
-#   make all                  setup, servers, trials, studies, analysis, paper (PROFILE=default)
-#   make test                 C build (-Werror) + lint + ctest + pytest without the slow tests (about 5 min, the abuse suite included)
-#   make check                test, the slow tests, sanitizers and fuzzing: everything CI runs but the paper
-#   make paper                analysis + LaTeX only (from data/raw/reference on a fresh clone)
-#   make help                 every target and variable
-#
-# Variables: PROFILE=smoke|default|full, CAMPAIGN, CAMPAIGNS ('main=...,echo=...': which campaign each part reads),
-# PLACEMENT, LINK, HOSTS, SERVER_CPUS, LOAD_CPUS, LOAD_THREADS, PYTHON, VENV, BUILD_DIR, JOBS.
+# `make help` lists every target and variable from this file's own `## ` comments: after a target's
+# prerequisites (`target: prerequisites ## what it does`), and on a line of its own for a variable. A target
+# without one is an internal step. tests/test_catalogue.py checks the study targets and their help against the
+# campaign catalogue (archbench/config/catalogue.py).
 
+# This file, before any -include adds to MAKEFILE_LIST: what `make help` reads.
+SELF := $(lastword $(MAKEFILE_LIST))
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := all
@@ -17,6 +15,7 @@ SHELL := /bin/bash
 .NOTPARALLEL:
 .DELETE_ON_ERROR:
 
+## PROFILE=smoke|default|full  the main campaign's profile for all, trials and studies (default: default)
 PROFILE ?= default
 ifeq ($(filter $(PROFILE),smoke default full),)
 $(error PROFILE must be smoke, default or full (got '$(PROFILE)'))
@@ -24,8 +23,8 @@ endif
 
 # Where the trials run and on which CPUs (empty: the defaults, i.e. loopback and the split computed from this
 # machine's CPU topology, which on 2 CPUs is server CPU 0, load CPU 1, wrk -t1).
-#   PLACEMENT=loopback|netns|ssh  LINK='1gbit' (netns only)  HOSTS=hosts.toml (ssh only)
-#   SERVER_CPUS=0-7  LOAD_CPUS=8-15  LOAD_THREADS=8
+## PLACEMENT=loopback|netns|ssh  LINK='1gbit' (netns only)  HOSTS=hosts.toml (ssh: the inventory)
+## SERVER_CPUS=0-7  LOAD_CPUS=8-15  LOAD_THREADS=8  (default: from this machine's CPU topology)
 PLACEMENT ?=
 LINK ?=
 HOSTS ?=
@@ -40,15 +39,19 @@ TRIAL_OPTIONS := $(if $(PLACEMENT),-p placement '$(PLACEMENT)') $(if $(LINK),-p 
 # Stable across invocations, so that an interrupted `make trials` resumes the same campaign; a campaign in
 # network namespaces is another campaign than the loopback one.
 HOST_SHORT := $(shell hostname -s 2>/dev/null || uname -n | cut -d. -f1)
+## CAMPAIGN=NAME  the campaign make trials writes (default: <profile>[-<placement>]-<host>)
 CAMPAIGN ?= $(PROFILE)$(if $(filter netns ssh,$(PLACEMENT)),-$(PLACEMENT))-$(HOST_SHORT)
-# Which campaign each part of the report reads is chosen in one place, `python -m archbench campaigns`
-# (archbench/report/campaigns.py), the same for make, the notebooks and the command line: this machine's
-# (CAMPAIGN for the main comparison, echo-<host> or the short echo-short-<host> of make all, ...), else the one
-# shipped in git (reference, reference-echo, ...). CAMPAIGNS overrides any of them in one mapping:
+# Every campaign the report can read is declared in the catalogue (archbench/config/catalogue.py), and chosen in
+# one place, `python -m archbench campaigns`, the same for make, the notebooks and the command line: this
+# machine's (CAMPAIGN first for the main comparison), else the one shipped in git. CAMPAIGNS overrides any of
+# them in one mapping:
 #   make paper CAMPAIGNS='main=reference,echo=echo-lab,latency=latency-lab'
 # (keys: main and each study with a campaign of its own; `python -m archbench campaigns` lists them).
+## CAMPAIGNS='main=NAME,echo=NAME,...'  which campaign each part of the report reads (default: this machine's,
+##     else the shipped one; python -m archbench campaigns prints the keys and the choice)
 CAMPAIGNS ?=
 
+## PYTHON=python3  VENV=.venv  BUILD_DIR=build  JOBS=<CPUs>  the interpreter, the venv, the build, its jobs
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -75,7 +78,7 @@ STEP_ENDED := $(STARTED)
 STEP_TIMES :=
 comma := ,
 space := $(subst ,, )
-all: $(foreach step,$(ALL_STEPS),$(step) all-after-$(step))
+all: $(foreach step,$(ALL_STEPS),$(step) all-after-$(step)) ## setup, servers, trials, studies, analysis, paper (PROFILE; about 15 min for default)
 	@echo "==> all: done in $$(( $$(date +%s) - $(STARTED) )) s ($(subst ~, ,$(subst $(space),$(comma)$(space),$(strip $(STEP_TIMES))))): paper/report.pdf (profile $(PROFILE); campaigns in data/processed/campaigns.json)"
 
 all-after-%:
@@ -90,22 +93,22 @@ all-after-%:
 # project's open_loop), and building it is most of a bare machine's set-up time (4 to 7 minutes on 2 CPUs).
 SETUP_MODE ?= all
 all: SETUP_MODE = $(if $(filter full,$(PROFILE)),all,measure)
-setup:
+setup: ## system tools (apt-get as root, else prints the command), the venv and oha (scripts/setup.sh)
 	@echo "==> setup: system tools and $(VENV) from requirements.txt$(if $(filter all,$(SETUP_MODE)), and oha) (scripts/setup.sh $(SETUP_MODE))"
 	@$(SETUP) $(SETUP_MODE)
 
 # oha alone (scripts/setup.sh tools): the latency study runs it with -p load_generator oha, instead of open_loop.
 .PHONY: tools
-tools:
+tools: ## oha alone, an open-loop load generator the latency study can use instead of open_loop
 	@$(SETUP) tools
 
 # The venv alone: what analysis and paper need. Redone when the pins change.
-venv: $(VENV_STAMP)
+venv: $(VENV_STAMP) ## only the venv from requirements.txt (redone when the pins change)
 $(VENV_STAMP): requirements.txt pyproject.toml scripts/setup.sh
 	@echo "==> venv: $(VENV) from requirements.txt (scripts/setup.sh venv)"
 	@$(SETUP) venv
 
-servers:
+servers: ## cmake servers_c (Release, -Werror) and build BUILD_DIR/bin/<architecture>
 	@echo "==> servers: configure servers_c (Release, warnings fatal) and build $(BUILD_DIR)/bin/<architecture>"
 	$(CMAKE_CONFIGURE)
 	cmake --build $(BUILD_DIR) --parallel $(JOBS)
@@ -113,7 +116,7 @@ servers:
 
 # The executed notebook is kept in data/raw/$(CAMPAIGN)/executed/. (The runner raises
 # the open-file soft limit itself as far as the connection counts need, and records it.)
-trials: servers $(VENV_STAMP)
+trials: servers $(VENV_STAMP) ## notebooks/run_trials.ipynb: campaign CAMPAIGN of PROFILE (resumes if interrupted)
 	@echo "==> trials: campaign $(CAMPAIGN), profile $(PROFILE) -> data/raw/$(CAMPAIGN)/ (finished trials are kept: re-running resumes)"
 	$(PY) -m archbench notebook run_trials --campaign $(CAMPAIGN) -p profile $(PROFILE) -p campaign $(CAMPAIGN) \
 	  $(TRIAL_OPTIONS)
@@ -130,7 +133,7 @@ ANALYSIS_SOURCES := $(shell find archbench paper/templates -type f \( -name '*.p
   $(wildcard data/external/*.csv)
 -include $(CAMPAIGNS_MK)
 
-analysis: $(VENV_STAMP)
+analysis: $(VENV_STAMP) ## notebooks/analyze.ipynb on the campaigns python -m archbench campaigns chooses
 	@echo "==> analysis: which campaign each part of the report reads (python -m archbench campaigns)"
 	@$(PY) -m archbench campaigns --measured-main '$(CAMPAIGN)' $(if $(CAMPAIGNS),--set '$(CAMPAIGNS)') --makefile $(CAMPAIGNS_MK)
 	@$(MAKE) --no-print-directory $(ANALYSIS_STAMP)
@@ -145,7 +148,7 @@ $(ANALYSIS_STAMP): $(CAMPAIGNS_MK) $(ANALYSIS_SOURCES) $(ANALYSIS_RAW) $(VENV_ST
 
 # latexmk is itself incremental; make runs it only when the generated inputs or the TeX sources changed.
 PAPER_SOURCES := paper/report.tex paper/references.bib $(wildcard paper/templates/*/section.tex)
-paper: analysis
+paper: analysis ## analysis, then latexmk -> paper/report.pdf
 	@$(MAKE) --no-print-directory paper/report.pdf
 paper/report.pdf: $(ANALYSIS_STAMP) $(PAPER_SOURCES)
 	@echo "==> paper: latexmk in paper/ -> paper/report.pdf"
@@ -156,7 +159,7 @@ paper/report.pdf: $(ANALYSIS_STAMP) $(PAPER_SOURCES)
 # Style and structure: ruff (lint and format), the stages' import contract (pyproject.toml) and the C
 # sources' format (.clang-format). Part of `make test`.
 C_SOURCES := $(shell find servers_c -name '*.[ch]' -not -path '*/corpus/*' 2>/dev/null)
-lint: $(VENV_STAMP)
+lint: $(VENV_STAMP) ## ruff check and format --check, lint-imports (the stages' layers), clang-format
 	@echo "==> lint: ruff check, ruff format --check, lint-imports (stage layers), clang-format"
 	$(VENV)/bin/ruff check archbench tests servers_c scripts
 	$(VENV)/bin/ruff format --check archbench tests servers_c scripts
@@ -164,7 +167,7 @@ lint: $(VENV_STAMP)
 	clang-format --dry-run --Werror $(C_SOURCES)
 
 # The tests that need no build, no wrk and no nginx (pytest marker `integration` marks the others).
-test-unit: $(VENV_STAMP)
+test-unit: $(VENV_STAMP) ## pytest -m 'not integration': the tests that need no build, wrk or nginx (< 1 min)
 	@echo "==> test-unit: pytest -m 'not integration' tests/"
 	$(VENV)/bin/pytest -q -m 'not integration' tests/
 
@@ -173,7 +176,7 @@ test-unit: $(VENV_STAMP)
 # other (tests/conftest.py, xdist group "loopback"). The tests marked slow are left to test-slow.
 CTEST_JOBS ?= 4
 PYTEST_JOBS ?= 3
-test: setup servers lint
+test: setup servers lint ## lint, C build, ctest, pytest -m 'not slow' with the abuse suite (about 5 min)
 	@echo "==> test: ctest -j $(CTEST_JOBS) (unit tests and conformance of every architecture)"
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(CTEST_JOBS)
 	@echo "==> test: pytest -m 'not slow' tests/ on $(PYTEST_JOBS) workers (make test-slow runs the rest)"
@@ -182,14 +185,14 @@ test: setup servers lint
 # The long integration tests (pytest marker `slow`), one at a time: network namespaces, ssh placement, notebook
 # kernels and JupyterLab, interrupts, the whole smoke pipeline to the PDF and the PDFs of the reports built from
 # unusual campaigns. (The abuse suite stays in `make test`: it writes the report's robustness appendix.)
-test-slow: servers $(VENV_STAMP)
+test-slow: servers $(VENV_STAMP) ## pytest -m slow: namespaces, ssh, notebooks, interrupts, pipeline, PDFs
 	@echo "==> test-slow: pytest -m slow tests/ (namespaces, ssh, notebooks, interrupts, pipeline, PDFs)"
 	$(VENV)/bin/pytest -q -m slow tests/
 
 # Every check: make test, the slow tests, the sanitizers with the abuse suite under them, and the fuzzers (CI runs
 # these same targets, then builds the paper).
 check: SANITIZE_ABUSE := 1
-check: test test-slow test-sanitize fuzz
+check: test test-slow test-sanitize fuzz ## test, test-slow, test-sanitize with the abuse suite, fuzz: CI but the paper
 	@echo "==> check: done in $$(( $$(date +%s) - $(STARTED) )) s"
 
 # The C suites (ctest: units, HTTP and echo conformance, echo_client checks) under
@@ -204,7 +207,7 @@ SANITIZE_TSAN_OPTIONS := halt_on_error=1:exitcode=66:second_deadlock_stack=1
 SANITIZE_JOBS ?= 2
 # SANITIZE_ABUSE=1 also runs the abuse suite (tests/test_abuse.py) against each build.
 SANITIZE_ABUSE ?= 0
-test-sanitize:
+test-sanitize: ## ctest under ASan+UBSan (build-asan) and TSan (build-tsan, threaded architectures)
 	@echo "==> test-sanitize: ASan+UBSan build (build-asan), ctest on everything"
 	cmake -S servers_c -B build-asan -DCMAKE_BUILD_TYPE=Asan -DARCHBENCH_WERROR=ON
 	cmake --build build-asan --parallel $(JOBS)
@@ -228,7 +231,7 @@ test-sanitize:
 # fails the target (the input is kept in build-fuzz/artifacts/).
 FUZZ_SECONDS ?= 60
 FUZZ_HARNESSES := http_parser session
-fuzz:
+fuzz: ## libFuzzer harnesses for the parser and the session, FUZZ_SECONDS each (clang)
 	@echo "==> fuzz: clang -fsanitize=fuzzer,address,undefined (build-fuzz), $(FUZZ_SECONDS) s per harness"
 	cmake -S servers_c -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DARCHBENCH_FUZZ=ON
 	cmake --build build-fuzz --parallel $(JOBS) --target $(addprefix fuzz_,$(FUZZ_HARNESSES))
@@ -245,11 +248,26 @@ fuzz:
 
 # Every architecture and nginx, interleaved, 5 trials each of wrk -t1 -c100 -d5s at pipeline
 # depth 1 and 16: a real campaign kept in data/raw/bench-<host>-<UTC>, then the table of
-# medians, the ratios to nginx and the issue's targets (about 11 minutes).
-bench: servers $(VENV_STAMP)
+# medians, the ratios to nginx and the issue's targets.
+bench: servers $(VENV_STAMP) ## every architecture and nginx at depth 1 and 16: medians, ratios to nginx (about 11 min)
 	@echo "==> bench: python -m archbench bench (a new campaign in data/raw/bench-<host>-<UTC>)"
 	$(PY) -m archbench bench $(if $(SERVER_CPUS),--server-cpus '$(SERVER_CPUS)') $(if $(LOAD_CPUS),--load-cpus '$(LOAD_CPUS)')
 	$(PY) -m archbench manifest --update
+
+# Which design for your own workload, decided on this machine within a time budget (python -m archbench pick,
+# docs/running.md): make pick WORK_US=200 BLOCK_US=5000 IDLE=2000 BUDGET=3m. Each run is a new campaign under
+# data/raw/pick-<host>-<UTC>, its page in data/processed/pick/; the answer is printed at the end.
+## WORK_US=N BLOCK_US=N BLOCK_DIST=fixed|exp IDLE=K CHURN=1 RESPONSE=bytes:N CONNECTIONS=N PIPELINE=D  make pick's
+##     workload (the servers' own flags); BUDGET=3m DELTA=0.10 PICK_SERVERS='epoll io_uring'  its decision
+.PHONY: pick
+pick: servers $(VENV_STAMP) ## which design for your workload, measured here within BUDGET (a new pick campaign)
+	$(PY) -m archbench pick $(if $(WORK_US),--work-us '$(WORK_US)') $(if $(BLOCK_US),--block-us '$(BLOCK_US)') \
+	  $(if $(BLOCK_DIST),--block-dist '$(BLOCK_DIST)') $(if $(IDLE),--idle '$(IDLE)') $(if $(CHURN),--churn) \
+	  $(if $(RESPONSE),--response '$(RESPONSE)') $(if $(CONNECTIONS),--connections '$(CONNECTIONS)') \
+	  $(if $(PIPELINE),--pipeline '$(PIPELINE)') $(if $(BUDGET),--budget '$(BUDGET)') $(if $(DELTA),--delta '$(DELTA)') \
+	  $(if $(PICK_SERVERS),--servers $(PICK_SERVERS)) \
+	  $(if $(SERVER_CPUS),--server-cpus '$(SERVER_CPUS)') $(if $(LOAD_CPUS),--load-cpus '$(LOAD_CPUS)'); \
+	  status=$$?; $(PY) -m archbench manifest --update >/dev/null; exit $$status
 
 # Merge campaigns measured elsewhere: make import RAW=path/to/other/data/raw [IMPORT_AS=newname] (one
 # campaign under another name). Byte for byte, checksummed; an existing name with other content is refused.
@@ -257,12 +275,12 @@ bench: servers $(VENV_STAMP)
 # add their files to it (never changing a listed entry), and `make verify` reports any listed
 # file that was modified or is missing. `make clean` never touches data/raw.
 .PHONY: verify
-verify: $(VENV_STAMP)
+verify: $(VENV_STAMP) ## data/raw against its checksum manifest (modified or missing files)
 	@echo "==> verify: data/raw against data/raw/MANIFEST.sha256"
 	$(PY) -m archbench manifest
 
 .PHONY: import echo-study latency-study network-study sources-study workloads-study serving-order-study studies
-import: $(VENV_STAMP)
+import: $(VENV_STAMP) ## RAW=path/to/raw [IMPORT_AS=name]: another machine's campaigns (never overwrites)
 	@test -n '$(RAW)' || { echo "usage: make import RAW=path/to/raw [IMPORT_AS=newname]" >&2; exit 2; }
 	@echo "==> import: campaigns of $(RAW) -> data/raw/"
 	$(PY) -m archbench import '$(RAW)' $(if $(IMPORT_AS),--as '$(IMPORT_AS)')
@@ -271,31 +289,32 @@ import: $(VENV_STAMP)
 # The short studies `make all` runs after the main campaign, so that the workloads, echo, latency and network
 # sections of the report are measured on this machine too (PROFILE=default; about 12 minutes on 2 CPUs together):
 # the profile workloads_short (one level per workload family) and the same notebooks as the full studies below with
-# fewer clients, pool sizes, rates, trials and seconds, into campaigns workloads-short-<host>, echo-short-<host>,
-# latency-short-<host>{-closed,,-001} and network-short-<host>{,-loopback}. The latency study's open-loop client
+# fewer clients, pool sizes, rates, trials and seconds, into the short campaigns of the catalogue
+# (archbench/config/catalogue.py, the commands `make studies`). The latency study's open-loop client
 # is the project's open_loop (built with the servers): eight designs offered 0.5, 0.7 and 0.9 of their saturation,
 # around where the pilot found the knees, four rounds of 1 s without warm-ups, two for the saturation and source 001 phases (about 3 minutes):
 # the knee is decided by a rank test across trials, which needs at least three per rate.
 # PROFILE=full runs the full studies instead; PROFILE=smoke none (the report then uses the shipped ones).
 # The network study needs root (network namespaces); without it the step says so and is skipped.
+# A notebook run that writes campaign $(2): the runner's directory and the notebook's parameter are one name.
+NOTEBOOK_CAMPAIGN = $(PY) -m archbench notebook $(1) --campaign $(2) -p campaign $(2)
 SHORT_ECHO := -p clients '[100, 1000]' -p duration_s 2 -p trials 3 -p warmup False -p max_conns_cap 0
 SHORT_LATENCY := -p fractions '[0.5, 0.7, 0.9]' -p duration_s 1 -p trials 4 -p saturation_trials 2 \
   -p source_001_trials 2 -p warmup False -p warmup_s 0
 SHORT_NETWORK := -p thread_counts '[1, 3, 5]' -p trials 3
-studies: servers $(VENV_STAMP)
+SHORT_LATENCY_RUN = $(call NOTEBOOK_CAMPAIGN,latency_study,latency-short-$(HOST_SHORT)) $(SHORT_LATENCY)
+studies: servers $(VENV_STAMP) ## PROFILE=default: short workloads, echo, latency, network studies; full: the full ones
 ifeq ($(PROFILE),full)
 	$(MAKE) --no-print-directory workloads-study echo-study latency-study serving-order-study network-study
 else ifeq ($(PROFILE),default)
 	@echo "==> studies: short workloads, echo, latency and network studies -> data/raw/{workloads,echo,latency,network}-short-$(HOST_SHORT)*/"
-	$(PY) -m archbench notebook run_trials --campaign workloads-short-$(HOST_SHORT) -p profile workloads_short \
-	  -p campaign workloads-short-$(HOST_SHORT) $(TRIAL_OPTIONS)
-	$(PY) -m archbench notebook echo_study --campaign echo-short-$(HOST_SHORT) -p campaign echo-short-$(HOST_SHORT) $(SHORT_ECHO)
-	$(PY) -m archbench notebook latency_study --campaign latency-short-$(HOST_SHORT) \
-	  -p campaign latency-short-$(HOST_SHORT) $(SHORT_LATENCY)
+	$(call NOTEBOOK_CAMPAIGN,run_trials,workloads-short-$(HOST_SHORT)) -p profile workloads_short $(TRIAL_OPTIONS)
+	$(call NOTEBOOK_CAMPAIGN,echo_study,echo-short-$(HOST_SHORT)) $(SHORT_ECHO)
+	$(SHORT_LATENCY_RUN)
 	@if [ "$$(id -u)" = 0 ]; then \
-	  echo "$(PY) -m archbench notebook network_study --campaign network-short-$(HOST_SHORT) ..."; \
-	  $(PY) -m archbench notebook network_study --campaign network-short-$(HOST_SHORT) \
-	    -p campaign network-short-$(HOST_SHORT) $(SHORT_NETWORK) $(if $(LINK),-p link '$(LINK)'); \
+	  echo "$(call NOTEBOOK_CAMPAIGN,network_study,network-short-$(HOST_SHORT)) ..."; \
+	  $(call NOTEBOOK_CAMPAIGN,network_study,network-short-$(HOST_SHORT)) $(SHORT_NETWORK) \
+	    $(if $(LINK),-p link '$(LINK)'); \
 	else \
 	  echo "    network study skipped: network namespaces need root (the report uses the shipped reference-network)"; \
 	fi
@@ -304,63 +323,61 @@ else
 	@echo "==> studies: none for PROFILE=$(PROFILE) (the report's study sections use this machine's campaigns if any, else the shipped ones)"
 endif
 
-# Source 004's echo study: notebooks/echo_study.ipynb, campaign echo-<host> (about 17 minutes).
-echo-study: servers $(VENV_STAMP)
+# Source 004's echo study: notebooks/echo_study.ipynb.
+echo-study: servers $(VENV_STAMP) ## source 004's echo study -> data/raw/echo-<host>/ (about 17 min)
 	@echo "==> echo-study: notebooks/echo_study.ipynb -> data/raw/echo-$(HOST_SHORT)/"
-	$(PY) -m archbench notebook echo_study --campaign echo-$(HOST_SHORT) -p campaign echo-$(HOST_SHORT)
+	$(call NOTEBOOK_CAMPAIGN,echo_study,echo-$(HOST_SHORT))
 	$(PY) -m archbench manifest --update
 
-# Source 001's latency under a fixed offered load: notebooks/latency_study.ipynb, campaigns latency-<host>{-closed,,-001}.
-latency-study: servers $(VENV_STAMP)
+# Source 001's latency under a fixed offered load: notebooks/latency_study.ipynb, a saturation campaign, the rate
+# sweep and source 001's set-up.
+latency-study: servers $(VENV_STAMP) ## source 001's latency study -> data/raw/latency-<host>{-closed,,-001}/
 	@echo "==> latency-study: notebooks/latency_study.ipynb -> data/raw/latency-$(HOST_SHORT)*/"
-	$(PY) -m archbench notebook latency_study --campaign latency-$(HOST_SHORT) -p campaign latency-$(HOST_SHORT)
+	$(call NOTEBOOK_CAMPAIGN,latency_study,latency-$(HOST_SHORT))
 	$(PY) -m archbench manifest --update
 
-# The short latency study alone (campaigns latency-short-<host>{-closed,,-001}, about 3 minutes), as `make all` runs it.
+# The short latency study alone, as `make all` runs it.
 .PHONY: latency-study-short
-latency-study-short: servers $(VENV_STAMP)
+latency-study-short: servers $(VENV_STAMP) ## the short latency study of make all -> latency-short-<host>* (about 3 min)
 	@echo "==> latency-study-short: notebooks/latency_study.ipynb -> data/raw/latency-short-$(HOST_SHORT)*/"
-	$(PY) -m archbench notebook latency_study --campaign latency-short-$(HOST_SHORT) \
-	  -p campaign latency-short-$(HOST_SHORT) $(SHORT_LATENCY)
+	$(SHORT_LATENCY_RUN)
 	$(PY) -m archbench manifest --update
 
-# Source 000's separate client against loopback: notebooks/network_study.ipynb, campaigns network-<host>
-# (placement netns, LINK or 1gbit; needs root) and network-<host>-loopback (about 2-3 minutes).
-network-study: servers $(VENV_STAMP)
+# Source 000's separate client against loopback: notebooks/network_study.ipynb, two campaigns, one in network
+# namespaces (LINK or 1gbit; needs root) and its loopback twin (about 2-3 minutes).
+network-study: servers $(VENV_STAMP) ## separate client vs loopback (root) -> data/raw/network-<host>{,-loopback}/
 	@echo "==> network-study: notebooks/network_study.ipynb -> data/raw/network-$(HOST_SHORT){,-loopback}/"
-	$(PY) -m archbench notebook network_study --campaign network-$(HOST_SHORT) -p campaign network-$(HOST_SHORT) \
+	$(call NOTEBOOK_CAMPAIGN,network_study,network-$(HOST_SHORT)) \
 	  $(if $(LINK),-p link '$(LINK)')
 	$(PY) -m archbench manifest --update
 
-# Each source's own protocol: the sources profile, about 22 minutes on 2 CPUs, campaign
-# sources-<host> (SOURCES_CAMPAIGN: the report's published-beside-measured section reads it, else the shipped
-# reference-sources). Not part of `make all`: it alone would take its whole 15-minute budget.
-sources-study: servers $(VENV_STAMP)
+# Each source's own protocol: the sources profile, read by the report's published-beside-measured section
+# (CAMPAIGNS='sources=NAME' names another campaign). Not part of `make all`: it alone would take its whole
+# 15-minute budget.
+sources-study: servers $(VENV_STAMP) ## each source's own protocol -> data/raw/sources-<host>/ (about 22 min)
 	@echo "==> sources-study: notebooks/run_trials.ipynb, profile sources -> data/raw/sources-$(HOST_SHORT)/"
-	$(PY) -m archbench notebook run_trials --campaign sources-$(HOST_SHORT) -p profile sources \
-	  -p campaign sources-$(HOST_SHORT) $(TRIAL_OPTIONS)
+	$(call NOTEBOOK_CAMPAIGN,run_trials,sources-$(HOST_SHORT)) -p profile sources $(TRIAL_OPTIONS)
 	$(PY) -m archbench manifest --update
 
 # Which architecture for which workload: profile workloads (per-request work, blocking calls, idle connections,
-# one request per connection, large responses; about 13 minutes on 2 CPUs), campaign workloads-<host>, which the
-# report's workloads section reads. Its short version is profile workloads_short (about 4 minutes), campaign
-# workloads-short-<host>: the same command with `-p profile workloads_short -p campaign workloads-short-<host>`.
-workloads-study: servers $(VENV_STAMP)
+# one request per connection, large responses), read by the report's workloads section. Its short version, profile
+# workloads_short, is one of make studies.
+workloads-study: servers $(VENV_STAMP) ## architecture by workload -> data/raw/workloads-<host>/ (about 20 min)
 	@echo "==> workloads-study: notebooks/run_trials.ipynb, profile workloads -> data/raw/workloads-$(HOST_SHORT)/"
-	$(PY) -m archbench notebook run_trials --campaign workloads-$(HOST_SHORT) -p profile workloads \
-	  -p campaign workloads-$(HOST_SHORT) $(TRIAL_OPTIONS)
+	$(call NOTEBOOK_CAMPAIGN,run_trials,workloads-$(HOST_SHORT)) -p profile workloads $(TRIAL_OPTIONS)
 	$(PY) -m archbench manifest --update
 
 # Does the serving order move the tail? profile serving_order: the thread pool's FIFO queue against its LIFO stack,
-# closed loop for the saturation throughput (campaign serving-order-<host>-closed), then the same load offered to
-# both by the open_loop client (serving-order-<host>), about 7.5 minutes.
+# closed loop for the saturation throughput (the -closed campaign), then the same load offered to both by the
+# open_loop client.
 SERVING_ORDER_FRACTIONS ?= 0.85 0.95
 SERVING_ORDER_REFERENCE = thread_pool-request-queue-t1-c64
-serving-order-study: servers $(VENV_STAMP)
-	@echo "==> serving-order-study: profile serving_order -> data/raw/serving-order-$(HOST_SHORT){-closed,}/"
-	$(PY) -m archbench run --profile serving_order --campaign serving-order-$(HOST_SHORT)-closed
-	$(PY) -m archbench run --profile serving_order --campaign serving-order-$(HOST_SHORT) \
-	  --load-generator open_loop --saturation-campaign serving-order-$(HOST_SHORT)-closed \
+SERVING_ORDER_CAMPAIGN = serving-order-$(HOST_SHORT)
+serving-order-study: servers $(VENV_STAMP) ## FIFO vs LIFO tail -> data/raw/serving-order-<host>{-closed,}/ (about 7.5 min)
+	@echo "==> serving-order-study: profile serving_order -> data/raw/$(SERVING_ORDER_CAMPAIGN){-closed,}/"
+	$(PY) -m archbench run --profile serving_order --campaign $(SERVING_ORDER_CAMPAIGN)-closed
+	$(PY) -m archbench run --profile serving_order --campaign $(SERVING_ORDER_CAMPAIGN) \
+	  --load-generator open_loop --saturation-campaign $(SERVING_ORDER_CAMPAIGN)-closed \
 	  --rate-reference $(SERVING_ORDER_REFERENCE) --rate-fractions $(SERVING_ORDER_FRACTIONS)
 	$(PY) -m archbench manifest --update
 
@@ -371,11 +388,11 @@ serving-order-study: servers $(VENV_STAMP)
 # verifies every checksum and rebuilds the report's macros and tables from its raw data (no trial), byte for byte.
 .PHONY: artifact check-artifact
 ALLOW_DIRTY ?=
-artifact: paper
+artifact: paper ## dist/archbench-<commit>-<campaign>.tar.gz: source, campaigns, report (ALLOW_DIRTY=1)
 	@echo "==> artifact: source, campaigns, processed data, notebooks and report -> dist/ (python -m archbench artifact)"
 	$(PY) -m archbench artifact $(if $(filter 1 yes true,$(ALLOW_DIRTY)),--allow-dirty)
 
-check-artifact: $(VENV_STAMP)
+check-artifact: $(VENV_STAMP) ## ARTIFACT=path: verify an archive and rebuild its report's numbers from its raw data
 	@test -n '$(ARTIFACT)' || { echo "usage: make check-artifact ARTIFACT=dist/archbench-<commit>-<campaign>.tar.gz" >&2; exit 2; }
 	@echo "==> check-artifact: $(ARTIFACT): checksums, then the report rebuilt from its raw data and compared"
 	$(PY) -m archbench check-artifact '$(ARTIFACT)'
@@ -385,52 +402,23 @@ check-artifact: $(VENV_STAMP)
 LAB_PORT ?= 8888
 LAB_IP ?= 127.0.0.1
 .PHONY: lab
-lab: $(VENV_STAMP)
+lab: $(VENV_STAMP) ## JupyterLab (headless, LAB_IP, LAB_PORT) with the venv's kernel; prints the URL
 	@echo "==> lab: JupyterLab on $(LAB_IP):$(LAB_PORT) with the kernel 'archbench' of $(VENV) (Ctrl-C stops it)"
 	$(PY) -m archbench lab --port $(LAB_PORT) --ip $(LAB_IP) --no-browser
 
-clean:
+clean: ## remove the build and the generated outputs (never data/raw)
 	@echo "==> clean: $(BUILD_DIR)/, data/processed/, paper/generated/, paper/figures/, paper/notebooks/, LaTeX output (data/raw is kept)"
 	rm -rf -- '$(BUILD_DIR)' data/processed paper/generated paper/figures paper/notebooks
 	rm -rf -- build-asan build-tsan build-fuzz
 	rm -f -- paper/report.pdf $(addprefix paper/*.,$(LATEX_AUX))
 
-distclean: clean
+distclean: clean ## clean, and remove the venv
 	@echo "==> distclean: $(VENV)/"
 	rm -rf -- '$(VENV)'
 
-help:
+help: ## this list: every target and variable, from this file's own double-hash comments
 	@echo "Targets:"
-	@echo "  all        setup, servers, trials, studies, analysis, paper (PROFILE=$(PROFILE))"
-	@echo "  setup      system tools (apt-get as root, else prints the command), $(VENV) and oha (scripts/setup.sh)"
-	@echo "  tools      oha alone, an open-loop load generator the latency study can use instead of open_loop (load_generator oha)"
-	@echo "  venv       only $(VENV) from requirements.txt (re-run when the pins change)"
-	@echo "  servers    cmake -S servers_c -B $(BUILD_DIR) (Release, -Werror) + build: $(BUILD_DIR)/bin/<architecture>"
-	@echo "  trials     notebooks/run_trials.ipynb for CAMPAIGN=$(CAMPAIGN) (resumes if interrupted)"
-	@echo "  studies    short workloads, echo and network studies (PROFILE=default; full ones for PROFILE=full)"
-	@echo "  analysis   notebooks/analyze.ipynb on the campaigns python -m archbench campaigns chooses (CAMPAIGNS overrides)"
-	@echo "  paper      analysis, then latexmk -> paper/report.pdf"
-	@echo "  test       lint, C build (-Werror), ctest, pytest -m 'not slow' on $(PYTEST_JOBS) workers (about 5 min, the abuse suite included)"
-	@echo "  test-slow  pytest -m slow: network namespaces, ssh placement, notebooks, interrupts, pipeline, edge-case PDFs"
-	@echo "  check      test, test-slow, test-sanitize with the abuse suite, fuzz: what CI runs besides the paper"
-	@echo "  test-unit  pytest -m 'not integration': the tests that need no build, wrk or nginx (< 1 min)"
-	@echo "  lint       ruff check + format --check, lint-imports (the stages' layers), clang-format"
-	@echo "  test-sanitize  ctest under ASan+UBSan (build-asan) and TSan (build-tsan, threaded architectures)"
-	@echo "  fuzz       libFuzzer harnesses for the parser and the session, FUZZ_SECONDS=$(FUZZ_SECONDS) each (clang)"
-	@echo "  bench      every architecture and nginx at depth 1 and 16; medians, ratios to nginx, targets"
-	@echo "  verify     check data/raw against its checksum manifest (modified or missing files)"
-	@echo "  import     RAW=path/to/raw [IMPORT_AS=name]: merge another machine's campaigns (never overwrites)"
-	@echo "  echo-study / latency-study / network-study   notebooks/{echo,latency,network}_study.ipynb"
-	@echo "  latency-study-short  the short latency study make all runs (open_loop; ~3 min)"
-	@echo "  sources-study  profile sources (each source's own protocol, ~22 min) -> data/raw/sources-<host>/"
-	@echo "  workloads-study  profile workloads (architecture by workload, ~20 min) -> data/raw/workloads-<host>/"
-	@echo "  serving-order-study  profile serving_order (FIFO vs LIFO tail, ~7.5 min) -> data/raw/serving-order-<host>{-closed,}/"
-	@echo "  lab        JupyterLab (headless, LAB_IP=$(LAB_IP) LAB_PORT=$(LAB_PORT)) with the venv's kernel; prints the URL"
-	@echo "  artifact   dist/archbench-<commit>-<campaign>.tar.gz: source, raw campaigns, report, SHA256SUMS (ALLOW_DIRTY=1)"
-	@echo "  check-artifact  ARTIFACT=path: verify an archive's checksums and rebuild its report's numbers from its raw data"
-	@echo "  clean      remove build and generated outputs (never data/raw)"
-	@echo "  distclean  clean, and remove $(VENV)"
-	@echo "Variables: PROFILE=smoke|default|full  CAMPAIGN  PYTHON=$(PYTHON)  VENV  BUILD_DIR  JOBS=$(JOBS)"
-	@echo "           PLACEMENT=loopback|netns|ssh  LINK (netns: '1gbit')  HOSTS (ssh: inventory TOML)  SERVER_CPUS  LOAD_CPUS  LOAD_THREADS (default: from the CPU topology)"
-	@echo "           CAMPAIGNS='main=NAME,echo=NAME,...' which campaign each part of the report reads (default: this"
-	@echo "           machine's, else the shipped one; python -m archbench campaigns lists the keys and the choice)"
+	@grep -E '^[a-zA-Z0-9_-]+:[^#]*## ' $(SELF) | sed -E 's/^([a-zA-Z0-9_-]+):[^#]*## /\1\t/' | \
+	  awk -F '\t' '{ printf "  %-20s %s\n", $$1, $$2 }'
+	@echo "Variables:"
+	@sed -n 's/^## /  /p' $(SELF)

@@ -21,6 +21,9 @@ import json
 import os
 import re
 import resource
+import shlex
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -116,17 +119,24 @@ def test_abuse(abuse_results: dict[tuple[str, str], Result], variant: Variant, c
 
 
 def test_variants_match_ctest_conformance() -> None:
-    """The abuse suite covers exactly the variants CTest's conformance suites run, with the same arguments."""
+    """The abuse suite covers exactly the variants CTest's conformance suites run, with the same arguments: both
+    read the registry, CTest through the lines archbench.config.server_variants prints."""
     text = (REPO_ROOT / "servers_c" / "tests" / "CMakeLists.txt").read_text()
+    assert "-m archbench.config.server_variants" in text
+    assert re.search(r"^\s*archbench_conformance\(NAME", text, re.M) is None, "a variant written by hand in CMake"
+    printed = subprocess.run(
+        [sys.executable, "-m", "archbench.config.server_variants"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
     found: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for call in re.findall(r"^\s*archbench_conformance\((.*?)\)\s*$", text, re.M | re.S):
-        tokens = call.split()
-        if tokens[:1] != ["NAME"] or "BINARY" not in tokens:
-            continue
+    for line in printed.splitlines():
+        tokens = shlex.split(line)
         args = tuple(tokens[tokens.index("ARGS") + 1 :]) if "ARGS" in tokens else ()
-        for trigger in ("level", "edge") if "${trigger}" in call else (None,):
-            expand = (lambda t, trigger=trigger: t.replace("${trigger}", trigger)) if trigger else (lambda t: t)
-            found[expand(tokens[1])] = (tokens[tokens.index("BINARY") + 1], tuple(expand(a) for a in args))
+        found[tokens[tokens.index("NAME") + 1]] = (tokens[tokens.index("BINARY") + 1], args)
     assert found == {v.name: (v.binary, v.args) for v in VARIANTS}
 
 

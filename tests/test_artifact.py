@@ -285,5 +285,10 @@ def test_the_campaigns_the_cross_host_comparison_reads_are_archived_too(tmp_path
         (tmp_path / name).mkdir()
         (tmp_path / name / "campaign.json").write_text("{}")
     (tmp_path / "imported" / "import").mkdir()
-    args = AnalysisArgs.parse(Campaigns((Choice("main", "c", "given", "", ("c",)),)).to_json())
-    assert args.raw_campaigns(tmp_path) == ["c", "imported", "reference"]
+    # The catalogue's crossos entry names them: the resolution records them, the archive follows the record.
+    chosen = resolve(STUDIES, "main=c", raw_root=tmp_path, processed_dir=tmp_path / "processed", host="nohost")
+    args = AnalysisArgs.parse(chosen.to_json())
+    assert args.raw_campaigns(tmp_path) == ["c", "reference", "imported"]
+    # A record that names no crossos choice archives its main campaign alone: nothing is guessed beside it.
+    alone = AnalysisArgs.parse(Campaigns((Choice("main", "c", "given", "", ("c",)),)).to_json())
+    assert alone.raw_campaigns(tmp_path) == ["c"]

@@ -197,7 +197,7 @@ def test_source000_setups_compares_separate_client_and_loopback(source000):
 
 def test_measured_comparisons_by_os(two_hosts):
     assert crossos.choose_group(two_hosts) == "os"
-    result = crossos.measured_comparisons(two_hosts, seed=1, resamples=500)
+    result = crossos.measured_comparisons(two_hosts, testing=crossos.Testing(seed=1, resamples=500))
     assert list(result["config_id"]) == [POOL, EPOLL]  # poll was measured on one OS only
     assert set(result["a"]) == {DEBIAN} and set(result["b"]) == {UBUNTU}
     measured = two_hosts[(~two_hosts["warmup"]) & (two_hosts["status"] == "ok")]
@@ -235,16 +235,18 @@ def test_measured_comparisons_by_os(two_hosts):
 
 def test_measured_comparisons_without_provenance_say_the_hardware_is_unknown(two_hosts):
     bare = two_hosts.drop(columns=["cpu_model", "cpu_count", "memory_bytes", "kernel", "compiler", "hostname"])
-    result = crossos.measured_comparisons(bare, "os", resamples=200)
+    result = crossos.measured_comparisons(bare, "os", testing=crossos.Testing(resamples=200))
     assert result["confounded_with_hardware"].isna().all()
     assert all("hardware unknown" in note for note in result["note"])
     same = {"cpu_model": "X", "cpu_count": 2, "memory_bytes": 1}
-    given = crossos.measured_comparisons(bare, "os", resamples=200, hardware={DEBIAN: same, UBUNTU: same})
+    given = crossos.measured_comparisons(
+        bare, "os", testing=crossos.Testing(resamples=200), hardware={DEBIAN: same, UBUNTU: same}
+    )
     assert (given["confounded_with_hardware"] == False).all()  # noqa: E712 (a column of Python bools)
 
 
 def test_measured_comparisons_group_choice_and_errors(two_hosts):
-    by_host = crossos.measured_comparisons(two_hosts, "hostname", resamples=200)
+    by_host = crossos.measured_comparisons(two_hosts, "hostname", testing=crossos.Testing(resamples=200))
     assert set(by_host["a"]) == {"vm-debian"} and set(by_host["group_by"]) == {"hostname"}
     one_os = two_hosts[two_hosts["os"] == DEBIAN]
     assert crossos.measured_comparisons(one_os, "os").empty
@@ -272,7 +274,7 @@ def test_compare_with_reference_on_a_real_fixture_campaign():
     reference = reference.assign(campaign="reference")
     local = crossos.load_campaign_trials(FIXTURES / "campaigns" / "fixture-full")
     local["requests_per_sec"] = local["requests_per_sec"] * 1.5
-    result = crossos.compare_with_reference(local, reference, resamples=200)
+    result = crossos.compare_with_reference(local, reference, testing=crossos.Testing(resamples=200))
     assert set(result["a"]) == {"fixture-full"} and set(result["b"]) == {"reference"}
     assert set(result["group_by"]) == {"campaign"}
     assert (result["confounded_with_hardware"] == False).all()  # noqa: E712 (same machine)

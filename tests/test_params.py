@@ -73,7 +73,7 @@ def test_bad_option_value_names_the_option() -> None:
 
 
 def test_profile_must_be_known() -> None:
-    rejects("profile", "'huge' is not one of smoke, default, full", profile="huge")
+    rejects("profile", "'huge' is not one of bench, default, echo, full", profile="huge")
 
 
 def test_unknown_parameter_is_named() -> None:

@@ -13,13 +13,20 @@ from archbench.config.profiles import (
     PROFILE_NAMES,
     ProfileError,
     load_profile,
+    profile_names,
     profile_values,
     source_001_servers,
 )
 
 
-def test_every_profile_file_is_a_named_profile() -> None:
-    assert sorted(p.stem for p in PROFILE_DIR.glob("*.toml")) == sorted(PROFILE_NAMES)
+def test_the_profiles_are_the_files_sorted(tmp_path: Path) -> None:
+    assert PROFILE_NAMES == profile_names() == tuple(sorted(p.stem for p in PROFILE_DIR.glob("*.toml")))
+    assert {"smoke", "default", "full"} <= set(PROFILE_NAMES)
+    # A new file is a new profile, with no list to edit; other files beside them are not profiles.
+    for name in ("zeta", "alpha"):
+        (tmp_path / f"{name}.toml").write_text('servers = ["blocking"]\n')
+    (tmp_path / "README.md").write_text("not a profile")
+    assert profile_names(tmp_path) == ("alpha", "zeta")
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
@@ -57,7 +64,7 @@ def test_source_001_servers_are_the_latency_profiles_and_fresh() -> None:
 
 
 def test_unknown_profile_name() -> None:
-    with pytest.raises(KeyError, match="unknown profile 'nope'; valid: smoke, default"):
+    with pytest.raises(KeyError, match="unknown profile 'nope'; valid: bench, default"):
         profile_values("nope")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from archbench.config.catalogue import SECOND_LOOK_SUFFIX
 from archbench.data import storage
 from archbench.report.campaigns import resolve
 from archbench.report.latex import MacroSet
@@ -199,7 +200,7 @@ def test_the_study_reads_the_pilot_and_the_run_after_it(tmp_path):
 @pytest.mark.slow
 def test_the_shipped_campaigns_give_both_looks_and_the_readme_quotes_them(tmp_path):
     reference = serving_order.STUDY.campaign.reference
-    names = [reference, reference + serving_order.SECOND_LOOK_SUFFIX]
+    names = [reference, reference + SECOND_LOOK_SUFFIX]
     study = serving_order.SERVING_ORDER.read(names, ROOT / "data" / "raw", tmp_path)
     assert [look.name for look in study.looks] == names and study.level == pytest.approx(0.975)
     finding = " ".join(finding_of(study).split())

@@ -24,6 +24,8 @@ from statsmodels.stats.multitest import multipletests
 
 from archbench import stats
 from archbench.analyze import analysis, crossos
+from archbench.config.catalogue import MAIN_REFERENCE
+from archbench.data.importer import IMPORT_DIR
 from archbench.measure import provenance
 from archbench.report import build as report
 from archbench.report import formats as stats_format
@@ -174,7 +176,7 @@ def stats_root(tmp_path_factory) -> Path:
     write_stats_campaign(root, HERE, host_provenance("host-a", "Debian GNU/Linux 12 (bookworm)", "CPU A"), outlier=True)
     write_stats_campaign(
         root,
-        crossos_data.REFERENCE_CAMPAIGN,
+        MAIN_REFERENCE,
         host_provenance("host-b", "Debian GNU/Linux 12 (bookworm)", "CPU B"),
         scale=1.1,
         trials=5,
@@ -191,7 +193,7 @@ def stats_root(tmp_path_factory) -> Path:
         ci_target=None,
         configs=[POOL[0], EPOLL],
     )
-    (imported / crossos_data.IMPORT_DIR).mkdir()
+    (imported / IMPORT_DIR).mkdir()
     return root
 
 
@@ -577,7 +579,9 @@ def test_missing_source000_data_degrades_to_a_sentence(tmp_path):
 
 def test_cross_host_and_reference_comparisons(here):
     outputs, paper, macros = here
-    assert crossos_data.analysed_campaigns(outputs.processed.campaign.path.parent, HERE) == [IMPORTED, "reference"]
+    # The catalogue's crossos entry reads the shipped reference and the imported campaign beside the report's.
+    assert outputs.campaigns.choice("crossos").read == ("reference", IMPORTED)
+    assert crossos_data.compared_campaigns(outputs.campaigns.choice("crossos").read, HERE) == [IMPORTED, "reference"]
     measured = (paper / "generated" / crossos_study.CROSSOS_MEASURED_TABLE_FILE).read_text()
     assert r"\label{tab:crossos-measured}" in measured
     assert "a = Debian GNU/Linux 12 (bookworm), b = Ubuntu 24.04 LTS" in measured  # one pair: a header row
@@ -593,7 +597,7 @@ def test_cross_host_and_reference_comparisons(here):
 
 
 def test_reference_campaign_itself_and_a_lone_campaign(stats_root, full, tmp_path):
-    _, paper = build(crossos_data.REFERENCE_CAMPAIGN, stats_root, tmp_path)
+    _, paper = build(MAIN_REFERENCE, stats_root, tmp_path)
     macros = defined_macros(paper)
     assert "built from the reference campaign itself" in macros[r"\abReferenceSentence"]
     assert "make import" in macros[r"\abReferenceSentence"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -170,3 +171,16 @@ def test_selection_parameters_are_validated() -> None:
         _params(selection_delta=1.5)
     with pytest.raises(ParameterError, match="selection_max_rounds"):
         _params(selection_max_rounds=2)
+
+
+def test_a_deadline_stops_the_phase_like_its_budget(tmp_path: Path) -> None:
+    """`pick`'s time budget: no round starts that would end after the deadline (time.monotonic())."""
+    path = _planned_rounds(tmp_path, _params())
+    planned, stopped = selection.next_selection_round(
+        _params(), CONFIGS, path, next_order_index=18, deadline=time.monotonic() + 0.5
+    )
+    assert planned == [] and stopped["work 10 us"] == selection.BUDGET
+    later, _ = selection.next_selection_round(
+        _params(), CONFIGS, path, next_order_index=18, deadline=time.monotonic() + 3600
+    )
+    assert later and {t.repetition for t in later} == {4}

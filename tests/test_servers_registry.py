@@ -10,12 +10,16 @@ from pathlib import Path
 import pytest
 from conftest import REAL_BUILD_DIR, REPO_ROOT
 
+from archbench.analyze.fields import REFERENCE_ARCHITECTURE, default_triggers
 from archbench.config.loadgen import load_generator, pipeline_script
 from archbench.config.plan import TrialConfig
 from archbench.config.servers import CPU_SOURCE_STATS, CPU_SOURCE_TREE, server_spec, server_specs
 from archbench.measure.nginx import NginxSpec
+from archbench.report.theme import architecture_palette_hues
 
-ARCHITECTURES = [
+# The architectures the report was built with, in their order: a new one may join anywhere, but these keep their
+# order, parallelism flags and colours (report output stays identical).
+EXISTING = (
     "blocking",
     "thread_per_conn",
     "thread_pool",
@@ -27,7 +31,9 @@ ARCHITECTURES = [
     "io_uring",
     "nginx",
     "pong",
-]
+)
+# Executables built into build/bin, by the registry's own account (nginx is found on PATH instead).
+BUILT = [name for name, spec in server_specs().items() if spec.missing_binary(Path("/nonexistent")) is not None]
 
 
 def command(architecture: str, threads: int | None = None, **options) -> list[str]:
@@ -37,8 +43,8 @@ def command(architecture: str, threads: int | None = None, **options) -> list[st
 
 def test_registry_order_and_parallelism_flags() -> None:
     specs = server_specs()
-    assert list(specs) == ARCHITECTURES
-    assert {name: spec.threads_flag for name, spec in specs.items()} == {
+    assert [name for name in specs if name in EXISTING] == list(EXISTING)
+    assert {name: specs[name].threads_flag for name in EXISTING} == {
         "blocking": None,
         "thread_per_conn": None,
         "thread_pool": "--threads",
@@ -51,7 +57,7 @@ def test_registry_order_and_parallelism_flags() -> None:
         "nginx": "worker_processes",
         "pong": "--threads",
     }
-    assert [name for name, spec in specs.items() if spec.takes_threads] == [
+    assert [name for name in EXISTING if specs[name].takes_threads] == [
         "thread_pool",
         "reactor",
         "reuseport",
@@ -64,9 +70,56 @@ def test_registry_order_and_parallelism_flags() -> None:
     assert {spec.cpu_source for name, spec in specs.items() if name != "nginx"} == {CPU_SOURCE_TREE}
 
 
+def test_the_existing_architectures_keep_their_hues_and_every_hue_is_its_own() -> None:
+    specs = server_specs()
+    assert {name: specs[name].hue for name in EXISTING} == {
+        **{name: index for index, name in enumerate(EXISTING[:9])},
+        "nginx": None,  # the reference's own grey
+        "pong": 9,
+    }
+    hues = [spec.hue for name, spec in specs.items() if name != REFERENCE_ARCHITECTURE]
+    assert None not in hues, "an architecture without a hue is drawn in the grey of an unknown one"
+    assert len(set(hues)) == len(hues)
+    assert max(hues) < len(architecture_palette_hues())
+
+
+def test_the_cmake_list_builds_exactly_the_registry_servers() -> None:
+    """The one place CMake names a server (ARCHBENCH_ARCHITECTURES, or pong's ARCHBENCH_UPPER_BOUNDS) agrees with
+    the registry: CMake cannot read it, so this test holds the two together."""
+    text = (REPO_ROOT / "servers_c" / "CMakeLists.txt").read_text()
+
+    def cmake_list(variable: str) -> list[str]:
+        match = re.search(rf"^set\({variable} ([^)]*)\)", text, re.MULTILINE)
+        assert match is not None, f"{variable} is not set on one line"
+        return match[1].split()
+
+    specs = server_specs()
+    assert cmake_list("ARCHBENCH_ARCHITECTURES") == [specs[n].binary for n in BUILT if not specs[n].upper_bound]
+    assert cmake_list("ARCHBENCH_UPPER_BOUNDS") == [specs[n].binary for n in BUILT if specs[n].upper_bound]
+
+
+def test_every_built_server_has_variants_for_the_socket_suites() -> None:
+    """Conformance and abuse test what `variants` lists; only the reference floor, which parses nothing, has its
+    own suite (servers_c/pong/CMakeLists.txt)."""
+    specs = server_specs()
+    untested = [name for name in BUILT if not specs[name].variants and not specs[name].upper_bound]
+    assert untested == []
+    names = [v.name for spec in specs.values() for v in spec.variants]
+    assert len(set(names)) == len(names), "two variants would register the same CTest name"
+    for spec in specs.values():
+        for variant in spec.variants:
+            assert variant.slots is None or variant.http_concurrency <= variant.slots, variant.name
+
+
 def test_trigger_defaults_per_architecture() -> None:
     defaults = {name: spec.option("trigger").default for name, spec in server_specs().items() if spec.option("trigger")}
-    assert defaults == {"epoll": "level", "reactor": "edge", "reuseport": "edge", "prefork": "level"}
+    assert {name: defaults[name] for name in EXISTING if name in defaults} == {
+        "epoll": "level",
+        "reactor": "edge",
+        "reuseport": "edge",
+        "prefork": "level",
+    }
+    assert default_triggers() == defaults
 
 
 def test_commands_of_the_event_loop_architectures() -> None:
@@ -150,7 +203,7 @@ def test_wrk_always_runs_the_lua_script_and_pipelines_only_when_deeper_than_one(
     assert re.search(r"^function request", pipeline_script().read_text(), re.MULTILINE) is None
 
 
-@pytest.mark.parametrize("architecture", [a for a in ARCHITECTURES if a != "nginx"])
+@pytest.mark.parametrize("architecture", BUILT)
 def test_every_flag_the_registry_passes_is_in_the_servers_help(architecture: str) -> None:
     binary = REAL_BUILD_DIR / "bin" / architecture
     if not binary.is_file():

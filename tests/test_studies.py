@@ -18,6 +18,7 @@ from archbench.cli.main import main as cli_main
 from archbench.config.params import ParameterError
 from archbench.config.paths import REPO_ROOT, TEMPLATES_DIR
 from archbench.data import storage
+from archbench.data.importer import IMPORT_DIR
 from archbench.report import build as report
 from archbench.report.campaigns import GIVEN, MEASURED, NONE, REFERENCE, resolve, short_host
 from archbench.report.latex import MacroSet
@@ -85,6 +86,22 @@ def test_this_machine_first_then_the_shipped_reference_then_none(tmp_path):
     assert lines["echo"].startswith(f"echo-{HOST}: this machine's (make echo-study)")
     assert lines["network"].startswith("-: none (none of network-testhost")
     assert lines["pool"].startswith("reference: the shipped reference")
+    assert lines["crossos"].startswith("reference: the shipped reference (make import brings another machine's)")
+
+
+def test_the_cross_os_comparison_is_chosen_like_every_study(tmp_path):
+    """crossos reads what its catalogue entry chose (the shipped reference unless CAMPAIGNS names another) and
+    every campaign imported from another machine beside it, never one measured here that was not imported."""
+    for name in ("reference", "other-lab", f"default-{HOST}", "imported-b", "imported-a"):
+        campaign_dir(tmp_path, name)
+    for name in ("imported-a", "imported-b"):
+        (tmp_path / name / IMPORT_DIR).mkdir()
+    chosen = resolve(STUDIES, None, raw_root=tmp_path, processed_dir=tmp_path / "p", host=HOST)
+    assert (chosen["crossos"], chosen.choice("crossos").how) == ("reference", REFERENCE)
+    assert chosen.choice("crossos").read == ("reference", "imported-a", "imported-b")
+    given = resolve(STUDIES, "crossos=other-lab", raw_root=tmp_path, processed_dir=tmp_path / "p", host=HOST)
+    assert given.choice("crossos").read == ("other-lab", "imported-a", "imported-b")
+    assert given.raw_campaigns()[0] == f"default-{HOST}" and "reference" not in given.raw_campaigns()
 
 
 def test_campaigns_overrides_are_one_mapping_and_bad_ones_are_named(tmp_path):
@@ -92,7 +109,8 @@ def test_campaigns_overrides_are_one_mapping_and_bad_ones_are_named(tmp_path):
         campaign_dir(tmp_path, name)
     chosen = resolve(STUDIES, "main=mine, echo=echo-lab", raw_root=tmp_path, processed_dir=tmp_path / "p", host=HOST)
     assert (chosen.main, chosen["echo"], chosen.choice("echo").how) == ("mine", "echo-lab", GIVEN)
-    assert chosen.as_text() == "main=mine,echo=echo-lab"
+    # The cross-OS comparison is a key like any other: by default the shipped reference.
+    assert chosen.as_text() == "main=mine,echo=echo-lab,crossos=reference"
     for bad, message in (
         ("colour=red", "unknown key 'colour'"),
         ("echo", "is not KEY=CAMPAIGN"),

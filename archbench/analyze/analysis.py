@@ -58,6 +58,9 @@ from archbench.analyze.fields import (
     SERIES_FIELDS,
     SOCKET_ERROR_KINDS,
     THREAD_UNITS,
+    architecture_order,
+    multi_loop_architectures,
+    thread_units,
 )
 from archbench.analyze.labels import Labeller, architecture_label, architecture_rank, family_key, sort_configurations
 from archbench.analyze.series import Series, main_pool_series, series_of
@@ -108,6 +111,7 @@ __all__ = [
     "Series",
     "THREAD_UNITS",
     "architecture_label",
+    "architecture_order",
     "architecture_rank",
     "at_point",
     "comparison",
@@ -118,10 +122,10 @@ __all__ = [
     "family_sweeps",
     "is_nan",
     "key_text",
-    "list_campaigns",
     "load_cpu_utilisation",
     "load_raw_campaign",
     "main_pool_series",
+    "multi_loop_architectures",
     "number",
     "our_response_bytes",
     "outcome_counts",
@@ -135,6 +139,7 @@ __all__ = [
     "sort_configurations",
     "stats",
     "summary_frame",
+    "thread_units",
     "trial_row",
     "trials_frame",
     "write_csvs",
@@ -150,11 +155,6 @@ class ProcessedCampaign:
     summary: pd.DataFrame
     trials_csv: Path
     summary_csv: Path
-
-
-def list_campaigns(raw_root: Path) -> list[str]:
-    """Campaign names under raw_root (directories holding a campaign.json)."""
-    return list(storage.list_campaigns(Path(raw_root)))
 
 
 def load_raw_campaign(campaign_dir: Path) -> storage.Campaign:

@@ -73,6 +73,7 @@ import itertools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -208,20 +209,44 @@ def parse_source000_tables(text: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["os", "setup", "threads", "mean_rps", "sd_rps", "n"])
 
 
+@dataclass(frozen=True)
+class Testing:
+    """How a family of comparisons is tested: the level of its intervals (None: 1 - alpha), the test's alpha and
+    the correction over the family; for measured trials also the normality check's alpha and the bootstrap's
+    seed and resamples (stats.compare)."""
+
+    alpha: float = stats.DEFAULT_ALPHA
+    level: float | None = None
+    correction: str = "holm"
+    normality_alpha: float = stats.DEFAULT_ALPHA
+    seed: int | None = stats.DEFAULT_SEED
+    resamples: int = stats.DEFAULT_RESAMPLES
+
+    @property
+    def interval_level(self) -> float:
+        return 1.0 - self.alpha if self.level is None else self.level
+
+
+@dataclass(frozen=True)
+class SummaryColumns:
+    """A table of summary statistics: its mean, standard-deviation and count columns, and the columns that describe
+    each row's hardware and its other factors (what a pair may be confounded with)."""
+
+    hardware: Sequence[str] = SOURCE000_HARDWARE
+    other_factors: Sequence[str] = SOURCE000_OTHER_FACTORS
+    mean: str = "mean_rps"
+    sd: str = "sd_rps"
+    n: str = "n"
+
+
 def summary_comparisons(
     table: pd.DataFrame,
     group: str,
     match: Sequence[str],
     *,
     family: str = "",
-    level: float = stats.DEFAULT_CONFIDENCE,
-    alpha: float = stats.DEFAULT_ALPHA,
-    correction: str = "holm",
-    hardware: Sequence[str] = SOURCE000_HARDWARE,
-    other_factors: Sequence[str] = SOURCE000_OTHER_FACTORS,
-    mean: str = "mean_rps",
-    sd: str = "sd_rps",
-    n: str = "n",
+    testing: Testing = Testing(level=stats.DEFAULT_CONFIDENCE),
+    columns: SummaryColumns = SummaryColumns(),
 ) -> pd.DataFrame:
     """Welch's t-test from summary statistics for every pair of `group` values sharing a `match`
     key, corrected over the whole family (columns in the module docstring)."""
@@ -234,41 +259,23 @@ def summary_comparisons(
         if len(rows) < 2:
             continue
         for (_, a), (_, b) in itertools.combinations(rows.iterrows(), 2):
-            out.append(
-                _summary_pair(
-                    a,
-                    b,
-                    group,
-                    dict(zip(match, key, strict=True)),
-                    family,
-                    level,
-                    alpha,
-                    hardware,
-                    other_factors,
-                    mean,
-                    sd,
-                    n,
-                )
-            )
+            out.append(_summary_pair((a, b), group, dict(zip(match, key, strict=True)), family, testing, columns))
     frame = pd.DataFrame(out)
-    return _with_correction(frame, correction, alpha)
+    return _with_correction(frame, testing.correction, testing.alpha)
 
 
 def _summary_pair(
-    a: pd.Series,
-    b: pd.Series,
+    pair: tuple[pd.Series, pd.Series],
     group: str,
     key: dict[str, Any],
     family: str,
-    level: float,
-    alpha: float,
-    hardware: Sequence[str],
-    other_factors: Sequence[str],
-    mean: str,
-    sd: str,
-    n: str,
+    testing: Testing,
+    columns: SummaryColumns,
 ) -> dict[str, Any]:
-    values = [(float(r[mean]), float(r[sd]), int(r[n])) for r in (a, b)]
+    a, b = pair
+    level, alpha = testing.interval_level, testing.alpha
+    hardware, other_factors = columns.hardware, columns.other_factors
+    values = [(float(r[columns.mean]), float(r[columns.sd]), int(r[columns.n])) for r in (a, b)]
     (mean_a, sd_a, n_a), (mean_b, sd_b, n_b) = values
     welch = stats.welch_from_stats(mean_a, sd_a, n_a, mean_b, sd_b, n_b, level)
     ratio, ratio_ci = stats.ratio_ci_from_stats(mean_a, sd_a, n_a, mean_b, sd_b, n_b, level)
@@ -377,7 +384,11 @@ def source000_cross_os(
     else:
         raise ValueError(f"match must be 'threads' or 'cpu_share', got {match!r}")
     return summary_comparisons(
-        table, "os", keys, family=f"source 000 cross-OS ({match})", level=level, alpha=alpha, correction=correction
+        table,
+        "os",
+        keys,
+        family=f"source 000 cross-OS ({match})",
+        testing=Testing(alpha=alpha, level=level, correction=correction),
     )
 
 
@@ -396,9 +407,7 @@ def source000_setups(
         "setup",
         ["os", "threads"],
         family="source 000 separate-client vs loopback",
-        level=level,
-        alpha=alpha,
-        correction=correction,
+        testing=Testing(alpha=alpha, level=level, correction=correction),
     )
 
 
@@ -444,12 +453,7 @@ def measured_comparisons(
     value: str = "requests_per_sec",
     pairs: Iterable[tuple[Any, Any]] | None = None,
     family: str = "",
-    alpha: float = stats.DEFAULT_ALPHA,
-    level: float | None = None,
-    normality_alpha: float = stats.DEFAULT_ALPHA,
-    seed: int | None = stats.DEFAULT_SEED,
-    resamples: int = stats.DEFAULT_RESAMPLES,
-    correction: str = "holm",
+    testing: Testing = Testing(),
     hardware: Mapping[Any, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """For every `key` (configuration) measured in two or more `group`s: per-group statistics and
@@ -469,7 +473,7 @@ def measured_comparisons(
         raise ValueError(f"trials have no {group!r} column")
     if key not in trials:
         raise ValueError(f"trials have no {key!r} column")
-    level = 1.0 - alpha if level is None else level
+    level, alpha = testing.interval_level, testing.alpha
     rows = outliers.measured_ok(trials)
     rows = rows[rows[group].notna()]
     order = list(dict.fromkeys(rows[group].tolist()))
@@ -498,10 +502,10 @@ def measured_comparisons(
                 pd.to_numeric(rows_a[value], errors="coerce"),
                 pd.to_numeric(rows_b[value], errors="coerce"),
                 alpha,
-                seed=seed,
+                seed=testing.seed,
                 level=level,
-                normality_alpha=normality_alpha,
-                resamples=resamples,
+                normality_alpha=testing.normality_alpha,
+                resamples=testing.resamples,
             )
             record.update(result.as_dict())
             confounded, differences, note = _confounding(profiles[a], profiles[b], group)
@@ -509,7 +513,7 @@ def measured_comparisons(
                 confounded_with_hardware=confounded, confounded_with=FACTOR_SEPARATOR.join(differences), note=note
             )
             out.append(record)
-    return _with_correction(pd.DataFrame(out), correction, alpha)
+    return _with_correction(pd.DataFrame(out), testing.correction, alpha)
 
 
 def compare_with_reference(

@@ -1,7 +1,10 @@
-"""What the processed tables are made of: the configuration fields and columns, the flags, and the study's fixed
-vocabulary (architectures in canonical order, the reference, what a thread count counts)."""
+"""What the processed tables are made of: the configuration fields and columns, the flags, and the study's
+vocabulary: the architectures in canonical order, the reference and what a thread count counts, read from the
+server registry (archbench/config/servers.py) so that a new server needs no edit here."""
 
 from __future__ import annotations
+
+from archbench.config import servers
 
 # The configuration fields in the order config ids are built from; fields a
 # campaign adds later (e.g. max_threads) follow, sorted, after these.
@@ -41,36 +44,45 @@ FLAG_SEPARATOR = ";"
 DEFAULT_PIPELINE = 1  # records written before pipelining existed sent one request per write
 # wrk's cores at least this busy (fraction of the CPUs it was pinned to): the client set the rate.
 CLIENT_BOUND_THRESHOLD = 0.95
-# Canonical order of the architectures in tables and figures: the sources' designs from simplest
-# to the multi-loop ones, the reference (nginx) last. Unknown architectures follow, alphabetically.
-ARCHITECTURE_ORDER: tuple[str, ...] = (
-    "blocking",
-    "thread_per_conn",
-    "thread_pool",
-    "poll",
-    "epoll",
-    "reactor",
-    "reuseport",
-    "prefork",
-    "io_uring",
-    "nginx",
-)
 REFERENCE_ARCHITECTURE = "nginx"
-# Architectures whose `threads` is a number of loops, workers or pool threads worth sweeping.
-MULTI_LOOP_ARCHITECTURES: tuple[str, ...] = ("thread_pool", "reactor", "reuseport", "prefork", "io_uring", "nginx")
+
+
+def architecture_order() -> tuple[str, ...]:
+    """Canonical order of the architectures in tables and figures: the registry's (the sources' designs from
+    simplest to the multi-loop ones), the reference (nginx) last. The reference floor (pong) is not among them:
+    like an unknown architecture, it follows them."""
+    specs = servers.server_specs()
+    names = [name for name, spec in specs.items() if not spec.upper_bound and name != REFERENCE_ARCHITECTURE]
+    return (*names, REFERENCE_ARCHITECTURE) if REFERENCE_ARCHITECTURE in specs else tuple(names)
+
+
+def multi_loop_architectures() -> tuple[str, ...]:
+    """Architectures whose `threads` is a number of loops, workers or pool threads worth sweeping, in canonical
+    order: every one with a parallelism flag but the reference floor."""
+    specs = servers.server_specs()
+    return tuple(name for name in architecture_order() if specs[name].takes_threads)
+
+
+def thread_units() -> dict[str, tuple[str, str]]:
+    """What `threads` counts, per multi-loop architecture (singular, plural)."""
+    specs = servers.server_specs()
+    return {name: specs[name].parallelism_unit for name in multi_loop_architectures()}
+
+
+def default_triggers() -> dict[str, str]:
+    """Default epoll notification per architecture (what the servers use without --trigger)."""
+    return {
+        name: str(option.default) for name, spec in servers.server_specs().items() if (option := spec.option("trigger"))
+    }
+
+
+# The registry as this module was imported, for code that wants a constant; the functions read it at each call.
+ARCHITECTURE_ORDER: tuple[str, ...] = architecture_order()
+MULTI_LOOP_ARCHITECTURES: tuple[str, ...] = multi_loop_architectures()
+THREAD_UNITS: dict[str, tuple[str, str]] = thread_units()
+DEFAULT_TRIGGER: dict[str, str] = default_triggers()
 # The first three designs, whose series are labelled by the full architecture name rather than the family.
 ORIGINAL_ARCHITECTURES = ("blocking", "thread_per_conn", "thread_pool")
-# What `threads` counts, per architecture (singular, plural).
-THREAD_UNITS: dict[str, tuple[str, str]] = {
-    "thread_pool": ("thread", "threads"),
-    "reactor": ("thread", "threads"),
-    "reuseport": ("thread", "threads"),
-    "io_uring": ("thread", "threads"),
-    "prefork": ("worker", "workers"),
-    "nginx": ("worker", "workers"),
-}
-# Default epoll notification per architecture (what the servers use without --trigger).
-DEFAULT_TRIGGER = {"epoll": "level", "reactor": "edge", "reuseport": "edge", "prefork": "level"}
 # Fields that identify a family: an architecture variant whatever its thread count.
 FAMILY_FIELDS: tuple[str, ...] = ("architecture", "dispatch", "handoff", "trigger", "max_threads")
 # Fields that identify a point of comparison between architectures (besides the pipeline depth).

@@ -9,20 +9,23 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.analyze.fields import ARCHITECTURE_ORDER, FAMILY_FIELDS, THREAD_UNITS
+from archbench.analyze.fields import FAMILY_FIELDS, architecture_order, thread_units
 from archbench.analyze.values import key_text, number
 from archbench.config.servers import upper_bound_architectures
 
 
-def architecture_rank(architecture: Any) -> int:
+def architecture_rank(architecture: Any, order: tuple[str, ...] | None = None) -> int:
+    """Its place in `order` (the registry's canonical order if None); an unknown architecture after them all."""
+    order = architecture_order() if order is None else order
     name = key_text(architecture)
-    return ARCHITECTURE_ORDER.index(name) if name in ARCHITECTURE_ORDER else len(ARCHITECTURE_ORDER)
+    return order.index(name) if name in order else len(order)
 
 
 def sort_configurations(frame: pd.DataFrame) -> pd.DataFrame:
     """Architecture (canonical order), its variant fields, then pipeline depth and the swept axes ascending."""
+    order = architecture_order()
     ranked = frame.assign(
-        _rank=[architecture_rank(a) for a in frame["architecture"]],
+        _rank=[architecture_rank(a, order) for a in frame["architecture"]],
         _name=[key_text(a) for a in frame["architecture"]],
     )
     keys = ["_rank", "_name"] + [
@@ -82,7 +85,7 @@ class Labeller:
     def variant(self, row: Mapping[str, Any]) -> str:
         """The family with its thread or worker count: "reactor, 2 threads", "nginx, 1 worker"."""
         family = self.family(row)
-        units = THREAD_UNITS.get(key_text(row.get("architecture")))
+        units = thread_units().get(key_text(row.get("architecture")))
         threads = number(row.get("threads"))
         if units is None or math.isnan(threads):
             return family

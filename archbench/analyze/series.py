@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.analyze.fields import FAMILY_FIELDS, ORIGINAL_ARCHITECTURES, SERIES_FIELDS, THREAD_UNITS
+from archbench.analyze.fields import FAMILY_FIELDS, ORIGINAL_ARCHITECTURES, SERIES_FIELDS, thread_units
 from archbench.analyze.labels import Labeller, architecture_label
 from archbench.analyze.values import is_nan, key_text
 
@@ -36,6 +36,7 @@ def series_of(summary: pd.DataFrame, swept: str, min_points: int = 2) -> list[Se
     key_fields = [f for f in SERIES_FIELDS if f in summary] + [other]
     varying = _varying_fields(summary)
     labels = Labeller(summary)
+    units = thread_units()
     keyed = summary.assign(_key=[tuple(key_text(row[f]) for f in key_fields) for _, row in summary.iterrows()])
     series = []
     for key, rows in keyed.groupby("_key", sort=False):
@@ -53,7 +54,7 @@ def series_of(summary: pd.DataFrame, swept: str, min_points: int = 2) -> list[Se
             extras.append(f"{int(first['connections'])} connections")
         elif architecture == "thread_pool":
             extras.append(f"N = {int(first['threads'])}")
-        elif architecture in THREAD_UNITS and not is_nan(first.get("threads")):
+        elif architecture in units and not is_nan(first.get("threads")):
             label = labels.variant(first)
         extras += [_describe_field(f, first[f]) for f in varying if f in first.index]
         if extras:

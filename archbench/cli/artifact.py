@@ -44,7 +44,6 @@ from archbench.data import manifest, storage
 from archbench.report.campaigns import CAMPAIGNS_FILE, Campaigns
 from archbench.report.latex import campaign_provenance
 from archbench.report.prose import environment as template_environment
-from archbench.report.studies.crossos.data import analysed_campaigns
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 ANALYSIS_ARGS = Path("data/processed") / CAMPAIGNS_FILE
@@ -94,10 +93,10 @@ class AnalysisArgs:
 
     def raw_campaigns(self, raw_root: Path) -> list[str]:
         """The directories under raw_root the report read, in the order a reader meets them."""
-        # The cross-host and reference comparisons read the shipped reference and every imported campaign beside
-        # the report's: without them the rebuilt report would say there is nothing to compare.
-        names = self.campaigns.raw_campaigns() + analysed_campaigns(Path(raw_root), self.campaign)
-        present = [n for n in dict.fromkeys(names) if n and (Path(raw_root) / n).is_dir()]
+        # The cross-OS study's choice is among them (the reference and every imported campaign): without them the
+        # rebuilt report would say there is nothing to compare.
+        names = self.campaigns.raw_campaigns()
+        present = [n for n in names if n and (Path(raw_root) / n).is_dir()]
         if self.campaign not in present:
             raise ArtifactError(f"the report's campaign {self.campaign!r} is not under {raw_root}")
         return present

@@ -18,7 +18,6 @@ from pathlib import Path
 from archbench.config.paths import PROCESSED_DIR, RAW_ROOT, REPO_ROOT
 from archbench.report.campaigns import MAIN, Campaigns, resolve
 from archbench.report.studies import STUDIES
-from archbench.report.studies.crossos.data import analysed_campaigns
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -32,10 +31,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def read_files(campaigns: Campaigns, raw_root: Path) -> list[str]:
-    """Every file the analysis reads: the chosen campaigns (with the ones read beside them and the campaigns the
-    cross-OS study compares with) and a result file outside data/raw; repository-relative where possible."""
-    names = campaigns.raw_campaigns() + analysed_campaigns(raw_root, campaigns.main)
-    paths = [p for name in dict.fromkeys(names) for p in sorted((raw_root / name).rglob("*")) if p.is_file()]
+    """Every file the analysis reads: the chosen campaigns (with the ones read beside them, the cross-OS study's
+    included) and a result file outside data/raw; repository-relative where possible."""
+    paths = [p for name in campaigns.raw_campaigns() for p in sorted((raw_root / name).rglob("*")) if p.is_file()]
     for choice in campaigns.choices:
         if choice.name and "/" in choice.name and Path(choice.name).is_file():
             paths.append(Path(choice.name))

@@ -23,6 +23,8 @@
     python -m archbench check-artifact ARCHIVE [--no-pdf] [--keep DIR]  (archbench.cli.artifact_check)
     python -m archbench lab [--port 8888] [--ip 127.0.0.1] [--no-browser] [--token T]
     python -m archbench campaigns [--set KEY=CAMPAIGN,...] [--measured-main NAME] [--json] [--makefile FILE]
+    python -m archbench pick [--work-us N] [--block-us N] [--idle K] [--churn] [--response SPEC] [--connections N]
+                             [--budget 3m] [--delta F] [--servers S ...] ...                (archbench.cli.pick)
 
 Exit status: 0 done, 1 could not run (missing binary, existing campaign with other
 parameters, notebook error...), 2 invalid parameter, 130 interrupted (re-run to resume).
@@ -38,7 +40,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from archbench.cli import artifact, artifact_check, campaigns, lab
+from archbench.cli import artifact, artifact_check, campaigns, lab, pick
 from archbench.cli.notebooks import NotebookFailed, execute_notebook, parse_parameter_value
 from archbench.config.params import ParameterError, Parameters, resolve_parameters
 from archbench.config.plan import TrialConfig, estimate_duration_s, expand_grid
@@ -311,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lab.add_arguments(commands.add_parser("lab", help="JupyterLab with the project's kernel (make lab)"))
     campaigns.add_parser(commands)
+    pick.add_parser(commands)
     artifact.add_parsers(commands)
     return parser
 
@@ -499,6 +502,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "artifact": artifact.cmd_artifact,
         "check-artifact": artifact_check.cmd_check_artifact,
         "campaigns": campaigns.cmd_campaigns,
+        "pick": pick.cmd_pick,
     }
     try:
         return handlers[args.command](args)

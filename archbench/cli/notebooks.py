@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import nbformat
 import papermill
@@ -158,10 +158,8 @@ def execute_notebook(
     raw_root: Path | str = "data/raw",
     output_dir: Path | str | None = None,
     notebooks_dir: Path | str = "notebooks",
-    cwd: Path | str | None = None,
     html_dir: Path | str | None = None,
     export: bool = True,
-    live_output: TextIO | None = None,
 ) -> NotebookRun:
     """Execute notebooks/NAME.ipynb with papermill; `campaign` and `raw_root` are passed as parameters.
 
@@ -170,8 +168,8 @@ def execute_notebook(
     bad parameter), no directory is created and the copy stays in a temporary
     directory whose path the error names.
     With `export`, a notebook that succeeded is also exported to HTML in `html_dir` (default: paper/notebooks/
-    for campaigns under the repository's data/raw, else none). The cells' output is copied to `live_output`
-    (default: sys.stderr) as it arrives.
+    for campaigns under the repository's data/raw, else none). The cells' output is copied to stderr as it arrives,
+    and the kernel runs in the current directory.
     """
     source = notebook_source(name, Path(notebooks_dir))
     if output_dir is None and not campaign:
@@ -194,7 +192,7 @@ def execute_notebook(
 
     scratch = Path(tempfile.mkdtemp(prefix=f"archbench-{source.stem}-"))
     scratch_copy = scratch / source.name
-    live = live_output or sys.stderr
+    live = sys.stderr
     error: Exception | None = None
     try:
         with interrupts_forwarded_to_kernel():
@@ -202,7 +200,7 @@ def execute_notebook(
                 str(source),
                 str(scratch_copy),
                 parameters=values,
-                cwd=str(cwd or Path.cwd()),
+                cwd=str(Path.cwd()),
                 progress_bar=False,
                 log_output=False,
                 stdout_file=live,

@@ -44,6 +44,7 @@ class NginxSpec(ServerSpec):
     threads_flag: str | None = "worker_processes"
     cpu_source: str = CPU_SOURCE_STATS
     takes_work: bool = False  # no per-request work or blocking flags: nginx serves its response as it is
+    parallelism_unit: tuple[str, str] = ("worker", "workers")
 
     def missing_binary(self, build_dir: Path) -> Path | None:
         return None  # not built here; unavailable_reason() checks the installed nginx

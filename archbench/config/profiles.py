@@ -1,12 +1,9 @@
-"""Named parameter sets: smoke (tests, CI), default (minutes), full (hours), bench (the efficiency benchmark),
-echo (source 004's study), latency (source 001's architectures), network (source 000's separate-client vs
-loopback comparison, one profile for two campaigns that differ in placement) and sources (each source's own
-protocol as far as the machine allows; docs/sources.md says, per source, what it measured and which profile,
-campaign and report section reproduces it).
+"""Named parameter sets, one data file each: `profiles.d/<name>.toml` beside this module. The profiles are the
+files there (`profile_names`); each file's opening comment says what it is for (smoke: tests and CI, default:
+minutes, full: hours, and one per study), and docs/sources.md says which profile reproduces which source.
 
-Each profile is a data file, `profiles.d/<name>.toml` beside this module, whose comments explain its
-choices and expected duration; its keys are parameter names (`ProfileValues` checks them on loading, and
-`archbench.config.params.validate` checks the values whenever a profile is resolved). A profile is only
+A profile file's comments explain its choices and expected duration; its keys are parameter names
+(`ProfileValues` checks them on loading, and `archbench.config.params.validate` checks the values whenever a profile is resolved). A profile is only
 default values: any of them can be overridden by an explicit parameter (see
 `archbench.config.params.resolve_parameters`). Per-server entries may carry their own thread, connection
 and pipeline-depth sweeps, which is how one profile holds both a thread sweep at a fixed connection count
@@ -43,21 +40,14 @@ else:
 # The files live in the package directory, so an editable install reads them from the checkout.
 PROFILE_DIR = Path(__file__).with_name("profiles.d")
 
-# The order in which help texts and error messages list the profiles; tests/test_profiles.py keeps it
-# equal to the files in PROFILE_DIR.
-PROFILE_NAMES = (
-    "smoke",
-    "default",
-    "full",
-    "bench",
-    "echo",
-    "latency",
-    "network",
-    "sources",
-    "workloads",
-    "workloads_short",
-    "serving_order",
-)
+
+def profile_names(directory: Path = PROFILE_DIR) -> tuple[str, ...]:
+    """Every profile file's name, sorted: adding a file under profiles.d is all it takes to add a profile."""
+    return tuple(sorted(path.stem for path in directory.glob("*.toml")))
+
+
+# The names help texts, `--profile` and error messages list, read once at import (the files ship with the package).
+PROFILE_NAMES = profile_names()
 
 # Wall time of one trial beyond its wrk duration: server start and ready line,
 # wrk's start-up and the final ~0.1 s it overruns, server shutdown, commit.

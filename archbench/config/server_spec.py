@@ -58,6 +58,27 @@ class ServerOption:
         return None
 
 
+@dataclass(frozen=True)
+class ServerVariant:
+    """One way of running a build/bin server that the socket suites test: CTest's conformance suites
+    (servers_c/tests/CMakeLists.txt registers `conformance_<name>` and its siblings from these) and the abuse
+    suite (tests/abuse/variants.py)."""
+
+    name: str
+    args: tuple[str, ...] = ()
+    # Keep-alive clients the HTTP conformance suite holds open at once; 0 for a server that serves one connection
+    # at a time, and no more than `slots` where a thread or worker owns each connection.
+    http_concurrency: int = 200
+    # More than one thread touches connections: ThreadSanitizer (`make test-sanitize`) runs it.
+    threaded: bool = False
+    # Connections served at once when a thread or worker owns each one until it closes (None: any number, events
+    # or a thread per connection): the abuse suite expects the others to wait.
+    slots: int | None = None
+    lifo: bool = False  # the slot hand-off is a stack: the newest waiting connection goes first
+    # The binary may say it cannot run here (exit status 3, io_uring without liburing >= 2.3): skipped, not failed.
+    may_be_unsupported: bool = False
+
+
 # Which CPU numbers of a trial record measure the server (contracts.md section 2, `server.cpu_source`).
 CPU_SOURCE_TREE = "tree"  # server.cpu_user_s/cpu_sys_s: wait4 of the launched process, children included
 CPU_SOURCE_STATS = "stats"  # server.stats.cpu_user_s/cpu_sys_s: the server's own, without its launcher
@@ -76,6 +97,13 @@ class ServerSpec:
     `upper_bound` marks a program that is not a correct server but bounds what
     one can do with the load (pong: it finds requests by their terminator and
     answers each with the same bytes, never parsing them).
+
+    Its place in the registry is its place in tables and figures (the
+    reference, nginx, always last: `archbench.analyze.fields.architecture_order`);
+    `hue` is its colour in every figure, an index into the report's
+    architecture palette (`archbench.report.theme`), fixed so that adding an
+    architecture recolours none of the others. `variants` are the ways of
+    running it that the conformance and abuse suites test.
     """
 
     name: str
@@ -94,6 +122,10 @@ class ServerSpec:
     # Whether it closes a connection after answering a request that says `Connection: close` (pong never parses a
     # request, so it keeps every connection open: one request per connection cannot be measured on it).
     closes_on_request: bool = True
+    hue: int | None = None  # None: the reference's own grey (nginx)
+    # What a unit of `threads` is called in the report, singular and plural (only with a threads_flag).
+    parallelism_unit: tuple[str, str] = ("thread", "threads")
+    variants: tuple[ServerVariant, ...] = ()
 
     @property
     def label(self) -> str:

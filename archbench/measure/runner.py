@@ -85,7 +85,7 @@ from archbench.measure.reruns import (
 )
 from archbench.measure.server_protocol import EXIT_UNSUPPORTED, READY_LINE, ready_fields, shutdown_stats, typed_fields
 from archbench.measure.ssh_placement import SshPlacement, local_problems, run_ssh_trial
-from archbench.measure.warmup import SERVER_WARMUP_CPU_KEY, WARMUP_KEY, run_warmup
+from archbench.measure.warmup import SERVER_WARMUP_CPU_KEY, WARMUP_KEY, LoadTarget, run_warmup
 from archbench.parse import LoadOutputError, known_tools, parse_output
 
 SCHEMA = 1
@@ -234,35 +234,22 @@ def run_trial(
                     ran_load = True
                     load_problem = None
                     warm_s = warmup_duration_s(params, planned.config)
+                    target = LoadTarget(
+                        generator,
+                        config,
+                        _load_url(generator, host, port),
+                        server.pid,
+                        placement,
+                        params,
+                        trial_id,
+                        lambda argv: spawn(argv, merge_stderr=False, children=children),
+                    )
                     if warm_s:
                         warmup_info, server_info[SERVER_WARMUP_CPU_KEY], load_problem = run_warmup(
-                            generator,
-                            config,
-                            warm_s,
-                            _load_url(generator, host, port),
-                            server.pid,
-                            placement,
-                            params,
-                            trial_id,
-                            outputs,
-                            lambda argv: spawn(argv, merge_stderr=False, children=children),
+                            target, warm_s, outputs
                         )
                     if load_problem is None:
-                        load_problem = _run_load(
-                            generator,
-                            config,
-                            host,
-                            port,
-                            server.pid,
-                            placement,
-                            params,
-                            trial_id,
-                            load_info,
-                            server_info,
-                            outputs,
-                            children,
-                            shares,
-                        )
+                        load_problem = _run_load(target, TrialOutputs(load_info, server_info, outputs, shares))
                     if load_problem:
                         problems.append(load_problem)
                 if hold is not None:
@@ -351,37 +338,33 @@ def _load_url(generator: LoadGenerator, host: str, port: int) -> str:
     return f"{scheme}://{host}:{port}/"
 
 
-def _run_load(
-    generator: LoadGenerator,
-    config: dict[str, Any],
-    host: str,
-    port: int,
-    server_pid: int,
-    placement: Placement,
-    params: Parameters,
-    trial_id: str,
-    load_info: dict[str, Any],
-    server_info: dict[str, Any],
-    outputs: dict[str, bytes],
-    children: list[ManagedProcess],
-    shares: dict[str, Any],
-) -> str | None:
-    url = _load_url(generator, host, port)
+@dataclass(frozen=True)
+class TrialOutputs:
+    """What a trial's measured load fills in: the record's `load` and `server` parts, the files to write, and the
+    load interval's cpu_shares and interference."""
+
+    load: dict[str, Any]
+    server: dict[str, Any]
+    files: dict[str, bytes]
+    shares: dict[str, Any]
+
+
+def _run_load(target: LoadTarget, filled: TrialOutputs) -> str | None:
+    """The measured load: run it to its end, fill `filled`, and return the problem that fails the trial or None."""
+    generator, params, trial_id = target.generator, target.params, target.trial_id
+    load_info, server_info, outputs, shares = filled.load, filled.server, filled.files, filled.shares
     # taskset execs the server, so the pid the runner started is the server's (echo_client reads its VmRSS).
-    command = generator.command(
-        config, url, params.wrk_timeout_s, build_dir=Path(params.build_dir), server_pid=server_pid
-    )
-    argv = placement.load_argv(["taskset", "-c", params.load_cpus, *command])
+    argv = target.argv(target.config)
     load_info["argv"] = argv
-    server_cpu_before = tree_cpu_s(server_pid)
+    server_cpu_before = tree_cpu_s(target.server_pid)
     stat_before = read_proc_stat()
     window_started = time.monotonic()
-    load = spawn(argv, merge_stderr=False, children=children)
-    limit_s = generator.time_limit_s(config, params.wrk_timeout_s)
+    load = target.spawn(argv)
+    limit_s = generator.time_limit_s(target.config, params.wrk_timeout_s)
     ended = load.wait(limit_s)
     stat_after = read_proc_stat()
     window_s = time.monotonic() - window_started
-    server_cpu_after = tree_cpu_s(server_pid)
+    server_cpu_after = tree_cpu_s(target.server_pid)
     if server_cpu_before is not None and server_cpu_after is not None:
         server_info["load_cpu_s"] = round(server_cpu_after - server_cpu_before, 6)
     load_cpus = parse_cpu_list(params.load_cpus, "load_cpus")
@@ -578,15 +561,16 @@ def prepare_campaign(params: Parameters) -> tuple[Parameters, list[PlannedTrial]
     return params, plan, store, existing
 
 
-def run_campaign(params: Parameters, *, stream: TextIO | None = None) -> CampaignResult:
-    """Run (or resume) the campaign `params` describes; returns what ran now."""
+def run_campaign(params: Parameters, *, stream: TextIO | None = None, deadline: float | None = None) -> CampaignResult:
+    """Run (or resume) the campaign `params` describes; returns what ran now. `deadline` (time.monotonic()) is when
+    the selection phase's last round must end, beside its selection_budget_s (a user's time budget: `pick`)."""
     stream = stream or sys.stderr
     params, plan, store, existing = prepare_campaign(params)
     preflight(params, plan)
     store.check_no_incomplete_trials()
     try:
         with network_placement(params) as placement:
-            return _run_placed_campaign(params, plan, store, existing, placement, stream)
+            return _run_placed_campaign(params, plan, store, existing, placement, stream, deadline)
     except PlacementError as error:
         raise PreflightError(str(error)) from None
 
@@ -598,6 +582,7 @@ def _run_placed_campaign(
     existing: dict[str, Any] | None,
     placement: Placement,
     stream: TextIO,
+    deadline: float | None,
 ) -> CampaignResult:
     provenance = collect_provenance(params.build_dir)
     # The bandwidth baseline: measured once, before the campaign's first trial; a resumed run carries it on.
@@ -623,7 +608,7 @@ def _run_placed_campaign(
     if params.ci_target is not None:
         _run_adaptive_phase(params, plan, provenance, placement, store, result, stream)
     if params.selection_delta is not None:
-        _run_selection_phase(params, plan, provenance, placement, store, result, stream)
+        _run_selection_phase(params, plan, provenance, placement, store, result, stream, deadline)
     return result
 
 
@@ -718,11 +703,12 @@ def _run_selection_phase(
     store: CampaignStore,
     result: CampaignResult,
     stream: TextIO,
+    deadline: float | None,
 ) -> None:
-    """Rounds only where a workload point is still open (archbench.measure.selection)."""
+    """Rounds only where a workload point is still open (archbench.measure.selection), none past the deadline."""
     configs = list({t.config_id: t.config for t in plan}.values())
     run_round = _round_runner(params, len(plan), provenance, placement, store, result, stream)
-    selection.run_selection_phase(params, configs, store.path, len(plan), run_round, stream)
+    selection.run_selection_phase(params, configs, store.path, len(plan), run_round, stream, deadline=deadline)
 
 
 def _round_runner(

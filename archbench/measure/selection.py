@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -239,9 +240,14 @@ def due(point: PointRounds, settings: SelectionSettings) -> tuple[int, tuple[str
 
 
 def next_selection_round(
-    params: Parameters, configs: Sequence[TrialConfig], campaign_dir: Path, next_order_index: int
+    params: Parameters,
+    configs: Sequence[TrialConfig],
+    campaign_dir: Path,
+    next_order_index: int,
+    deadline: float | None = None,
 ) -> tuple[list[PlannedTrial], dict[str, str]]:
-    """(the next phase round, {}) or ([], why each point stopped), within the budget."""
+    """(the next phase round, {}) or ([], why each point stopped), within the budget and before the deadline
+    (time.monotonic())."""
     campaign = load_campaign(campaign_dir)
     settings = SelectionSettings.of_campaign(campaign.meta.get("parameters") or params.to_dict(), params.trials)
     by_id = {c.config_id: c for c in configs}
@@ -257,7 +263,8 @@ def next_selection_round(
         return [], stopped
     expected = expected_round_s(params, (c for c, _ in wanted))
     spent = adaptive_wall_s(r for r in campaign.trials if not r.get("warmup"))
-    if params.selection_budget_s is not None and spent + expected > params.selection_budget_s:
+    over_budget = params.selection_budget_s is not None and spent + expected > params.selection_budget_s
+    if over_budget or (deadline is not None and time.monotonic() + expected > deadline):
         return [], {**stopped, **{point_label(c.as_dict()): BUDGET for c, _ in wanted}}
     top = max(repetition for _, repetition in wanted)
     random.Random(f"{params.seed}-selection-{top}-{len(wanted)}").shuffle(wanted)
@@ -314,13 +321,14 @@ def run_selection_phase(
     first_order_index: int,
     run_round: Callable[[list[PlannedTrial]], None],
     stream: TextIO,
+    deadline: float | None = None,
 ) -> dict[str, Any]:
-    """Phase rounds (`run_round` runs and stores them) while some rankable point is open, within max rounds and
-    the budget; writes the outcome once to the campaign's adaptive/ directory and returns it."""
+    """Phase rounds (`run_round` runs and stores them) while some rankable point is open, within max rounds, the
+    budget and the deadline; writes the outcome once to the campaign's adaptive/ directory and returns it."""
     while True:
         records = load_campaign(campaign_dir).trials
         next_index = max((int(r.get("order_index") or 0) for r in records), default=first_order_index - 1) + 1
-        extra, stopped = next_selection_round(params, configs, campaign_dir, next_index)
+        extra, stopped = next_selection_round(params, configs, campaign_dir, next_index, deadline)
         if not extra:
             break
         _, selections = point_selections(campaign_dir)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,32 +46,47 @@ SERVER_WARMUP_CPU_KEY = "warmup_cpu_s"
 Spawn = Callable[[list[str]], ManagedProcess]
 
 
+@dataclass(frozen=True)
+class LoadTarget:
+    """What a load run of a trial aims at and how it starts: the generator with the trial's configuration, the
+    server's URL and pid (its CPU is read around the run), the placement and parameters that build the command
+    line, and `spawn`, which starts and registers a child (the runner's, so an interrupt stops it)."""
+
+    generator: LoadGenerator
+    config: Mapping[str, Any]
+    url: str
+    server_pid: int
+    placement: Placement
+    params: Parameters
+    trial_id: str
+    spawn: Spawn
+
+    def argv(self, config: Mapping[str, Any]) -> list[str]:
+        """The load generator's command for `config`, pinned to the load CPUs and placed."""
+        command = self.generator.command(
+            config,
+            self.url,
+            self.params.wrk_timeout_s,
+            build_dir=Path(self.params.build_dir),
+            server_pid=self.server_pid,
+        )
+        return self.placement.load_argv(["taskset", "-c", self.params.load_cpus, *command])
+
+
 def warmup_output_file(generator: LoadGenerator, trial_id: str) -> str:
     """`<trial-id>.warmup.<tool>.txt`: beside the measured `<trial-id>.<tool>.txt`, never the same name."""
     return f"{trial_id}.warmup.{generator.name}.txt"
 
 
 def run_warmup(
-    generator: LoadGenerator,
-    config: Mapping[str, Any],
-    warmup_s: int,
-    url: str,
-    server_pid: int,
-    placement: Placement,
-    params: Parameters,
-    trial_id: str,
-    outputs: dict[str, bytes],
-    spawn: Spawn,
+    target: LoadTarget, warmup_s: int, outputs: dict[str, bytes]
 ) -> tuple[dict[str, Any], float | None, str | None]:
     """Run the warm-up to its end: (the record's `load_warmup`, the server's CPU seconds over it or None, the
-    problem that fails the trial or None). `spawn` starts and registers a child (the runner's, so an interrupt
-    stops it); its output is added to `outputs`."""
-    warm_config = generator.warmup_config(config, warmup_s)
-    command = generator.command(
-        warm_config, url, params.wrk_timeout_s, build_dir=Path(params.build_dir), server_pid=server_pid
-    )
-    argv = placement.load_argv(["taskset", "-c", params.load_cpus, *command])
-    output_file = warmup_output_file(generator, trial_id)
+    problem that fails the trial or None); its output is added to `outputs`."""
+    generator, params, server_pid = target.generator, target.params, target.server_pid
+    warm_config = generator.warmup_config(target.config, warmup_s)
+    argv = target.argv(warm_config)
+    output_file = warmup_output_file(generator, target.trial_id)
     info: dict[str, Any] = {
         "duration_s": warmup_s,
         "argv": argv,
@@ -84,7 +100,7 @@ def run_warmup(
         "flags": None,
     }
     server_cpu_before = tree_cpu_s(server_pid)
-    process = spawn(argv)
+    process = target.spawn(argv)
     limit_s = generator.time_limit_s(warm_config, params.wrk_timeout_s)
     ended = process.wait(limit_s)
     server_cpu_after = tree_cpu_s(server_pid)

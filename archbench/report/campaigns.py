@@ -1,11 +1,11 @@
 """Which campaign each part of the report reads, and why: the one resolution the Makefile, the notebooks, the
 command line and the artifact all use.
 
-The main campaign (the main comparison, the pool sweep, the statistics) and every study with a `CampaignRule` of
-its own are chosen the same way:
+Every key of the catalogue (`archbench.config.catalogue`: `main` and each study with data of its own, the cross-OS
+comparison's included) is chosen the same way:
 1. the mapping CAMPAIGNS names it (`main=full-vm,echo=echo-lab`): that one, which must exist;
-2. else this machine's, the most complete first: `make trials` writes `<profile>-<host>` (the Makefile passes that
-   name as `measured_main`), `make echo-study` writes `echo-<host>`, `make all` the short `echo-short-<host>`;
+2. else this machine's, the most complete first (for `main`, first what `make trials` wrote: the Makefile passes
+   that name as `measured_main`);
 3. else the campaign shipped in git (`reference`, `reference-echo`, ...);
 4. else none: the study's section says so, the report still builds (the main campaign is required).
 `python -m archbench campaigns` prints the choice; `make paper` prints it before every analysis.
@@ -16,17 +16,35 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from archbench.config.catalogue import CATALOGUE, MAIN, MAIN_REFERENCE, CampaignRule
 from archbench.config.params import ParameterError
 from archbench.config.paths import PROCESSED_DIR, RAW_ROOT, REPO_ROOT
 from archbench.data import storage
-from archbench.report.study import CampaignRule, Study
+from archbench.data.importer import IMPORT_DIR  # a campaign directory with it came from `python -m archbench import`
+from archbench.report.study import Study
 
-MAIN = "main"
+__all__ = [
+    "CAMPAIGNS_FILE",
+    "GIVEN",
+    "MAIN",
+    "MAIN_REFERENCE",
+    "MEASURED",
+    "NONE",
+    "PARAMETER",
+    "REFERENCE",
+    "Campaigns",
+    "Choice",
+    "file_path",
+    "main_rule",
+    "parse_overrides",
+    "resolve",
+    "short_host",
+]
+
 PARAMETER = "campaigns"
-MAIN_REFERENCE = "reference"
 CAMPAIGNS_FILE = "campaigns.json"  # in data/processed/: the choice the last analysis made (the artifact reads it)
 
 GIVEN, MEASURED, REFERENCE, NONE = "given", "measured", "reference", "none"
@@ -37,13 +55,12 @@ def short_host() -> str:
     return socket.gethostname().split(".")[0]
 
 
-def main_rule(measured_main: str | None, host: str) -> CampaignRule:
-    """The main campaign's rule: what `make trials` wrote on this machine (the Makefile's CAMPAIGN, else
-    `make all`'s default-<host>, full-<host> or smoke-<host>), else the shipped reference."""
-    measured = [(f"{profile}-{{host}}", f"make all PROFILE={profile}") for profile in ("default", "full", "smoke")]
-    if measured_main:
-        measured.insert(0, (measured_main, "make trials"))
-    return CampaignRule(measured=tuple(measured), reference=MAIN_REFERENCE, measure_with="make trials")
+def main_rule(measured_main: str | None) -> CampaignRule:
+    """The catalogue's main rule, with what `make trials` wrote on this machine (the Makefile's CAMPAIGN) first."""
+    rule = CATALOGUE[MAIN]
+    if not measured_main:
+        return rule
+    return replace(rule, measured=((measured_main, rule.measure_with), *rule.measured))
 
 
 @dataclass(frozen=True)
@@ -78,10 +95,7 @@ class Campaigns(Mapping[str, "str | None"]):
     choices: tuple[Choice, ...]
 
     def __getitem__(self, key: str) -> str | None:
-        for choice in self.choices:
-            if choice.key == key:
-                return choice.name
-        raise KeyError(key)
+        return self.choice(key).name
 
     def __iter__(self) -> Iterator[str]:
         return (c.key for c in self.choices)
@@ -93,7 +107,10 @@ class Campaigns(Mapping[str, "str | None"]):
         return self.get(key)
 
     def choice(self, key: str) -> Choice:
-        return next(c for c in self.choices if c.key == key)
+        for choice in self.choices:
+            if choice.key == key:
+                return choice
+        raise KeyError(key)
 
     @property
     def main(self) -> str:
@@ -192,6 +209,8 @@ def _classify(rule: CampaignRule, name: str, host: str, raw_root: Path, processe
     """Where a campaign comes from, read off its name: so a choice passed on (Makefile -> notebook) explains
     itself the same way wherever it is resolved again."""
     if rule.reference is not None and name == _expand(rule.reference, host, raw_root, processed_dir):
+        if not rule.measured:
+            return REFERENCE, f"{rule.measure_with} brings another machine's"
         return REFERENCE, f"{rule.measure_with} measures this machine's"
     for pattern, how in rule.measured:
         if name == _expand(pattern, host, raw_root, processed_dir):
@@ -203,7 +222,7 @@ def _choose(key: str, rule: CampaignRule, given: str | None, raw_root: Path, pro
     if given is not None:
         if not _exists(rule, given, raw_root):
             what = f"file {rule.file}" if rule.file else storage.CAMPAIGN_FILE
-            available = ", ".join(list_campaigns(raw_root)) or "none"
+            available = ", ".join(storage.list_campaigns(raw_root)) or "none"
             raise ParameterError(
                 PARAMETER, f"{key}={given}: no {what} for it under {raw_root}; available campaigns: {available}"
             )
@@ -229,11 +248,10 @@ def _read(rule: CampaignRule, name: str, raw_root: Path) -> tuple[str, ...]:
             if folder.parent == root:
                 return (folder.name,)
         return (name,)
-    return tuple(n for n in (name + s for s in rule.read_with) if (raw_root / n / storage.CAMPAIGN_FILE).is_file())
-
-
-def list_campaigns(raw_root: Path) -> list[str]:
-    return sorted(p.parent.name for p in Path(raw_root).glob(f"*/{storage.CAMPAIGN_FILE}"))
+    names = [name + suffix for suffix in rule.read_with]
+    if rule.imported:
+        names += [n for n in storage.list_campaigns(raw_root) if (raw_root / n / IMPORT_DIR).is_dir()]
+    return tuple(n for n in dict.fromkeys(names) if (raw_root / n / storage.CAMPAIGN_FILE).is_file())
 
 
 def resolve(
@@ -251,13 +269,13 @@ def resolve(
     if not raw_root.is_dir():
         raise ParameterError("raw_root", f"{raw_root} is not a directory")
     host = host or short_host()
-    rules = {MAIN: main_rule(measured_main, host)}
+    rules = {MAIN: main_rule(measured_main)}
     rules.update({s.name: s.campaign for s in studies if s.campaign is not None})
     given = parse_overrides(overrides, rules)
     choices = tuple(_choose(k, r, given.get(k), raw_root, processed_dir, host) for k, r in rules.items())
     campaigns = Campaigns(choices)
     if campaigns[MAIN] is None:
-        available = ", ".join(list_campaigns(raw_root)) or "none"
+        available = ", ".join(storage.list_campaigns(raw_root)) or "none"
         raise ParameterError(
             PARAMETER, f"no main campaign: give main=NAME (campaigns under {raw_root}: {available}), or run make trials"
         )

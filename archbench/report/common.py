@@ -212,7 +212,7 @@ def _parse_study_output(
 def study_label(row: Mapping[str, Any], labels: Labeller) -> str:
     """The server's name for sentences: "reactor (2 threads)", "prefork (level, 2 workers)", "epoll (edge)"."""
     family = labels.family(row)
-    units = analysis.THREAD_UNITS.get(key_text(row.get("architecture")))
+    units = analysis.thread_units().get(key_text(row.get("architecture")))
     threads = number(row.get("threads"))
     if units is None or math.isnan(threads):
         return family
@@ -250,11 +250,12 @@ def distinct_values(frame: pd.DataFrame, column: str) -> list[float]:
 
 
 def sorted_rows(frame: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
-    """Canonical architecture order (analysis.ARCHITECTURE_ORDER), then the variant fields, then `extra`."""
+    """Canonical architecture order (analysis.architecture_order()), then the variant fields, then `extra`."""
     if frame.empty:
         return frame
+    order = analysis.architecture_order()
     ranked = frame.assign(
-        _rank=[analysis.architecture_rank(a) for a in frame["architecture"]],
+        _rank=[analysis.architecture_rank(a, order) for a in frame["architecture"]],
         _name=[key_text(a) for a in frame["architecture"]],
         _variant=frame["variant"].astype(str) if "variant" in frame else "",
     )

@@ -54,7 +54,7 @@ def resolve_campaign(campaign: str, raw_root: Path) -> Path:
     raw_root = Path(raw_root)
     if not raw_root.is_dir():
         raise ParameterError("raw_root", f"{raw_root} is not a directory")
-    available = analysis.list_campaigns(raw_root)
+    available = storage.list_campaigns(raw_root)
     if not campaign or campaign not in available:
         listing = ", ".join(available) if available else "none"
         raise ParameterError("campaign", f"no campaign {campaign!r} under {raw_root}; available campaigns: {listing}")

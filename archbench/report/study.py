@@ -6,7 +6,7 @@ one line of the registry (`archbench/report/studies/__init__.py`). Its name is t
 
 A study says
 - where its data come from: the main campaign (every study without a `CampaignRule`), or a campaign of its own,
-  found by `archbench.report.campaigns` (CAMPAIGNS names it, else this machine's, else the shipped reference);
+  its entry in the catalogue (`archbench.config.catalogue`), chosen by `archbench.report.campaigns`;
 - how it is measured (`CampaignRule.measure_with`: the command that makes its campaign on this machine);
 - `write(context) -> StudyOutput`: its processing into data/processed/, its macros (facts the templates and the
   section quote), its generated tables and figure blocks, and a result later studies and the notebook may read;
@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 import pandas as pd
 
 from archbench.analyze import analysis
+from archbench.config.catalogue import CampaignRule
 from archbench.config.paths import TEMPLATES_DIR
 from archbench.report.common import (
     StudySource,
@@ -44,25 +45,6 @@ from archbench.report.prose import Prose
 Part = Literal["front", "body", "appendix"]
 PARTS: tuple[Part, ...] = ("front", "body", "appendix")
 SECTION_FILE = "section.tex"  # paper/templates/<study>/section.tex: the section's fixed text
-
-
-@dataclass(frozen=True)
-class CampaignRule:
-    """Where a study's campaign comes from when CAMPAIGNS does not name one.
-
-    `measured` are this machine's campaigns, each with the command that makes it, the most complete first;
-    `{host}` is the short host name. `reference` is the campaign shipped in git, read when this machine has none.
-    `read_with` are the suffixes of the campaigns the study reads beside the chosen one when they exist ("" is the
-    chosen one itself), in the order a reader meets them. A study whose data are one file (`file` set) names
-    paths instead: `{raw}` and `{processed}` are the raw root and the processed directory."""
-
-    measured: tuple[tuple[str, str], ...]
-    reference: str | None
-    measure_with: str
-    profile: str | None = None  # the profile that measures it (its expected duration in the artifact appendix)
-    read_with: tuple[str, ...] = ("",)
-    file: str | None = None  # the file a campaign directory holds, for a study whose data are one file
-    expected_runs: int = 1  # how many campaigns one measurement writes (the artifact appendix's count)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import seaborn as sns
 from cycler import cycler
 
 from archbench.analyze.analysis import REFERENCE_ARCHITECTURE
-from archbench.config.servers import server_specs
+from archbench.config import servers
 
 RGB = tuple[float, float, float]
 
@@ -98,19 +98,25 @@ def _luminance(colour: Sequence[float]) -> float:
     return 0.2126 * red + 0.7152 * green + 0.0722 * blue
 
 
-def architecture_colours() -> dict[str, RGB]:
-    """Registry architecture name -> its colour: seaborn's colour-blind palette without its grey, in registry
-    order (light entries darkened for contrast on white), then its "dark" palette; nginx, the reference,
-    dark grey."""
-    # Beyond the nine hues of "colorblind", the darker "dark" palette: a later architecture never repeats one.
-    palette = [c for name in ("colorblind", "dark") for c in sns.color_palette(name, 10) if len(set(c)) > 1]
-    names = [name for name in server_specs() if name != REFERENCE_ARCHITECTURE]
-    colours: dict[str, RGB] = {}
-    for index, name in enumerate(names):
-        colour = palette[index % len(palette)]
+def architecture_palette_hues() -> list[RGB]:
+    """The colours a `ServerSpec.hue` indexes: seaborn's colour-blind palette without its grey, then its darker
+    "dark" palette (so that a later architecture need not repeat a hue), light entries darkened for contrast on
+    white."""
+    hues: list[RGB] = []
+    for colour in (c for name in ("colorblind", "dark") for c in sns.color_palette(name, 10) if len(set(c)) > 1):
         if _luminance(colour) > LIGHT:
             colour = _blend(colour, (0.0, 0.0, 0.0), 0.3)
-        colours[name] = (float(colour[0]), float(colour[1]), float(colour[2]))
+        hues.append((float(colour[0]), float(colour[1]), float(colour[2])))
+    return hues
+
+
+def architecture_colours() -> dict[str, RGB]:
+    """Registry architecture name -> its colour: the palette entry its `hue` names; nginx, the reference, dark
+    grey; one without a hue, grey."""
+    hues = architecture_palette_hues()
+    colours = {
+        name: UNKNOWN_COLOUR if spec.hue is None else hues[spec.hue] for name, spec in servers.server_specs().items()
+    }
     colours[REFERENCE_ARCHITECTURE] = REFERENCE_COLOUR
     return colours
 

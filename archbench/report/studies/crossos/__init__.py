@@ -13,8 +13,15 @@ from pathlib import Path
 import pandas as pd
 
 from archbench import stats
+from archbench.config.catalogue import CATALOGUE
 from archbench.report.latex import MacroSet
-from archbench.report.studies.crossos.data import CrossOs, measured_cross_host, reference_comparison, source000_frames
+from archbench.report.studies.crossos.data import (
+    CrossOs,
+    compared_campaigns,
+    measured_cross_host,
+    reference_comparison,
+    source000_frames,
+)
 from archbench.report.studies.crossos.tables import (
     cross_host_sentence,
     measured_table,
@@ -24,6 +31,7 @@ from archbench.report.studies.crossos.tables import (
 )
 from archbench.report.study import Study, StudyContext, StudyOutput
 
+STUDY_NAME = "crossos"
 CROSSOS_SOURCE_TABLE_FILE = "table-crossos-source000.tex"
 CROSSOS_MEASURED_TABLE_FILE = "table-crossos-measured.tex"
 CROSSOS_REFERENCE_TABLE_FILE = "table-crossos-reference.tex"
@@ -46,11 +54,16 @@ def write(
     macros.add(r"\abCrossOsConfoundingSentence", sentences["confounding"], "what the OS effect is confounded with")
     macros.add(r"\abCrossOsSetupSentence", sentences["setup"], "separate client against loopback")
     macros.add(r"\abCrossOsCpuShareSentence", sentences["share"], "matched by threads per logical processor")
-    measured_cross_host(cross, processed.trials, campaign_dir.name, raw_root, seed=seed, resamples=resamples)
+    # What the catalogue's crossos entry chose: the campaign compared with, and the imported ones beside it.
+    compared = context.campaigns.choice(STUDY_NAME)
+    others = compared_campaigns(compared.read, campaign_dir.name)
+    measured_cross_host(cross, processed.trials, campaign_dir.name, raw_root, others, seed=seed, resamples=resamples)
     macros.add(
         r"\abCrossHostSentence", cross_host_sentence(cross, prose), "configurations measured on several OSes/hosts"
     )
-    reference_comparison(cross, processed.trials, campaign_dir.name, raw_root, seed=seed, resamples=resamples)
+    reference_comparison(
+        cross, processed.trials, campaign_dir.name, raw_root, compared.name, seed=seed, resamples=resamples
+    )
     macros.add(
         r"\abReferenceSentence",
         reference_sentence(cross, campaign_dir.name, prose),
@@ -91,4 +104,10 @@ def write_crossos_csv(processed_dir: Path, cross: CrossOs) -> None:
     combined.to_csv(processed_dir / CROSSOS_CSV, index=False, lineterminator="\n")
 
 
-STUDY = Study(name="crossos", title="across operating systems, machines and campaigns", part="appendix", write=write)
+STUDY = Study(
+    name=STUDY_NAME,
+    title="across operating systems, machines and campaigns",
+    part="appendix",
+    write=write,
+    campaign=CATALOGUE[STUDY_NAME],
+)

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from archbench.analyze import analysis, crossos, outliers
+from archbench.analyze import crossos, outliers
 from archbench.analyze.analysis import key_text
-from archbench.data.importer import IMPORT_DIR  # a campaign directory with it came from `python -m archbench import`
 from archbench.report.latex import (
     is_missing,
 )
-
-REFERENCE_CAMPAIGN = "reference"  # the campaign shipped in git (data/raw/reference)
 
 # =========================================================================== cross-OS, cross-host, reference
 
@@ -73,16 +71,11 @@ FACTOR_WORDS = {
 }
 
 
-def analysed_campaigns(raw_root: Path, campaign: str) -> list[str]:
-    """The campaigns set beside the report's for the cross-host comparison: the shipped reference and every
-    campaign imported from another machine (`python -m archbench import` leaves an import/ directory)."""
-    names = []
-    for name in analysis.list_campaigns(raw_root):
-        if name == campaign:
-            continue
-        if name == REFERENCE_CAMPAIGN or (Path(raw_root) / name / IMPORT_DIR).is_dir():
-            names.append(name)
-    return names
+def compared_campaigns(read: Sequence[str], campaign: str) -> list[str]:
+    """The campaigns set beside the report's for the cross-host comparison: what the catalogue's crossos entry
+    reads (the campaign compared with, the shipped reference unless CAMPAIGNS names another, and every campaign
+    imported from another machine), in name order, the report's own left out."""
+    return sorted(name for name in set(read) if name != campaign)
 
 
 def _http_only(trials: pd.DataFrame) -> pd.DataFrame:
@@ -100,13 +93,20 @@ def _load_other(raw_root: Path, name: str) -> pd.DataFrame:
 
 
 def measured_cross_host(
-    state: CrossOs, trials: pd.DataFrame, campaign: str, raw_root: Path | None, *, seed: int | None, resamples: int
+    state: CrossOs,
+    trials: pd.DataFrame,
+    campaign: str,
+    raw_root: Path | None,
+    others: Sequence[str],
+    *,
+    seed: int | None,
+    resamples: int,
 ) -> None:
-    """(b): every configuration measured on two or more OSes (else hosts) among the analysed campaigns."""
+    """(b): every configuration measured on two or more OSes (else hosts) among `campaign` and `others`."""
     frames = [trials.assign(campaign=campaign)]
     names = [campaign]
     if raw_root is not None:
-        for name in analysed_campaigns(raw_root, campaign):
+        for name in others:
             try:
                 frames.append(_load_other(raw_root, name))
                 names.append(name)
@@ -127,26 +127,36 @@ def measured_cross_host(
     if not group or rows.empty:
         return
     state.measured = crossos.measured_comparisons(
-        combined, group, seed=seed, resamples=resamples, family=f"throughput by {group}"
+        combined, group, testing=crossos.Testing(seed=seed, resamples=resamples), family=f"throughput by {group}"
     )
 
 
 def reference_comparison(
-    state: CrossOs, trials: pd.DataFrame, campaign: str, raw_root: Path | None, *, seed: int | None, resamples: int
+    state: CrossOs,
+    trials: pd.DataFrame,
+    campaign: str,
+    raw_root: Path | None,
+    reference_name: str | None,
+    *,
+    seed: int | None,
+    resamples: int,
 ) -> None:
-    """(c): this campaign against data/raw/reference, configuration by configuration."""
-    if campaign == REFERENCE_CAMPAIGN:
+    """(c): this campaign against the one the catalogue's crossos entry chose (data/raw/reference unless
+    CAMPAIGNS names another), configuration by configuration."""
+    if campaign == reference_name:
         state.reference_status = "self"
         return
-    if raw_root is None or not (Path(raw_root) / REFERENCE_CAMPAIGN / "campaign.json").is_file():
+    if raw_root is None or reference_name is None:
         state.reference_status = "missing"
         return
     try:
-        reference = _http_only(_load_other(raw_root, REFERENCE_CAMPAIGN))
+        reference = _http_only(_load_other(raw_root, reference_name))
     except (OSError, ValueError, KeyError) as error:
         state.reference_status = "error"
         state.reference_error = f"{type(error).__name__}: {error}"
         return
     local = _http_only(trials.assign(campaign=campaign))
-    state.reference = crossos.compare_with_reference(local, reference, seed=seed, resamples=resamples)
+    state.reference = crossos.compare_with_reference(
+        local, reference, testing=crossos.Testing(seed=seed, resamples=resamples)
+    )
     state.reference_status = "ran"

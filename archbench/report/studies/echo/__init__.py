@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
@@ -38,7 +39,7 @@ from archbench.report.studies.echo.data import (
 from archbench.report.studies.echo.facts import echo_macros
 from archbench.report.studies.echo.figures import make_echo_figures
 from archbench.report.studies.echo.tables import max_conns_table, throughput_table
-from archbench.report.study import CampaignRule, CampaignStudy, Paper, ReportOptions
+from archbench.report.study import CampaignStudy, Paper, ReportOptions
 
 TABLE_FILE = "echo-table.tex"
 MAX_CONNS_TABLE_FILE = "echo-table-max-conns.tex"
@@ -55,12 +56,7 @@ class EchoStudy(CampaignStudy[EchoResults]):
     name = "echo"
     title = "echo servers at 100 to 10,000 clients (source 004)"
     part = "appendix"
-    rule = CampaignRule(
-        measured=(("echo-{host}", "make echo-study"), ("echo-short-{host}", "the short study of make all")),
-        reference="reference-echo",
-        measure_with="make echo-study",
-        profile="echo",
-    )
+    rule = CATALOGUE[name]
     processed_files = (TRIALS_CSV, SUMMARY_CSV, MAX_CONNS_CSV, SERIES_CSV)
     generated_files = (TABLE_FILE, MAX_CONNS_TABLE_FILE, SCALING_FIGURE_FILE, TIME_SERIES_FIGURE_FILE)
 

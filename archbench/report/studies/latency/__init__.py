@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from archbench.config.catalogue import CATALOGUE
 from archbench.data import storage
 from archbench.report.common import StudySource, load_campaign_or_reason
 from archbench.report.latex import MacroSet
@@ -50,7 +51,7 @@ from archbench.report.studies.latency.facts import latency_macros
 from archbench.report.studies.latency.figures import make_latency_figures
 from archbench.report.studies.latency.knee import KNEE_P99_S, Criteria
 from archbench.report.studies.latency.tables import knees_table, rates_table, source_001_table
-from archbench.report.study import CampaignRule, CampaignStudy, Paper, ReportOptions
+from archbench.report.study import CampaignStudy, Paper, ReportOptions
 
 __all__ = ["KNEE_P99_S", "LATENCY", "Criteria", "LatencyStudy"]
 
@@ -73,13 +74,7 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
     name = "latency"
     title = "latency under a fixed offered load (source 001)"
     part = "body"
-    rule = CampaignRule(
-        measured=(("latency-{host}", "make latency-study"), ("latency-short-{host}", "make latency-study-short")),
-        reference="reference-latency-designs",
-        measure_with="make latency-study",
-        profile="latency",
-        read_with=("-closed", "", SOURCE_001_SUFFIX),
-    )
+    rule = CATALOGUE[name]
     processed_files = (TRIALS_CSV, SUMMARY_CSV, KNEES_CSV)
     generated_files = (
         RATES_TABLE_FILE,

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from archbench.config.catalogue import CATALOGUE, LOOPBACK_SUFFIX
 from archbench.report.common import StudySource, load_campaign_or_reason
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
@@ -31,11 +32,10 @@ from archbench.report.studies.network.data import (
     source000_pools,
 )
 from archbench.report.studies.network.facts import comparison_table, network_macros
-from archbench.report.study import CampaignRule, CampaignStudy, Paper, ReportOptions
+from archbench.report.study import CampaignStudy, Paper, ReportOptions
 
 __all__ = ["LOOPBACK_SUFFIX", "NETWORK", "NetworkStudy", "loopback_name"]
 
-LOOPBACK_SUFFIX = "-loopback"
 TABLE_FILE = "network-table.tex"
 COMPARISON_CSV = "network-comparison.csv"
 
@@ -53,14 +53,7 @@ class NetworkStudy(CampaignStudy[NetworkResults]):
     name = "network"
     title = "a separate client against loopback (source 000)"
     part = "appendix"
-    rule = CampaignRule(
-        measured=(("network-{host}", "make network-study"), ("network-short-{host}", "the short study of make all")),
-        reference="reference-network",
-        measure_with="make network-study",
-        profile="network",
-        read_with=("", LOOPBACK_SUFFIX),
-        expected_runs=2,
-    )
+    rule = CATALOGUE[name]
     processed_files = (COMPARISON_CSV,)
     generated_files = (TABLE_FILE,)
 

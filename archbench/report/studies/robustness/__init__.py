@@ -12,11 +12,12 @@ The words are in paper/templates/robustness/.
 
 from __future__ import annotations
 
+from archbench.config.catalogue import CATALOGUE
 from archbench.report.campaigns import file_path
 from archbench.report.latex import MacroSet
 from archbench.report.studies.robustness.data import read_robustness
 from archbench.report.studies.robustness.facts import appendix_files, robustness_macros
-from archbench.report.study import CampaignRule, Study, StudyContext, StudyOutput
+from archbench.report.study import Study, StudyContext, StudyOutput
 
 STUDY_NAME = "robustness"
 
@@ -31,12 +32,7 @@ def write(context: StudyContext) -> StudyOutput:
     return StudyOutput(macros, appendix_files(result, context.prose), result)
 
 
-RULE = CampaignRule(
-    measured=(("{processed}/robustness.json", "make test"),),
-    reference="reference-robustness",
-    measure_with="make test",
-    file="robustness.json",
-)
+RULE = CATALOGUE[STUDY_NAME]
 STUDY = Study(
     name=STUDY_NAME,
     title="every architecture under abusive clients (the abuse suite)",

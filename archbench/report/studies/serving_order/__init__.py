@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
@@ -26,11 +27,9 @@ from archbench.report.studies.serving_order.data import (
 )
 from archbench.report.studies.serving_order.facts import serving_order_macros
 from archbench.report.studies.serving_order.tables import comparison_table
-from archbench.report.study import CampaignRule, CampaignStudy, Paper, ReportOptions, StudyContext
+from archbench.report.study import CampaignStudy, Paper, ReportOptions, StudyContext
 
 TABLE_FILE = "serving-order-table.tex"
-# The campaign after the pilot, read beside it: shipped as reference-serving-order-12-rounds.
-SECOND_LOOK_SUFFIX = "-12-rounds"
 
 
 class ServingOrderStudy(CampaignStudy[ServingOrderResults]):
@@ -39,14 +38,7 @@ class ServingOrderStudy(CampaignStudy[ServingOrderResults]):
     name = "serving_order"
     title = "serving order and the tail"
     part = "body"
-    rule = CampaignRule(
-        measured=(("serving-order-{host}", "make serving-order-study"),),
-        reference="reference-serving-order",
-        measure_with="make serving-order-study",
-        profile="serving_order",
-        read_with=("", SECOND_LOOK_SUFFIX),
-        expected_runs=2,
-    )
+    rule = CATALOGUE[name]
     processed_files = (TRIALS_CSV, COMPARISON_CSV)
     generated_files = (TABLE_FILE,)
 

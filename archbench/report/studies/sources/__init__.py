@@ -14,11 +14,12 @@ from pathlib import Path
 import pandas as pd
 
 from archbench.analyze import analysis
+from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
 from archbench.report.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign
 from archbench.report.studies.sources.facts import published_outputs
-from archbench.report.study import CampaignRule, CampaignStudy, ReportOptions, StudyContext, StudyOutput
+from archbench.report.study import CampaignStudy, ReportOptions, StudyContext, StudyOutput
 
 
 class SourcesStudy(CampaignStudy[SourcesCampaign]):
@@ -28,12 +29,7 @@ class SourcesStudy(CampaignStudy[SourcesCampaign]):
     name = "sources"
     title = "published beside measured (each source's own protocol)"
     part = "appendix"
-    rule = CampaignRule(
-        measured=(("sources-{host}", "make sources-study"),),
-        reference="reference-sources",
-        measure_with="make sources-study",
-        profile="sources",
-    )
+    rule = CATALOGUE[name]
     processed_files = (TRIALS_CSV, SUMMARY_CSV)
 
     def process(self, sources: Sequence[StudySource], options: ReportOptions) -> SourcesCampaign:

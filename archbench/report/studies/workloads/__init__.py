@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze import analysis
+from archbench.config.catalogue import CATALOGUE
 from archbench.measure.selection import point_selections
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet, format_count
@@ -34,7 +35,7 @@ from archbench.report.studies.workloads.data import (
 from archbench.report.studies.workloads.facts import workloads_macros
 from archbench.report.studies.workloads.figures import make_workloads_figures
 from archbench.report.studies.workloads.tables import map_table, picks_table
-from archbench.report.study import CampaignRule, CampaignStudy, Paper, ReportOptions
+from archbench.report.study import CampaignStudy, Paper, ReportOptions
 
 MAP_TABLE_FILE = "workloads-table-map.tex"
 PICKS_TABLE_FILE = "workloads-table-picks.tex"
@@ -57,15 +58,7 @@ class WorkloadsStudy(CampaignStudy[WorkloadsResults]):
     name = "workloads"
     title = "which architecture for which workload"
     part = "body"
-    rule = CampaignRule(
-        measured=(
-            ("workloads-{host}", "make workloads-study"),
-            ("workloads-short-{host}", "the short study of make all"),
-        ),
-        reference="reference-workloads-selection",
-        measure_with="make workloads-study",
-        profile="workloads",
-    )
+    rule = CATALOGUE[name]
     processed_files = (TRIALS_CSV, SUMMARY_CSV, MAP_CSV)
     generated_files = (MAP_TABLE_FILE, PICKS_TABLE_FILE, MAP_FIGURE_FILE)
 

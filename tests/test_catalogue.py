@@ -1,0 +1,200 @@
+"""The campaign catalogue (archbench/config/catalogue.py) against what else names a campaign: the studies, the
+shipped data, the Makefile's study targets and help, and docs/data.md's tables. A new study adds its entry to the
+catalogue, its make target and its docs row; these tests say which of them disagree."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from archbench.config.catalogue import CATALOGUE, MAIN, MAKE_ALL_PROFILES, shipped_campaigns
+from archbench.config.paths import RAW_ROOT, REPO_ROOT
+from archbench.config.profiles import PROFILE_NAMES
+from archbench.report.studies import STUDIES
+
+HOST = "catalogue-host"  # HOST_SHORT for make: no real host name can collide with it
+MAKEFILE = REPO_ROOT / "Makefile"
+DATA_MD = REPO_ROOT / "docs" / "data.md"
+
+needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+def make_dry_run(*arguments: str) -> str:
+    """What make would run (`make -n`: nothing is built or measured), with this test's host name. `all` stands for
+    its steps that measure: its analysis step runs a second make on a fragment only a real analysis writes."""
+    if arguments[0] == "all":
+        arguments = ("trials", "studies", *arguments[1:])
+    result = subprocess.run(
+        ["make", "-n", "--no-print-directory", "-C", str(REPO_ROOT), *arguments, f"HOST_SHORT={HOST}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout
+
+
+def written_campaigns(output: str) -> set[str]:
+    return set(re.findall(r"--campaign (\S+)", output))
+
+
+def measured_by_make() -> dict[str, list[tuple[str, str]]]:
+    """{make arguments: [(key, campaign name)]} for every campaign of the catalogue a make target writes."""
+    targets: dict[str, list[tuple[str, str]]] = {}
+    for key, rule in CATALOGUE.items():
+        if rule.file is not None:
+            continue  # a result file, written by the test suite rather than by a campaign
+        for pattern, command in rule.measured:
+            if command.startswith("make "):
+                targets.setdefault(command.removeprefix("make "), []).append((key, pattern.format(host=HOST)))
+    return targets
+
+
+def declared_names() -> set[str]:
+    """Every campaign name the catalogue lets this machine write: each measured pattern with its suffixes."""
+    names = set()
+    for rule in CATALOGUE.values():
+        if rule.file is not None:
+            continue
+        suffixes = set(rule.read_with) | set(rule.also_writes) | {""}
+        for pattern, _ in rule.measured:
+            names |= {pattern.format(host=HOST) + suffix for suffix in suffixes}
+    return names
+
+
+def help_lines() -> dict[str, str]:
+    """{target: its help}, from the Makefile's own `target: ... ## help` lines."""
+    return dict(re.findall(r"^([a-zA-Z0-9_-]+):[^#\n]*## (.*)$", MAKEFILE.read_text(), flags=re.MULTILINE))
+
+
+def table(text: str, heading: str) -> list[list[str]]:
+    """The rows (cells stripped) of the first Markdown table after `heading`."""
+    section = text.split(heading, 1)[1]
+    rows = []
+    for line in section.splitlines():
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif rows:
+            break
+    return rows[2:]  # past the header and its rule
+
+
+def expand_braces(name: str) -> list[str]:
+    """`a{-x,,-y}` -> ['a-x', 'a', 'a-y'], as the docs abbreviate a campaign and those read beside it."""
+    match = re.match(r"^(.*)\{([^}]*)\}(.*)$", name)
+    if not match:
+        return [name]
+    return [match[1] + part + match[3] for part in match[2].split(",")]
+
+
+def backticked(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def test_every_study_with_data_of_its_own_reads_its_catalogue_entry():
+    with_campaign = {s.name: s.campaign for s in STUDIES if s.campaign is not None}
+    assert set(with_campaign) == set(CATALOGUE) - {MAIN}
+    for name, rule in with_campaign.items():
+        assert rule is CATALOGUE[name], name  # the entry itself, not a copy that could drift
+    for key, rule in CATALOGUE.items():
+        assert rule.profile is None or rule.profile in PROFILE_NAMES, key
+
+
+def test_what_the_catalogue_ships_is_under_data_raw():
+    for name in shipped_campaigns():
+        assert (RAW_ROOT / name).is_dir(), name
+    assert "reference" in shipped_campaigns() and "reference-network-loopback" in shipped_campaigns()
+
+
+@needs_make
+def test_each_make_target_writes_the_campaigns_the_catalogue_says():
+    for arguments, expected in measured_by_make().items():
+        written = written_campaigns(make_dry_run(*arguments.split()))
+        for key, name in expected:
+            assert name in written, (key, f"make {arguments}", sorted(written))
+
+
+@needs_make
+def test_every_campaign_a_make_target_writes_is_declared_in_the_catalogue():
+    runs = [("all", f"PROFILE={p}") for p in ("smoke", "default", "full")]
+    runs += [("studies", "PROFILE=full")]  # the full studies, one sub-make each
+    runs += [(target,) for target in help_lines() if target.endswith(("-study", "-study-short"))]
+    declared = declared_names()
+    for run in runs:
+        written = written_campaigns(make_dry_run(*run))
+        assert written, run
+        assert written <= declared, (run, sorted(written - declared))
+
+
+def test_the_make_help_lists_every_target_that_measures_a_campaign():
+    helped = help_lines()
+    for arguments in measured_by_make():
+        assert arguments.split()[0] in helped, arguments
+    for rule in CATALOGUE.values():
+        assert rule.measure_with.split()[1] in helped, rule.measure_with
+    assert "help" in helped
+
+
+def test_the_make_help_names_only_catalogue_campaigns():
+    declared = {
+        pattern.format(host="<host>")
+        for rule in CATALOGUE.values()
+        if rule.file is None
+        for pattern, _ in rule.measured
+    }
+    for target, text in help_lines().items():
+        for name in re.findall(r"([a-z][a-z0-9_-]*-<host>)", text):
+            assert name in declared, (target, name)
+    # Each study target's help says where its campaigns go.
+    for key, rule in CATALOGUE.items():
+        for pattern, command in rule.measured:
+            target = command.removeprefix("make ")
+            if target.endswith("-study"):
+                assert pattern.format(host="<host>") in help_lines()[target], (key, target)
+
+
+@needs_make
+def test_make_help_is_printed_from_the_makefile_comments():
+    output = subprocess.run(
+        ["make", "-s", "--no-print-directory", "-C", str(REPO_ROOT), "help"], capture_output=True, text=True, check=True
+    ).stdout
+    lines = output.splitlines()
+    for target, text in help_lines().items():
+        assert any(line.split(None, 1) == [target, text] for line in lines), target
+    variables = lines[lines.index("Variables:") + 1 :]
+    named = set(re.findall(r"\b([A-Z][A-Z0-9_]+)=", output))
+    for variable in ("PROFILE", "CAMPAIGN", "CAMPAIGNS", "PLACEMENT", "SERVER_CPUS", "PYTHON", "JOBS"):
+        assert any(re.search(rf"\b{variable}=", line) for line in variables), variable
+    # Every VARIABLE= the help names is one the Makefile reads.
+    for variable in named:
+        assert f"$({variable})" in MAKEFILE.read_text(), variable
+
+
+def test_the_docs_table_of_choices_is_the_catalogue():
+    rows = table(DATA_MD.read_text(), "## Which campaign each section reads")
+    by_key = {backticked(row[0])[0]: row for row in rows}
+    assert list(by_key) == list(CATALOGUE)  # the catalogue's order, one row each
+    for key, rule in CATALOGUE.items():
+        _, measured, shipped, _ = by_key[key]
+        for pattern, _ in rule.measured:
+            name = pattern.format(host="<host>", processed="data/processed")
+            assert f"`{name}`" in measured, (key, name)
+        assert backticked(shipped)[0] == rule.reference, key
+
+
+def test_the_docs_list_every_shipped_campaign_and_the_catalogue_reads_listed_ones():
+    rows = table(DATA_MD.read_text(), "### Shipped campaigns")
+    listed = set(itertools.chain.from_iterable(expand_braces(n) for row in rows for n in backticked(row[0])))
+    on_disk = {path.name for path in RAW_ROOT.iterdir() if path.is_dir()}
+    assert listed == on_disk
+    assert set(shipped_campaigns()) <= listed
+
+
+def test_the_profiles_make_all_accepts_are_the_main_campaigns_the_catalogue_looks_for():
+    accepted = re.search(r"^ifeq \(\$\(filter \$\(PROFILE\),([^)]*)\),\)$", MAKEFILE.read_text(), flags=re.MULTILINE)
+    assert accepted is not None
+    assert set(accepted[1].split()) == set(MAKE_ALL_PROFILES)
+    assert [p for p, _ in CATALOGUE[MAIN].measured] == [f"{p}-{{host}}" for p in MAKE_ALL_PROFILES]
