@@ -59,7 +59,9 @@ def test_durations_read_as_a_reader_plans() -> None:
 
 def test_reference_appendix_has_every_part_and_computed_durations() -> None:
     main = storage.load_campaign(RAW / "reference")
-    appendix = collect_appendix(main, RAW, "reference-echo", "reference-latency", "reference-network")
+    appendix = collect_appendix(
+        main, RAW, {"echo": "reference-echo", "latency": "reference-latency", "network": "reference-network"}
+    )
     experiments = {e.key: e for e in appendix.experiments}
     assert experiments["main"].command == "make all PROFILE=default"
     assert experiments["main"].expected_s == expected_duration_s("default")

@@ -17,9 +17,9 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, NullLoc
 
 from archbench.analyze import analysis
 from archbench.analyze.analysis import (
-    MULTI_LOOP_ARCHITECTURES,
     REFERENCE_ARCHITECTURE,
     Comparison,
+    multi_loop_architectures,
 )
 from archbench.analyze.bottleneck import SERVER
 from archbench.report.latex import bottleneck_of
@@ -75,7 +75,7 @@ def _categories(comparisons: list[Comparison]) -> list[str]:
 
 
 def _thread_note(row: pd.Series) -> str:
-    units = analysis.THREAD_UNITS.get(str(row["architecture"]))
+    units = analysis.thread_units().get(str(row["architecture"]))
     if units is None or analysis.is_nan(row.get("threads")):
         return ""
     return f"N={int(float(row['threads']))}"
@@ -351,7 +351,7 @@ def architectures_connections_figure(summary: pd.DataFrame) -> Figure | None:
 
 def architectures_threads_figure(summary: pd.DataFrame) -> Figure | None:
     """Throughput against threads/workers for the multi-loop architectures; None when none was swept."""
-    return _sweep_panels(summary, "threads", MULTI_LOOP_ARCHITECTURES)
+    return _sweep_panels(summary, "threads", multi_loop_architectures())
 
 
 def make_architecture_figures(
@@ -379,7 +379,7 @@ def make_architecture_figures(
         "architectures_threads": save_or_none(
             architectures_threads_figure(summary),
             figures_dir / ARCHITECTURES_THREADS_FIGURE,
-            sweep_labels("threads", MULTI_LOOP_ARCHITECTURES),
+            sweep_labels("threads", multi_loop_architectures()),
         ),
         "architectures_cpu": save_or_none(
             architectures_cpu_figure(summary, trials), figures_dir / ARCHITECTURES_CPU_FIGURE, bar_labels

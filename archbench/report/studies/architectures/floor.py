@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze.analysis import Comparison, Labeller, key_text
-from archbench.analyze.fields import THREAD_UNITS
+from archbench.analyze.fields import thread_units
 from archbench.analyze.published_compare import summary_ratio
 from archbench.analyze.values import number
 from archbench.report.latex import MISSING, escape, format_count, format_decimal, format_interval
@@ -27,7 +27,7 @@ def thread_text(row: Mapping[str, Any]) -> str | None:
     threads = number(row.get("threads"))
     if threads != threads:  # NaN: run without a thread count
         return None
-    units = THREAD_UNITS.get(key_text(row.get("architecture")), ("thread", "threads"))
+    units = thread_units().get(key_text(row.get("architecture")), ("thread", "threads"))
     return f"{threads:.0f} {units[0] if threads == 1 else units[1]}"
 
 

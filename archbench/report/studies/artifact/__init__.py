@@ -6,7 +6,7 @@ cite the work (archbench.report.studies.artifact.facts). Its words are paper/tem
 from __future__ import annotations
 
 from archbench.report.latex import MacroSet
-from archbench.report.studies.artifact.facts import appendix_outputs, collect_appendix
+from archbench.report.studies.artifact.facts import APPENDIX_STUDIES, appendix_outputs, collect_appendix
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 
@@ -14,10 +14,7 @@ def write(context: StudyContext) -> StudyOutput:
     appendix = collect_appendix(
         context.processed.campaign,
         context.raw_root,
-        echo=context.campaign("echo"),
-        latency=context.campaign("latency"),
-        network=context.campaign("network"),
-        sources=context.campaign("sources"),
+        {key: context.campaign(key) for key in APPENDIX_STUDIES},
     )
     macros = MacroSet()
     return StudyOutput(macros, appendix_outputs(appendix, macros, context.prose), appendix)

@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from archbench.config.catalogue import CATALOGUE, MAKE_ALL_PROFILES
 from archbench.config.paths import REPO_ROOT
 from archbench.config.plan import expected_duration_s
 from archbench.data import storage
@@ -56,10 +57,9 @@ TEMPLATE = "artifact/appendix"
 CITATION_NAME = "CITATION.cff"
 REQUIREMENTS_NAME = "requirements.txt"
 SETUP_SCRIPT_NAME = "scripts/setup.sh"
-# Suffixes of the campaigns a study writes beside its named one (Makefile: latency-study, network-study).
-LATENCY_CLOSED_SUFFIX, LATENCY_001_SUFFIX, NETWORK_LOOPBACK_SUFFIX = "-closed", "-001", "-loopback"
-# The profiles `make all PROFILE=...` accepts (the Makefile refuses others).
-MAKE_ALL_PROFILES = ("smoke", "default", "full")
+# The studies whose measurement the appendix lists beside the main campaign's, in its order; each one's command,
+# profile and the campaigns it reads beside its chosen one are its catalogue entry's.
+APPENDIX_STUDIES = ("echo", "latency", "network", "sources")
 
 
 @dataclass(frozen=True)
@@ -267,37 +267,29 @@ def command_of_profile(profile: str) -> str:
 def collect_appendix(
     main: storage.Campaign,
     raw_root: Path,
-    echo: str | None = None,
-    latency: str | None = None,
-    network: str | None = None,
+    studies: Mapping[str, str | None] | None = None,
     repo_root: Path = REPO_ROOT,
-    sources: str | None = None,
 ) -> ArtifactAppendix:
-    """The appendix of a report built from `main` and the named study campaigns under `raw_root`."""
+    """The appendix of a report built from `main` and the study campaigns `studies` names (key -> the chosen
+    campaign, as archbench.report.campaigns resolves it) under `raw_root`."""
     raw_root = Path(raw_root)
     main_profile = str(main.meta.get("profile") or "")
     experiments = [Experiment("main", command_of_profile(main_profile), _profile_duration(main_profile), (main,))]
     experiments += [
         Experiment(p, f"make all PROFILE={p}", _profile_duration(p)) for p in MAKE_ALL_PROFILES if p != main_profile
     ]
-    latency_names = [f"{latency}{LATENCY_CLOSED_SUFFIX}", latency, f"{latency}{LATENCY_001_SUFFIX}"]
-    experiments += [
-        Experiment("echo", "make echo-study", _profile_duration("echo"), _present(raw_root, [echo])),
-        Experiment(
-            "latency",
-            "make latency-study",
-            _profile_duration("latency"),
-            _present(raw_root, latency_names if latency else []),
-        ),
-        Experiment(
-            "network",
-            "make network-study",
-            _profile_duration("network"),
-            _present(raw_root, [network, f"{network}{NETWORK_LOOPBACK_SUFFIX}"] if network else []),
-            expected_runs=2,
-        ),
-        Experiment("sources", "make sources-study", _profile_duration("sources"), _present(raw_root, [sources])),
-    ]
+    for key in APPENDIX_STUDIES:
+        rule, chosen = CATALOGUE[key], (studies or {}).get(key)
+        read = [chosen + suffix for suffix in rule.read_with] if chosen else []
+        experiments.append(
+            Experiment(
+                key,
+                rule.measure_with,
+                _profile_duration(rule.profile or key),
+                _present(raw_root, read),
+                expected_runs=rule.expected_runs,
+            )
+        )
     if main_profile != "bench":
         experiments.append(Experiment("bench", "make bench", _profile_duration("bench")))
     used = [main.path] + [c.path for e in experiments[1:] for c in e.campaigns]

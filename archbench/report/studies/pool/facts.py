@@ -190,7 +190,7 @@ def starvation_finding(summary: pd.DataFrame, prose: Prose) -> str:
     groups: dict[str, list[dict[str, Any]]] = {}
     for _, row in starving.iterrows():
         starved = row["starved_connections_mean"]
-        with_threads = row["architecture"] in analysis.THREAD_UNITS and not is_missing(row.get("threads"))
+        with_threads = row["architecture"] in analysis.thread_units() and not is_missing(row.get("threads"))
         groups.setdefault(labels.family(row), []).append(
             {
                 "threads": str(int(row["threads"])) if with_threads else None,
