@@ -23,11 +23,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
-from archbench.config.paths import PROCESSED_DIR, RAW_ROOT
+from archbench.config.params import default_campaign_name
+from archbench.config.paths import PROCESSED_DIR
 from archbench.config.pick import (
     DEFAULT_BUDGET_S,
     DEFAULT_CONNECTIONS,
     DEFAULT_DELTA,
+    PROFILE,
     PickRequest,
     parse_budget,
     plan_pick,
@@ -36,7 +38,7 @@ from archbench.config.values import ParameterError
 from archbench.config.workloads import BLOCK_DISTS, CLOSE, KEEP_ALIVE
 from archbench.measure.progress import format_duration
 from archbench.measure.runner import run_campaign
-from archbench.report.campaigns import resolve, short_host
+from archbench.report.campaigns import resolve
 from archbench.report.pick.facts import nearest_map_point, pick_answer
 from archbench.report.pick.render import render_terminal, write_page
 from archbench.report.studies.workloads import STUDY as WORKLOADS_STUDY
@@ -90,7 +92,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     decision.add_argument("--seed", help="seed of the trials' order (default: random, recorded)")
     where = parser.add_argument_group("where")
     where.add_argument("--campaign", help="the campaign's name (default: pick-HOST-UTC, new); an existing one resumes")
-    where.add_argument("--raw-root", type=Path, default=RAW_ROOT, help="where campaigns live (default: data/raw)")
+    where.add_argument(
+        "--raw-root", type=Path, default=Path("data/raw"), help="where campaigns live (default: data/raw)"
+    )
     where.add_argument(
         "--page-dir", type=Path, default=PAGE_DIR, help="where the page goes (default: data/processed/pick)"
     )
@@ -159,7 +163,8 @@ def request_of(args: argparse.Namespace) -> PickRequest:
 
 
 def default_campaign() -> str:
-    return f"pick-{short_host()}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+    """pick-<host>-<UTC>: a new campaign per run, as `bench` makes (the host name made safe as every campaign's)."""
+    return f"{default_campaign_name(PROFILE)}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
 
 
 def map_campaign(args: argparse.Namespace) -> Path | None:
