@@ -134,7 +134,14 @@ def test_progress_lines_carry_the_budget_left() -> None:
 RATES = {"epoll": 10_000.0, "poll": 9_900.0, "thread_pool": 5_000.0}
 
 
-def _campaign(tmp_path: Path, *, rounds: int = 4, load_utilisation: float = 0.5, disturbed: bool = False) -> Path:
+def _campaign(
+    tmp_path: Path,
+    *,
+    rounds: int = 4,
+    load_utilisation: float = 0.5,
+    disturbed: bool = False,
+    unsupported: str | None = None,
+) -> Path:
     """A pick campaign at 100 us of work over epoll, poll and the pool, written as the runner would."""
     plan = plan_pick(
         PickRequest(work_us=100, servers=("epoll", "poll", "thread_pool"), budget_s=600, seed=3), "pick-fixture"
@@ -149,6 +156,7 @@ def _campaign(tmp_path: Path, *, rounds: int = 4, load_utilisation: float = 0.5,
                 config.as_dict(),
                 repetition,
                 cid=config.config_id,
+                status="unsupported" if config.architecture == unsupported else "ok",
                 wrk=synthetic.wrk_report(rate, int(rate), 64),
                 load_utilisation=load_utilisation,
             )
@@ -177,6 +185,17 @@ def test_a_resolved_answer_names_the_picks_and_the_slower(tmp_path: Path) -> Non
     assert "Page: page.html" in text and "Not ranked" not in text
     page = render_page(answer)
     assert "<svg" in page and "<table>" in page and "thread_pool x1" in page and "Resolved" in page
+
+
+def test_a_server_that_cannot_run_here_is_not_compared_and_the_others_are(tmp_path: Path) -> None:
+    answer = pick_answer(_campaign(tmp_path, unsupported="poll"))
+    assert answer.compared and answer.resolved
+    assert {row.label: row.verdict for row in answer.rows} == {
+        "epoll": "within",
+        "thread_pool x1": "slower",
+        "poll": "",
+    }
+    assert "Not compared (no usable trial here, so no verdict): poll." in render_terminal(answer)
 
 
 def test_a_point_the_load_generator_bounds_is_refused_with_what_would_make_it_testable(tmp_path: Path) -> None:

@@ -169,6 +169,16 @@ def test_a_design_shown_slower_leaves_and_is_not_measured_again():
     assert again.alpha_per_look == pytest.approx(0.05 / 10)
 
 
+def test_a_design_without_a_usable_value_leaves_without_a_verdict_and_the_others_are_compared():
+    """A server that cannot run here (io_uring where the kernel refuses it) must not stop the others' comparison."""
+    rng = np.random.default_rng(8)
+    rates = draw_rounds(rng, 4, [0.0, 0.5, 0.0], sigma=0.01)
+    rates[:, 2] = np.nan
+    outcome = selection.select_sequentially(rates, ["a", "b", "c"], first_look=3, max_rounds=4)
+    assert outcome.looks and "c" not in outcome.final and "c" not in outcome.still_in
+    assert outcome.final["a"].verdict == WITHIN and outcome.final["b"].verdict == SLOWER
+
+
 def test_an_open_point_says_how_many_rounds_it_would_need():
     rng = np.random.default_rng(9)
     rates = draw_rounds(rng, 4, [0.0, ZONE / 2, 3 * ZONE], sigma=0.06)

@@ -371,6 +371,9 @@ def select_sequentially(
     final: dict[str, DesignComparison] = {}
     decided_at: dict[str, int] = {}
     for rounds in range(first_look, min(values.shape[0], max_rounds) + 1):
+        # A design without one usable value so far (a server that cannot run here, every trial failed) cannot be
+        # compared: it leaves without a verdict rather than keep the others from being compared.
+        still_in = [i for i in still_in if np.isfinite(logs[:rounds, i]).any()]
         if len(still_in) < 2:
             break
         block = logs[:rounds, still_in]

@@ -110,6 +110,7 @@ def view(answer: PickAnswer, page: Path | None = None) -> dict[str, Any]:
         "within": [row.label for row in answer.rows_with(WITHIN)],
         "slower": [row.label for row in answer.rows_with(SLOWER)],
         "open": [row.label for row in answer.rows_with(OPEN)],
+        "uncompared": [row.label for row in answer.rows_with("")],
         "best_row": None if best_row is None else _row_view(best_row),
         "best_bound_words": BOUND_WORDS.get(answer.best_bound, "nothing recorded"),
         "best_bound_pct": _number(100 * answer.best_bound_share) if not math.isnan(answer.best_bound_share) else "-",
