@@ -21,7 +21,7 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from archbench.config.params import default_campaign_name
 from archbench.config.paths import PROCESSED_DIR
@@ -43,27 +43,20 @@ from archbench.report.pick.facts import nearest_map_point, pick_answer
 from archbench.report.pick.render import render_terminal, write_page
 from archbench.report.studies.workloads import STUDY as WORKLOADS_STUDY
 
-EXIT_OK, EXIT_NOT_RANKED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_NOT_RANKED = 0, 1  # a bad flag exits 2 through the command line's ParameterError
 PAGE_DIR = PROCESSED_DIR / "pick"
 
 
-def _whole(flag: str, text: str | None, default: int | None) -> int | None:
-    """A whole-number flag; its error names the flag in one line (ParameterError, exit 2), never argparse's usage."""
+def _number(flag: str, text: str | None, default: Any, kind: type = int) -> Any:
+    """A numeric flag (`kind` int or float); its error names the flag in one line (ParameterError, exit 2), never
+    argparse's usage."""
     if text is None:
         return default
     try:
-        return int(text)
+        return kind(text)
     except ValueError:
-        raise ParameterError(flag, f"{text!r} is not a whole number") from None
-
-
-def _fraction(flag: str, text: str | None, default: float) -> float:
-    if text is None:
-        return default
-    try:
-        return float(text)
-    except ValueError:
-        raise ParameterError(flag, f"{text!r} is not a fraction such as 0.10") from None
+        what = "a whole number" if kind is int else "a number such as 0.10"
+        raise ParameterError(flag, f"{text!r} is not {what}") from None
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -146,18 +139,18 @@ def request_of(args: argparse.Namespace) -> PickRequest:
         if value is not None
     }
     return PickRequest(
-        work_us=_whole("--work-us", args.work_us, 0),
-        block_us=_whole("--block-us", args.block_us, 0),
+        work_us=_number("--work-us", args.work_us, 0),
+        block_us=_number("--block-us", args.block_us, 0),
         block_dist=args.block_dist,
-        idle_connections=_whole("--idle", args.idle, 0),
+        idle_connections=_number("--idle", args.idle, 0),
         connection_mode=CLOSE if args.churn else KEEP_ALIVE,
         response=args.response,
-        connections=_whole("--connections", args.connections, DEFAULT_CONNECTIONS),
-        pipeline=_whole("--pipeline", args.pipeline, 1),
+        connections=_number("--connections", args.connections, DEFAULT_CONNECTIONS),
+        pipeline=_number("--pipeline", args.pipeline, 1),
         budget_s=parse_budget(args.budget),
-        delta=_fraction("--delta", args.delta, DEFAULT_DELTA),
+        delta=_number("--delta", args.delta, DEFAULT_DELTA, float),
         servers=tuple(args.servers) if args.servers else None,
-        seed=_whole("--seed", args.seed, None),
+        seed=_number("--seed", args.seed, None),
         extra=extra,
     )
 
