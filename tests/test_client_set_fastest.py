@@ -1,5 +1,5 @@
-"""No fastest pool size and no fastest configuration where the load generator set the rate (the pool study's
-\\abMainPoolFinding and \\abPoolSourceComparison, the method study's \\abFastestConfiguration): where it bounded half
+"""No fastest pool size and no fastest configuration where the load generator set the rate (the pool section's
+main pool-size finding and its comparison with source 000, the method study's \\abFastestConfiguration): where it bounded half
 or more of the trials of the configuration with the highest mean, the sentences say that it set the rate instead
 (archbench.report.statlib.client_bound). On fixture campaigns written as raw trial records."""
 
@@ -17,9 +17,11 @@ from archbench.data.storage import load_campaign
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
 from archbench.report.studies.method.facts import trials_macros
-from archbench.report.studies.pool.facts import finding_macros
+from archbench.report.studies.pool.facts import pool_findings
 
 ROUNDS = (1, 2, 3, 4)
+# The pool section's sentences these tests read (paper/templates/pool/sentences.tex.j2).
+MAIN_POOL, SOURCE_COMPARISON = "main pool-size series", "comparison with source 000"
 SATURATED, IDLE = 0.97, 0.5  # wrk's CPU utilisation: client-bound (>= 95 %) or not
 
 
@@ -44,9 +46,13 @@ def macros_of(campaign_dir: Path) -> dict[str, str]:
     campaign = load_campaign(campaign_dir)
     summary = summary_frame(trials_frame(campaign), campaign.meta.get("plan") or [])
     macros, prose = MacroSet(), Prose()
-    finding_macros(macros, summary, prose)
+    main_pool = pool_findings(macros, summary, prose)["main_pool"]
     trials_macros(macros, summary, prose)
-    return {name: macro.value for name, macro in macros.macros.items()}
+    sentences = {
+        MAIN_POOL: prose.sentence("pool/sentences", "pool_series", main_pool),
+        SOURCE_COMPARISON: prose.sentence("pool/sentences", "pool_source_comparison", main_pool),
+    }
+    return {**{name: macro.value for name, macro in macros.macros.items()}, **sentences}
 
 
 def sentences(text: str) -> list[str]:
@@ -81,7 +87,7 @@ def server_set(tmp_path_factory) -> dict[str, str]:
 
 
 def test_a_client_set_pool_rate_names_no_fastest_pool_size(client_set) -> None:
-    finding, comparison = client_set[r"\abMainPoolFinding"], client_set[r"\abPoolSourceComparison"]
+    finding, comparison = client_set[MAIN_POOL], client_set[SOURCE_COMPARISON]
     assert "to 62,000\\,r/s at $N=4$ (source~000's count: 5 threads), the highest mean measured" in finding
     assert "wrk's CPU was at least 95\\,\\% busy in 3 of the 4 trials at $N=4$" in finding
     assert "(and in half or more of the trials at 2 of the 3 pool sizes)" in finding
@@ -106,7 +112,7 @@ def test_a_client_set_highest_mean_is_no_fastest_configuration(client_set) -> No
 
 
 def test_a_server_set_pool_rate_names_the_fastest_pool_size(server_set) -> None:
-    finding, comparison = server_set[r"\abMainPoolFinding"], server_set[r"\abPoolSourceComparison"]
+    finding, comparison = server_set[MAIN_POOL], server_set[SOURCE_COMPARISON]
     assert "to a maximum of 62,000\\,r/s at $N=4$" in finding
     assert "the largest pool measured has the highest mean" in finding
     assert "do not overlap, so the difference is larger than the trial-to-trial noise" in finding
@@ -126,6 +132,6 @@ def test_a_server_set_fastest_configuration_is_a_correct_server(server_set) -> N
 def test_overlapping_intervals_name_a_highest_mean_not_a_fastest_pool_size(tmp_path) -> None:
     series = [(pool(1), 40_000.0, (IDLE,) * 4), (pool(2), 61_500.0, (IDLE,) * 4), (pool(4), 62_000.0, (IDLE,) * 4)]
     macros = macros_of(write_campaign(tmp_path, "synthetic-overlap", series))
-    comparison = macros[r"\abPoolSourceComparison"]
+    comparison = macros[SOURCE_COMPARISON]
     assert "fastest" not in comparison
     assert "is at $N=4$ (5 threads in source~000's count), not separated from the runner-up $N=2$" in comparison

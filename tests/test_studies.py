@@ -23,7 +23,7 @@ from archbench.report import build as report
 from archbench.report.campaigns import GIVEN, MEASURED, NONE, REFERENCE, resolve, short_host
 from archbench.report.latex import MacroSet
 from archbench.report.studies import STUDIES
-from archbench.report.study import SECTION_FILE, Paper
+from archbench.report.study import Paper
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "campaigns"
 HOST = "testhost"
@@ -35,7 +35,7 @@ def test_every_study_has_a_package_a_template_folder_and_a_section():
     for study in STUDIES:
         package = REPO_ROOT / "archbench" / "report" / "studies" / study.name
         assert (package / "__init__.py").is_file(), study.name
-        assert (TEMPLATES_DIR / study.name / SECTION_FILE).is_file(), study.name
+        assert study.section_path().is_file(), study.name
         declared = importlib.import_module(f"archbench.report.studies.{study.name}").STUDY
         # The registry may place a study in another part of the report than its package declares, nothing else.
         assert replace(declared, part=study.part) == study, study.name

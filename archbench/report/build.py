@@ -186,7 +186,11 @@ def write_report(
     for study in studies:
         outputs[study.name] = study.write(context)
     contents = {MACROS_FILE: render_macros(processed, outputs)}
-    contents.update(part_outlines(studies, templates_dir))
+    contents.update(part_outlines(studies, templates_dir, generated_dir))
+    prose = context.prose
+    for study in studies:
+        if study.renders_section(templates_dir):
+            contents[section_file(study.name)] = prose.section(study.name, outputs[study.name].section)
     for name, output in outputs.items():
         for file_name, text in output.files.items():
             if file_name in contents:
@@ -219,17 +223,26 @@ def render_macros(processed: analysis.ProcessedCampaign, outputs: Mapping[str, S
     return latex.render_macro_groups(header, [(name, output.macros) for name, output in outputs.items()])
 
 
-def part_outlines(studies: Sequence[Study], templates_dir: Path) -> dict[str, str]:
+def section_file(study: str) -> str:
+    """The file in paper/generated/ a study's section template renders to."""
+    return f"section-{study}.tex"
+
+
+def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: Path) -> dict[str, str]:
     """front.tex, body.tex and appendices.tex: the \\input of each study's section, in registry order, relative to
-    the paper directory that holds the templates (latexmk runs there)."""
+    the paper directory that holds the templates (latexmk runs there): the rendered one in generated_dir, or the
+    fixed section.tex."""
     outlines = {}
     for part in PARTS:
         lines = [f"% The {part} of the report: one section per study, in the order of archbench.report.studies."]
         for study in studies:
             section = study.section_path(templates_dir)
-            if study.part == part and section.is_file():
-                relative = section.with_suffix("").relative_to(templates_dir.parent).as_posix()
-                lines.append(f"\\input{{{relative}}}")
+            if study.part != part or not section.is_file():
+                continue
+            if study.renders_section(templates_dir):
+                section = Path(generated_dir) / section_file(study.name)
+            relative = Path(os.path.relpath(section.with_suffix(""), templates_dir.parent)).as_posix()
+            lines.append(f"\\input{{{relative}}}")
         outlines[PART_FILES[part]] = "\n".join(lines) + "\n"
     return outlines
 

@@ -13,6 +13,11 @@ The delimiters are chosen to never occur in LaTeX: `<< expression >>`, `<% state
 A template may wrap its text over several lines: `sentence()` joins every run of white space into one
 space, the way TeX reads a paragraph. `block()` keeps the lines as written (tables, figure environments).
 A reference to a fact that was not given is an error (StrictUndefined), never an empty string in the PDF.
+
+A study's section is a template too, `<study>/section.tex.j2`, rendered whole by `section()` with the facts the
+study gives it. It holds the section's fixed text and calls its sentence macros, `<< s.main_pool(main_pool)|oneline >>`
+(`oneline` makes a macro's wrapped lines one line, so a sentence never ends a paragraph by accident); the choices
+between phrasings stay in the macros, so the section's own lines, paragraphs and blank lines are as written.
 """
 
 from __future__ import annotations
@@ -26,11 +31,17 @@ import jinja2
 from archbench.config.paths import TEMPLATES_DIR
 
 TEMPLATE_SUFFIX = ".tex.j2"
+SECTION_TEMPLATE = "section" + TEMPLATE_SUFFIX  # paper/templates/<study>/section.tex.j2
+
+
+def oneline(text: Any) -> str:
+    """Every run of white space one space, the ends stripped: a sentence as TeX reads it, on one line."""
+    return " ".join(str(text).split())
 
 
 def environment(templates_dir: Path = TEMPLATES_DIR) -> jinja2.Environment:
     """A Jinja2 environment with LaTeX-safe delimiters over `templates_dir`."""
-    return jinja2.Environment(
+    made = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
         variable_start_string="<<",
         variable_end_string=">>",
@@ -44,6 +55,8 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> jinja2.Environment:
         autoescape=False,
         undefined=jinja2.StrictUndefined,
     )
+    made.filters["oneline"] = oneline
+    return made
 
 
 class Prose:
@@ -66,4 +79,8 @@ class Prose:
 
     def sentence(self, template: str, macro: str, facts: Mapping[str, Any] | None = None, **more: Any) -> str:
         """The macro's text with every run of white space made one space and the ends stripped."""
-        return " ".join(self.block(template, macro, facts, **more).split())
+        return oneline(self.block(template, macro, facts, **more))
+
+    def section(self, study: str, facts: Mapping[str, Any]) -> str:
+        """The study's section, `<study>/section.tex.j2`, rendered with its facts."""
+        return self._environment.get_template(f"{study}/{SECTION_TEMPLATE}").render(facts)

@@ -1,15 +1,16 @@
 """What a study is: one part of the report, with everything that makes it in one place.
 
 A study is a package under `archbench/report/studies/<name>/` whose `__init__.py` declares `STUDY`, its words are
-under `paper/templates/<name>/` (the section's fixed text in `section.tex`, its sentences in `*.tex.j2`), and it is
-one line of the registry (`archbench/report/studies/__init__.py`). Its name is the key to grep for all of it.
+under `paper/templates/<name>/` (its section in `section.tex.j2`, rendered with the facts the study gives it, or a
+fixed `section.tex`; its sentences in `*.tex.j2`), and it is one line of the registry (`archbench/report/studies/__init__.py`). Its name is the key to grep for all of it.
 
 A study says
 - where its data come from: the main campaign (every study without a `CampaignRule`), or a campaign of its own,
   its entry in the catalogue (`archbench.config.catalogue`), chosen by `archbench.report.campaigns`;
 - how it is measured (`CampaignRule.measure_with`: the command that makes its campaign on this machine);
-- `write(context) -> StudyOutput`: its processing into data/processed/, its macros (facts the templates and the
-  section quote), its generated tables and figure blocks, and a result later studies and the notebook may read;
+- `write(context) -> StudyOutput`: its processing into data/processed/, its macros (the numbers the section
+  quotes), the facts its section template renders its sentences from, its generated tables and figure blocks, and a
+  result later studies and the notebook may read;
 - where its section goes (`part`): before the introduction, in the body, or in the appendices.
 
 A study with a campaign of its own subclasses `CampaignStudy`, which does what every such study did by hand: load
@@ -40,11 +41,11 @@ from archbench.report.common import (
 from archbench.report.latex import MacroSet, figure_block
 from archbench.report.plots import FigureFile
 from archbench.report.plotting import include_path
-from archbench.report.prose import Prose
+from archbench.report.prose import SECTION_TEMPLATE, Prose
 
 Part = Literal["front", "body", "appendix"]
 PARTS: tuple[Part, ...] = ("front", "body", "appendix")
-SECTION_FILE = "section.tex"  # paper/templates/<study>/section.tex: the section's fixed text
+SECTION_FILE = "section.tex"  # paper/templates/<study>/section.tex: a section without facts of its own
 
 
 @dataclass(frozen=True)
@@ -56,12 +57,14 @@ class ReportOptions:
 
 @dataclass
 class StudyOutput:
-    """What a study adds to the report: its macros, its generated files ({name in paper/generated/: LaTeX}) and the
-    result a later study or the notebook reads (None when there is nothing to share)."""
+    """What a study adds to the report: its macros, its generated files ({name in paper/generated/: LaTeX}), the
+    result a later study or the notebook reads (None when there is nothing to share) and the facts its section
+    template renders (`section.tex.j2`)."""
 
     macros: MacroSet = field(default_factory=MacroSet)
     files: dict[str, str] = field(default_factory=dict)
     result: Any = None
+    section: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,13 @@ class Study:
     inline_figures: Callable[[analysis.ProcessedCampaign], Mapping[str, Callable[[], Any]]] | None = None
 
     def section_path(self, templates_dir: Path = TEMPLATES_DIR) -> Path:
-        return Path(templates_dir) / self.name / SECTION_FILE
+        """Its section's template (`section.tex.j2`) if it has one, else its fixed `section.tex`."""
+        folder = Path(templates_dir) / self.name
+        template = folder / SECTION_TEMPLATE
+        return template if template.is_file() else folder / SECTION_FILE
+
+    def renders_section(self, templates_dir: Path = TEMPLATES_DIR) -> bool:
+        return self.section_path(templates_dir).name == SECTION_TEMPLATE
 
 
 class StudyResult(Protocol):
@@ -198,13 +207,20 @@ class CampaignStudy(ABC, Generic[Result]):
         """Its macros, with or without data (a study that writes its section from more than its campaign, as the
         sources study does, overrides `write` instead)."""
 
+    def sentences(self, result: Result, figures: Mapping[str, Any]) -> dict[str, Any]:
+        """The facts its section template renders its sentences from, with or without data."""
+        return {}
+
     def files(self, result: Result, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
         """Its generated files when it has data."""
         return {}
 
-    def section(self, result: Result, macros: MacroSet, paper: Paper) -> dict[str, str]:
+    def section(
+        self, result: Result, macros: MacroSet, paper: Paper, figures: Mapping[str, Any] | None = None
+    ) -> dict[str, str]:
         """Its macros into `macros` and every generated file: its tables and figures, or the not-measured comment."""
-        figures = self.figures(result, paper.figures_dir)
+        if figures is None:
+            figures = self.figures(result, paper.figures_dir)
         self.facts(result, macros, paper.prose, figures)
         if not result.available:
             return absent_files(paper.prose, self.name, self.generated_files)
@@ -213,4 +229,6 @@ class CampaignStudy(ABC, Generic[Result]):
     def write(self, context: StudyContext) -> StudyOutput:
         result = self.read(self.chosen(context), context.raw_root, context.processed_dir, context.options)
         macros = MacroSet()
-        return StudyOutput(macros, self.section(result, macros, context.paper), result)
+        figures = self.figures(result, context.figures_dir)
+        files = self.section(result, macros, context.paper, figures)
+        return StudyOutput(macros, files, result, self.sentences(result, figures))

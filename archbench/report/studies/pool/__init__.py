@@ -13,13 +13,13 @@ from archbench.analyze import analysis
 from archbench.report.latex import MacroSet
 from archbench.report.plotting import TablesAndFigures, figure_blocks
 from archbench.report.studies.pool import figures
-from archbench.report.studies.pool.facts import finding_macros
+from archbench.report.studies.pool.facts import pool_findings
 from archbench.report.studies.pool.figures import make_pool_figures
 from archbench.report.studies.pool.tables import (
+    citations,
     configurations_table,
     pool_size_table_blocks,
     pool_size_tables,
-    reference_macros,
 )
 from archbench.report.study import Study, StudyContext, StudyOutput
 
@@ -37,18 +37,16 @@ def write(context: StudyContext) -> StudyOutput:
     processed, prose = context.processed, context.prose
     summary, trials = processed.summary, processed.trials
     macros = MacroSet()
-    finding_macros(macros, summary, prose)
+    findings = pool_findings(macros, summary, prose)
     made = make_pool_figures(summary, trials, context.figures_dir)
     result = TablesAndFigures(tuple(label for label, _ in pool_size_table_blocks(summary, prose)), made)
-    reference_macros(
-        macros, list(result.table_labels), result.figures_present, prose, has_configurations=not summary.empty
-    )
+    findings["citations"] = citations(result.table_labels, result.figures_present, not summary.empty)
     files = {
         POOL_TABLES_FILE: pool_size_tables(summary, prose),
         CONFIGURATIONS_TABLE_FILE: configurations_table(summary, prose),
     }
     files.update(figure_blocks(made, FIGURES, FIGURES_TEMPLATE, prose, context.paper_dir))
-    return StudyOutput(macros, files, result)
+    return StudyOutput(macros, files, result, findings)
 
 
 def inline_figures(processed: analysis.ProcessedCampaign) -> dict[str, Callable[[], Figure | None]]:

@@ -7,7 +7,7 @@ machine. Every sentence degrades to a statement of what is missing when the
 campaign lacks the configurations it needs.
 
 This module computes the facts (numbers already formatted, names escaped, booleans and small lists that choose
-a phrasing); every sentence is a macro of paper/templates/findings/*.tex.j2, rendered by a `Prose`. The
+a phrasing); every sentence is a macro of paper/templates/pool/sentences.tex.j2, called by the section template. The
 architecture comparison's findings are in archbench.report.studies.architectures.facts.
 """
 
@@ -25,7 +25,7 @@ from archbench.analyze.analysis import (
     main_pool_series,
     series_of,
 )
-from archbench.report.common import CONFIGURATION_TEMPLATE, client_bound_rule, describe_configuration
+from archbench.report.common import client_bound_rule, describe_configuration
 from archbench.report.latex import (
     MISSING,
     MacroSet,
@@ -41,8 +41,6 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 from archbench.report.statlib.client_bound import client_set_rate, trial_count
 from archbench.report.studies.architectures.facts import depth_of
-
-POOL = "pool/sentences"
 
 # The numbers of the main pool-size series, each also a macro of its own (\abPool...).
 POOL_NUMBERS = {
@@ -115,19 +113,10 @@ def _pool_numbers(one: Series) -> dict[str, Any] | None:
     return facts
 
 
-def pool_series_finding(one: Series, prose: Prose) -> dict[str, str]:
-    """Numbers and a sentence for one pool-size series."""
-    facts = _pool_numbers(one)
-    if facts is None:
-        return {"sentence": prose.sentence(POOL, "pool_series", empty=True, label=escape(one.label))}
-    numbers = {words: facts[words.replace(" ", "_")] for words in POOL_NUMBERS}
-    return {"sentence": prose.sentence(POOL, "pool_series", facts), **numbers}
-
-
-def dispatch_comparison(summary: pd.DataFrame, prose: Prose) -> str:
-    """Request vs connection dispatch at equal N and connections, where both were measured."""
+def dispatch_comparison(summary: pd.DataFrame) -> dict[str, Any] | None:
+    """Request vs connection dispatch at equal N and connections, where both were measured (None: no campaign)."""
     if summary.empty:
-        return ""
+        return None
     pool = summary[(summary["architecture"] == "thread_pool") & summary["mean"].notna()]
     request = pool[pool["dispatch"].map(key_text) == "request"]
     connection = pool[pool["dispatch"].map(key_text) == "connection"]
@@ -139,7 +128,7 @@ def dispatch_comparison(summary: pd.DataFrame, prose: Prose) -> str:
     ]
     merged = request.merge(connection, on=keys, suffixes=("_request", "_connection"))
     if merged.empty:
-        return prose.sentence(POOL, "dispatch", pairs=None)
+        return {"pairs": None}
     ratios = merged["mean_request"] / merged["mean_connection"]
     starving = merged[merged["connections"] > merged["threads"]]
     facts: dict[str, Any] = {
@@ -157,10 +146,10 @@ def dispatch_comparison(summary: pd.DataFrame, prose: Prose) -> str:
             starved_high=format_compact(starved.max()),
             request_starved_high=format_compact(starving["starved_connections_mean_request"].fillna(0).max()),
         )
-    return prose.sentence(POOL, "dispatch", facts)
+    return facts
 
 
-def connection_findings(summary: pd.DataFrame, prose: Prose) -> str:
+def connection_findings(summary: pd.DataFrame) -> dict[str, Any]:
     """One sentence per connection sweep of source 000's designs (the others are in the architecture figures)."""
     original = summary[summary["architecture"].isin(analysis.ORIGINAL_ARCHITECTURES)] if not summary.empty else summary
     series = []
@@ -178,12 +167,13 @@ def connection_findings(summary: pd.DataFrame, prose: Prose) -> str:
                 "timeouts": format_compact(high["timeouts_mean"]),
             }
         )
-    return prose.sentence(POOL, "connections", series=series)
+    return {"series": series}
 
 
-def starvation_finding(summary: pd.DataFrame, prose: Prose) -> str:
+def starvation_finding(summary: pd.DataFrame) -> dict[str, Any] | None:
+    """Every configuration that left connections unanswered or had timeouts (None: no configuration)."""
     if summary.empty:
-        return prose.sentence(CONFIGURATION_TEMPLATE, "no_configuration")
+        return None
     starving = summary[(summary["starved_connections_mean"].fillna(0) > 0) | (summary["timeouts_mean"].fillna(0) > 0)]
     labels = _labels(summary)
     several_depths = _several_depths(summary)
@@ -205,52 +195,44 @@ def starvation_finding(summary: pd.DataFrame, prose: Prose) -> str:
         "starving": format_count(len(starving)),
         "groups": [{"name": escape(name), "entries": entries} for name, entries in groups.items()],
     }
-    return prose.sentence(POOL, "starvation", facts)
+    return facts
 
 
-def cpu_cost_finding(summary: pd.DataFrame, prose: Prose) -> str:
+def cpu_cost_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
     rows = summary.dropna(subset=["server_cpu_us_per_request"]) if not summary.empty else summary
     if rows.empty:
-        return prose.sentence(POOL, "cpu_cost", cheapest=None)
+        return {"cheapest": None}
     cheapest = rows.loc[rows["server_cpu_us_per_request"].idxmin()]
     dearest = rows.loc[rows["server_cpu_us_per_request"].idxmax()]
     labels = _labels(summary)
     several_depths = _several_depths(summary)
-    return prose.sentence(
-        POOL,
-        "cpu_cost",
-        {
-            "cheapest": format_decimal(cheapest["server_cpu_us_per_request"], 1),
-            "cheapest_configuration": describe_configuration(cheapest, labels, several_depths, prose),
-            "dearest": format_decimal(dearest["server_cpu_us_per_request"], 1),
-            "dearest_configuration": describe_configuration(dearest, labels, several_depths, prose),
-        },
-    )
+    return {
+        "cheapest": format_decimal(cheapest["server_cpu_us_per_request"], 1),
+        "cheapest_configuration": describe_configuration(cheapest, labels, several_depths, prose),
+        "dearest": format_decimal(dearest["server_cpu_us_per_request"], 1),
+        "dearest_configuration": describe_configuration(dearest, labels, several_depths, prose),
+    }
 
 
-def finding_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> None:
+def pool_findings(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
+    """The main pool-size series' numbers as macros, and the facts of the section's findings
+    (paper/templates/pool/section.tex.j2; a None or empty one says what the campaign lacks)."""
     main = main_pool_series(summary)
-    main_numbers = pool_series_finding(main, prose) if main else {}
+    main_facts = _pool_numbers(main) if main else None
     for words, name in POOL_NUMBERS.items():
-        macros.add(name, main_numbers.get(words, MISSING), f"main pool-size series: {words}")
+        value = main_facts[words.replace(" ", "_")] if main_facts else MISSING
+        macros.add(name, value, f"main pool-size series: {words}")
     other_pools = [
-        pool_series_finding(s, prose)["sentence"]
+        _pool_numbers(s) or {"empty": True, "label": escape(s.label)}
         for s in series_of(summary, "threads")
         if s.first["architecture"] == "thread_pool" and (main is None or s.key != main.key)
     ]
-    main_facts = _pool_numbers(main) if main else None
-    macros.add(
-        r"\abPoolSourceComparison",
-        prose.sentence(POOL, "pool_source_comparison", main_facts or {"empty": True}),
-        "our fastest pool size in source 000's terms, where the server set the rate",
-    )
-    macros.add(r"\abOtherPoolFindings", " ".join(other_pools), "one sentence per other pool-size series (may be empty)")
-    macros.add(
-        r"\abMainPoolFinding",
-        main_numbers["sentence"] if main_numbers else prose.sentence(POOL, "no_pool_series"),
-        "sentence for the main pool-size series",
-    )
-    macros.add(r"\abDispatchFinding", dispatch_comparison(summary, prose), "request vs connection dispatch")
-    macros.add(r"\abConnectionFindings", connection_findings(summary, prose), "one sentence per connection series")
-    macros.add(r"\abStarvationFinding", starvation_finding(summary, prose), "starved connections and timeouts")
-    macros.add(r"\abCpuCostFinding", cpu_cost_finding(summary, prose), "server CPU per request")
+    return {
+        # No main series at all, or one without a measured pool size ("empty").
+        "main_pool": None if main is None else main_facts or {"empty": True, "label": escape(main.label)},
+        "other_pools": other_pools,
+        "dispatch": dispatch_comparison(summary),
+        "connections": connection_findings(summary),
+        "starvation": starvation_finding(summary),
+        "cpu_cost": cpu_cost_finding(summary, prose),
+    }

@@ -154,39 +154,16 @@ def pool_size_tables(summary: pd.DataFrame, prose: Prose) -> str:
     return "\n\n".join(tex for _, tex in blocks) + "\n"
 
 
-def reference_macros(
-    macros: MacroSet,
-    table_labels: Sequence[str],
-    figures_present: dict[str, bool],
-    prose: Prose,
-    has_configurations: bool = True,
-) -> None:
-    """Sentences that cite tables and figures, so the text never \\ref's one the campaign could not produce.
-
-    A missing figure's own file already says why it is missing, so its sentence here is empty.
-    """
-    facts = {
+def citations(table_labels: Sequence[str], figures_present: dict[str, bool], has_configurations: bool) -> dict:
+    """What the section's sentences that cite tables and figures need, so the text never \\ref's one the campaign
+    could not produce (paper/templates/pool/citations.tex.j2)."""
+    return {
         "labels": list(table_labels),
         "split_by_depth": any(re.search(r"-p\d+$", label) for label in table_labels),
         "has_configurations": has_configurations,
         "pool_figure": bool(figures_present.get("pool_size")),
         "connections_figure": bool(figures_present.get("connections")),
     }
-    for name, macro, comment in (
-        (r"\abThreadTablesSentence", "thread_tables", "cites the per-architecture tables"),
-        (
-            r"\abConfigurationsTableSentence",
-            "configurations_table",
-            "cites the table of all configurations (empty without one)",
-        ),
-        (r"\abPoolFigureSentence", "pool_figure", "cites the pool-size figure (empty without one)"),
-        (
-            r"\abConnectionsFigureSentence",
-            "connections_figure",
-            "cites the connection-count figure (empty without one)",
-        ),
-    ):
-        macros.add(name, prose.sentence(CITATIONS_TEMPLATE, macro, facts), comment)
 
 
 def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
