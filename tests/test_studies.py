@@ -307,3 +307,52 @@ def test_two_studies_defining_one_macro_is_an_error(tmp_path, monkeypatch):
             studies=(*STUDIES, twin.STUDY),
         )
     sys.modules.pop("twin_study", None)
+
+
+def test_a_study_section_renders_from_its_facts_and_brings_its_own_bibliography(tmp_path, monkeypatch):
+    """A section template (`section.tex.j2`) is rendered with the facts the study returns, its sentences macros of
+    its own template folder; its references.bib joins the report's bibliography."""
+    package = tmp_path / "src" / "worded_study"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "from archbench.report.study import Study, StudyOutput\n"
+        "def write(context):\n"
+        "    rows = len(context.processed.summary)\n"
+        "    return StudyOutput(section={'count': {'rows': rows, 'several': rows > 1}})\n"
+        "STUDY = Study(name='worded', title='worded', part='appendix', write=write)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    monkeypatch.delitem(sys.modules, "worded_study", raising=False)
+    worded = importlib.import_module("worded_study")
+    paper = tmp_path / "paper"
+    shutil.copytree(TEMPLATES_DIR, paper / "templates")
+    folder = paper / "templates" / "worded"
+    folder.mkdir()
+    (folder / "section.tex.j2").write_text(
+        '<% import "worded/sentences.tex.j2" as s %>\n\\section{Worded}\n\n<< s.count(count)|oneline >> Fixed text.\n'
+    )
+    (folder / "sentences.tex.j2").write_text(
+        "<% macro count(f) %>\nThe campaign has << f.rows >>\n<% if f.several %>configurations<% else %>configuration"
+        "<% endif %>.\n<% endmacro %>\n"
+    )
+    (folder / "references.bib").write_text("@misc{wordedsource, title={A source}}\n")
+    outputs = report.build_report(
+        "fixture-minimal",
+        paths=report.ReportPaths(
+            raw_root=FIXTURES,
+            processed_dir=tmp_path / "processed",
+            generated_dir=paper / "generated",
+            figures_dir=paper / "figures",
+            templates_dir=paper / "templates",
+        ),
+        studies=(*STUDIES, worded.STUDY),
+    )
+    rows = len(outputs.summary)
+    section = (paper / "generated" / "section-worded.tex").read_text()
+    noun = "configurations" if rows > 1 else "configuration"
+    assert section == f"\\section{{Worded}}\n\nThe campaign has {rows} {noun}. Fixed text.\n"
+    assert (paper / "generated" / "appendices.tex").read_text().rstrip().endswith("\\input{generated/section-worded}")
+    assert (paper / "generated" / "bibliography.tex").read_text().splitlines()[-1] == (
+        "\\bibliography{references,templates/worded/references}"
+    )
+    sys.modules.pop("worded_study", None)

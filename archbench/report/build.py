@@ -50,6 +50,10 @@ from archbench.report.study import PARTS, ReportOptions, Study, StudyContext, St
 MACROS_FILE = "macros.tex"
 # The file of each part of the report: the \input of every study section of that part, in registry order.
 PART_FILES = {"front": "front.tex", "body": "body.tex", "appendix": "appendices.tex"}
+# The \\bibliography line: paper/references.bib, then any study's own paper/templates/<study>/references.bib, so a
+# study that cites a new source brings its entries in its template folder.
+BIBLIOGRAPHY_FILE = "bibliography.tex"
+STUDY_BIBLIOGRAPHY = "references.bib"
 
 __all__ = [
     "MACROS_FILE",
@@ -187,6 +191,7 @@ def write_report(
         outputs[study.name] = study.write(context)
     contents = {MACROS_FILE: render_macros(processed, outputs)}
     contents.update(part_outlines(studies, templates_dir, generated_dir))
+    contents[BIBLIOGRAPHY_FILE] = bibliography(studies, templates_dir)
     prose = context.prose
     for study in studies:
         if study.renders_section(templates_dir):
@@ -245,6 +250,16 @@ def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: 
             lines.append(f"\\input{{{relative}}}")
         outlines[PART_FILES[part]] = "\n".join(lines) + "\n"
     return outlines
+
+
+def bibliography(studies: Sequence[Study], templates_dir: Path) -> str:
+    """bibliography.tex: paper/references.bib and every study's own, relative to the paper directory."""
+    names = ["references"]
+    for study in studies:
+        own = Path(templates_dir) / study.name / STUDY_BIBLIOGRAPHY
+        if own.is_file():
+            names.append(Path(os.path.relpath(own.with_suffix(""), Path(templates_dir).parent)).as_posix())
+    return f"% The bibliographies of the report and of its studies.\n\\bibliography{{{','.join(names)}}}\n"
 
 
 def build_pdf(paper_dir: Path = PAPER_DIR, main_tex: str = "report.tex", timeout_s: float = 300) -> Path:
