@@ -381,6 +381,20 @@ serving-order-study: servers $(VENV_STAMP) ## FIFO vs LIFO tail -> data/raw/serv
 	  --rate-reference $(SERVING_ORDER_REFERENCE) --rate-fractions $(SERVING_ORDER_FRACTIONS)
 	$(PY) -m archbench manifest --update
 
+# A study that measures with a profile of its own (archbench/config/profiles.d/NAME.toml with a [catalogue] table):
+# that profile into its campaign, NAME-<host>. The catalogue's command for a study that names no other, so that a
+# new study needs no target here; one with a target of its own (echo-study, ...) is refused, since its target runs
+# more than the profile (python -m archbench campaigns --catalogue lists which runs what).
+.PHONY: study
+study: servers $(VENV_STAMP) ## NAME=<study>: a study's profile -> data/raw/<study>-<host>/ (its catalogue command)
+	@test -n '$(NAME)' || { echo "usage: make study NAME=<study> (python -m archbench campaigns --catalogue)" >&2; exit 2; }
+	@measured_by="$$($(PY) -m archbench campaigns --measures '$(NAME)')"; \
+	  test "$$measured_by" = 'make study NAME=$(NAME)' || \
+	  { echo "make study NAME=$(NAME): its campaign is measured by $$measured_by" >&2; exit 2; }
+	@echo "==> study: notebooks/run_trials.ipynb, profile $(NAME) -> data/raw/$(NAME)-$(HOST_SHORT)/"
+	$(call NOTEBOOK_CAMPAIGN,run_trials,$(NAME)-$(HOST_SHORT)) -p profile $(NAME) $(TRIAL_OPTIONS)
+	$(PY) -m archbench manifest --update
+
 # The study in one checked archive, dist/archbench-<commit>-<campaign>.tar.gz (+ .sha256): the source, the
 # campaigns the report used (data/processed/campaigns.json) with their manifest lines, data/processed, the executed
 # notebooks, the report and ARTIFACT.md (archbench/cli/artifact.py). Uncommitted changes under archbench/ servers_c/
@@ -420,5 +434,10 @@ help: ## this list: every target and variable, from this file's own double-hash 
 	@echo "Targets:"
 	@grep -E '^[a-zA-Z0-9_-]+:[^#]*## ' $(SELF) | sed -E 's/^([a-zA-Z0-9_-]+):[^#]*## /\1\t/' | \
 	  awk -F '\t' '{ printf "  %-20s %s\n", $$1, $$2 }'
+	@# The catalogue is Python's (the studies' profiles), so it is listed only once the venv exists.
+	@if [ -x '$(PY)' ]; then \
+	  echo "Campaigns of the catalogue, this machine's with the command that makes each (<host>: hostname -s):"; \
+	  $(PY) -m archbench campaigns --catalogue | sed 's/^/  /' || echo "  (python -m archbench campaigns --catalogue failed)"; \
+	fi
 	@echo "Variables:"
 	@sed -n 's/^## /  /p' $(SELF)
