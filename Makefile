@@ -4,7 +4,8 @@
 # `make help` lists every target and variable from this file's own `## ` comments: after a target's
 # prerequisites (`target: prerequisites ## what it does`), and on a line of its own for a variable. A target
 # without one is an internal step. tests/test_catalogue.py checks the study targets and their help against the
-# campaign catalogue (archbench/config/catalogue.py).
+# campaign catalogue (archbench/config/catalogue.py and the studies' profiles; python -m archbench campaigns
+# --catalogue prints it).
 
 # This file, before any -include adds to MAKEFILE_LIST: what `make help` reads.
 SELF := $(lastword $(MAKEFILE_LIST))
@@ -290,7 +291,7 @@ import: $(VENV_STAMP) ## RAW=path/to/raw [IMPORT_AS=name]: another machine's cam
 # sections of the report are measured on this machine too (PROFILE=default; about 12 minutes on 2 CPUs together):
 # the profile workloads_short (one level per workload family) and the same notebooks as the full studies below with
 # fewer clients, pool sizes, rates, trials and seconds, into the short campaigns of the catalogue
-# (archbench/config/catalogue.py, the commands `make studies`). The latency study's open-loop client
+# (python -m archbench campaigns --catalogue: the commands `make studies`). The latency study's open-loop client
 # is the project's open_loop (built with the servers): eight designs offered 0.5, 0.7 and 0.9 of their saturation,
 # around where the pilot found the knees, four rounds of 1 s without warm-ups, two for the saturation and source 001 phases (about 3 minutes):
 # the knee is decided by a rank test across trials, which needs at least three per rate.
