@@ -4,7 +4,8 @@
 # `make help` lists every target and variable from this file's own `## ` comments: after a target's
 # prerequisites (`target: prerequisites ## what it does`), and on a line of its own for a variable. A target
 # without one is an internal step. tests/test_catalogue.py checks the study targets and their help against the
-# campaign catalogue (archbench/config/catalogue.py).
+# campaign catalogue (archbench/config/catalogue.py and the studies' profiles; python -m archbench campaigns
+# --catalogue prints it).
 
 # This file, before any -include adds to MAKEFILE_LIST: what `make help` reads.
 SELF := $(lastword $(MAKEFILE_LIST))
@@ -290,7 +291,7 @@ import: $(VENV_STAMP) ## RAW=path/to/raw [IMPORT_AS=name]: another machine's cam
 # sections of the report are measured on this machine too (PROFILE=default; about 12 minutes on 2 CPUs together):
 # the profile workloads_short (one level per workload family) and the same notebooks as the full studies below with
 # fewer clients, pool sizes, rates, trials and seconds, into the short campaigns of the catalogue
-# (archbench/config/catalogue.py, the commands `make studies`). The latency study's open-loop client
+# (python -m archbench campaigns --catalogue: the commands `make studies`). The latency study's open-loop client
 # is the project's open_loop (built with the servers): eight designs offered 0.5, 0.7 and 0.9 of their saturation,
 # around where the pilot found the knees, four rounds of 1 s without warm-ups, two for the saturation and source 001 phases (about 3 minutes):
 # the knee is decided by a rank test across trials, which needs at least three per rate.
@@ -381,6 +382,20 @@ serving-order-study: servers $(VENV_STAMP) ## FIFO vs LIFO tail -> data/raw/serv
 	  --rate-reference $(SERVING_ORDER_REFERENCE) --rate-fractions $(SERVING_ORDER_FRACTIONS)
 	$(PY) -m archbench manifest --update
 
+# A study that measures with a profile of its own (archbench/config/profiles.d/NAME.toml with a [catalogue] table):
+# that profile into its campaign, NAME-<host>. The catalogue's command for a study that names no other, so that a
+# new study needs no target here; one with a target of its own (echo-study, ...) is refused, since its target runs
+# more than the profile (python -m archbench campaigns --catalogue lists which runs what).
+.PHONY: study
+study: servers $(VENV_STAMP) ## NAME=<study>: a study's profile -> data/raw/<study>-<host>/ (its catalogue command)
+	@test -n '$(NAME)' || { echo "usage: make study NAME=<study> (python -m archbench campaigns --catalogue)" >&2; exit 2; }
+	@measured_by="$$($(PY) -m archbench campaigns --measures '$(NAME)')"; \
+	  test "$$measured_by" = 'make study NAME=$(NAME)' || \
+	  { echo "make study NAME=$(NAME): its campaign is measured by $$measured_by" >&2; exit 2; }
+	@echo "==> study: notebooks/run_trials.ipynb, profile $(NAME) -> data/raw/$(NAME)-$(HOST_SHORT)/"
+	$(call NOTEBOOK_CAMPAIGN,run_trials,$(NAME)-$(HOST_SHORT)) -p profile $(NAME) $(TRIAL_OPTIONS)
+	$(PY) -m archbench manifest --update
+
 # The study in one checked archive, dist/archbench-<commit>-<campaign>.tar.gz (+ .sha256): the source, the
 # campaigns the report used (data/processed/campaigns.json) with their manifest lines, data/processed, the executed
 # notebooks, the report and ARTIFACT.md (archbench/cli/artifact.py). Uncommitted changes under archbench/ servers_c/
@@ -420,5 +435,10 @@ help: ## this list: every target and variable, from this file's own double-hash 
 	@echo "Targets:"
 	@grep -E '^[a-zA-Z0-9_-]+:[^#]*## ' $(SELF) | sed -E 's/^([a-zA-Z0-9_-]+):[^#]*## /\1\t/' | \
 	  awk -F '\t' '{ printf "  %-20s %s\n", $$1, $$2 }'
+	@# The catalogue is Python's (the studies' profiles), so it is listed only once the venv exists.
+	@if [ -x '$(PY)' ]; then \
+	  echo "Campaigns of the catalogue, this machine's with the command that makes each (<host>: hostname -s):"; \
+	  $(PY) -m archbench campaigns --catalogue | sed 's/^/  /' || echo "  (python -m archbench campaigns --catalogue failed)"; \
+	fi
 	@echo "Variables:"
 	@sed -n 's/^## /  /p' $(SELF)

@@ -1,6 +1,7 @@
-"""The campaign catalogue (archbench/config/catalogue.py) against what else names a campaign: the studies, the
-shipped data, the Makefile's study targets and help, and docs/data.md's tables. A new study adds its entry to the
-catalogue, its make target and its docs row; these tests say which of them disagree."""
+"""The campaign catalogue (archbench/config/catalogue.py, with the studies' entries in their profiles' `[catalogue]`
+tables) against what else names a campaign: the studies, the shipped data, the Makefile's study targets and help,
+`python -m archbench campaigns --catalogue` and docs/data.md. A new study that measures adds a profile with a
+`[catalogue]` table, measured by `make study NAME=<study>`; these tests say where the others disagree."""
 
 from __future__ import annotations
 
@@ -8,13 +9,24 @@ import itertools
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from archbench.config.catalogue import CATALOGUE, MAIN, MAKE_ALL_PROFILES, shipped_campaigns
+from archbench.cli.main import main as cli_main
+from archbench.config.catalogue import (
+    CATALOGUE,
+    LOOPBACK_SUFFIX,
+    MAIN,
+    MAKE_ALL_PROFILES,
+    SECOND_LOOK_SUFFIX,
+    STUDY_COMMAND,
+    build_catalogue,
+    shipped_campaigns,
+)
 from archbench.config.paths import RAW_ROOT, REPO_ROOT
-from archbench.config.profiles import PROFILE_NAMES
+from archbench.config.profiles import PROFILE_DIR, PROFILE_NAMES, ProfileError
 from archbench.report.studies import STUDIES
 
 HOST = "catalogue-host"  # HOST_SHORT for make: no real host name can collide with it
@@ -104,6 +116,29 @@ def test_every_study_with_data_of_its_own_reads_its_catalogue_entry():
         assert rule.profile is None or rule.profile in PROFILE_NAMES, key
 
 
+def test_a_studys_entry_is_its_profiles_catalogue_table_in_the_catalogues_order():
+    assert list(CATALOGUE) == [
+        *("main", "workloads", "echo", "latency", "serving_order", "network", "sources", "crossos", "robustness")
+    ]
+    # Key, profile and file are one name; what no profile measures (main and the file and import studies) is code's.
+    for key, rule in CATALOGUE.items():
+        assert rule.profile in (None, key), key
+        assert (rule.profile is None) == (key in (MAIN, "crossos", "robustness")), key
+    assert build_catalogue(PROFILE_DIR) == CATALOGUE
+    # The suffixes the studies name in code are the ones their profiles read beside.
+    assert LOOPBACK_SUFFIX in CATALOGUE["network"].read_with
+    assert SECOND_LOOK_SUFFIX in CATALOGUE["serving_order"].read_with
+
+
+def test_a_profile_cannot_redeclare_an_entry_of_code(tmp_path):
+    (tmp_path / "crossos.toml").write_text('servers = ["epoll"]\n[catalogue]\nreference = "reference"\n')
+    with pytest.raises(ProfileError, match="crossos"):
+        build_catalogue(tmp_path)
+    (tmp_path / "crossos.toml").write_text('servers = ["epoll"]\n[catalogue]\nrefrence = "reference"\n')
+    with pytest.raises(ProfileError, match="refrence"):
+        build_catalogue(tmp_path)
+
+
 def test_what_the_catalogue_ships_is_under_data_raw():
     for name in shipped_campaigns():
         assert (RAW_ROOT / name).is_dir(), name
@@ -123,6 +158,14 @@ def test_every_campaign_a_make_target_writes_is_declared_in_the_catalogue():
     runs = [("all", f"PROFILE={p}") for p in ("smoke", "default", "full")]
     runs += [("studies", "PROFILE=full")]  # the full studies, one sub-make each
     runs += [(target,) for target in help_lines() if target.endswith(("-study", "-study-short"))]
+    # The generic target, for every study whose profile has a catalogue entry and whose campaign is named as the
+    # study: it refuses those with a target of their own only when it runs, so the dry run says what it would write
+    # (serving_order's campaigns are serving-order-<host>, which `make study` never writes).
+    runs += [
+        ("study", f"NAME={key}")
+        for key, rule in CATALOGUE.items()
+        if rule.profile is not None and f"{key}-{{host}}" in dict(rule.measured)
+    ]
     declared = declared_names()
     for run in runs:
         written = written_campaigns(make_dry_run(*run))
@@ -174,16 +217,57 @@ def test_make_help_is_printed_from_the_makefile_comments():
         assert f"$({variable})" in MAKEFILE.read_text(), variable
 
 
-def test_the_docs_table_of_choices_is_the_catalogue():
-    rows = table(DATA_MD.read_text(), "## Which campaign each section reads")
+def test_the_catalogue_command_prints_the_catalogue(capsys):
+    """`python -m archbench campaigns --catalogue --markdown`, which docs/data.md sends its reader to: one row per
+    key in the catalogue's order, this machine's campaigns in the order they are looked for, each with its command,
+    the shipped one and the suffixes read beside."""
+    assert cli_main(["campaigns", "--catalogue", "--markdown"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines[2:]]
     by_key = {backticked(row[0])[0]: row for row in rows}
-    assert list(by_key) == list(CATALOGUE)  # the catalogue's order, one row each
+    assert list(by_key) == list(CATALOGUE)
     for key, rule in CATALOGUE.items():
-        _, measured, shipped, _ = by_key[key]
-        for pattern, _ in rule.measured:
-            name = pattern.format(host="<host>", processed="data/processed")
-            assert f"`{name}`" in measured, (key, name)
-        assert backticked(shipped)[0] == rule.reference, key
+        _, measured, shipped, beside, _ = by_key[key]
+        shown = [f"`{p.format(host='<host>', processed='data/processed')}` (`{c}`)" for p, c in rule.measured]
+        assert measured.endswith(", ".join(shown)) if shown else rule.measure_with in measured, key
+        assert backticked(shipped) == [rule.reference], key
+        for suffix in (*rule.read_with, *rule.also_writes):
+            assert suffix == "" or f"`{suffix}`" in beside, (key, suffix)
+    assert by_key[MAIN][1].startswith("`CAMPAIGN` (`make trials`)")  # what make trials wrote, first
+    assert cli_main(["campaigns", "--catalogue"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in text] == list(CATALOGUE)
+
+
+def test_the_docs_send_the_reader_to_the_catalogue_command():
+    section = DATA_MD.read_text().split("## Which campaign each section reads", 1)[1].split("\n## ", 1)[0]
+    assert "python -m archbench campaigns --catalogue" in section
+    assert "| key |" not in section  # no hand-kept copy of the catalogue
+
+
+def test_the_command_a_study_is_measured_with(capsys):
+    """What `make study NAME=<key>` checks before it measures: the catalogue's command for the key."""
+    for key, rule in CATALOGUE.items():
+        assert cli_main(["campaigns", "--measures", key]) == 0
+        assert capsys.readouterr().out.strip() == rule.measure_with
+    assert cli_main(["campaigns", "--measures", "nope"]) == 2
+    assert "no key 'nope'" in capsys.readouterr().err
+    assert STUDY_COMMAND.format(name="x") == "make study NAME=x"
+
+
+@needs_make
+@pytest.mark.skipif(not (Path(sys.prefix) / "bin" / "python").is_file(), reason="not run from a venv")
+def test_make_help_lists_the_catalogue_when_the_venv_exists():
+    output = subprocess.run(
+        ["make", "-s", "--no-print-directory", "-C", str(REPO_ROOT), "help", f"VENV={sys.prefix}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    listed = output.split("Campaigns of the catalogue", 1)[1].split("Variables:", 1)[0].splitlines()[1:]
+    assert [line.split()[0] for line in listed] == list(CATALOGUE)
+    for line, rule in zip(listed, CATALOGUE.values(), strict=True):
+        assert rule.measure_with in line, line
 
 
 def shipped_in_git() -> set[str]:

@@ -91,3 +91,11 @@ def test_a_broken_profile_file_is_an_error(tmp_path: Path) -> None:
         load_profile(write(tmp_path, "servers = [\n"))
     with pytest.raises(ProfileError, match="absent"):
         load_profile(tmp_path / "absent.toml")
+
+
+def test_a_studys_catalogue_table_is_checked_but_is_no_parameter(tmp_path: Path) -> None:
+    # The echo study's entry in the campaign catalogue lives in its profile (archbench.config.catalogue).
+    assert load_profile(PROFILE_DIR / "echo.toml")["catalogue"]["reference"] == "reference-echo"
+    assert "catalogue" not in profile_values("echo")
+    with pytest.raises(ProfileError, match="measured"):
+        load_profile(write(tmp_path, 'servers = ["blocking"]\n[catalogue]\nmeasured = "toy-{host}"\n'))

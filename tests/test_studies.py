@@ -1,11 +1,13 @@
 """The report as a list of studies: the registry's shape, one resolution of campaigns for make, the notebook and
-the command line, and a new study added as one folder, one template folder and one registry line."""
+the command line, and a new study added as one folder, one template folder and one registry line, and, for one that
+measures, a profile with a `[catalogue]` table."""
 
 from __future__ import annotations
 
 import importlib
 import json
 import shutil
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -15,8 +17,11 @@ import papermill
 import pytest
 
 from archbench.cli.main import main as cli_main
+from archbench.config import catalogue
+from archbench.config.catalogue import CATALOGUE
 from archbench.config.params import ParameterError
 from archbench.config.paths import REPO_ROOT, TEMPLATES_DIR
+from archbench.config.profiles import PROFILE_DIR
 from archbench.data import storage
 from archbench.data.importer import IMPORT_DIR
 from archbench.report import build as report
@@ -171,7 +176,8 @@ import pandas as pd
 
 from archbench.analyze import analysis
 from archbench.report.latex import format_count
-from archbench.report.study import CampaignRule, CampaignStudy
+from archbench.config.catalogue import CATALOGUE
+from archbench.report.study import CampaignStudy
 
 
 class Toy:
@@ -187,8 +193,7 @@ class ToyStudy(CampaignStudy):
     name = "toy"
     title = "a toy study"
     part = "body"
-    rule = CampaignRule(measured=(("toy-{host}", "make toy-study"),), reference="reference-toy",
-                        measure_with="make toy-study")
+    rule = CATALOGUE[name]
     processed_files = ("toy-trials.csv",)
     generated_files = ("toy-table.tex",)
 
@@ -212,8 +217,32 @@ STUDY = TOY.study
 '''
 
 
+# The toy study's profile: what it measures, and as its [catalogue] table its entry in the campaign catalogue, with
+# every field but the shipped campaign left to the defaults (toy-<host>, made by `make study NAME=toy`).
+TOY_PROFILE = """# Profile toy: the toy study's campaign.
+servers = ["epoll"]
+connection_counts = [8]
+duration_s = 1
+trials = 1
+
+[catalogue]
+reference = "reference-toy"
+"""
+
+
+def toy_profiles(tmp_path: Path, monkeypatch) -> Path:
+    """profiles.d with the toy's profile beside the others, and the catalogue built from it in place of the
+    repository's (as it would be with the file in profiles.d): catalogue.py is not edited."""
+    profiles = tmp_path / "profiles.d"
+    shutil.copytree(PROFILE_DIR, profiles)
+    (profiles / "toy.toml").write_text(TOY_PROFILE)
+    monkeypatch.setattr(catalogue, "CATALOGUE", catalogue.build_catalogue(profiles))
+    return profiles
+
+
 def toy_package(tmp_path: Path, monkeypatch) -> ModuleType:
-    """The toy study as a package of its own, outside the repository, on sys.path."""
+    """The toy study as a package of its own, outside the repository, on sys.path, with its profile."""
+    toy_profiles(tmp_path, monkeypatch)
     package = tmp_path / "src" / "toy_study"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(TOY_STUDY)
@@ -264,6 +293,55 @@ def test_a_new_study_is_one_folder_one_template_folder_and_one_registry_line(tmp
     toy_choice = next(c for c in recorded["campaigns"] if c["key"] == "toy")
     assert (toy_choice["name"], toy_choice["how"]) == ("reference-toy", REFERENCE)
     assert any(line.startswith("toy ") for line in outputs.campaigns.explain(studies))
+
+
+def test_a_new_study_that_measures_takes_its_catalogue_entry_from_its_profile(tmp_path, monkeypatch, capsys):
+    toy = toy_package(tmp_path, monkeypatch)
+    rule = catalogue.CATALOGUE["toy"]
+    assert toy.STUDY.campaign is rule
+    assert list(catalogue.CATALOGUE) == [*CATALOGUE, "toy"]  # without an order, after every other entry
+    assert (rule.profile, rule.reference, rule.measure_with) == ("toy", "reference-toy", "make study NAME=toy")
+    assert rule.measured == (("toy-{host}", "make study NAME=toy"),)
+    # Resolved like every study: the shipped campaign until `make study NAME=toy` has measured this machine's.
+    studies, raw = (*STUDIES, toy.STUDY), tmp_path / "raw"
+    for name in ("reference", "reference-toy"):
+        campaign_dir(raw, name)
+    chosen = resolve(studies, None, raw_root=raw, processed_dir=tmp_path / "p", host=HOST)
+    assert (chosen["toy"], chosen.choice("toy").how) == ("reference-toy", REFERENCE)
+    assert chosen.choice("toy").detail == "make study NAME=toy measures this machine's"
+    campaign_dir(raw, f"toy-{HOST}")
+    chosen = resolve(studies, None, raw_root=raw, processed_dir=tmp_path / "p", host=HOST)
+    assert (chosen["toy"], chosen.choice("toy").how, chosen.choice("toy").detail) == (
+        f"toy-{HOST}",
+        MEASURED,
+        "make study NAME=toy",
+    )
+    # What `make study NAME=toy` asks before it measures, and the catalogue make help lists.
+    profiles = ["--profiles-dir", str(tmp_path / "profiles.d")]
+    assert cli_main(["campaigns", "--measures", "toy", *profiles]) == 0
+    assert capsys.readouterr().out == "make study NAME=toy\n"
+    assert cli_main(["campaigns", "--catalogue", *profiles]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].split() == [
+        *("toy", "toy-<host>", "(make", "study", "NAME=toy);", "shipped:", "reference-toy")
+    ]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_study_measures_a_new_study_into_its_campaign(tmp_path, monkeypatch):
+    """The toy's catalogue command, dry-run (`make -n`: nothing is built or measured), runs the toy's profile into
+    the campaign its entry names, after checking that the command is the toy's."""
+    toy_profiles(tmp_path, monkeypatch)
+    command = catalogue.CATALOGUE["toy"].measure_with.split()
+    output = subprocess.run(
+        ["make", "-n", "--no-print-directory", "-C", str(REPO_ROOT), *command[1:], f"HOST_SHORT={HOST}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "archbench campaigns --measures 'toy'" in output
+    runs = [line for line in output.splitlines() if "--campaign" in line]
+    assert len(runs) == 1 and f"--campaign toy-{HOST} -p campaign toy-{HOST} -p profile toy" in runs[0]
+    assert [p.format(host=HOST) for p, _ in catalogue.CATALOGUE["toy"].measured] == [f"toy-{HOST}"]
 
 
 def test_a_campaign_study_without_its_campaign_says_so_and_leaves_no_stale_csv(tmp_path, monkeypatch):

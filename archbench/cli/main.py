@@ -23,6 +23,7 @@
     python -m archbench check-artifact ARCHIVE [--no-pdf] [--keep DIR]  (archbench.cli.artifact_check)
     python -m archbench lab [--port 8888] [--ip 127.0.0.1] [--no-browser] [--token T]
     python -m archbench campaigns [--set KEY=CAMPAIGN,...] [--measured-main NAME] [--json] [--makefile FILE]
+    python -m archbench campaigns --catalogue [--markdown] | --measures KEY   (archbench.cli.campaigns)
     python -m archbench pick [--work-us N] [--block-us N] [--idle K] [--churn] [--response SPEC] [--connections N]
                              [--budget 3m] [--delta F] [--servers S ...] ...                (archbench.cli.pick)
 

@@ -4,14 +4,26 @@ One entry per key of CAMPAIGNS (`main`, and each study with data of its own, nam
 this machine may have measured and the command that makes each (`{host}` is the short host name), the profile
 behind them, the campaign shipped in git, and the campaigns read beside the chosen one (a saturation campaign, a
 loopback twin, a second look). `archbench.report.campaigns.resolve` chooses among them, the same for every key:
-given, else measured here, else shipped. The Makefile's study targets and docs/data.md's table are checked against
-this catalogue (tests/test_catalogue.py), so a campaign name is written here, in the Makefile target that
-writes it and in the docs table.
+given, else measured here, else shipped.
+
+A study that measures with a profile of its own declares its entry in that profile, as its `[catalogue]` table
+(archbench/config/profiles.d/<study>.toml, `archbench.config.parameter_model.ProfileCatalogue`): the key is the
+profile's name, and without a command of its own a campaign is made by `make study NAME=<study>`, so a new study
+needs no edit here nor in the Makefile. What no profile measures stays here: `main` (the profiles `make all`
+takes) and the entries without a profile (the cross-OS comparison, the robustness results). `build_catalogue`
+reads another profiles directory too, which is how the toy study of the tests gets its entry.
+
+`python -m archbench campaigns --catalogue` prints the catalogue (docs/data.md sends the reader there), `make help`
+prints it too, and tests/test_catalogue.py checks the Makefile's study targets and the shipped data against it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+from archbench.config.parameter_model import ProfileCatalogue
+from archbench.config.profiles import PROFILE_DIR, ProfileError, profile_catalogue, profile_names, profile_path
 
 MAIN = "main"
 MAIN_REFERENCE = "reference"
@@ -44,66 +56,66 @@ class CampaignRule:
     also_writes: tuple[str, ...] = ()
 
 
-SHORT_STUDY = "make studies"  # the short studies `make all` runs after the main campaign (PROFILE=default)
+# The command that measures a study's campaign when its profile names no other: the Makefile's generic target.
+STUDY_COMMAND = "make study NAME={name}"
 
-CATALOGUE: dict[str, CampaignRule] = {
-    MAIN: CampaignRule(
-        measured=tuple((f"{p}-{{host}}", f"make all PROFILE={p}") for p in MAKE_ALL_PROFILES),
-        reference=MAIN_REFERENCE,
-        measure_with="make trials",
-    ),
-    "workloads": CampaignRule(
-        measured=(("workloads-{host}", "make workloads-study"), ("workloads-short-{host}", SHORT_STUDY)),
-        reference="reference-workloads-selection",
-        measure_with="make workloads-study",
-        profile="workloads",
-    ),
-    "echo": CampaignRule(
-        measured=(("echo-{host}", "make echo-study"), ("echo-short-{host}", SHORT_STUDY)),
-        reference="reference-echo",
-        measure_with="make echo-study",
-        profile="echo",
-    ),
-    "latency": CampaignRule(
-        measured=(("latency-{host}", "make latency-study"), ("latency-short-{host}", "make latency-study-short")),
-        reference="reference-latency-designs",
-        measure_with="make latency-study",
-        profile="latency",
-        read_with=("-closed", "", "-001"),  # the saturation campaign, the rate sweep, source 001's set-up
-    ),
-    "serving_order": CampaignRule(
-        measured=(("serving-order-{host}", "make serving-order-study"),),
-        reference="reference-serving-order",
-        measure_with="make serving-order-study",
-        profile="serving_order",
-        read_with=("", SECOND_LOOK_SUFFIX),
-        expected_runs=2,
-        also_writes=("-closed",),  # the closed-loop saturation run the open-loop rates are fractions of
-    ),
-    "network": CampaignRule(
-        measured=(("network-{host}", "make network-study"), ("network-short-{host}", SHORT_STUDY)),
-        reference="reference-network",
-        measure_with="make network-study",
-        profile="network",
-        read_with=("", LOOPBACK_SUFFIX),
-        expected_runs=2,
-    ),
-    "sources": CampaignRule(
-        measured=(("sources-{host}", "make sources-study"),),
-        reference="reference-sources",
-        measure_with="make sources-study",
-        profile="sources",
-    ),
+MAIN_RULE = CampaignRule(
+    measured=tuple((f"{p}-{{host}}", f"make all PROFILE={p}") for p in MAKE_ALL_PROFILES),
+    reference=MAIN_REFERENCE,
+    measure_with="make trials",
+)
+
+# The entries no profile measures, each with its place among the profiles' `order`s (main is always first).
+WITHOUT_PROFILE: dict[str, tuple[int, CampaignRule]] = {
     # The campaign the main one is compared with, configuration by configuration: another machine's by nature,
     # so nothing measures it here; imported campaigns join the cross-host comparison.
-    "crossos": CampaignRule(measured=(), reference=MAIN_REFERENCE, measure_with="make import", imported=True),
-    "robustness": CampaignRule(
-        measured=(("{processed}/robustness.json", "make test"),),
-        reference="reference-robustness",
-        measure_with="make test",
-        file="robustness.json",
+    "crossos": (70, CampaignRule(measured=(), reference=MAIN_REFERENCE, measure_with="make import", imported=True)),
+    "robustness": (
+        80,
+        CampaignRule(
+            measured=(("{processed}/robustness.json", "make test"),),
+            reference="reference-robustness",
+            measure_with="make test",
+            file="robustness.json",
+        ),
     ),
 }
+
+
+def profile_rule(name: str, table: ProfileCatalogue) -> CampaignRule:
+    """The catalogue entry a profile's `[catalogue]` table declares for the study of the profile's name."""
+    default = STUDY_COMMAND.format(name=name)
+    if table.measured is None:
+        measured: tuple[tuple[str, str], ...] = ((f"{name}-{{host}}", default),)
+    else:
+        measured = tuple((m.campaign, m.command or default) for m in table.measured)
+    return CampaignRule(
+        measured=measured,
+        reference=table.reference,
+        measure_with=table.measure_with or (measured[0][1] if measured else default),
+        profile=name,
+        read_with=tuple(table.read_with),
+        expected_runs=table.expected_runs,
+        also_writes=tuple(table.also_writes),
+    )
+
+
+def build_catalogue(profiles_dir: Path = PROFILE_DIR) -> dict[str, CampaignRule]:
+    """main, then the entries of the profiles in `profiles_dir` with a `[catalogue]` table and those without a
+    profile, by their order (an entry without one after every entry with one, by name)."""
+    placed: dict[str, tuple[int | None, CampaignRule]] = dict(WITHOUT_PROFILE)
+    for name in profile_names(profiles_dir):
+        table = profile_catalogue(profile_path(name, profiles_dir))
+        if table is None:
+            continue
+        if name in placed or name == MAIN:
+            raise ProfileError(f"profile {name}: its [catalogue] entry {name!r} is declared in code already")
+        placed[name] = (table.order, profile_rule(name, table))
+    ordered = sorted(placed.items(), key=lambda item: (item[1][0] is None, item[1][0] or 0, item[0]))
+    return {MAIN: MAIN_RULE, **{key: rule for key, (_, rule) in ordered}}
+
+
+CATALOGUE: dict[str, CampaignRule] = build_catalogue()
 
 
 def shipped_campaigns(catalogue: dict[str, CampaignRule] = CATALOGUE) -> list[str]:

@@ -1,4 +1,5 @@
-"""The shapes of campaign parameters as data: a profile file and campaign.json's "parameters".
+"""The shapes of campaign parameters as data: a profile file (with a study's `[catalogue]` table) and
+campaign.json's "parameters".
 
 These pydantic models check structure (which keys, which JSON types) and generate the JSON Schemas in
 docs/schemas/. What a value means and whether it fits the machine and the other values (a known
@@ -263,10 +264,45 @@ class ProfileWorkloadFamily(_Closed):
     servers: list[str | ProfileServerEntry] | None = None
 
 
+class MeasuredCampaign(_Closed):
+    """One campaign this machine may measure for a study, and the command that makes it."""
+
+    campaign: str = Field(description="its name; {host} is the short host name (hostname -s)")
+    command: str | None = Field(None, description="the command that makes it; missing: make study NAME=<profile>")
+
+
+class ProfileCatalogue(_Closed):
+    """A profile's `[catalogue]` table: the study of the profile's name measures its campaigns with this profile,
+    and this is its entry in the campaign catalogue (`archbench.config.catalogue.CampaignRule`, whose fields these
+    are). Not a parameter: loading a profile's values leaves it out."""
+
+    order: int | None = Field(
+        None, description="its place in the catalogue (main is first; missing: after every entry with one)"
+    )
+    measured: list[MeasuredCampaign] | None = Field(
+        None,
+        description="this machine's campaigns, the most complete first; missing: <profile>-{host}, made by "
+        "make study NAME=<profile>",
+    )
+    reference: str | None = Field(None, description="the campaign shipped in git, read when this machine has none")
+    measure_with: str | None = Field(
+        None, description="the command a reader is told measures it; missing: the first measured campaign's"
+    )
+    read_with: list[str] = Field(
+        default_factory=lambda: [""],
+        description='suffixes of the campaigns read beside the chosen one when they exist ("": the chosen one)',
+    )
+    expected_runs: int = Field(1, description="how many campaigns one measurement writes")
+    also_writes: list[str] = Field(
+        default_factory=list, description="suffixes of the campaigns a measurement writes that the report does not read"
+    )
+
+
 class ProfileValues(_Closed):
     """A profile file (archbench/config/profiles.d/<name>.toml): default values of any parameter but
-    `profile` itself. Closed (extra="forbid"): a misspelt parameter is an error, not silently ignored.
-    A server entry is an architecture name or a mapping."""
+    `profile` itself, and for a study's profile its entry in the campaign catalogue (`catalogue`). Closed
+    (extra="forbid"): a misspelt parameter is an error, not silently ignored. A server entry is an architecture name
+    or a mapping."""
 
     servers: list[str | ProfileServerEntry] | None = None
     campaign: str | None = None
@@ -314,3 +350,6 @@ class ProfileValues(_Closed):
     selection_delta: float | None = None
     selection_max_rounds: int | None = None
     selection_budget_s: float | None = None
+    catalogue: ProfileCatalogue | None = Field(
+        None, description="the study's entry in the campaign catalogue (not a parameter)"
+    )

@@ -18,6 +18,10 @@ the default and full profiles' thread sweeps are "auto" (they grow with the serv
 comments give the rule. On the 2-CPU reference machine every "auto" resolves to the values the profiles
 held before (server CPU 0, load CPU 1, wrk -t1, pool sweep [1, 2, 4, 8]).
 
+A study that measures with a profile of its own (echo, latency, ...) names the profile as itself and gives the
+profile a `[catalogue]` table (`ProfileCatalogue`): its entry in the campaign catalogue (`archbench.config.catalogue`),
+which is not a parameter, so `profile_values` leaves it out.
+
 Expected durations on the reference machine (2 cores) follow from the grid: `expected_duration_s`
 computes them (pass `topology=` to plan for another machine), so they follow any edit of the files.
 """
@@ -30,7 +34,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from archbench.config.parameter_model import ProfileValues
+from archbench.config.parameter_model import ProfileCatalogue, ProfileValues
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -58,6 +62,9 @@ PROFILE_NAMES = profile_names()
 TRIAL_OVERHEAD_S = 0.15
 
 
+CATALOGUE_TABLE = "catalogue"  # a study's entry in the campaign catalogue: in a profile file, not a parameter
+
+
 class ProfileError(ValueError):
     """A profile file is missing or does not have the shape of `ProfileValues`."""
 
@@ -66,25 +73,35 @@ def profile_path(name: str, directory: Path = PROFILE_DIR) -> Path:
     return directory / f"{name}.toml"
 
 
-def load_profile(path: Path) -> dict[str, Any]:
-    """A profile file's values, checked against `ProfileValues` (keys and JSON types, nothing coerced)."""
+def _read_profile(path: Path) -> tuple[dict[str, Any], ProfileValues]:
     try:
         with path.open("rb") as stream:
             values = tomllib.load(stream)
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise ProfileError(f"profile {path.stem}: {error}") from error
     try:
-        ProfileValues.model_validate(values)
+        return values, ProfileValues.model_validate(values)
     except ValidationError as error:
         raise ProfileError(f"profile {path.stem} ({path}): {error}") from error
-    return values
+
+
+def load_profile(path: Path) -> dict[str, Any]:
+    """A profile file's values, checked against `ProfileValues` (keys and JSON types, nothing coerced)."""
+    return _read_profile(path)[0]
+
+
+def profile_catalogue(path: Path) -> ProfileCatalogue | None:
+    """A profile file's `[catalogue]` table, checked with the rest of the file; None when it has none."""
+    return _read_profile(path)[1].catalogue
 
 
 def profile_values(name: str) -> dict[str, Any]:
     """Fresh dict of the profile's parameter values (callers may modify it): read from its file each time."""
     if name not in PROFILE_NAMES:
         raise KeyError(f"unknown profile {name!r}; valid: {', '.join(PROFILE_NAMES)}")
-    return load_profile(profile_path(name))
+    values = load_profile(profile_path(name))
+    values.pop(CATALOGUE_TABLE, None)
+    return values
 
 
 def source_001_servers() -> list[Any]:
