@@ -17,7 +17,6 @@ from archbench.report.common import short_family, starved_cell
 from archbench.report.latex import (
     NOT_MEASURED,
     Column,
-    MacroSet,
     MarkNotes,
     any_positive,
     escape,
