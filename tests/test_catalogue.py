@@ -285,11 +285,13 @@ def shipped_in_git() -> set[str]:
     return {Path(line).parts[depth] for line in tracked if len(Path(line).parts) > depth + 1}
 
 
-def test_the_docs_list_every_shipped_campaign_and_the_catalogue_reads_listed_ones():
+def test_every_shipped_campaign_is_read_by_the_catalogue_or_listed_in_the_docs():
+    """A study's shipped reference is documented by its catalogue entry (`campaigns --catalogue`); a campaign no study
+    reads is explained in docs/data.md's table, and that table names only campaigns git ships."""
     rows = table(DATA_MD.read_text(), "### Shipped campaigns")
     listed = set(itertools.chain.from_iterable(expand_braces(n) for row in rows for n in backticked(row[0])))
-    assert listed == shipped_in_git()
-    assert set(shipped_campaigns()) <= listed
+    assert listed <= shipped_in_git()
+    assert listed | set(shipped_campaigns()) == shipped_in_git()
 
 
 def test_the_profiles_make_all_accepts_are_the_main_campaigns_the_catalogue_looks_for():

@@ -6,7 +6,7 @@ fixed `section.tex`; its sentences in `*.tex.j2`), and it is one line of the reg
 
 A study says
 - where its data come from: the main campaign (every study without a `CampaignRule`), or a campaign of its own,
-  its entry in the catalogue (`archbench.config.catalogue`), chosen by `archbench.report.campaigns`;
+  its entry in the catalogue (`archbench.config.catalogue`: its profile's `[catalogue]` table), chosen by `archbench.report.campaigns`;
 - how it is measured (`CampaignRule.measure_with`: the command that makes its campaign on this machine);
 - `write(context) -> StudyOutput`: its processing into data/processed/, its macros (the numbers the section
   quotes), the facts its section template renders its sentences from, its generated tables and figure blocks, and a
