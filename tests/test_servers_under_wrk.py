@@ -20,25 +20,30 @@ from pathlib import Path
 
 import pytest
 
+from archbench.config.server_variants import tested_variants
+from archbench.config.servers import server_specs
+
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / "build" / "bin"
 PIPELINE_LUA = str(REPO / "archbench" / "config" / "lua" / "pipeline.lua")
 WRK_SCRIPT_ARGS = {("-s", PIPELINE_LUA): ("--", "16")}
 UNSUPPORTED = 3  # exit status of a binary whose kernel lacks what it needs
 
-# Every architecture that can hold any number of connections, with 2 threads where it has them.
-CONCURRENT_ARCHITECTURES = [
-    ["thread_per_conn"],
-    ["thread_pool", "--threads", "2", "--dispatch", "request"],
-    ["poll"],
-    ["epoll", "--trigger", "level"],
-    ["epoll", "--trigger", "edge"],
-    ["reactor", "--threads", "2"],
-    ["reuseport", "--threads", "2"],
-    ["prefork", "--workers", "2"],
-    ["io_uring", "--threads", "2"],
-    ["pong", "--threads", "2"],  # the upper bound: it never parses, but wrk's requests need no parsing
-]
+
+def concurrent_variants() -> list[list[str]]:
+    """One command line per registered server that holds any number of connections: its last such variant (edge
+    triggered, the most threads: the conformance suite runs the others), and the upper bound (pong, 2 threads). A
+    server added to the registry is tested here without an edit."""
+    last: dict[str, list[str]] = {}
+    for spec, variant in tested_variants():
+        if variant.slots is None:
+            last[spec.name] = [spec.binary, *variant.args]
+    argvs = list(last.values())
+    argvs += [[spec.binary, spec.threads_flag, "2"] for spec in server_specs().values() if spec.upper_bound]
+    return argvs
+
+
+CONCURRENT_ARCHITECTURES = concurrent_variants()
 
 
 def skip_if_unsupported(argv: list[str]) -> None:
