@@ -191,7 +191,7 @@ def write_report(
         outputs[study.name] = study.write(context)
     contents = {MACROS_FILE: render_macros(processed, outputs)}
     contents.update(part_outlines(studies, templates_dir, generated_dir))
-    contents[BIBLIOGRAPHY_FILE] = bibliography(studies, templates_dir)
+    contents[BIBLIOGRAPHY_FILE] = bibliography(studies, templates_dir, generated_dir.parent)
     prose = context.prose
     for study in studies:
         if study.renders_section(templates_dir):
@@ -235,7 +235,7 @@ def section_file(study: str) -> str:
 
 def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: Path) -> dict[str, str]:
     """front.tex, body.tex and appendices.tex: the \\input of each study's section, in registry order, relative to
-    the paper directory that holds the templates (latexmk runs there): the rendered one in generated_dir, or the
+    the paper directory, generated_dir's parent (latexmk runs there): the rendered one in generated_dir, or the
     fixed section.tex."""
     outlines = {}
     for part in PARTS:
@@ -246,19 +246,19 @@ def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: 
                 continue
             if study.renders_section(templates_dir):
                 section = Path(generated_dir) / section_file(study.name)
-            relative = Path(os.path.relpath(section.with_suffix(""), templates_dir.parent)).as_posix()
+            relative = Path(os.path.relpath(section.with_suffix(""), Path(generated_dir).parent)).as_posix()
             lines.append(f"\\input{{{relative}}}")
         outlines[PART_FILES[part]] = "\n".join(lines) + "\n"
     return outlines
 
 
-def bibliography(studies: Sequence[Study], templates_dir: Path) -> str:
-    """bibliography.tex: paper/references.bib and every study's own, relative to the paper directory."""
+def bibliography(studies: Sequence[Study], templates_dir: Path, paper_dir: Path) -> str:
+    """bibliography.tex: paper/references.bib and every study's own, relative to the paper directory (latexmk's)."""
     names = ["references"]
     for study in studies:
         own = Path(templates_dir) / study.name / STUDY_BIBLIOGRAPHY
         if own.is_file():
-            names.append(Path(os.path.relpath(own.with_suffix(""), Path(templates_dir).parent)).as_posix())
+            names.append(Path(os.path.relpath(own.with_suffix(""), paper_dir)).as_posix())
     return f"% The bibliographies of the report and of its studies.\n\\bibliography{{{','.join(names)}}}\n"
 
 
