@@ -22,7 +22,7 @@ from archbench.report.studies import STUDIES
 from archbench.report.studies.sources import SOURCES
 from archbench.report.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign
 from archbench.report.studies.sources.facts import published_outputs
-from archbench.report.studies.summary.tables import summary_macros, summary_outputs
+from archbench.report.studies.summary.tables import INTRO, SUMMARY_FILE, summary_macros, summary_outputs
 from archbench.report.study import Paper
 
 # --------------------------------------------------------------------------- the rules
@@ -241,7 +241,7 @@ def test_every_source_compared_when_every_study_is_there(main_summary, trials, t
     assert "At 1,000 clients source~004's epoll and thread-per-connection lie within 10" in files["published-004.tex"]
     assert r"\abLoadThreadsReason" in macros.names()
     assert "(1 here, on 1 load CPU" in macros.macros[r"\abLoadThreadsReason"].value
-    table = summary_outputs(sources, Prose())["summary-table.tex"]
+    table = summary_page(sources)
     assert table.count(r"\\") >= 5 + 2 and r"\textbf{disagree}" in table and r"\label{tab:summary}" in table
     assert "more than 10\\,\\%" in table
     assert table.lower().count("not testable here") == 1 + 2  # the rule, once, and the two verdicts
@@ -262,10 +262,16 @@ def test_two_trials_per_design_are_inconclusive_by_the_stated_rule(main_summary,
     orderings = {o["clients"]: o["verdict"] for o in sources["004"].facts["orderings"]}
     assert orderings == {"100": compare.INCONCLUSIVE, "1,000": compare.NO_ORDERING, "10,000": compare.NO_ORDERING}
     assert sources["004"].verdict == compare.DISAGREE
-    table = summary_outputs(sources, Prose())["summary-table.tex"]
+    table = summary_page(sources)
     row = next(line for line in table.splitlines() if line.startswith("001 &"))
     assert row.rstrip().endswith("& inconclusive \\\\")
     assert "(range, $n=2$: too few trials)" in row
+
+
+def summary_page(sources: dict) -> str:
+    """The summary section as the reader sees it: its introduction (the section template's) and its table."""
+    section = Prose().section("summary", {"intro": INTRO})
+    return section.replace(r"\input{generated/summary-table}", summary_outputs(sources, Prose())[SUMMARY_FILE])
 
 
 def reproduced_sentence(sources: dict) -> str:
@@ -298,7 +304,7 @@ def test_eight_server_cpus_make_the_scaling_questions_testable(main_summary, tri
     # 000: up from 1 to 5 pool threads on 8 CPUs; 002: prefork falls from 1 to 8 workers while the source's scaled.
     assert sources["000"].verdict == "agree" and sources["002"].verdict == "disagree"
     assert "not testable" not in files["published-000.tex"] + files["published-002.tex"]
-    table = summary_outputs(sources, Prose())["summary-table.tex"]
+    table = summary_page(sources)
     assert table.lower().count("not testable here") == 1  # the rule only
 
 
@@ -320,7 +326,7 @@ def test_without_studies_each_source_says_it_was_not_measured(trials, tmp_path: 
     assert "No echo campaign" in files["published-004.tex"]
     # Source 000's published curve is drawn even alone.
     assert (tmp_path / "paper" / "figures" / "published-000-pool.pdf").is_file()
-    table = summary_outputs(sources, Prose())["summary-table.tex"]
+    table = summary_page(sources)
     assert table.count("not measured") >= 10
 
 

@@ -20,6 +20,7 @@ from archbench.report.studies.workloads import data, facts, tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parent.parent / "paper"
+SENTENCES = "workloads/sentences"  # the section's sentences, rendered from facts.workloads_sentences
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +138,7 @@ def test_without_idle_or_blocking_points_the_expectations_are_not_testable(study
 
 def test_the_abstract_gives_each_testable_expectation_with_its_numbers(study):
     macros = MacroSet()
-    facts.workloads_macros(macros, study, Prose(), figure_present=True)
+    facts.workloads_macros(macros, study, Prose())
     abstract = " ".join(macros.macros[r"\abWorkloadsAbstractSentence"].value.split())
     blocking, idle, cpu = facts.blocking_facts(study), facts.idle_facts(study), facts.cpu_bound_facts(study)
     assert f"served {blocking['factor']} times as many requests as an epoll loop" in abstract
@@ -148,7 +149,7 @@ def test_the_abstract_gives_each_testable_expectation_with_its_numbers(study):
     baseline_only = data.WorkloadsResults(
         study.campaign, study.trials, study.summary, study.map[study.map["point"] == "baseline"], study.settings
     )
-    facts.workloads_macros(macros := MacroSet(), baseline_only, Prose(), figure_present=True)
+    facts.workloads_macros(macros := MacroSet(), baseline_only, Prose())
     untestable = " ".join(macros.macros[r"\abWorkloadsAbstractSentence"].value.split())
     assert untestable.startswith(r"Which design to pick depends on the workload (Section~\ref{sec:workloads})")
     assert "times as many" not in untestable and "within 18" not in untestable
@@ -164,9 +165,10 @@ def test_csvs_are_written_and_removed_without_a_campaign(root, tmp_path):
 
 def test_the_section_without_a_campaign_is_one_sentence(tmp_path):
     macros = MacroSet()
-    facts.workloads_macros(macros, data.WorkloadsResults(None), Prose(), figure_present=False)
+    facts.workloads_macros(macros, data.WorkloadsResults(None), Prose())
+    sentences = facts.workloads_sentences(data.WorkloadsResults(None), figure_present=False)
     assert macros.macros[r"\abWorkloadsHasData"].value == "0"
-    assert "no workloads campaign was found" in macros.macros[r"\abWorkloadsCampaignSentence"].value
+    assert "no workloads campaign was found" in " ".join(Prose().section("workloads", sentences).split())
     assert macros.macros[r"\abWorkloadsAbstractSentence"].value == ""
 
 
@@ -183,10 +185,11 @@ def test_the_report_builds_with_the_decision_map_first(root, tmp_path):
             processed_dir=tmp_path / "processed",
             generated_dir=paper / "generated",
             figures_dir=paper / "figures",
+            templates_dir=paper / "templates",  # the copy: the rendered sections' \input is relative to it
         ),
     )
     body = (paper / "generated" / "body.tex").read_text().splitlines()
-    assert body[1] == r"\input{templates/workloads/section}"  # the first section after the introduction
+    assert body[1] == r"\input{generated/section-workloads}"  # the first section after the introduction
     assert outputs.result("workloads").available
     assert (paper / "figures" / "workloads-map.pdf").is_file()
     if shutil.which("latexmk") is None:
@@ -262,14 +265,13 @@ def test_readme_quotes_the_shipped_workloads_campaign(tmp_path) -> None:
 
 
 def test_the_bound_sentence_names_the_sized_trials_the_server_did_not_bound(study):
-    macros = MacroSet()
-    facts.workloads_macros(macros, study, Prose(), figure_present=True)
-    sentence = " ".join(macros.macros[r"\abWorkloadsBoundSentence"].value.split())
+    sentences = facts.workloads_sentences(study, figure_present=True)
+    sentence = Prose().sentence(SENTENCES, "bound", sentences["bound"])
     assert (
         "bounded 51 of the 69 measured trials (74\\,\\%), and 33 of the 36 trials sized to load the server" in sentence
     )
     assert "the rest were trials of thread pool (3)." in sentence
-    idle = " ".join(macros.macros[r"\abWorkloadsIdleFinding"].value.split())
+    idle = Prose().sentence(SENTENCES, "idle", sentences["idle"])
     assert "on top of 10\\,\\textmu s of work per request" in idle and "3.3 times with 8,000 idle" in idle
 
 
@@ -285,7 +287,7 @@ def test_a_within_sentence_appears_only_where_the_intervals_confirm_it(study):
         changed = data.WorkloadsResults(study.campaign, study.trials, study.summary, frame, study.settings)
         assert facts.cpu_bound_facts(changed)["verdict"] == verdict
         macros = MacroSet()
-        facts.workloads_macros(macros, changed, Prose(), figure_present=True)
+        facts.workloads_macros(macros, changed, Prose())
         abstract = " ".join(macros.macros[r"\abWorkloadsAbstractSentence"].value.split())
         findings = " ".join(Prose().block("findings/findings", "picks", findings_facts.pick_facts(changed)).split())
         assert "was shown within 18" not in abstract and "was shown within 18" not in findings

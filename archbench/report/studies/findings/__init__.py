@@ -1,7 +1,8 @@
 """The findings study: the report's answers first, right after the abstract, each computed from the studies that ran
 before it and each pointing to the section, table or figure that supports it: what to pick for which workload (the
 workloads study), server CPU per request ranked and the designs that starved connections (the main campaign), and
-what this machine could not test (its campaigns' records). Its words are paper/templates/findings/.
+what this machine could not test (its campaigns' records). Its words are paper/templates/findings/: its section,
+section.tex.j2, renders from the facts `write` gathers (also its result).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from archbench.report.prose import Prose
 from archbench.report.studies.findings.facts import cpu_facts, limit_facts, pick_facts, starvation_facts
 from archbench.report.study import Study, StudyContext, StudyOutput
 
-FINDINGS_FILE = "findings.tex"
 TEMPLATE = "findings/findings"
 
 
@@ -60,18 +60,21 @@ def write(context: StudyContext) -> StudyOutput:
     verdicts = [facts.verdict for facts in (sources.result or {}).values()] if sources is not None else []
     architectures = context.earlier.get("architectures")
     pool = context.earlier.get("pool")
+    depths = cpu_facts(processed.summary)
     facts = {
         "picks": picks,
-        "cpu": cpu_facts(processed.summary),
-        "cpu_table": "",
-        "cpu_figure": bool(architectures and architectures.result.figures_present.get("architectures_cpu")),
-        "starvation": starvation_facts(processed.summary),
-        "connections_figure": bool(pool and pool.result.figures_present.get("connections")),
+        "cpu": {
+            "depths": depths,
+            "figure": bool(architectures and architectures.result.figures_present.get("architectures_cpu")),
+        },
+        "cpu_table": cpu_table(depths, context.prose),
+        "starvation": {
+            **starvation_facts(processed.summary),
+            "figure": bool(pool and pool.result.figures_present.get("connections")),
+        },
         "limits": limit_facts(processed.trials, _campaign_metas(context), picks, verdicts),
-        "summary": bool(verdicts),
     }
-    facts["cpu_table"] = cpu_table(facts["cpu"], context.prose)
-    return StudyOutput(files={FINDINGS_FILE: context.prose.block(TEMPLATE, "findings", facts)}, result=facts)
+    return StudyOutput(result=facts, section=facts)
 
 
 STUDY = Study(name="findings", title="findings first", part="front", write=write)

@@ -2,7 +2,8 @@
 study's decision map and its literature checks), the server CPU time per request ranked per pipeline depth (the
 main campaign), the designs that left connections unanswered (the main campaign), and what this machine could not
 test (the server's CPUs, where every campaign ran, the network links' delays, the workload points and sources that
-this machine could not decide). Every word is paper/templates/findings/findings.tex.j2's."""
+this machine could not decide). Every word is paper/templates/findings/'s: section.tex.j2 calls the macros of
+findings.tex.j2 with these facts."""
 
 from __future__ import annotations
 
@@ -162,4 +163,5 @@ def limit_facts(
         "points": picks.get("points"),
         "untestable_sources": format_count(sum(v == NOT_TESTABLE for v in source_verdicts)),
         "sources": format_count(len(source_verdicts)),
+        "summary": bool(source_verdicts),  # the sources' summary table exists to cite
     }

@@ -1,7 +1,8 @@
-"""The one-page summary after the abstract (paper/templates/summary/section.tex): per source its question, its published
-answer, this machine's answer with its interval, and whether they agree; and the abstract's sentence on how far the
+"""The one-page summary (paper/templates/summary/section.tex.j2): per source its question, its published answer,
+this machine's answer with its interval, and whether they agree; and the abstract's sentence on how far the
 reproduction goes, from the same verdicts. The facts and verdicts are archbench.report.studies.sources.facts's; every
-word is in paper/templates/summary/table.tex.j2, including the rules that define agreement."""
+word is in paper/templates/summary/table.tex.j2, including the rules that define agreement (the section's
+introduction, rendered with INTRO)."""
 
 from __future__ import annotations
 
@@ -26,10 +27,12 @@ COLUMNS = (
 )
 # The order in which the abstract's sentence names the verdicts: what holds first, what was not measured last.
 VERDICT_ORDER = (compare.AGREE, compare.DISAGREE, compare.INCONCLUSIVE, compare.NOT_TESTABLE, compare.NOT_MEASURED)
+# The numbers the introduction's rules of agreement state (the section's facts).
+INTRO = {"tie": format_count(compare.TIE_FRACTION * 100), "min_trials": MIN_TRIALS_FOR_INTERVAL}
 
 
 def summary_table(sources: Mapping[str, SourceFacts], prose: Prose) -> str:
-    """The summary's introduction and its table (a page of its own follows from report.tex's \\clearpage)."""
+    """The summary's table (a page of its own follows from report.tex's \\clearpage)."""
     rows = []
     for number in sorted(sources):
         source = sources[number]
@@ -42,11 +45,7 @@ def summary_table(sources: Mapping[str, SourceFacts], prose: Prose) -> str:
                 prose.sentence(TEMPLATE, "verdict", v=source.verdict),
             ]
         )
-    intro = prose.sentence(
-        TEMPLATE, "intro", tie=format_count(compare.TIE_FRACTION * 100), min_trials=MIN_TRIALS_FOR_INTERVAL
-    )
-    table = render_longtable(list(COLUMNS), rows, prose.sentence(TEMPLATE, "caption"), "tab:summary", tabcolsep="4pt")
-    return intro + "\n\n" + table
+    return render_longtable(list(COLUMNS), rows, prose.sentence(TEMPLATE, "caption"), "tab:summary", tabcolsep="4pt")
 
 
 def reproduced_facts(sources: Mapping[str, SourceFacts]) -> dict[str, Any]:

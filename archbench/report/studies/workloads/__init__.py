@@ -6,7 +6,8 @@ blocking calls, idle keep-alive connections beside the load, one request per con
 decision map gives every server's throughput relative to the point's best (paired within rounds), its p99
 latency, its CPU per request and what bounded its trials; "what to pick" lists the servers not distinguishable
 from the best where the server (or its waits) bounded the best; and each expectation of the literature is checked
-against the data (archbench.report.studies.workloads.facts). Its words are paper/templates/workloads/.
+against the data (archbench.report.studies.workloads.facts). Its words are paper/templates/workloads/; its
+section, section.tex.j2, renders from the facts of `workloads_sentences`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from archbench.report.studies.workloads.data import (
     summarise,
     workload_columns,
 )
-from archbench.report.studies.workloads.facts import workloads_macros
+from archbench.report.studies.workloads.facts import workloads_macros, workloads_sentences
 from archbench.report.studies.workloads.figures import make_workloads_figures
 from archbench.report.studies.workloads.tables import map_table, picks_table
 from archbench.report.study import CampaignStudy, Paper, ReportOptions
@@ -79,7 +80,10 @@ class WorkloadsStudy(CampaignStudy[WorkloadsResults]):
         return make_workloads_figures(result, figures_dir)
 
     def facts(self, result: WorkloadsResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
-        workloads_macros(macros, result, prose, figures["map"] is not None)
+        workloads_macros(macros, result, prose)
+
+    def sentences(self, result: WorkloadsResults, figures: Mapping[str, Any]) -> dict[str, Any]:
+        return workloads_sentences(result, figures["map"] is not None)
 
     def files(self, result: WorkloadsResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
         prose = paper.prose

@@ -28,7 +28,7 @@ import pandas as pd
 from archbench.analyze.bottleneck import SERVER, WAIT
 from archbench.analyze.labels import architecture_label
 from archbench.analyze.values import number
-from archbench.report.common import provenance_sentence
+from archbench.report.common import provenance_facts
 from archbench.report.latex import MacroSet, escape, format_count, format_significant
 from archbench.report.prose import Prose
 from archbench.report.studies.workloads.data import WorkloadsResults, points, rankable
@@ -240,51 +240,28 @@ def selection_facts(study: WorkloadsResults) -> dict[str, Any]:
     }
 
 
-def workloads_macros(macros: MacroSet, study: WorkloadsResults, prose: Prose, figure_present: bool) -> None:
-    """Every \\abWorkloads... macro the section uses, defined for any campaign (or none)."""
-    macros.add(r"\abWorkloadsHasData", "1" if study.available else "0", "1: a workloads campaign exists (\\ifnum)")
+def workloads_sentences(study: WorkloadsResults, figure_present: bool) -> dict[str, Any]:
+    """The facts the section template renders its sentences from (paper/templates/workloads/section.tex.j2); without
+    a campaign only `campaign` (None) says anything, the rest stands inside the section's \\ifnum and is empty."""
     if not study.available:
-        reason = prose.sentence(TEMPLATE, "no_campaign")
-        macros.add(r"\abWorkloadsCampaignSentence", reason, "why the workloads section has no measurements")
-        for name in (
-            r"\abWorkloadsBoundSentence",
-            r"\abWorkloadsFigureSentence",
-            r"\abWorkloadsIdleFinding",
-            r"\abWorkloadsBlockingFinding",
-            r"\abWorkloadsCpuBoundFinding",
-            r"\abWorkloadsAbstractSentence",
-            r"\abWorkloadsSelectionSentence",
-        ):
-            macros.add(name, "", "no workloads campaign")
-        return
+        return dict.fromkeys(("campaign", "bound", "selection", "idle", "blocking", "cpu_bound")) | {"figure": False}
     assert study.campaign is not None
-    macros.add(
-        r"\abWorkloadsCampaignSentence",
-        provenance_sentence(prose, [study.campaign], "section"),
-        "campaign, host and dates of the workloads numbers",
-    )
-    macros.add(
-        r"\abWorkloadsBoundSentence",
-        prose.sentence(TEMPLATE, "bound", {**bound_share(study), **rankable_points(study)}),
-        "how many trials the server or its waits bounded, and how many points can rank the servers",
-    )
-    macros.add(
-        r"\abWorkloadsFigureSentence",
-        prose.sentence(TEMPLATE, "figure", present=figure_present),
-        "cites the decision map",
-    )
-    chosen = selection_facts(study)
-    macros.add(
-        r"\abWorkloadsSelectionSentence",
-        prose.sentence(TEMPLATE, "selection", chosen),
-        "the declared selection procedure and what it decided: points resolved, points open with the rounds needed",
-    )
-    blocking, idle, cpu_bound = blocking_facts(study), idle_facts(study), cpu_bound_facts(study)
-    macros.add(r"\abWorkloadsIdleFinding", prose.sentence(TEMPLATE, "idle", idle), "Gammo et al.")
-    macros.add(r"\abWorkloadsBlockingFinding", prose.sentence(TEMPLATE, "blocking", blocking), "Flash")
-    macros.add(r"\abWorkloadsCpuBoundFinding", prose.sentence(TEMPLATE, "cpu_bound", cpu_bound), "Pariag, Harji")
-    macros.add(
-        r"\abWorkloadsAbstractSentence",
-        prose.sentence(TEMPLATE, "abstract", {"blocking": blocking, "idle": idle, "cpu": cpu_bound, "chosen": chosen}),
-        "the abstract's answer: the three expectations' numbers, where testable",
-    )
+    return {
+        "campaign": {"section": "section", "campaigns": [provenance_facts(study.campaign)]},
+        "bound": {**bound_share(study), **rankable_points(study)},
+        "figure": figure_present,
+        "selection": selection_facts(study),
+        "idle": idle_facts(study),
+        "blocking": blocking_facts(study),
+        "cpu_bound": cpu_bound_facts(study),
+    }
+
+
+def workloads_macros(macros: MacroSet, study: WorkloadsResults, prose: Prose) -> None:
+    """\\abWorkloadsHasData, which the section tests, and the abstract's sentence (paper/report.tex quotes it, so it
+    stays a macro), defined for any campaign (or none)."""
+    macros.add(r"\abWorkloadsHasData", "1" if study.available else "0", "1: a workloads campaign exists (\\ifnum)")
+    facts = workloads_sentences(study, figure_present=False)
+    abstract = prose.sentence(TEMPLATE, "abstract", facts) if study.available else ""
+    comment = "the abstract's answer: the three expectations' numbers, where testable"
+    macros.add(r"\abWorkloadsAbstractSentence", abstract, comment)
