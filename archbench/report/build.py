@@ -229,9 +229,9 @@ def section_file(study: str) -> str:
 
 
 def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: Path) -> dict[str, str]:
-    """front.tex, body.tex and appendices.tex: the \\input of each study's section, in registry order, relative to
-    the paper directory that holds the templates (latexmk runs there): the rendered one in generated_dir, or the
-    fixed section.tex."""
+    """front.tex, body.tex and appendices.tex: the \\input of each study's section, in registry order: the rendered
+    one in generated_dir relative to the paper directory that holds generated_dir (latexmk runs there), or the fixed
+    section.tex relative to the one that holds the templates (the same directory, or a copy of them)."""
     outlines = {}
     for part in PARTS:
         lines = [f"% The {part} of the report: one section per study, in the order of archbench.report.studies."]
@@ -239,9 +239,10 @@ def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: 
             section = study.section_path(templates_dir)
             if study.part != part or not section.is_file():
                 continue
+            paper = templates_dir.parent
             if study.renders_section(templates_dir):
-                section = Path(generated_dir) / section_file(study.name)
-            relative = Path(os.path.relpath(section.with_suffix(""), templates_dir.parent)).as_posix()
+                section, paper = Path(generated_dir) / section_file(study.name), Path(generated_dir).parent
+            relative = Path(os.path.relpath(section.with_suffix(""), paper)).as_posix()
             lines.append(f"\\input{{{relative}}}")
         outlines[PART_FILES[part]] = "\n".join(lines) + "\n"
     return outlines
