@@ -10,7 +10,14 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze import analysis, bottleneck
-from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD, Labeller, key_text, main_pool_series, parse_cpu_list
+from archbench.analyze.analysis import (
+    CLIENT_BOUND_THRESHOLD,
+    REFERENCE_ARCHITECTURE,
+    Labeller,
+    key_text,
+    main_pool_series,
+    parse_cpu_list,
+)
 from archbench.config.servers import upper_bound_architectures
 from archbench.report.common import CONFIGURATION_TEMPLATE, MAX_LISTED, client_bound_rule, describe_configuration
 from archbench.report.formats import several_depths
@@ -351,10 +358,37 @@ def client_bound_finding(summary: pd.DataFrame, prose: Prose, threshold: float =
     return prose.sentence(TRIALS, "client_bound", facts)
 
 
+def nginx_cpu_source_finding(summary: pd.DataFrame, prose: Prose) -> str:
+    """Whose CPU time nginx's is: its own processes', the launched process tree's, or neither recorded."""
+    nginx = summary[summary["architecture"] == REFERENCE_ARCHITECTURE] if not summary.empty else summary
+    sources = (
+        {
+            s
+            for value in nginx.get("server_cpu_source", pd.Series(dtype=str)).fillna("")
+            for s in str(value).split(";")
+            if s
+        }
+        if not nginx.empty
+        else set()
+    )
+    if nginx.empty:
+        kind = "no_nginx"
+    elif sources == {analysis.CPU_SOURCE_STATS}:
+        kind = "own_processes"
+    elif sources == {analysis.CPU_SOURCE_TREE}:
+        kind = "process_tree"
+    elif not sources:
+        kind = "unrecorded"
+    else:
+        kind = "mixed"
+    return prose.sentence(TRIALS, "nginx_cpu_source", kind=kind)
+
+
 def trials_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> None:
     """What the method section says of the campaign's trials: flags and failures, client-bound trials, the
     fastest configuration."""
     macros.add(r"\abFlagFinding", flag_finding(summary, prose), "flagged and failed trials")
+    macros.add(r"\abNginxCpuSourceFinding", nginx_cpu_source_finding(summary, prose), "which CPU numbers nginx's are")
     macros.add(r"\abClientBoundFinding", client_bound_finding(summary, prose), "wrk CPU utilisation")
     macros.add(
         r"\abFastestConfiguration",
