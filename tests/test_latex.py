@@ -336,7 +336,10 @@ def test_response_bytes_and_nginx_macros(comparison_report):
     assert "59 bytes (65\\,\\%) more" in response_bytes
     # The synthetic wrk byte counts are not realistic, and the sentence must not pretend they agree.
     assert "does not agree" in response_bytes
-    assert "own processes" in macros[r"\abNginxCpuSourceFinding"]
+    nginx_cpu = Prose().sentence(
+        "method/trials", "nginx_cpu_source", outputs.studies["method"].section["nginx_cpu_source"]
+    )
+    assert "own processes" in nginx_cpu
     assert "io\\_uring, 1 thread" in architecture_sentence(outputs, "unsupported")
     assert "nginx, 1 worker" in architecture_sentence(outputs, "nginx")
     assert macros[r"\abPipelineDepths"] == "1 and 16"
