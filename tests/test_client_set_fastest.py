@@ -1,6 +1,6 @@
 """No fastest pool size and no fastest configuration where the load generator set the rate (the pool section's
-main pool-size finding and its comparison with source 000, the method study's \\abFastestConfiguration): where it bounded half
-or more of the trials of the configuration with the highest mean, the sentences say that it set the rate instead
+main pool-size finding and its comparison with source 000, the method study's sentence on the fastest configuration):
+where it bounded half or more of the trials of the configuration with the highest mean, the sentences say that it set the rate instead
 (archbench.report.statlib.client_bound). On fixture campaigns written as raw trial records."""
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ from archbench.analyze.trials import trials_frame
 from archbench.data.storage import load_campaign
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
-from archbench.report.studies.method.facts import trials_macros
+from archbench.report.studies.method.facts import fastest_facts
 from archbench.report.studies.pool.facts import pool_findings
 
 ROUNDS = (1, 2, 3, 4)
-# The pool section's sentences these tests read (paper/templates/pool/sentences.tex.j2).
+# The sentences these tests read: the pool section's (paper/templates/pool/sentences.tex.j2) and the method study's
+# (the macro `fastest` of paper/templates/method/trials.tex.j2).
 MAIN_POOL, SOURCE_COMPARISON = "main pool-size series", "comparison with source 000"
+FASTEST = "fastest configuration"
 SATURATED, IDLE = 0.97, 0.5  # wrk's CPU utilisation: client-bound (>= 95 %) or not
 
 
@@ -47,10 +49,10 @@ def macros_of(campaign_dir: Path) -> dict[str, str]:
     summary = summary_frame(trials_frame(campaign), campaign.meta.get("plan") or [])
     macros, prose = MacroSet(), Prose()
     main_pool = pool_findings(macros, summary, prose)["main_pool"]
-    trials_macros(macros, summary, prose)
     sentences = {
         MAIN_POOL: prose.sentence("pool/sentences", "pool_series", main_pool),
         SOURCE_COMPARISON: prose.sentence("pool/sentences", "pool_source_comparison", main_pool),
+        FASTEST: prose.sentence("method/trials", "fastest", fastest_facts(summary, prose)),
     }
     return {**{name: macro.value for name, macro in macros.macros.items()}, **sentences}
 
@@ -101,7 +103,7 @@ def test_a_client_set_pool_rate_names_no_fastest_pool_size(client_set) -> None:
 
 
 def test_a_client_set_highest_mean_is_no_fastest_configuration(client_set) -> None:
-    text = client_set[r"\abFastestConfiguration"]
+    text = client_set[FASTEST]
     assert text.startswith(
         "The highest mean, 62,000\\,r/s, was that of thread pool (request, queue), 4 threads, 100 connections"
     )
@@ -122,7 +124,7 @@ def test_a_server_set_pool_rate_names_the_fastest_pool_size(server_set) -> None:
 
 def test_a_server_set_fastest_configuration_is_a_correct_server(server_set) -> None:
     # pong served more, but it parses nothing: the fastest configuration is the fastest correct one.
-    text = server_set[r"\abFastestConfiguration"]
+    text = server_set[FASTEST]
     assert text.startswith(
         "The fastest configuration was thread pool (request, queue), 4 threads, 100 connections, 62,000"
     )

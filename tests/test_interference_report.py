@@ -1,5 +1,5 @@
 """The method section's interference macros (archbench.report.studies.method.interference): counts per campaign,
-the rule's parameters, and the sentence, for campaigns judged by the runner, judged after the fact, not judgeable and
+the rule's parameters, and the sentence rendered from its facts, for campaigns judged by the runner, judged after the fact, not judgeable and
 absent."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pandas as pd
 
 from archbench.report.latex import MISSING, MacroSet
 from archbench.report.prose import Prose
-from archbench.report.studies.method.interference import CampaignTrials, interference_macros
+from archbench.report.studies.method.interference import CampaignTrials, interference_findings
 
 
 def frame(rows: list[tuple[str, bool, str, str]]) -> pd.DataFrame:
@@ -35,14 +35,18 @@ DERIVED = frame([("b-r01", True, "derived", ""), ("b-r02", False, "derived", "")
 UNJUDGED = frame([("c-r01", False, "", ""), ("c-r02", False, "", "")])
 
 
+FINDING = "interference sentence"  # the macro `interference` of paper/templates/method/trials.tex.j2
+
+
 def macros_for(main: pd.DataFrame, workloads: pd.DataFrame, meta: dict | None = None) -> dict[str, str]:
     macros = MacroSet()
     campaigns = [
         CampaignTrials("main", "", main, meta or {}),
         CampaignTrials("workloads", "Workloads", workloads, {}),
     ]
-    interference_macros(macros, campaigns, Prose())
-    return {name: macro.value for name, macro in macros.macros.items()}
+    facts = interference_findings(macros, campaigns)
+    sentence = Prose().sentence("method/trials", "interference", facts)
+    return {**{name: macro.value for name, macro in macros.macros.items()}, FINDING: sentence}
 
 
 def test_counts_of_a_judged_campaign_and_one_judged_after_the_fact() -> None:
@@ -60,7 +64,7 @@ def test_counts_of_a_judged_campaign_and_one_judged_after_the_fact() -> None:
         values[r"\abWorkloadsStillDisturbedCount"],
     ) == ("3", "1", "0", "1")
     assert (values[r"\abInterferenceShare"], values[r"\abMaxReruns"]) == ("10", "2")
-    finding = values[r"\abInterferenceFinding"]
+    finding = values[FINDING]
     assert finding.startswith(
         "In the main campaign 4 of 6 measured trials were disturbed; 3 re-runs were run for them, after which 1 round "
         "was still disturbed;"
@@ -76,6 +80,6 @@ def test_a_campaign_that_cannot_be_judged_has_no_counts_and_an_absent_one_none_a
     assert values[r"\abStillDisturbedCount"] == MISSING
     assert {values[rf"\abWorkloads{name}"] for name in ("JudgedTrialCount", "DisturbedTrialCount")} == {MISSING}
     assert (values[r"\abInterferenceShare"], values[r"\abMaxReruns"]) == ("15", "1")
-    finding = values[r"\abInterferenceFinding"]
+    finding = values[FINDING]
     assert finding.startswith("The main campaign's records predate the CPU counters the rule reads")
     assert "workloads" not in finding

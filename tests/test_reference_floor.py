@@ -16,7 +16,7 @@ from archbench.analyze import analysis
 from archbench.report.prose import Prose
 from archbench.report.statlib.client_bound import client_set_rate
 from archbench.report.studies import architectures, rules
-from archbench.report.studies.architectures.fastest import fastest_sentences, fastest_summary
+from archbench.report.studies.architectures.fastest import fastest_by_depth, fastest_summary
 
 
 def row(architecture: str, mean: float, config_id: str, **more: object) -> dict:
@@ -63,7 +63,31 @@ def summary(epoll_mean: float, epoll_bound: int, with_pong: bool = True) -> pd.D
 def sentences(frame: pd.DataFrame) -> tuple[str, str]:
     comparisons = analysis.comparisons(frame)
     labels = analysis.Labeller(frame)
-    return fastest_sentences(comparisons, labels, Prose()), fastest_summary(comparisons, labels, Prose())
+    return by_depth(fastest_by_depth(comparisons, labels)), fastest_summary(comparisons, labels, Prose())
+
+
+def by_depth(facts: dict) -> str:
+    """The section's sentence of the fastest server per depth (paper/templates/architectures/sentences.tex.j2)."""
+    return Prose().sentence("architectures/sentences", "fastest_by_depth", facts)
+
+
+# The architecture section's sentences that depend on the data: its facts and their macros in sentences.tex.j2.
+SENTENCES = {
+    "fastest": "fastest_by_depth",
+    "nginx": "nginx",
+    "response_bytes": "response_bytes",
+    "unsupported": "unsupported",
+    "poll_epoll": "poll_epoll",
+    "source_one": "source_one",
+    "architecture_cpu": "architecture_cpu",
+}
+
+
+def section_sentences(facts: dict) -> list[str]:
+    """Every sentence of the architecture section that depends on the data, rendered from its facts."""
+    prose = Prose()
+    texts = [prose.sentence("architectures/sentences", macro, facts[fact]) for fact, macro in SENTENCES.items()]
+    return [*texts, prose.sentence("architectures/baseline", "finding", facts["baseline"])]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -166,15 +190,17 @@ def floor_report(tmp_path_factory, shared_reports):
 
 def test_the_fixture_campaign_names_no_fastest_client_set_server(floor_report) -> None:
     outputs, _ = floor_report
-    macros = {m.name: m.value for m in outputs.studies["architectures"].macros.macros.values()}
-    finding, abstract = macros[r"\abFastestFinding"], macros[r"\abFastestSummary"]
+    study = outputs.studies["architectures"]
+    macros = {m.name: m.value for m in study.macros.macros.values()}
+    finding, abstract = by_depth(study.section["fastest"]), macros[r"\abFastestSummary"]
+    baseline = section_sentences(study.section)[-1]
     assert "At pipeline depth 1 (100 connections) the load generator set the rate: in 3 of the 5 trials of poll" in (
         finding
     )
     assert "the fastest correct server is epoll (level), 500,000" in finding
     assert abstract.startswith("At pipeline depth 1 the load generator set the rate")
     assert "at pipeline depth 16 the fastest correct server was epoll (level)" in abstract
-    for text in (finding, abstract, macros[r"\abBandwidthBaselineFinding"]):
+    for text in (finding, abstract, baseline):
         assert not any("poll" in s.replace("epoll", "") and "fastest" in s for s in split_sentences(text)), text
 
 
@@ -182,6 +208,7 @@ def test_the_fixture_campaign_never_calls_pong_an_upper_bound(floor_report) -> N
     outputs, paper = floor_report
     generated = paper / "generated"
     texts = [m.value for name in ("architectures", "statistics") for m in outputs.studies[name].macros.macros.values()]
+    texts += section_sentences(outputs.studies["architectures"].section)
     texts += [(generated / architectures.TABLES_FILE).read_text(), (generated / "table-paired.tex").read_text()]
     finding = next(t for t in texts if "served more than pong" in t)  # a correct server beat pong at depth 1
     assert "poll 1.20 times its rate" in finding

@@ -1,6 +1,7 @@
 """The architectures study: every architecture of the main campaign against nginx and pong, the reference floor, per
 pipeline depth, with the sources' design comparisons (poll against epoll, source 001's four designs), the
-bandwidth baseline, CPU per request and the comparison figures. Its words are paper/templates/architectures/.
+bandwidth baseline, CPU per request and the comparison figures. Its words are paper/templates/architectures/: the
+section template renders the facts `write` returns.
 """
 
 from __future__ import annotations
@@ -14,14 +15,10 @@ from archbench.report.latex import MacroSet
 from archbench.report.plotting import TablesAndFigures, figure_blocks
 from archbench.report.statlib.comparisons import family_tests
 from archbench.report.studies.architectures import figures
-from archbench.report.studies.architectures.baseline import baseline_macros
-from archbench.report.studies.architectures.facts import architecture_macros, design_macros
+from archbench.report.studies.architectures.baseline import baseline_findings
+from archbench.report.studies.architectures.facts import architecture_findings
 from archbench.report.studies.architectures.figures import make_architecture_figures
-from archbench.report.studies.architectures.tables import (
-    architecture_reference_macros,
-    comparison_table_blocks,
-    comparison_tables,
-)
+from archbench.report.studies.architectures.tables import citations, comparison_table_blocks, comparison_tables
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 TABLES_FILE = "tables-architectures.tex"
@@ -40,16 +37,15 @@ def write(context: StudyContext) -> StudyOutput:
     summary, trials = processed.summary, processed.trials
     macros = MacroSet()
     # The campaign's iperf3 bandwidth baseline beside the fastest configuration's bytes per second.
-    baseline_macros(macros, processed.campaign.meta, summary, prose)
+    baseline = baseline_findings(macros, processed.campaign.meta, summary)
     # The difference detectable against nginx is at Holm's first step of the planned family against nginx.
-    comparisons = architecture_macros(macros, summary, prose, family_tests(summary, trials, "nginx"))
-    design_macros(macros, summary, comparisons, prose)
+    findings = architecture_findings(macros, summary, prose, family_tests(summary, trials, "nginx"))
     made = make_architecture_figures(summary, trials, context.figures_dir)
     result = TablesAndFigures(tuple(label for label, _ in comparison_table_blocks(summary, prose)), made)
-    architecture_reference_macros(macros, list(result.table_labels), result.figures_present, prose)
+    findings.update(baseline=baseline, citations=citations(result.table_labels, result.figures_present))
     files = {TABLES_FILE: comparison_tables(summary, prose)}
     files.update(figure_blocks(made, FIGURES, FIGURES_TEMPLATE, prose, context.paper_dir))
-    return StudyOutput(macros, files, result)
+    return StudyOutput(macros, files, result, findings)
 
 
 def inline_figures(processed: analysis.ProcessedCampaign) -> dict[str, Callable[[], Figure | None]]:

@@ -9,8 +9,8 @@ measured for nginx (`response_bytes`), else our servers' response computed from 
 (headers included, requests and TCP/IP overhead not) with the bits one iperf3 stream carried.
 
 Macros: \\abBandwidthBaselineGbit (Gbit/s, or a dash), \\abFastestResponseBytesPerSecond (MB/s),
-\\abFastestBaselineShare (percent), \\abBandwidthBaselineFinding (the sentence, from
-paper/templates/baseline/sentences.tex.j2).
+\\abFastestBaselineShare (percent). The sentence is the macro `finding` of paper/templates/architectures/baseline.tex.j2,
+which the section renders from `baseline_facts`.
 """
 
 from __future__ import annotations
@@ -23,10 +23,8 @@ import pandas as pd
 
 from archbench.analyze.analysis import Labeller, our_response_bytes
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal, format_percent, is_missing
-from archbench.report.prose import Prose
 from archbench.report.statlib.client_bound import client_set_rate
 
-TEMPLATE = "architectures/baseline"
 HALF = 0.5  # a share of the baseline from which the path itself may bound the rate
 BASELINE_KEY = "bandwidth_baseline"  # archbench.measure.baseline.BASELINE_KEY (report must not import measure)
 
@@ -89,9 +87,10 @@ def baseline_facts(meta: Mapping[str, Any], summary: pd.DataFrame) -> dict[str, 
     return facts
 
 
-def baseline_macros(macros: MacroSet, meta: Mapping[str, Any], summary: pd.DataFrame, prose: Prose) -> None:
+def baseline_findings(macros: MacroSet, meta: Mapping[str, Any], summary: pd.DataFrame) -> dict[str, Any]:
+    """The baseline's numbers as macros; returns the facts of its sentence."""
     facts = baseline_facts(meta, summary)
     macros.add(r"\abBandwidthBaselineGbit", facts["gbit"], "iperf3 baseline, Gbit/s received (one TCP stream)")
     macros.add(r"\abFastestResponseBytesPerSecond", facts["megabytes_per_s"], "fastest configuration's responses, MB/s")
     macros.add(r"\abFastestBaselineShare", facts["share"], "fastest configuration's response bits / baseline bits")
-    macros.add(r"\abBandwidthBaselineFinding", prose.sentence(TEMPLATE, "finding", facts), "the baseline sentence")
+    return facts

@@ -1,8 +1,10 @@
-"""Generated prose of the architecture comparison: the fastest server where the server set the rate and the reference
-floor (archbench.report.studies.architectures.fastest), nginx, response lengths, the sources' designs.
+"""The facts of the architecture comparison's sentences: the fastest server where the server set the rate and the
+reference floor (archbench.report.studies.architectures.fastest), nginx, response lengths, the sources' designs.
 
-Like archbench.report.studies.pool.facts (which calls it), this module computes facts; every sentence is a macro of
-paper/templates/findings/architectures.tex.j2.
+This module computes facts (numbers already formatted, names escaped, choices of phrasing); the section template
+(paper/templates/architectures/section.tex.j2) renders them with the macros of sentences.tex.j2. The response
+lengths stay macros of macros.tex (\\abOurResponseBytes, ...), and so does \\abFastestSummary, the sentence of the
+abstract in report.tex.
 """
 
 from __future__ import annotations
@@ -39,10 +41,8 @@ from archbench.report.statlib.paired_power import (
     detectable_number,
     detectable_with_status,
 )
-from archbench.report.studies.architectures.fastest import fastest_sentences, fastest_summary
+from archbench.report.studies.architectures.fastest import fastest_by_depth, fastest_summary
 from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
-
-ARCHITECTURES = "architectures/sentences"
 
 
 def _nginx_facts(one: Comparison, labels: Labeller, family_size: int | None) -> dict[str, Any]:
@@ -96,8 +96,9 @@ def _nginx_facts(one: Comparison, labels: Labeller, family_size: int | None) -> 
     return facts
 
 
-def response_bytes_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> None:
-    """Our response length (computed), nginx's (measured), the difference, and wrk's per-response bytes."""
+def response_bytes_findings(macros: MacroSet, summary: pd.DataFrame) -> dict[str, Any]:
+    """Our response length (computed), nginx's (measured) and the difference as macros; the facts of the sentence
+    comparing them, with wrk's per-response bytes."""
     nginx = summary[summary["architecture"] == REFERENCE_ARCHITECTURE] if not summary.empty else summary
     response = key_text(nginx["response"].iloc[0]) if not nginx.empty and "response" in nginx else "test"
     response = response or "test"
@@ -144,22 +145,18 @@ def response_bytes_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose)
                 facts.update(
                     nginx_read=format_decimal(theirs_read, 1), ours_read=format_decimal(ours_read, 1), agree=agree
                 )
-    macros.add(
-        r"\abResponseBytesFinding",
-        prose.sentence(ARCHITECTURES, "response_bytes", facts),
-        "nginx's response length against ours",
-    )
+    return facts
 
 
-def poll_epoll_finding(summary: pd.DataFrame, prose: Prose) -> str:
+def poll_epoll_finding(summary: pd.DataFrame) -> dict[str, Any]:
     """Source 004's comparison: poll against epoll at equal depth and point."""
     if summary.empty:
-        return prose.sentence(ARCHITECTURES, "poll_epoll", kind="empty")
+        return {"kind": "empty"}
     measured = summary[pd.to_numeric(summary["mean"], errors="coerce").notna()]
     poll = measured[measured["architecture"] == "poll"]
     epoll = measured[measured["architecture"] == "epoll"]
     if poll.empty or epoll.empty:
-        return prose.sentence(ARCHITECTURES, "poll_epoll", kind="not_both")
+        return {"kind": "not_both"}
     keys = [f for f in ("pipeline", *analysis.POINT_FIELDS) if f in summary]
     labels = Labeller(summary)
     points = []
@@ -175,17 +172,10 @@ def poll_epoll_finding(summary: pd.DataFrame, prose: Prose) -> str:
                 overlapping += 1
             ratios.append({"ratio": format_decimal(p["mean"] / e["mean"], 2), "epoll": escape(labels.variant(e))})
         points.append({"depth": depth_of(p), "connections": format_count(p["connections"]), "ratios": ratios})
-    return prose.sentence(
-        ARCHITECTURES,
-        "poll_epoll",
-        kind="pairs",
-        points=points,
-        overlapping=format_count(overlapping),
-        pairs=format_count(pairs),
-    )
+    return {"kind": "pairs", "points": points, "overlapping": format_count(overlapping), "pairs": format_count(pairs)}
 
 
-def source_one_finding(comparisons: list[Comparison], prose: Prose) -> str:
+def source_one_finding(comparisons: list[Comparison]) -> dict[str, Any]:
     """Source 001's four designs (blocking, thread per connection, epoll, reactor) at the shallowest depth."""
     wanted = ("blocking", "thread_per_conn", "epoll", "reactor")
     for one in comparisons:
@@ -204,17 +194,11 @@ def source_one_finding(comparisons: list[Comparison], prose: Prose) -> str:
                     "timeouts": format_compact(row.get("timeouts_mean")),
                 }
             )
-        return prose.sentence(
-            ARCHITECTURES,
-            "source_one",
-            pipeline=str(one.pipeline),
-            connections=format_count(one.connections),
-            designs=designs,
-        )
-    return prose.sentence(ARCHITECTURES, "source_one", designs=None)
+        return {"pipeline": str(one.pipeline), "connections": format_count(one.connections), "designs": designs}
+    return {"designs": None}
 
 
-def architecture_cpu_finding(comparisons: list[Comparison], prose: Prose) -> str:
+def architecture_cpu_finding(comparisons: list[Comparison]) -> dict[str, Any]:
     depths = []
     for one in comparisons:
         # Correct servers only: pong's cost, the floor, is stated beside the fastest server (fastest.py).
@@ -235,81 +219,38 @@ def architecture_cpu_finding(comparisons: list[Comparison], prose: Prose) -> str
                 "nginx": format_decimal(one.reference["server_cpu_us_per_request"], 2) if with_nginx else None,
             }
         )
-    return prose.sentence(ARCHITECTURES, "architecture_cpu", depths=depths)
+    return {"depths": depths}
 
 
-def nginx_cpu_source_finding(summary: pd.DataFrame, prose: Prose) -> str:
-    nginx = summary[summary["architecture"] == REFERENCE_ARCHITECTURE] if not summary.empty else summary
-    sources = (
-        {
-            s
-            for value in nginx.get("server_cpu_source", pd.Series(dtype=str)).fillna("")
-            for s in str(value).split(";")
-            if s
-        }
-        if not nginx.empty
-        else set()
-    )
-    if nginx.empty:
-        kind = "no_nginx"
-    elif sources == {analysis.CPU_SOURCE_STATS}:
-        kind = "own_processes"
-    elif sources == {analysis.CPU_SOURCE_TREE}:
-        kind = "process_tree"
-    elif not sources:
-        kind = "unrecorded"
-    else:
-        kind = "mixed"
-    return prose.sentence(ARCHITECTURES, "nginx_cpu_source", kind=kind)
-
-
-def architecture_macros(
+def architecture_findings(
     macros: MacroSet, summary: pd.DataFrame, prose: Prose, nginx_family: int | None = None
-) -> list[Comparison]:
-    """The fastest server per depth (where the server set the rate) and the reference floor, nginx (`nginx_family`:
-    the tests of the planned comparisons with nginx, Holm's m of its detectable differences) and the response
-    lengths; returns the comparisons they describe."""
+) -> dict[str, Any]:
+    """The facts of the section's sentences: the fastest server per depth (where the server set the rate) and the
+    reference floor, nginx (`nginx_family`: the tests of the planned comparisons with nginx, Holm's m of its
+    detectable differences), the response lengths, the sources' designs and CPU per request. Into `macros`: the
+    response lengths and the abstract's fastest servers."""
     comparisons = analysis.comparisons(summary)
     labels = Labeller(summary)
-    macros.add(
-        r"\abFastestFinding",
-        fastest_sentences(comparisons, labels, prose),
-        "per depth: the fastest correct server where the server set the rate, else the load generator; pong",
-    )
     macros.add(
         r"\abFastestSummary",
         fastest_summary(comparisons, labels, prose),
         "the abstract's fastest servers, only where the server set the rate",
     )
     has_nginx = not summary.empty and (summary["architecture"] == REFERENCE_ARCHITECTURE).any()
-    nginx_facts = [_nginx_facts(one, labels, nginx_family) for one in comparisons] if has_nginx else []
-    macros.add(
-        r"\abNginxFinding",
-        prose.sentence(ARCHITECTURES, "nginx", comparisons=nginx_facts),
-        "our architectures against nginx per depth",
-    )
-    connections = sorted({one.connections for one in comparisons})
-    macros.add(r"\abComparisonConnections", format_list(connections), "wrk connections of the comparison tables")
-    response_bytes_macros(macros, summary, prose)
-    macros.add(r"\abUnsupportedFinding", unsupported_finding(summary, prose), "unsupported trials")
-    return comparisons
+    return {
+        "fastest": fastest_by_depth(comparisons, labels),
+        "nginx": {"comparisons": [_nginx_facts(one, labels, nginx_family) for one in comparisons] if has_nginx else []},
+        "response_bytes": response_bytes_findings(macros, summary),
+        "unsupported": unsupported_finding(summary, prose),
+        "poll_epoll": poll_epoll_finding(summary),
+        "source_one": source_one_finding(comparisons),
+        "architecture_cpu": architecture_cpu_finding(comparisons),
+    }
 
 
-def design_macros(macros: MacroSet, summary: pd.DataFrame, comparisons: list[Comparison], prose: Prose) -> None:
-    """The sources' design comparisons (poll against epoll, source 001's four) and CPU per request."""
-    macros.add(r"\abPollEpollFinding", poll_epoll_finding(summary, prose), "source 004: poll against epoll")
-    macros.add(r"\abSourceOneFinding", source_one_finding(comparisons, prose), "source 001's four designs")
-    macros.add(
-        r"\abArchitectureCpuFinding",
-        architecture_cpu_finding(comparisons, prose),
-        "server CPU per request by architecture",
-    )
-    macros.add(r"\abNginxCpuSourceFinding", nginx_cpu_source_finding(summary, prose), "which CPU numbers nginx's are")
-
-
-def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> str:
+def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
     if summary.empty or "n_unsupported" not in summary:
-        return prose.sentence(ARCHITECTURES, "unsupported", names=[])
+        return {"names": []}
     rows = summary[summary["n_unsupported"].fillna(0) > 0]
     labels = Labeller(summary)
     depths = several_depths(summary)
@@ -326,4 +267,4 @@ def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> str:
             for _, r in rows.iterrows()
         ],
     }
-    return prose.sentence(ARCHITECTURES, "unsupported", facts)
+    return facts

@@ -102,10 +102,10 @@ def depth_facts(one: Comparison, labels: Labeller) -> dict[str, Any]:
     }
 
 
-def fastest_sentences(comparisons: list[Comparison], labels: Labeller, prose: Prose) -> str:
-    """Per depth: the fastest correct server where the server set the rate, else that the load generator set it;
-    then pong, the reference floor, where measured."""
-    return prose.sentence(ARCHITECTURES, "fastest_by_depth", depths=[depth_facts(one, labels) for one in comparisons])
+def fastest_by_depth(comparisons: list[Comparison], labels: Labeller) -> dict[str, Any]:
+    """The facts of the sentence per depth: the fastest correct server where the server set the rate, else that the
+    load generator set it; then pong, the reference floor, where measured."""
+    return {"depths": [depth_facts(one, labels) for one in comparisons]}
 
 
 def fastest_summary(comparisons: list[Comparison], labels: Labeller, prose: Prose) -> str:

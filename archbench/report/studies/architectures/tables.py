@@ -1,5 +1,5 @@
-"""The architecture comparison's tables (paper/generated/tables-architectures.tex) and the sentences citing its
-tables and figures; a table the campaign cannot produce becomes a sentence saying why."""
+"""The architecture comparison's tables (paper/generated/tables-architectures.tex) and the facts of the sentences citing
+its tables and figures; a table the campaign cannot produce becomes a sentence saying why."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from archbench.report.latex import (
     LATENCY_MARK,
     NOT_MEASURED,
     Column,
-    MacroSet,
     adjusted_table,
     any_positive,
     count_or_zero,
@@ -34,7 +33,6 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 
 TABLES_TEMPLATE = "architectures/tables"  # captions and "no table" sentences
-CITATIONS_TEMPLATE = "architectures/citations"  # the macros citing tables and figures
 
 
 def comparison_label(one: Comparison) -> str:
@@ -131,28 +129,17 @@ def comparison_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) -
     return blocks
 
 
-def architecture_reference_macros(
-    macros: MacroSet, table_labels: Sequence[str], figures_present: dict[str, bool], prose: Prose
-) -> None:
-    """Sentences citing the comparison tables and figures that exist (empty or a plain statement otherwise);
-    without a table, tables-architectures.tex itself says, per depth, why there is none."""
-    facts = {
+def citations(table_labels: Sequence[str], figures_present: dict[str, bool]) -> dict:
+    """What the section's sentences that cite the comparison tables and figures need, so the text never \\ref's one
+    the campaign could not produce (paper/templates/architectures/citations.tex.j2); without a table,
+    tables-architectures.tex itself says, per depth, why there is none."""
+    return {
         "labels": list(table_labels),
         "throughput_figure": bool(figures_present.get("architectures_throughput")),
         "connections_figure": bool(figures_present.get("architectures_connections")),
         "threads_figure": bool(figures_present.get("architectures_threads")),
         "cpu_figure": bool(figures_present.get("architectures_cpu")),
     }
-    for name, macro, comment in (
-        (r"\abArchitectureTablesSentence", "architecture_tables", "cites the comparison tables (empty without one)"),
-        (r"\abArchitectureFiguresSentence", "architecture_figures", "cites the comparison figures (may be empty)"),
-        (
-            r"\abArchitectureCpuFigureSentence",
-            "architecture_cpu_figure",
-            "cites the CPU-per-request figure (may be empty)",
-        ),
-    ):
-        macros.add(name, prose.sentence(CITATIONS_TEMPLATE, macro, facts), comment)
 
 
 def comparison_tables(summary: pd.DataFrame, prose: Prose) -> str:

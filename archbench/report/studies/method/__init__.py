@@ -3,8 +3,9 @@
 The environment table and the campaign's facts (machine, software, the exact load and server commands, pinning,
 trial order, counts of trials), the flagged, failed and client-bound trials and the fastest configuration
 (archbench.report.studies.method.facts), and the trials other work disturbed in the main and the workloads campaign
-(archbench.report.studies.method.interference; the workloads study runs before this one). Its words are paper/templates/method/ (the section) and the sentence
-templates it names.
+(archbench.report.studies.method.interference; the workloads study runs before this one). Its words are
+paper/templates/method/: the section template renders the facts `write` returns with the sentences of trials.tex.j2
+and campaign.tex.j2.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from __future__ import annotations
 import pandas as pd
 
 from archbench.report.latex import MacroSet
-from archbench.report.studies.method.facts import environment_macros, environment_table, trials_macros
-from archbench.report.studies.method.interference import CampaignTrials, interference_macros
+from archbench.report.studies.method.facts import environment_findings, environment_table, trials_findings
+from archbench.report.studies.method.interference import CampaignTrials, interference_findings
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 ENVIRONMENT_FILE = "environment.tex"
@@ -23,10 +24,11 @@ def write(context: StudyContext) -> StudyOutput:
     processed, prose = context.processed, context.prose
     summary, trials, campaign = processed.summary, processed.trials, processed.campaign
     macros = MacroSet()
-    environment_macros(macros, campaign.meta, campaign.trials, trials, summary, prose)
-    trials_macros(macros, summary, prose)
-    interference_macros(macros, [CampaignTrials("main", "", trials, campaign.meta), _workloads(context)], prose)
-    return StudyOutput(macros, {ENVIRONMENT_FILE: environment_table(prose)})
+    findings = environment_findings(macros, campaign.meta, campaign.trials, trials, summary, prose)
+    findings.update(trials_findings(macros, summary, prose))
+    campaigns = [CampaignTrials("main", "", trials, campaign.meta), _workloads(context)]
+    findings["interference"] = interference_findings(macros, campaigns)
+    return StudyOutput(macros, {ENVIRONMENT_FILE: environment_table(prose)}, None, findings)
 
 
 def _workloads(context: StudyContext) -> CampaignTrials:

@@ -1,5 +1,8 @@
-"""The campaign's environment: machine, build, method parameters and executed order as macros, and the
-environment table (paper/generated/environment.tex) that quotes them."""
+"""The campaign's environment: machine, build, method parameters and counts as macros, and the environment table
+(paper/generated/environment.tex) that quotes them; the facts of the method section's sentences (executed order,
+commands, provenance, flagged and failed trials, nginx's CPU time), which paper/templates/method/section.tex.j2
+renders. \\abPinningFinding, \\abClientBoundFinding and \\abServerShare stay sentence macros: report.tex and the
+environment table quote them."""
 
 from __future__ import annotations
 
@@ -10,9 +13,16 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze import analysis, bottleneck
-from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD, Labeller, key_text, main_pool_series, parse_cpu_list
+from archbench.analyze.analysis import (
+    CLIENT_BOUND_THRESHOLD,
+    REFERENCE_ARCHITECTURE,
+    Labeller,
+    key_text,
+    main_pool_series,
+    parse_cpu_list,
+)
 from archbench.config.servers import upper_bound_architectures
-from archbench.report.common import CONFIGURATION_TEMPLATE, MAX_LISTED, client_bound_rule, describe_configuration
+from archbench.report.common import MAX_LISTED, client_bound_rule, describe_configuration
 from archbench.report.formats import several_depths
 from archbench.report.latex import (
     MacroSet,
@@ -87,15 +97,16 @@ def _interleaving(trials: pd.DataFrame) -> tuple[int, int]:
     return sum(1 for a, b in zip(ids, ids[1:], strict=False) if a != b), max(0, len(ids) - 1)
 
 
-def environment_macros(
+def environment_findings(
     macros: MacroSet,
     meta: dict[str, Any],
     trial_records: Sequence[dict[str, Any]],
     trials: pd.DataFrame,
     summary: pd.DataFrame,
     prose: Prose,
-) -> None:
-    """Campaign, machine, build and method parameters as macros (all escaped); sentences from `prose`."""
+) -> dict[str, Any]:
+    """Campaign, machine, build and method parameters as macros (all escaped); returns the facts of the section's
+    sentences on the executed order, the pipelined and nginx commands and the provenance."""
     provenance = campaign_provenance(meta, trial_records)
     tools = provenance.get("tools") or {}
     parameters = meta.get("parameters") or {}
@@ -213,47 +224,18 @@ def environment_macros(
         macros.add(name, format_count(value), comment)
 
     changes, possible = _interleaving(trials) if not trials.empty else (0, 0)
-    macros.add(
-        r"\abOrderInterleaving",
-        prose.sentence(TEMPLATE, "order_interleaving", changes=format_count(changes), possible=format_count(possible)),
-        "how interleaved the executed order was",
-    )
     record = _representative_record(trial_records, summary)
     load_command = _load_command(record) if record else ""
     server_command = _server_command(record) if record else ""
     macros.add(r"\abLoadCommand", escape_command(load_command or "unknown"), "exact load command of one trial")
     macros.add(r"\abServerCommand", escape_command(server_command or "unknown"), "exact server command of one trial")
     pipelined = _first_record(trial_records, lambda r: _pipeline_of(r) > 1)
-    macros.add(
-        r"\abPipelineCommandSentence",
-        prose.sentence(
-            TEMPLATE,
-            "pipeline_command",
-            command=escape_command(_load_command(pipelined)) if pipelined else None,
-            depth=_pipeline_of(pipelined),
-        ),
-        "exact wrk command of one trial with pipeline depth > 1",
-    )
     nginx = _first_record(trial_records, lambda r: (r.get("config") or {}).get("architecture") == "nginx")
-    macros.add(
-        r"\abNginxCommandSentence",
-        prose.sentence(TEMPLATE, "nginx_command", command=escape_command(_server_command(nginx)) if nginx else None),
-        "exact nginx command of one trial",
-    )
     started = sorted(str(r.get("started_at")) for r in trial_records if r.get("started_at"))
     finished = sorted(str(r.get("finished_at")) for r in trial_records if r.get("finished_at"))
     macros.add(r"\abFirstTrialAt", escape(started[0][:19].replace("T", " ") if started else "unknown"), "UTC")
     macros.add(r"\abLastTrialAt", escape(finished[-1][:19].replace("T", " ") if finished else "unknown"), "UTC")
     differences = provenance_differences(trial_records)
-    macros.add(
-        r"\abProvenanceConsistency",
-        prose.sentence(
-            TEMPLATE,
-            "provenance_consistency",
-            differences=format_list(r"\texttt{" + escape(d) + "}" for d in differences) if differences else "",
-        ),
-        "whether the environment changed during the campaign",
-    )
     macros.add(r"\abPinningFinding", pinning_finding(trials, prose), "whether server and wrk shared CPUs")
     macros.add(r"\abConfidenceLevel", "95", "level of every confidence interval")
     macros.add(
@@ -271,6 +253,18 @@ def environment_macros(
         f"{bottleneck.WAIT_BOUND_SHARE * 100:.0f}",
         "share (percent) of the rate its waits allow from which a blocking trial counts as wait-bound",
     )
+    return {
+        "order": {"changes": format_count(changes), "possible": format_count(possible)},
+        "pipeline_command": {
+            "command": escape_command(_load_command(pipelined)) if pipelined else None,
+            "depth": _pipeline_of(pipelined),
+        },
+        "nginx_command": {"command": escape_command(_server_command(nginx)) if nginx else None},
+        # Provenance keys whose values differ between trials, typeset as one list ("": none).
+        "provenance": {
+            "differences": format_list(r"\texttt{" + escape(d) + "}" for d in differences) if differences else ""
+        },
+    }
 
 
 def pinning_finding(trials: pd.DataFrame, prose: Prose) -> str:
@@ -297,9 +291,10 @@ def environment_table(prose: Prose) -> str:
     return prose.block(TEMPLATE, "table")
 
 
-def flag_finding(summary: pd.DataFrame, prose: Prose) -> str:
+def flag_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any] | None:
+    """The configurations with flagged, failed and unsupported trials (None: the campaign has no configuration)."""
     if summary.empty:
-        return prose.sentence(CONFIGURATION_TEMPLATE, "no_configuration")
+        return None
     flagged = summary[summary["n_flagged"].fillna(0) > 0]
     failed = summary[summary["n_failed"].fillna(0) > 0]
     unsupported = summary[summary.get("n_unsupported", pd.Series(0, index=summary.index)).fillna(0) > 0]
@@ -313,7 +308,7 @@ def flag_finding(summary: pd.DataFrame, prose: Prose) -> str:
         "failed_trials": format_count(summary["n_failed"].fillna(0).sum()),
         "unsupported": None if unsupported.empty else format_count(unsupported["n_unsupported"].sum()),
     }
-    return prose.sentence(TRIALS, "flags", facts)
+    return facts
 
 
 def client_bound_finding(summary: pd.DataFrame, prose: Prose, threshold: float = CLIENT_BOUND_THRESHOLD) -> str:
@@ -351,21 +346,43 @@ def client_bound_finding(summary: pd.DataFrame, prose: Prose, threshold: float =
     return prose.sentence(TRIALS, "client_bound", facts)
 
 
-def trials_macros(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> None:
-    """What the method section says of the campaign's trials: flags and failures, client-bound trials, the
-    fastest configuration."""
-    macros.add(r"\abFlagFinding", flag_finding(summary, prose), "flagged and failed trials")
-    macros.add(r"\abClientBoundFinding", client_bound_finding(summary, prose), "wrk CPU utilisation")
-    macros.add(
-        r"\abFastestConfiguration",
-        prose.sentence(TRIALS, "fastest", fastest_facts(summary, prose)),
-        "the fastest configuration, where the server set its rate",
+def nginx_cpu_source_finding(summary: pd.DataFrame) -> dict[str, str]:
+    """Whose CPU time nginx's is: its own processes', the launched process tree's, or neither recorded."""
+    nginx = summary[summary["architecture"] == REFERENCE_ARCHITECTURE] if not summary.empty else summary
+    sources = (
+        {
+            s
+            for value in nginx.get("server_cpu_source", pd.Series(dtype=str)).fillna("")
+            for s in str(value).split(";")
+            if s
+        }
+        if not nginx.empty
+        else set()
     )
+    if nginx.empty:
+        kind = "no_nginx"
+    elif sources == {analysis.CPU_SOURCE_STATS}:
+        kind = "own_processes"
+    elif sources == {analysis.CPU_SOURCE_TREE}:
+        kind = "process_tree"
+    elif not sources:
+        kind = "unrecorded"
+    else:
+        kind = "mixed"
+    return {"kind": kind}
+
+
+def trials_findings(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
+    """What the method section says of the campaign's trials: client-bound trials into `macros` (report.tex quotes
+    them too); returns the facts of its sentences on flags and failures and on nginx's CPU time."""
+    macros.add(r"\abClientBoundFinding", client_bound_finding(summary, prose), "wrk CPU utilisation")
+    return {"flags": flag_finding(summary, prose), "nginx_cpu_source": nginx_cpu_source_finding(summary)}
 
 
 def fastest_facts(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
     """The correct configuration with the highest mean (pong, the reference floor, is none), and whether the load
-    generator set that rate (archbench.report.statlib.client_bound): then it is named no fastest."""
+    generator set that rate (archbench.report.statlib.client_bound): then it is named no fastest. The facts of the
+    macro `fastest` of paper/templates/method/trials.tex.j2, which no section quotes today."""
     correct = summary[~summary["architecture"].isin(upper_bound_architectures())] if not summary.empty else summary
     highest = best_row(correct) if not correct.empty else None
     if highest is None:

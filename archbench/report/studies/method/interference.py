@@ -6,7 +6,8 @@ Per campaign (the main one without a prefix, the workloads one with `Workloads`)
 ok trials with a verdict), `DisturbedTrialCount` (of them disturbed, re-runs included), `RerunTrialCount` (re-runs
 the runner added for disturbed trials) and `StillDisturbedCount` (configuration rounds whose last trial, after the
 re-runs, was still disturbed); and `\\abInterferenceShare` and `\\abMaxReruns`, the campaign parameters that judged
-and re-ran them. A campaign that is absent has every count undefined; one whose records cannot be judged (they
+and re-ran them; the facts of the section's sentence on them (the macro `interference` of
+paper/templates/method/trials.tex.j2). A campaign that is absent has every count undefined; one whose records cannot be judged (they
 predate `cpu_shares`) has 0 judged and the other counts undefined, never a 0 that would read as "none disturbed".
 """
 
@@ -21,9 +22,6 @@ import pandas as pd
 from archbench.analyze.noise import InterferenceCounts, interference_counts
 from archbench.config.params import DEFAULT_INTERFERENCE_SHARE, DEFAULT_MAX_RERUNS
 from archbench.report.latex import MISSING, MacroSet, format_compact, format_count
-from archbench.report.prose import Prose
-
-TEMPLATE = "method/trials"
 
 
 @dataclass(frozen=True)
@@ -56,8 +54,8 @@ def _facts(campaign: CampaignTrials, counts: InterferenceCounts) -> dict[str, An
     }
 
 
-def interference_macros(macros: MacroSet, campaigns: list[CampaignTrials], prose: Prose) -> None:
-    """The counts of every campaign as macros, the rule's parameters, and `\\abInterferenceFinding`."""
+def interference_findings(macros: MacroSet, campaigns: list[CampaignTrials]) -> dict[str, Any]:
+    """The counts of every campaign and the rule's parameters as macros; returns the facts of the sentence."""
     facts = []
     for campaign in campaigns:
         counts = interference_counts(campaign.trials)
@@ -85,8 +83,4 @@ def interference_macros(macros: MacroSet, campaigns: list[CampaignTrials], prose
     macros.add(
         r"\abMaxReruns", format_count(_parameter(main_meta, "max_reruns", DEFAULT_MAX_RERUNS)), "re-runs per trial"
     )
-    macros.add(
-        r"\abInterferenceFinding",
-        prose.sentence(TEMPLATE, "interference", campaigns=facts),
-        "disturbed, re-run and still disturbed trials of the main and workloads campaigns",
-    )
+    return {"campaigns": facts}
