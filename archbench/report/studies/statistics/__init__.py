@@ -101,6 +101,7 @@ def write(
     }
     macros.add(r"\abPredeclaredTest", predeclared_test_name(prose), "the test of every planned comparison")
     macros.add(r"\abMinRounds", str(stats.MIN_ROUNDS), "fewest paired rounds a planned test is run with")
+    # A sentence, but a macro: report.tex's abstract quotes it, outside this section.
     macros.add(
         r"\abComparisonAbstractSentence",
         comparison_abstract_sentence(comparisons, prose),
@@ -122,7 +123,8 @@ def write(
     paired_family = int(paired["family_size"].iloc[0]) if not paired.empty else None
     section["holm_families"] = holm_families_facts(comparisons, paired_family)
     # Noise diagnostics: drift across rounds, autocorrelation in execution order, steal and interrupts.
-    files.update(noise_outputs(processed, macros, context.generated_dir, context.figures_dir, prose))
+    noise_files, section["noise"] = noise_outputs(processed, macros, context.generated_dir, context.figures_dir, prose)
+    files.update(noise_files)
     return StudyOutput(macros, files, StatisticsResult(comparisons, qq_present, state), section)
 
 
