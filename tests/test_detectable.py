@@ -17,7 +17,8 @@ from archbench.config.paths import TEMPLATES_DIR
 from archbench.report.prose import Prose
 from archbench.report.statlib.comparisons import add_verdicts, adjust_within_families
 from archbench.report.statlib.paired_power import detectable_number, detectable_with_status
-from archbench.report.studies.statistics.comparisons import holm_families_sentence
+from archbench.report.studies.statistics.comparisons import TEMPLATE as COMPARISONS
+from archbench.report.studies.statistics.comparisons import holm_families_facts
 from archbench.report.studies.statistics.paired import paired_facts, paired_table
 from archbench.stats.power import (
     COMPUTED,
@@ -103,7 +104,7 @@ def planned_frame() -> pd.DataFrame:
 
 def test_the_families_of_holms_correction_are_stated_once_as_the_code_forms_them() -> None:
     frame = planned_frame()
-    sentence = holm_families_sentence(frame, 25, PROSE)
+    sentence = PROSE.sentence(COMPARISONS, "holm_families", holm_families_facts(frame, 25))
     assert "one family per question (pool size: $m=4$; dispatch mode: $m=2$; against nginx: $m=21$)" in sentence
     assert "form one family ($m=25$)" in sentence
     assert "The workloads study uses no Holm correction" in sentence
@@ -111,7 +112,9 @@ def test_the_families_of_holms_correction_are_stated_once_as_the_code_forms_them
     for family, m in (("pool", 4), ("dispatch", 2), ("nginx", 21)):
         rows = frame[frame["family"] == family]
         assert (rows["family_size"] == m).all() and np.allclose(rows["mdd_alpha"], 0.05 / m)
-    assert "this campaign has none" in holm_families_sentence(frame.iloc[0:0], None, PROSE)
+    assert "this campaign has none" in PROSE.sentence(
+        COMPARISONS, "holm_families", holm_families_facts(frame.iloc[0:0], None)
+    )
 
 
 def test_minimum_detectable_difference_names_one_quantity_in_every_template() -> None:
@@ -122,8 +125,8 @@ def test_minimum_detectable_difference_names_one_quantity_in_every_template() ->
         for path in TEMPLATES_DIR.rglob("*")
         if path.is_file() and re.search(r"minimum\s+detectable", path.read_text(), re.IGNORECASE)
     }
-    assert named == {"statistics/section.tex", "statistics/comparisons.tex.j2"}
-    section = (TEMPLATES_DIR / "statistics" / "section.tex").read_text()
+    assert named == {"statistics/section.tex.j2", "statistics/comparisons.tex.j2"}
+    section = (TEMPLATES_DIR / "statistics" / "section.tex.j2").read_text()
     assert len(re.findall(r"only quantity the report\s+calls by that name", section)) == 1
     definition = re.search(r"Each test\s+run comes with its \\emph\{minimum detectable difference\}[^;]*", section)
     assert definition and "calls significant" in definition.group(0) and "power" not in definition.group(0)

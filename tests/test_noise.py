@@ -26,12 +26,27 @@ from archbench.analyze.noise import (
 )
 from archbench.report.latex import FIGURE_MAX_HEIGHT, MacroSet
 from archbench.report.prose import Prose
-from archbench.report.studies.statistics.noise import NOISE_FIGURE, NOISE_FILE, TEMPLATE, noise_outputs, steal_facts
+from archbench.report.studies.statistics.noise import (
+    NOISE_FIGURE,
+    NOISE_FIGURE_FILE,
+    TEMPLATE,
+    noise_outputs,
+    steal_facts,
+)
 from archbench.report.studies.statistics.noise_figure import noise_figure
 from archbench.stats.autocorrelation import autocorrelation
 from archbench.stats.drift import relative_slope
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "campaigns"
+
+
+def noise_text(outputs: tuple[dict[str, str], dict[str, Any]]) -> str:
+    """The report's noise diagnostics as the statistics section gives them: its sentences, rendered from the facts
+    (paper/templates/statistics/noise.tex.j2), then the figure's file."""
+    files, facts = outputs
+    parts = ("method", "drift", "autocorrelation", "steal")
+    return "\n\n".join([*(Prose().sentence(TEMPLATE, part, facts) for part in parts), files[NOISE_FIGURE_FILE]])
+
 
 # --------------------------------------------------------------------------- statistics
 
@@ -236,8 +251,7 @@ def synthetic_processed(tmp_path: Path) -> SimpleNamespace:
 def test_report_outputs_with_steal(tmp_path: Path) -> None:
     macros = MacroSet()
     generated, figures_dir = tmp_path / "paper" / "generated", tmp_path / "paper" / "figures"
-    files = noise_outputs(synthetic_processed(tmp_path), macros, generated, figures_dir)
-    text = files[NOISE_FILE]
+    text = noise_text(noise_outputs(synthetic_processed(tmp_path), macros, generated, figures_dir))
     assert (figures_dir / NOISE_FIGURE).is_file() and r"\label{fig:noise}" in text
     include = f"\\includegraphics[width=\\linewidth,height={FIGURE_MAX_HEIGHT},keepaspectratio]"
     assert include + "{figures/noise-residuals.pdf}" in text
@@ -260,7 +274,7 @@ def test_report_outputs_on_fixture_campaigns(tmp_path: Path) -> None:
         processed = analysis.process_campaign(FIXTURES / name, tmp_path / name / "processed")
         generated, figures_dir = tmp_path / name / "paper" / "generated", tmp_path / name / "paper" / "figures"
         macros = MacroSet()
-        text = noise_outputs(processed, macros, generated, figures_dir)[NOISE_FILE]
+        text = noise_text(noise_outputs(processed, macros, generated, figures_dir))
         assert "No configuration has three or more rounds of throughput" in text
         assert "Steal and interrupt time are not recorded in this campaign" in text
         assert (figures_dir / NOISE_FIGURE).is_file() == expect_figure

@@ -1,5 +1,5 @@
 """The paired ratios in the report (archbench.report.studies.statistics.paired and paired_power): the CSV, table,
-forest plot, macros and the "could have detected" phrase, on a small synthetic trials frame."""
+forest plot, macros and the sentence with its "could have detected" phrase, on a small synthetic trials frame."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from archbench.report.prose import Prose
 from archbench.report.statlib.paired_power import (
     detectable_against,
 )
-from archbench.report.studies.statistics.paired import PAIRED_FIGURE, PAIRED_TABLE_FILE, paired_outputs
+from archbench.report.studies.statistics.paired import PAIRED_FIGURE, PAIRED_TABLE_FILE, TEMPLATE, paired_outputs
 from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
 from archbench.stats.power import welch_detectable_pct
 
@@ -42,14 +42,14 @@ def _processed(tmp_path: Path, trials: pd.DataFrame) -> analysis.ProcessedCampai
 def test_paired_outputs_write_csv_table_figure_and_macros(tmp_path: Path) -> None:
     macros = MacroSet()
     generated, figures_dir = tmp_path / "paper" / "generated", tmp_path / "paper" / "figures"
-    files = paired_outputs(_processed(tmp_path, _frame()), macros, generated, figures_dir, PROSE, resamples=200)
+    files, facts = paired_outputs(_processed(tmp_path, _frame()), macros, generated, figures_dir, PROSE, resamples=200)
     frame = pd.read_csv(tmp_path / "processed" / PAIRED_CSV)
     assert len(frame) == 6  # three configurations x two metrics
     assert (figures_dir / PAIRED_FIGURE).is_file()
     assert r"\label{tab:paired}" in files[PAIRED_TABLE_FILE]
     assert "figures/" + PAIRED_FIGURE in files["figure-paired.tex"]
     values = {m.name: m.value for m in macros.macros.values()}
-    sentence = values[r"\abPairedSentence"]
+    sentence = PROSE.sentence(TEMPLATE, "sentence", facts)
     assert "3 configurations" in sentence and "client-bound" in sentence
     assert "1 round dropped" in sentence
     cpu = frame[frame["metric"] == "server_cpu_us_per_request"]["half_width_pct"].median()
@@ -65,10 +65,10 @@ def test_not_distinguishable_comes_with_what_could_have_been_detected(tmp_path: 
     for row in rows:  # noise on every side, and nginx-t2 within 1 % of the reference: not distinguishable
         row["requests_per_sec"] *= 1 + 0.03 * rng.standard_normal()
     macros = MacroSet()
-    paired_outputs(
+    _, facts = paired_outputs(
         _processed(tmp_path, pd.DataFrame(rows)), macros, tmp_path / "g", tmp_path / "f", PROSE, resamples=100
     )
-    sentence = macros.macros[r"\abPairedSentence"].value
+    sentence = PROSE.sentence(TEMPLATE, "sentence", facts)
     assert "not distinguishable from the reference" in sentence
     assert "could have detected differences of $X$ or more" in sentence
 
@@ -77,8 +77,8 @@ def test_no_reference_gives_sentences_not_errors(tmp_path: Path) -> None:
     frame = _frame()
     frame = frame[~frame["architecture"].isin(["nginx"])]
     macros = MacroSet()
-    files = paired_outputs(_processed(tmp_path, frame), macros, tmp_path / "g", tmp_path / "f", PROSE)
-    assert "no paired ratio is computed" in macros.macros[r"\abPairedSentence"].value
+    files, facts = paired_outputs(_processed(tmp_path, frame), macros, tmp_path / "g", tmp_path / "f", PROSE)
+    assert "no paired ratio is computed" in PROSE.sentence(TEMPLATE, "sentence", facts)
     assert files[PAIRED_TABLE_FILE].startswith("% No paired-ratio table")
     assert forest_figure(pd.DataFrame(), False) is None
 
@@ -104,8 +104,8 @@ def test_a_paired_adaptive_campaign_says_how_it_stopped(tmp_path: Path) -> None:
     (campaign / "adaptive" / "adaptive-20261121T100000000000Z.json").write_text(json.dumps({"stopped_by": "budget"}))
     processed = analysis.process_campaign(campaign, tmp_path / "processed")
     macros = MacroSet()
-    paired_outputs(processed, macros, tmp_path / "g", tmp_path / "f", PROSE, resamples=100)
-    sentence = macros.macros[r"\abPairedSentence"].value
+    _, facts = paired_outputs(processed, macros, tmp_path / "g", tmp_path / "f", PROSE, resamples=100)
+    sentence = PROSE.sentence(TEMPLATE, "sentence", facts)
     assert "until the median compared paired half-width was at most 2.0" in sentence
     assert "300\\,s of adaptive trials" in sentence and "the time budget ended it" in sentence
 

@@ -204,7 +204,7 @@ def test_table_and_sentence_say_not_run_and_what_is_needed() -> None:
     assert "not run: needs" in table and "MDD" in table and r"\textbf{" in table
     # The test is named once, in the method; the table repeats it nowhere, and has no fallback row to mark.
     assert "paired $t$" not in table and r"\dagger" not in table and "pre-declared test of Section" in table
-    sentence = comparisons.comparison_sentence(frame, PROSE)
+    sentence = PROSE.sentence(comparisons.TEMPLATE, "families", comparisons.families_facts(frame))
     assert "2 were tested by the pre-declared paired test" in sentence
     assert "1 was not run" in sentence and "1 after Holm's correction" in sentence
     assert "minimum detectable" in sentence and "Shapiro--Wilk" in sentence
@@ -219,7 +219,7 @@ def test_a_single_round_needs_at_least_the_minimum() -> None:
     row = frame.iloc[0]
     assert row["verdict"] == "not run" and math.isnan(row["rounds_needed"])
     assert r"not run: needs $\ge$3 rounds" in comparisons.comparisons_table(frame, PROSE)
-    sentence = comparisons.comparison_sentence(frame, PROSE)
+    sentence = PROSE.sentence(comparisons.TEMPLATE, "families", comparisons.families_facts(frame))
     assert "the spread is unknown, so 3 rounds is the least that can be said" in sentence
 
 

@@ -61,6 +61,19 @@ GENERATED_FILES = (
 
 HERE = "stats-here"
 PROSE = Prose()  # the repository's templates (paper/templates/)
+# The statistics section's sentences (paper/templates/statistics/section.tex.j2): its fact -> (template, macro).
+STATS_SENTENCES = {
+    "determinism": ("diagnostics", "determinism"),
+    "normality": ("diagnostics", "normality"),
+    "qq": ("diagnostics", "qq_figure_sentence"),
+    "rate_summary": ("diagnostics", "rate_summary"),
+    "outliers": ("diagnostics", "outliers"),
+    "adaptive": ("diagnostics", "adaptive"),
+    "half_width": ("diagnostics", "half_width"),
+    "mean_median": ("diagnostics", "mean_median"),
+    "families": ("comparisons", "families"),
+    "speedup": ("comparisons", "speedup"),
+}
 IMPORTED = "imported-ubuntu"
 POOL = [synthetic.config("thread_pool", t, 100, dispatch="request") for t in (1, 2, 4)]
 POOL_CONNECTION = synthetic.config("thread_pool", 2, 100, dispatch="connection")
@@ -220,11 +233,25 @@ def defined_macros(paper: Path) -> dict[str, str]:
     return definitions
 
 
+def section_source(name: str) -> str:
+    """A study's section as written: its template (section.tex.j2) or its fixed section.tex."""
+    return "".join(path.read_text() for path in (SECTIONS / name).glob("section.tex*"))
+
+
 def section_macros() -> set[str]:
     used: set[str] = set()
     for name in ("statistics", "crossos", "rules", "environment"):
-        used |= latex.macros_used((SECTIONS / name / "section.tex").read_text())
+        used |= latex.macros_used(section_source(name))
     return used
+
+
+def stats_sentences(outputs: report.ReportOutputs) -> dict[str, str]:
+    """The statistics section's sentences, rendered from the facts the study gave its section."""
+    facts = outputs.studies["statistics"].section
+    return {
+        key: PROSE.sentence(f"statistics/{template}", macro, facts[key])
+        for key, (template, macro) in STATS_SENTENCES.items()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -328,12 +355,15 @@ def test_a_wide_table_keeps_its_numbers_and_notes_under_the_last_rule():
 
 def test_median_coverage_sentence_states_exact_coverage():
     summary = pd.DataFrame({"n": [2, 5, 10, 1]})
-    text = stats_diagnostics.median_coverage_sentence(summary, PROSE)
+    text = PROSE.sentence(
+        stats_diagnostics.TEMPLATE, "median_coverage", stats_diagnostics.median_coverage_facts(summary)
+    )
     assert "with $n=2$, $[\\min,\\max]$ covers the median with probability 50.0" in text
     assert "with $n=5$, $[\\min,\\max]$ covers the median with probability 93.8\\,\\%, short of 95" in text
     assert "with $n=10$, $[x_{(2)}, x_{(9)}]$ covers the median with probability 97.9" in text
     assert "n=1$" not in text
-    assert "no interval of a median" in stats_diagnostics.median_coverage_sentence(pd.DataFrame({"n": [1]}), PROSE)
+    none = stats_diagnostics.median_coverage_facts(pd.DataFrame({"n": [1]}))
+    assert "no interval of a median" in PROSE.sentence(stats_diagnostics.TEMPLATE, "median_coverage", none)
 
 
 # =========================================================================== summary.csv and trials.csv additions
@@ -423,26 +453,29 @@ def test_comparisons_are_holm_corrected_within_each_family(here):
     assert r"\label{tab:comparisons}" in tex and "xltabular" in tex  # a long table breaks across pages
     assert r"pool (request, queue), 100 conn.: $N=2$ vs $N=1$" in tex
     assert "pre-declared test of Section" in tex and "M--W" not in tex and r"\textbf{" in tex
-    assert "Table~\\ref{tab:comparisons} holds 6 planned comparisons in 3 families" in macros[r"\abComparisonSentence"]
+    assert (
+        "Table~\\ref{tab:comparisons} holds 6 planned comparisons in 3 families" in stats_sentences(outputs)["families"]
+    )
     assert "Of 6 planned comparisons" in macros[r"\abComparisonAbstractSentence"]
 
 
 def test_speedup_is_against_the_base_case_with_its_absolute_rate(here):
-    outputs, _, macros = here
-    text = macros[r"\abSpeedupSentence"]
+    outputs, _, _ = here
+    text = stats_sentences(outputs)["speedup"]
     base = outputs.summary[outputs.summary["config_id"] == synthetic.config_id(POOL[0])].iloc[0]
     assert f"whose absolute rate is {base['mean']:,.0f}\\,r/s" in text
     assert "bootstrap interval of the ratio of means [1." in text
-    assert "no thread-pool sweep" in stats_comparisons.speedup_sentence(pd.DataFrame(), pd.DataFrame(), 1, 99, PROSE)
+    none = stats_comparisons.speedup_facts(pd.DataFrame(), pd.DataFrame(), 1, 99)
+    assert "no thread-pool sweep" in PROSE.sentence(stats_comparisons.TEMPLATE, "speedup", none)
 
 
 def test_comparisons_with_two_rounds_are_not_run_and_say_what_they_need(full):
-    outputs, _, macros = full
+    outputs, _, _ = full
     frame = pd.read_csv(outputs.processed.trials_csv.parent / stats_comparisons.COMPARISONS_CSV)
     not_run = frame[frame["test"] == stats.NOT_RUN]
     assert not not_run.empty and (not_run["verdict"] == "not run").all()
     assert (not_run["n_rounds"] < stats.MIN_ROUNDS).all() and not_run["p_value"].isna().all()
-    text = macros[r"\abComparisonSentence"]
+    text = stats_sentences(outputs)["families"]
     assert "not run: with fewer than 3 usable" in text and "rank test" not in text
 
 
@@ -451,20 +484,21 @@ def test_comparisons_with_two_rounds_are_not_run_and_say_what_they_need(full):
 
 def test_diagnostics_table_and_sentences(here):
     outputs, paper, macros = here
+    sentences = stats_sentences(outputs)
     tex = (paper / "generated" / report_stats.DIAGNOSTICS_TABLE_FILE).read_text()
     assert r"\label{tab:diagnostics}" in tex and "xltabular" in tex  # a long table breaks across pages
     assert tex.count(r" \\") >= len(outputs.summary)
     assert "Target" in tex and " & met " in tex  # adaptive repetition was on
-    assert "1 trial in 1 configuration lies beyond the fences (1 far out)" in macros[r"\abOutlierSentence"]
-    assert OUTLIER_TRIAL.replace("_", r"\_") in without_break_hints(macros[r"\abOutlierSentence"])
+    assert "1 trial in 1 configuration lies beyond the fences (1 far out)" in sentences["outliers"]
+    assert OUTLIER_TRIAL.replace("_", r"\_") in without_break_hints(sentences["outliers"])
     outliers_csv = pd.read_csv(outputs.processed.trials_csv.parent / stats_diagnostics.OUTLIERS_CSV)
     assert outliers_csv["trial_id"].tolist() == [OUTLIER_TRIAL]
-    assert "Shapiro--Wilk at $\\alpha=0.05$" in macros[r"\abNormalitySentence"]
-    assert "Figure~\\ref{fig:qq}" in macros[r"\abQqFigureSentence"]
-    assert "differs from the total over total" in macros[r"\abRateSummarySentence"]
-    assert "coefficient of variation" in macros[r"\abDeterminismSentence"]
-    assert "median of" in macros[r"\abHalfWidthSentence"]
-    assert "mean and median throughput differ by at most" in macros[r"\abMeanMedianSentence"]
+    assert "Shapiro--Wilk at $\\alpha=0.05$" in sentences["normality"]
+    assert "Figure~\\ref{fig:qq}" in sentences["qq"]
+    assert "differs from the total over total" in sentences["rate_summary"]
+    assert "coefficient of variation" in sentences["determinism"]
+    assert "median of" in sentences["half_width"]
+    assert "mean and median throughput differ by at most" in sentences["mean_median"]
     assert macros[r"\abBootstrapSeed"] == str(stats.DEFAULT_SEED)
     assert macros[r"\abBootstrapResamples"] == f"{stats.DEFAULT_RESAMPLES:,}"
 
@@ -493,15 +527,17 @@ def test_qq_figure_of_the_planned_comparisons_log_ratios(here, tmp_path):
 
 
 def test_no_qq_figure_without_three_trials(full):
-    _, paper, macros = full
+    outputs, paper, _ = full
+    sentences = stats_sentences(outputs)
     assert "includegraphics" not in (paper / "generated" / report_stats.QQ_FIGURE_FILE).read_text()
-    assert macros[r"\abQqFigureSentence"] == ""
+    assert sentences["qq"] == ""
     assert not (paper / "figures" / stats_qq.QQ_FIGURE).exists()
-    assert "No configuration of this campaign has three or more successful trials" in macros[r"\abNormalitySentence"]
+    assert "No configuration of this campaign has three or more successful trials" in sentences["normality"]
 
 
 def test_adaptive_outcome_recorded_or_derived(here, stats_root, tmp_path):
-    outputs, _, macros = here
+    outputs, _, _ = here
+    sentences = stats_sentences(outputs)
     derived = adaptive_state.adaptive_outcome(
         stats_root / HERE,
         outputs.campaign_meta if hasattr(outputs, "campaign_meta") else outputs.processed.campaign.meta,
@@ -509,8 +545,8 @@ def test_adaptive_outcome_recorded_or_derived(here, stats_root, tmp_path):
     )
     assert derived.enabled and derived.source == "derived" and derived.target_pct == 5.0
     assert all(state["met"] for state in derived.configs.values() if state["n"] >= 6 and state["half_width_pct"] <= 5.0)
-    assert "Adaptive repetition was on" in macros[r"\abAdaptiveSentence"]
-    assert "as derived from the trial records" in macros[r"\abAdaptiveSentence"]
+    assert "Adaptive repetition was on" in sentences["adaptive"]
+    assert "as derived from the trial records" in sentences["adaptive"]
     # A recorded summary wins.
     copy = tmp_path / HERE
     shutil.copytree(stats_root / HERE, copy)
@@ -537,15 +573,13 @@ def test_adaptive_outcome_recorded_or_derived(here, stats_root, tmp_path):
     (copy / "adaptive" / "adaptive-20261121T100000000000Z.json").write_text(json.dumps(recorded))
     state = adaptive_state.adaptive_outcome(copy, outputs.processed.campaign.meta, outputs.trials)
     assert state.source == "recorded" and list(state.configs) == [synthetic.config_id(EPOLL)]
-    sentence = stats_diagnostics.adaptive_sentence(
-        state, analysis.Labeller(outputs.summary), outputs.summary, False, PROSE
-    )
+    facts = stats_diagnostics.adaptive_facts(state, analysis.Labeller(outputs.summary), outputs.summary, False)
+    sentence = PROSE.sentence(stats_diagnostics.TEMPLATE, "adaptive", facts)
     assert "1 stopped at the maximum without meeting it (epoll (level), 100 conn.)" in sentence
     off = adaptive_state.adaptive_outcome(None, {"parameters": {}}, outputs.trials)
     assert not off.enabled
-    assert "Adaptive repetition was off" in stats_diagnostics.adaptive_sentence(
-        off, analysis.Labeller(outputs.summary), outputs.summary, False, PROSE
-    )
+    facts = stats_diagnostics.adaptive_facts(off, analysis.Labeller(outputs.summary), outputs.summary, False)
+    assert "Adaptive repetition was off" in PROSE.sentence(stats_diagnostics.TEMPLATE, "adaptive", facts)
 
 
 # =========================================================================== cross-OS, hosts, reference
@@ -675,14 +709,12 @@ def test_rules_table_has_twelve_rows_with_statuses(here, full, minimal):
 def test_rules_cite_only_labels_that_exist(here, full, minimal):
     """Every \\ref in the generated files and the sections resolves to a label of this build."""
     static = set(re.findall(r"\\label\{([^}]+)\}", (PAPER / "report.tex").read_text()))
-    for path in SECTIONS.glob("*/section.tex"):
+    for path in SECTIONS.glob("*/section.tex*"):
         static |= set(re.findall(r"\\label\{([^}]+)\}", path.read_text()))
     for _, paper, _macros in (here, full, minimal):
         generated = "\n".join(p.read_text() for p in (paper / "generated").glob("*.tex"))
         labels = static | set(re.findall(r"\\label\{([^}]+)\}", generated))
-        sections = "\n".join(
-            (SECTIONS / n / "section.tex").read_text() for n in ("statistics", "crossos", "rules", "environment")
-        )
+        sections = "\n".join(section_source(n) for n in ("statistics", "crossos", "rules", "environment"))
         refs = set(re.findall(r"\\ref\{([^}]+)\}", generated + sections))
         assert refs - labels == set(), paper
 

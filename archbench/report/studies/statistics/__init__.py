@@ -8,8 +8,8 @@ under three rounds, Holm and BH within each family, minimum detectable differenc
 (`paired`, with the differences detectable with 80 % power), the families of Holm's correction stated once, and the
 noise diagnostics (`noise`).
 It writes `comparisons.csv`, `outliers.csv`, `paired-ratios.csv` and the noise CSVs into data/processed/; its words
-are paper/templates/statistics/, its section paper/templates/statistics/section.tex. Everything degrades to a
-sentence when the campaign lacks the data.
+are paper/templates/statistics/, its section paper/templates/statistics/section.tex.j2, rendered with the facts
+`write` gives it. Everything degrades to a sentence when the campaign lacks the data.
 """
 
 from __future__ import annotations
@@ -29,23 +29,23 @@ from archbench.report.statlib.comparisons import comparison_pairs, run_compariso
 from archbench.report.studies.statistics.comparisons import (
     COMPARISONS_CSV,
     comparison_abstract_sentence,
-    comparison_sentence,
     comparisons_table,
-    holm_families_sentence,
+    families_facts,
+    holm_families_facts,
     predeclared_test_name,
-    speedup_sentence,
+    speedup_facts,
 )
 from archbench.report.studies.statistics.diagnostics import (
     OUTLIERS_CSV,
-    adaptive_sentence,
-    determinism_sentence,
+    adaptive_facts,
+    determinism_facts,
     diagnostics_table,
-    half_width_sentence,
-    mean_median_sentence,
-    median_coverage_sentence,
-    normality_sentence,
-    outlier_sentence,
-    rate_summary_sentence,
+    half_width_facts,
+    mean_median_facts,
+    median_coverage_facts,
+    normality_facts,
+    outlier_facts,
+    rate_summary_facts,
 )
 from archbench.report.studies.statistics.noise import noise_outputs
 from archbench.report.studies.statistics.paired import paired_outputs
@@ -55,7 +55,6 @@ from archbench.report.study import Study, StudyContext, StudyOutput
 DIAGNOSTICS_TABLE_FILE = "table-diagnostics.tex"
 QQ_FIGURE_FILE = "figure-qq.tex"
 COMPARISONS_TABLE_FILE = "table-comparisons.tex"
-DIAGNOSTICS_TEMPLATE = "statistics/diagnostics"
 
 
 @dataclass(frozen=True)
@@ -83,27 +82,26 @@ def write(
     macros.add(r"\abTestAlpha", format_decimal(ALPHA, 2), "significance level of the tests (after correction)")
 
     state = adaptive_outcome(Path(campaign.path), campaign.meta, trials)
-    macros.add(r"\abDeterminismSentence", determinism_sentence(summary, prose), "spread of the trials (rule 5)")
-    macros.add(r"\abMedianCoverageSentence", median_coverage_sentence(summary, prose), "order-statistic coverage per n")
-    macros.add(r"\abNormalitySentence", normality_sentence(summary, labels, several, prose), "Shapiro-Wilk outcomes")
     qq_tex, qq_present = qq_outputs(summary, trials, context.figures_dir, context.paper_dir, prose)
-    macros.add(
-        r"\abQqFigureSentence",
-        prose.sentence(DIAGNOSTICS_TEMPLATE, "qq_figure_sentence", present=qq_present),
-        "cites the Q-Q figure (empty without one)",
-    )
-    macros.add(r"\abRateSummarySentence", rate_summary_sentence(summary, labels, several, prose), "rule 3 in numbers")
-    outlier_text, outlier_frame = outlier_sentence(trials, summary, prose)
-    macros.add(r"\abOutlierSentence", outlier_text, "Tukey outliers, named")
-    macros.add(r"\abAdaptiveSentence", adaptive_sentence(state, labels, summary, several, prose), "adaptive repetition")
-    macros.add(r"\abHalfWidthSentence", half_width_sentence(summary, labels, several, prose), "achieved CI half-widths")
-    macros.add(r"\abMeanMedianSentence", mean_median_sentence(summary, prose), "mean against median")
-
+    outliers, outlier_frame = outlier_facts(trials, summary, prose)
     comparisons = run_comparisons(comparison_pairs(summary), trials)
+    # The facts of the section's sentences (paper/templates/statistics/section.tex.j2).
+    section = {
+        "determinism": determinism_facts(summary),
+        "median_coverage": median_coverage_facts(summary),
+        "normality": normality_facts(summary, labels, several),
+        "qq": {"present": qq_present},
+        "rate_summary": rate_summary_facts(summary, labels, several),
+        "outliers": outliers,
+        "adaptive": adaptive_facts(state, labels, summary, several),
+        "half_width": half_width_facts(summary, labels, several),
+        "mean_median": mean_median_facts(summary),
+        "families": families_facts(comparisons),
+        "speedup": speedup_facts(summary, trials, seed, resamples),
+    }
     macros.add(r"\abPredeclaredTest", predeclared_test_name(prose), "the test of every planned comparison")
     macros.add(r"\abMinRounds", str(stats.MIN_ROUNDS), "fewest paired rounds a planned test is run with")
-    macros.add(r"\abComparisonSentence", comparison_sentence(comparisons, prose), "the comparison families")
-    macros.add(r"\abSpeedupSentence", speedup_sentence(summary, trials, seed, resamples, prose), "rule 1: base case")
+    # A sentence, but a macro: report.tex's abstract quotes it, outside this section.
     macros.add(
         r"\abComparisonAbstractSentence",
         comparison_abstract_sentence(comparisons, prose),
@@ -118,16 +116,16 @@ def write(
     }
     # Paired ratios within rounds: paired-ratios.csv, its table, the forest plot and their macros.
     paired = paired_ratios(trials, seed=seed, resamples=resamples)
-    files.update(paired_outputs(processed, macros, context.generated_dir, context.figures_dir, prose, frame=paired))
-    paired_family = int(paired["family_size"].iloc[0]) if not paired.empty else None
-    macros.add(
-        r"\abHolmFamiliesSentence",
-        holm_families_sentence(comparisons, paired_family, prose),
-        "the families of Holm's correction, stated once",
+    paired_files, section["paired"] = paired_outputs(
+        processed, macros, context.generated_dir, context.figures_dir, prose, frame=paired
     )
+    files.update(paired_files)
+    paired_family = int(paired["family_size"].iloc[0]) if not paired.empty else None
+    section["holm_families"] = holm_families_facts(comparisons, paired_family)
     # Noise diagnostics: drift across rounds, autocorrelation in execution order, steal and interrupts.
-    files.update(noise_outputs(processed, macros, context.generated_dir, context.figures_dir, prose))
-    return StudyOutput(macros, files, StatisticsResult(comparisons, qq_present, state))
+    noise_files, section["noise"] = noise_outputs(processed, macros, context.generated_dir, context.figures_dir, prose)
+    files.update(noise_files)
+    return StudyOutput(macros, files, StatisticsResult(comparisons, qq_present, state), section)
 
 
 # In the appendices: the body is what a reader needs to pick a design; the diagnostics support it from the back.

@@ -1,5 +1,6 @@
-"""The statistics study's comparisons: the table of every planned comparison and the sentences about them
-(the comparisons themselves are archbench.report.statlib.comparisons)."""
+"""The statistics study's comparisons: the table of every planned comparison and the facts of the sentences about
+them (paper/templates/statistics/comparisons.tex.j2; the comparisons themselves are
+archbench.report.statlib.comparisons)."""
 
 from __future__ import annotations
 
@@ -169,32 +170,27 @@ def comparison_facts(frame: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def comparison_sentence(frame: pd.DataFrame, prose: Prose) -> str:
+def families_facts(frame: pd.DataFrame) -> dict[str, Any]:
+    """The comparison families' sentence: each family (its name, its pairs) and `comparison_facts`."""
     if frame.empty:
-        return prose.sentence(TEMPLATE, "families", count=0)
-    families = [
-        {"words": prose.sentence(TEMPLATE, "family_words", family=family), "size": len(rows)}
-        for family, rows in frame.groupby("family", sort=False)
-    ]
-    return prose.sentence(TEMPLATE, "families", {**comparison_facts(frame), "families": families})
+        return {"count": 0}
+    families = [{"family": family, "size": len(rows)} for family, rows in frame.groupby("family", sort=False)]
+    return {**comparison_facts(frame), "families": families}
 
 
-def holm_families_sentence(frame: pd.DataFrame, paired_family: int | None, prose: Prose) -> str:
+def holm_families_facts(frame: pd.DataFrame, paired_family: int | None) -> dict[str, Any]:
     """The families Holm's correction runs in, stated once: the planned comparisons' (their tests run) and the
     paired ratios' (`paired_family`: paired-ratios.csv's family_size, None without a paired ratio); the workloads
     study's multiple comparisons with the best are families of their own, one per workload point."""
     planned = (
         [
-            {
-                "words": prose.sentence(TEMPLATE, "family_words", family=family),
-                "tested": int(rows["family_size"].iloc[0]),
-            }
+            {"family": family, "tested": int(rows["family_size"].iloc[0])}
             for family, rows in frame.groupby("family", sort=False)
         ]
         if not frame.empty
         else []
     )
-    return prose.sentence(TEMPLATE, "holm_families", planned=planned, paired=paired_family)
+    return {"planned": planned, "paired": paired_family}
 
 
 def comparison_abstract_sentence(frame: pd.DataFrame, prose: Prose) -> str:
@@ -211,16 +207,14 @@ def predeclared_test_name(prose: Prose) -> str:
     return prose.sentence(TEMPLATE, "test_long", test=stats.PAIRED_TEST, fallback=stats.UNPAIRED_TEST)
 
 
-def speedup_sentence(
-    summary: pd.DataFrame, trials: pd.DataFrame, seed: int | None, resamples: int, prose: Prose
-) -> str:
+def speedup_facts(summary: pd.DataFrame, trials: pd.DataFrame, seed: int | None, resamples: int) -> dict[str, Any]:
     """Rule 1: the pool-size speed-up with its base case's absolute rate and a bootstrap interval of the ratio."""
     main = main_pool_series(summary)
     if main is None:
-        return prose.sentence(TEMPLATE, "speedup", sweep=False)
+        return {"sweep": False}
     rows = main.rows.dropna(subset=["mean"])
     if rows.empty:
-        return prose.sentence(TEMPLATE, "speedup", sweep=True, base_rate=None)
+        return {"sweep": True, "base_rate": None}
     first = rows.iloc[0]
     best = rows.loc[pd.to_numeric(rows["mean"]).idxmax()]
     facts: dict[str, Any] = {
@@ -251,4 +245,4 @@ def speedup_sentence(
             ratio=fmt_number(interval.estimate, 2),
             ratio_interval=None if ci_text == MISSING else ci_text,
         )
-    return prose.sentence(TEMPLATE, "speedup", facts)
+    return facts

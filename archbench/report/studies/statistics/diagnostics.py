@@ -1,8 +1,10 @@
-"""Per-configuration diagnostics: the table and the statistics section's sentences."""
+"""Per-configuration diagnostics: the table, and the facts of the statistics section's sentences about them
+(paper/templates/statistics/diagnostics.tex.j2)."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -117,7 +119,7 @@ def mark_notes_of(rows: pd.DataFrame, prose: Prose) -> str:
     return " ".join(latex.notes_for_marks(rows, notes.flagged, notes.failed, notes.unsupported))
 
 
-def median_coverage_sentence(summary: pd.DataFrame, prose: Prose) -> str:
+def median_coverage_facts(summary: pd.DataFrame) -> dict[str, Any]:
     """The order-statistic interval and its exact coverage for each trial count n in the campaign."""
     counts = sorted({count_of(n) for n in summary.get("n", pd.Series(dtype=float)) if count_of(n) >= 2})
     facts = []
@@ -133,78 +135,72 @@ def median_coverage_sentence(summary: pd.DataFrame, prose: Prose) -> str:
                 "short": not result.reaches_level,
             }
         )
-    return prose.sentence(TEMPLATE, "median_coverage", counts=facts)
+    return {"counts": facts}
 
 
-def determinism_sentence(summary: pd.DataFrame, prose: Prose) -> str:
+def determinism_facts(summary: pd.DataFrame) -> dict[str, Any]:
     rows = (
         summary[pd.to_numeric(summary.get("n", pd.Series(dtype=float)), errors="coerce") >= 2]
         if not summary.empty
         else summary
     )
     if rows.empty:
-        return prose.sentence(TEMPLATE, "determinism", none=True)
+        return {"none": True}
     sd = pd.to_numeric(rows["sd"], errors="coerce")
     mean = pd.to_numeric(rows["mean"], errors="coerce")
     cv = (100.0 * sd / mean.abs()).replace([np.inf, -np.inf], np.nan).dropna()
     constant = int((sd == 0).sum())
-    return prose.sentence(
-        TEMPLATE,
-        "determinism",
-        none=False,
-        constant=constant,
-        varying=len(rows) - constant,
-        cv_min=None if cv.empty else fmt_pct(cv.min()),
-        cv_max=None if cv.empty else fmt_pct(cv.max()),
-        cv_median=None if cv.empty else fmt_pct(cv.median()),
-    )
+    return {
+        "none": False,
+        "constant": constant,
+        "varying": len(rows) - constant,
+        "cv_min": None if cv.empty else fmt_pct(cv.min()),
+        "cv_max": None if cv.empty else fmt_pct(cv.max()),
+        "cv_median": None if cv.empty else fmt_pct(cv.median()),
+    }
 
 
-def normality_sentence(summary: pd.DataFrame, labels: Labeller, several: bool, prose: Prose) -> str:
+def normality_facts(summary: pd.DataFrame, labels: Labeller, several: bool) -> dict[str, Any]:
     if summary.empty:
-        return prose.sentence(TEMPLATE, "normality", empty=True)
+        return {"empty": True}
     n = pd.to_numeric(summary["n"], errors="coerce").fillna(0)
     checkable = summary[n >= 3]
     p = pd.to_numeric(checkable.get("shapiro_p", pd.Series(dtype=float)), errors="coerce")
     failing, more = first_named([config_text(r, labels, several) for _, r in checkable[p < ALPHA].iterrows()])
-    return prose.sentence(
-        TEMPLATE,
-        "normality",
-        empty=False,
-        checkable=len(checkable),
-        passing=len(checkable[p >= ALPHA]),
-        failing=failing,
-        failing_more=more,
-        undefined=len(checkable[p.isna()]),
-        too_few=int(((n > 0) & (n < 3)).sum()),
-        alpha=format_decimal(ALPHA, 2),
-    )
+    return {
+        "empty": False,
+        "checkable": len(checkable),
+        "passing": len(checkable[p >= ALPHA]),
+        "failing": failing,
+        "failing_more": more,
+        "undefined": len(checkable[p.isna()]),
+        "too_few": int(((n > 0) & (n < 3)).sum()),
+        "alpha": format_decimal(ALPHA, 2),
+    }
 
 
-def rate_summary_sentence(summary: pd.DataFrame, labels: Labeller, several: bool, prose: Prose) -> str:
+def rate_summary_facts(summary: pd.DataFrame, labels: Labeller, several: bool) -> dict[str, Any]:
     if summary.empty:
-        return prose.sentence(TEMPLATE, "rate_summary", empty=True)
+        return {"empty": True}
     mean = pd.to_numeric(summary["mean"], errors="coerce")
     total = pd.to_numeric(summary.get("total_rate", pd.Series(math.nan, index=summary.index)), errors="coerce")
     harmonic = pd.to_numeric(summary.get("harmonic_mean", pd.Series(math.nan, index=summary.index)), errors="coerce")
     valid = mean.notna() & total.notna() & (total > 0)
     if not valid.any():
-        return prose.sentence(TEMPLATE, "rate_summary", empty=False, valid=0)
+        return {"empty": False, "valid": 0}
     relative = (100.0 * (mean - total).abs() / total)[valid]
     both = valid & harmonic.notna()
-    harmonic_gap = fmt_pct((100.0 * (harmonic - total).abs() / total)[both].max(), 2) if both.any() else None
-    return prose.sentence(
-        TEMPLATE,
-        "rate_summary",
-        empty=False,
-        valid=int(valid.sum()),
-        gap=fmt_pct(relative.max(), 2),
-        worst=config_text(summary.loc[relative.idxmax()], labels, several),
-        harmonic_gap=harmonic_gap,
-    )
+    return {
+        "empty": False,
+        "valid": int(valid.sum()),
+        "gap": fmt_pct(relative.max(), 2),
+        "worst": config_text(summary.loc[relative.idxmax()], labels, several),
+        "harmonic_gap": fmt_pct((100.0 * (harmonic - total).abs() / total)[both].max(), 2) if both.any() else None,
+    }
 
 
-def outlier_sentence(trials: pd.DataFrame, summary: pd.DataFrame, prose: Prose) -> tuple[str, pd.DataFrame]:
+def outlier_facts(trials: pd.DataFrame, summary: pd.DataFrame, prose: Prose) -> tuple[dict[str, Any], pd.DataFrame]:
+    """The trials beyond Tukey's fences (the first few named) and every one of them as a frame (outliers.csv)."""
     rows = (
         outliers.outlier_rows(trials, by=("config_id",))
         if not trials.empty and "requests_per_sec" in trials
@@ -223,25 +219,21 @@ def outlier_sentence(trials: pd.DataFrame, summary: pd.DataFrame, prose: Prose) 
             for _, r in rows.iterrows()
         ]
     )
-    text = prose.sentence(
-        TEMPLATE,
-        "outliers",
-        count=len(rows),
-        checkable=int((n >= 4).sum()),
-        configurations=rows["config_id"].nunique() if not rows.empty else 0,
-        far=int((rows["kind"] == "far out").sum()) if not rows.empty else 0,
-        trials=named,
-        more=more,
-        csv=OUTLIERS_CSV,
-    )
-    return text, rows
+    facts = {
+        "count": len(rows),
+        "checkable": int((n >= 4).sum()),
+        "configurations": rows["config_id"].nunique() if not rows.empty else 0,
+        "far": int((rows["kind"] == "far out").sum()) if not rows.empty else 0,
+        "trials": named,
+        "more": more,
+        "csv": OUTLIERS_CSV,
+    }
+    return facts, rows
 
 
-def adaptive_sentence(
-    state: AdaptiveOutcome, labels: Labeller, summary: pd.DataFrame, several: bool, prose: Prose
-) -> str:
+def adaptive_facts(state: AdaptiveOutcome, labels: Labeller, summary: pd.DataFrame, several: bool) -> dict[str, Any]:
     if not state.enabled:
-        return prose.sentence(TEMPLATE, "adaptive", enabled=False)
+        return {"enabled": False}
     total = len(state.configs)
     met = [cid for cid, c in state.configs.items() if c.get("met")]
     stopped = [cid for cid, c in state.configs.items() if not c.get("met") and c.get("stopped_by") == "max_trials"]
@@ -251,23 +243,21 @@ def adaptive_sentence(
         return config_text(by_id[cid], labels, several) if cid in by_id else escape_identifier(cid)
 
     named, more = first_named([name(c) for c in stopped])
-    return prose.sentence(
-        TEMPLATE,
-        "adaptive",
-        enabled=True,
-        target=format_decimal(state.target_pct, 1),
-        max_trials=state.max_trials,
-        met=len(met),
-        total=total,
-        stopped=named,
-        stopped_more=more,
-        open=total - len(met) - len(stopped),
-        recorded=state.source == "recorded",
-        has_summary=not summary.empty,
-    )
+    return {
+        "enabled": True,
+        "target": format_decimal(state.target_pct, 1),
+        "max_trials": state.max_trials,
+        "met": len(met),
+        "total": total,
+        "stopped": named,
+        "stopped_more": more,
+        "open": total - len(met) - len(stopped),
+        "recorded": state.source == "recorded",
+        "has_summary": not summary.empty,
+    }
 
 
-def half_width_sentence(summary: pd.DataFrame, labels: Labeller, several: bool, prose: Prose) -> str:
+def half_width_facts(summary: pd.DataFrame, labels: Labeller, several: bool) -> dict[str, Any]:
     half = (
         pd.to_numeric(summary.get("ci95_half_width_pct", pd.Series(dtype=float)), errors="coerce")
         if not summary.empty
@@ -275,38 +265,34 @@ def half_width_sentence(summary: pd.DataFrame, labels: Labeller, several: bool, 
     )
     defined = half.dropna()
     if defined.empty:
-        return prose.sentence(TEMPLATE, "half_width", count=0)
-    return prose.sentence(
-        TEMPLATE,
-        "half_width",
-        count=len(defined),
-        median=fmt_pct(defined.median()),
-        min=fmt_pct(defined.min()),
-        max=fmt_pct(defined.max()),
-        narrowest=config_text(summary.loc[defined.idxmin()], labels, several),
-        widest=config_text(summary.loc[defined.idxmax()], labels, several),
-    )
+        return {"count": 0}
+    return {
+        "count": len(defined),
+        "median": fmt_pct(defined.median()),
+        "min": fmt_pct(defined.min()),
+        "max": fmt_pct(defined.max()),
+        "narrowest": config_text(summary.loc[defined.idxmin()], labels, several),
+        "widest": config_text(summary.loc[defined.idxmax()], labels, several),
+    }
 
 
-def mean_median_sentence(summary: pd.DataFrame, prose: Prose) -> str:
+def mean_median_facts(summary: pd.DataFrame) -> dict[str, Any]:
     if summary.empty:
-        return prose.sentence(TEMPLATE, "mean_median", empty=True)
+        return {"empty": True}
     rows = summary[pd.to_numeric(summary["n"], errors="coerce") >= 2]
     if rows.empty:
-        return prose.sentence(TEMPLATE, "mean_median", empty=False, count=0)
+        return {"empty": False, "count": 0}
     if (pd.to_numeric(rows["n"], errors="coerce") == 2).all():
-        return prose.sentence(TEMPLATE, "mean_median", empty=False, count=len(rows), all_two=True)
+        return {"empty": False, "count": len(rows), "all_two": True}
     mean = pd.to_numeric(rows["mean"], errors="coerce")
     median = pd.to_numeric(rows["median"], errors="coerce")
     gap = (100.0 * (mean - median).abs() / mean.abs()).replace([np.inf, -np.inf], np.nan)
     half = pd.to_numeric(rows.get("ci95_half_width_pct", pd.Series(math.nan, index=rows.index)), errors="coerce")
-    return prose.sentence(
-        TEMPLATE,
-        "mean_median",
-        empty=False,
-        count=len(rows),
-        all_two=False,
-        max_gap=fmt_pct(gap.max()),
-        median_gap=fmt_pct(gap.median()),
-        inside=int((gap <= half).sum()),
-    )
+    return {
+        "empty": False,
+        "count": len(rows),
+        "all_two": False,
+        "max_gap": fmt_pct(gap.max()),
+        "median_gap": fmt_pct(gap.median()),
+        "inside": int((gap <= half).sum()),
+    }

@@ -1,16 +1,15 @@
-"""The statistics section's noise diagnostics: facts, macros, the figure and paper/generated/noise-diagnostics.tex.
+"""The statistics section's noise diagnostics: facts, macros and the figure (paper/generated/figure-noise.tex).
 
 archbench.analyze.noise computes the diagnostics (and this writes its CSVs beside trials.csv); here they become
-formatted facts for paper/templates/statistics/noise.tex.j2, the macros the text may quote and the residual figure
-(archbench.report.studies.statistics.noise_figure). paper/templates/statistics/section.tex inputs the generated file under its
-"Noise diagnostics" subsection.
+formatted facts for the sentences of paper/templates/statistics/noise.tex.j2, which the section template renders
+under its "Noise diagnostics" subsection, the macros the text may quote and the residual figure
+(archbench.report.studies.statistics.noise_figure).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from archbench.report.studies.statistics.noise_figure import noise_figure, resid
 from archbench.stats.autocorrelation import Autocorrelation
 
 TEMPLATE = "statistics/noise"
-NOISE_FILE = "noise-diagnostics.tex"  # paper/generated/
+NOISE_FIGURE_FILE = "figure-noise.tex"  # paper/generated/
 NOISE_FIGURE = "noise-residuals.pdf"  # paper/figures/
 FIGURE_LABEL = "fig:noise"
 METRIC_KEYS = {"requests_per_sec": "throughput", "server_cpu_us_per_request": "cpu"}
@@ -164,24 +163,17 @@ def noise_outputs(
     generated_dir: Path,
     figures_dir: Path,
     prose: Prose | None = None,
-) -> dict[str, str]:
+) -> tuple[dict[str, str], dict[str, Any]]:
     """Diagnose the campaign, write its noise CSVs beside trials.csv and the figure, add the macros, and return
-    {NOISE_FILE: LaTeX} for paper/templates/statistics/section.tex to input."""
+    {NOISE_FIGURE_FILE: LaTeX} and the facts of the section's noise sentences."""
     prose = prose if prose is not None else Prose()
     diagnostics = noise_diagnostics(processed.trials, processed.campaign.trials)
     diagnostics.write(Path(processed.trials_csv).parent)
     add_macros(macros, diagnostics)
     figure, present = figure_tex(diagnostics, figures_dir, Path(generated_dir).parent, prose)
-    facts: Mapping[str, Any] = {
+    facts = {
         "metrics": metric_facts(diagnostics, processed.summary),
         "steal": steal_facts(diagnostics),
         "figure_present": present,
     }
-    body = {
-        "method": prose.sentence(TEMPLATE, "method", facts),
-        "drift": prose.sentence(TEMPLATE, "drift", facts),
-        "autocorrelation": prose.sentence(TEMPLATE, "autocorrelation", facts),
-        "steal": prose.sentence(TEMPLATE, "steal", facts),
-        "figure": figure,
-    }
-    return {NOISE_FILE: prose.block(TEMPLATE, "body", body)}
+    return {NOISE_FIGURE_FILE: figure}, facts

@@ -1,9 +1,9 @@
 """The paired ratios in the report: data/processed/paired-ratios.csv, its table, the forest plot, the macros.
 
 `paired_outputs` is what the statistics study calls after its own diagnostics: it computes `archbench.analyze.paired.paired_ratios` from trials.csv's frame, writes the CSV
-beside the other processed tables, adds the macros paper/templates/statistics/section.tex quotes (the sentence, and
-the median half-widths of the paired and unpaired ratios per metric: the target set for this machine is the paired server
-CPU per request's) and returns the generated LaTeX files (table and figure). Every word is in
+beside the other processed tables, adds the numbers the report quotes (the median half-widths of the paired and
+unpaired ratios per metric: the target set for this machine is the paired server CPU per request's) and returns the
+generated LaTeX files (table and figure) and the facts of the section's sentence about them. Every word is in
 paper/templates/statistics/paired.tex.j2.
 """
 
@@ -231,9 +231,9 @@ def paired_outputs(
     seed: int | None = stats.DEFAULT_SEED,
     resamples: int = stats.DEFAULT_RESAMPLES,
     frame: pd.DataFrame | None = None,
-) -> dict[str, str]:
+) -> tuple[dict[str, str], dict[str, Any]]:
     """Write paired-ratios.csv (`frame` when already computed from the processed trials) and the forest plot, add
-    the paired macros, return the generated files."""
+    the paired macros, return the generated files and the facts of the sentence (paired.tex.j2's `sentence`)."""
     if frame is None:
         frame = paired_ratios(processed.trials, seed=seed, resamples=resamples)
     analysis.write_csvs(Path(processed.summary_csv).parent, {PAIRED_CSV: frame})
@@ -242,7 +242,6 @@ def paired_outputs(
     macros.add(
         r"\abPowerPercent", str(round(100 * DEFAULT_POWER)), "the power of every difference 'detectable with' it"
     )
-    macros.add(r"\abPairedSentence", prose.sentence(TEMPLATE, "sentence", facts), "paired ratios within rounds")
     for name, metric, paired in (
         (r"\abPairedCpuMedianHalfWidth", CPU_PER_REQUEST, True),
         (r"\abUnpairedCpuMedianHalfWidth", CPU_PER_REQUEST, False),
@@ -265,4 +264,4 @@ def paired_outputs(
         plots.save_figure(figure, path)
         include = Path(os.path.relpath(path, Path(generated_dir).parent)).as_posix()
         figure_tex = latex.figure_block(include, "fig:paired", prose.sentence(TEMPLATE, "figure_caption"), "")
-    return {PAIRED_TABLE_FILE: paired_table(frame, several, prose), PAIRED_FIGURE_FILE: figure_tex}
+    return {PAIRED_TABLE_FILE: paired_table(frame, several, prose), PAIRED_FIGURE_FILE: figure_tex}, facts
