@@ -1,7 +1,7 @@
-"""No fastest pool size and no fastest configuration where the load generator set the rate (the pool section's
-main pool-size finding and its comparison with source 000, the method study's sentence on the fastest configuration):
-where it bounded half or more of the trials of the configuration with the highest mean, the sentences say that it set the rate instead
-(archbench.report.statlib.client_bound). On fixture campaigns written as raw trial records."""
+"""No fastest pool size where the load generator set the rate (the pool section's main pool-size finding and its
+comparison with source 000): where it bounded half or more of the trials of the pool size with the highest mean, the
+sentences say that it set the rate instead (archbench.report.statlib.client_bound). On fixture campaigns written as
+raw trial records."""
 
 from __future__ import annotations
 
@@ -16,14 +16,11 @@ from archbench.analyze.trials import trials_frame
 from archbench.data.storage import load_campaign
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
-from archbench.report.studies.method.facts import fastest_facts
 from archbench.report.studies.pool.facts import pool_findings
 
 ROUNDS = (1, 2, 3, 4)
-# The sentences these tests read: the pool section's (paper/templates/pool/sentences.tex.j2) and the method study's
-# (the macro `fastest` of paper/templates/method/trials.tex.j2).
+# The pool section's sentences these tests read (paper/templates/pool/sentences.tex.j2).
 MAIN_POOL, SOURCE_COMPARISON = "main pool-size series", "comparison with source 000"
-FASTEST = "fastest configuration"
 SATURATED, IDLE = 0.97, 0.5  # wrk's CPU utilisation: client-bound (>= 95 %) or not
 
 
@@ -52,7 +49,6 @@ def macros_of(campaign_dir: Path) -> dict[str, str]:
     sentences = {
         MAIN_POOL: prose.sentence("pool/sentences", "pool_series", main_pool),
         SOURCE_COMPARISON: prose.sentence("pool/sentences", "pool_source_comparison", main_pool),
-        FASTEST: prose.sentence("method/trials", "fastest", fastest_facts(summary, prose)),
     }
     return {**{name: macro.value for name, macro in macros.macros.items()}, **sentences}
 
@@ -102,17 +98,6 @@ def test_a_client_set_pool_rate_names_no_fastest_pool_size(client_set) -> None:
         assert not any("fastest" in s and "do not say" not in s for s in sentences(text)), text
 
 
-def test_a_client_set_highest_mean_is_no_fastest_configuration(client_set) -> None:
-    text = client_set[FASTEST]
-    assert text.startswith(
-        "The highest mean, 62,000\\,r/s, was that of thread pool (request, queue), 4 threads, 100 connections"
-    )
-    assert "wrk's CPU was at least 95\\,\\% busy in 3 of the 4 trials" in text
-    assert text.endswith(
-        "so the load generator, not the server, set that rate, and no configuration is named the fastest."
-    )
-
-
 def test_a_server_set_pool_rate_names_the_fastest_pool_size(server_set) -> None:
     finding, comparison = server_set[MAIN_POOL], server_set[SOURCE_COMPARISON]
     assert "to a maximum of 62,000\\,r/s at $N=4$" in finding
@@ -120,15 +105,6 @@ def test_a_server_set_pool_rate_names_the_fastest_pool_size(server_set) -> None:
     assert "do not overlap, so the difference is larger than the trial-to-trial noise" in finding
     assert "load generator" not in finding + comparison
     assert comparison.startswith("Our fastest pool size is $N=4$ (5 threads in source~000's count) for the")
-
-
-def test_a_server_set_fastest_configuration_is_a_correct_server(server_set) -> None:
-    # pong served more, but it parses nothing: the fastest configuration is the fastest correct one.
-    text = server_set[FASTEST]
-    assert text.startswith(
-        "The fastest configuration was thread pool (request, queue), 4 threads, 100 connections, 62,000"
-    )
-    assert "pong" not in text
 
 
 def test_overlapping_intervals_name_a_highest_mean_not_a_fastest_pool_size(tmp_path) -> None:

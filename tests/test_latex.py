@@ -223,8 +223,8 @@ def test_minimal_campaign_degrades_to_sentences(shared_reports):
     _, paper = shared_reports.build("fixture-minimal", FIXTURES)
     assert "there is no pool-size figure" in (paper / "generated" / "figure-pool-size.tex").read_text()
     assert "includegraphics" not in (paper / "generated" / "figure-connections.tex").read_text()
-    macros = (paper / "generated" / report.MACROS_FILE).read_text()
-    assert "no thread-pool configuration measured at two or more pool sizes" in macros
+    section = (paper / "generated" / report.section_file("pool")).read_text()
+    assert "no thread-pool configuration measured at two or more pool sizes" in section
 
 
 # --------------------------------------------------------------------------- end to end
@@ -479,5 +479,5 @@ def test_dispatch_pairs_never_mix_pipeline_depths():
             ("connection", 16, 1000.0, 48.0),
         )
     ]
-    sentence = findings.dispatch_comparison(pd.DataFrame(rows), Prose())
+    sentence = Prose().sentence("pool/sentences", "dispatch", findings.dispatch_comparison(pd.DataFrame(rows)))
     assert "(2 pairs)" in sentence and "from 3.00 to 4.00" in sentence

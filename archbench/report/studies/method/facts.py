@@ -21,12 +21,10 @@ from archbench.analyze.analysis import (
     main_pool_series,
     parse_cpu_list,
 )
-from archbench.config.servers import upper_bound_architectures
 from archbench.report.common import MAX_LISTED, client_bound_rule, describe_configuration
 from archbench.report.formats import several_depths
 from archbench.report.latex import (
     MacroSet,
-    best_row,
     campaign_provenance,
     escape,
     escape_command,
@@ -38,7 +36,6 @@ from archbench.report.latex import (
     provenance_differences,
 )
 from archbench.report.prose import Prose
-from archbench.report.statlib.client_bound import client_set_rate, trial_count
 
 TEMPLATE = "method/campaign"
 TRIALS = "method/trials"
@@ -377,21 +374,3 @@ def trials_findings(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> di
     them too); returns the facts of its sentences on flags and failures and on nginx's CPU time."""
     macros.add(r"\abClientBoundFinding", client_bound_finding(summary, prose), "wrk CPU utilisation")
     return {"flags": flag_finding(summary, prose), "nginx_cpu_source": nginx_cpu_source_finding(summary)}
-
-
-def fastest_facts(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
-    """The correct configuration with the highest mean (pong, the reference floor, is none), and whether the load
-    generator set that rate (archbench.report.statlib.client_bound): then it is named no fastest. The facts of the
-    macro `fastest` of paper/templates/method/trials.tex.j2, which no section quotes today."""
-    correct = summary[~summary["architecture"].isin(upper_bound_architectures())] if not summary.empty else summary
-    highest = best_row(correct) if not correct.empty else None
-    if highest is None:
-        return {"configuration": None}
-    return {
-        "configuration": describe_configuration(highest, Labeller(summary), several_depths(summary), prose),
-        "mean": format_count(highest["mean"]),
-        "client_set": client_set_rate(highest),
-        "bound": trial_count(highest.get("n_client_bound")),
-        "trials": trial_count(highest.get("n")),
-        "rule": client_bound_rule(),
-    }
