@@ -239,9 +239,12 @@ def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: 
             section = study.section_path(templates_dir)
             if study.part != part or not section.is_file():
                 continue
+            base = templates_dir.parent
             if study.renders_section(templates_dir):
-                section = Path(generated_dir) / section_file(study.name)
-            relative = Path(os.path.relpath(section.with_suffix(""), templates_dir.parent)).as_posix()
+                # latexmk runs in generated_dir's parent (report.tex inputs generated/body.tex), which need not be
+                # the templates' parent (a test's paper directory is a copy of the templates beside its generated/).
+                section, base = Path(generated_dir) / section_file(study.name), Path(generated_dir).parent
+            relative = Path(os.path.relpath(section.with_suffix(""), base)).as_posix()
             lines.append(f"\\input{{{relative}}}")
         outlines[PART_FILES[part]] = "\n".join(lines) + "\n"
     return outlines
