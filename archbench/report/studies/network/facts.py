@@ -1,6 +1,7 @@
-"""The network study's macros, the facts of its section's sentences and its table: per pool size, our netns/loopback ratio beside source 000's
-separate-client/loopback ratio, with the link's bound on the rate (archbench.report.studies.network.data). The
-sentences are macros of paper/templates/network/sentences.tex.j2, called by its section.tex.j2."""
+"""The network study's macros, the facts of its section's sentences and its table: per pool size, our
+netns/loopback ratio beside source 000's separate-client/loopback ratio, with the link's bound on the rate
+(archbench.report.studies.network.data). The sentences are macros of paper/templates/network/sentences.tex.j2,
+called by its section.tex.j2."""
 
 from __future__ import annotations
 

@@ -137,7 +137,7 @@ def tooling_facts(macros: MacroSet, facts: Tooling) -> dict[str, Any]:
     }
 
 
-# --------------------------------------------------------------------------- macros
+# --------------------------------------------------------------------------- numbers and sentence facts
 
 
 def _date(value: Any, unknown: str) -> str:
