@@ -26,7 +26,7 @@ from archbench.report.study import Paper
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
-SECTION = PAPER / "templates" / "network" / "section.tex"
+SECTION = PAPER / "templates" / "network" / "section.tex.j2"
 
 NETWORK = "synthetic-network"
 LOOPBACK = NETWORK + report_network.LOOPBACK_SUFFIX
@@ -67,9 +67,13 @@ def study(raw_root, tmp_path_factory) -> NetworkResults:
 
 
 def outputs_for(study: NetworkResults, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """({generated file: text}, {macro: value, sentence: text}): each sentence of the section (by its fact's name,
+    paper/templates/network/sentences.tex.j2) rendered from the facts the study gives its template."""
     macros = latex.MacroSet()
     files = report_network.NETWORK.section(study, macros, Paper(tmp_path / "paper" / "figures", tmp_path / "paper"))
-    return files, {name: m.value for name, m in macros.macros.items()}
+    facts = report_network.NETWORK.sentences(study, {})
+    sentences = {name: Prose().sentence("network/sentences", name, f) if f else "" for name, f in facts.items()}
+    return files, {name: m.value for name, m in macros.macros.items()} | sentences
 
 
 def holm_by_hand(p_values: list[float]) -> list[float]:
@@ -139,12 +143,12 @@ def test_table_and_sentences(study, tmp_path) -> None:
     assert "1.332" in table and "0.860" in table  # source 000 at N = 3 and 7
     assert "delta method on the log ratio" in table  # the caption says how the interval is computed
     assert macros[r"\abNetworkHasData"] == "1"
-    assert "synthetic-network" in macros[r"\abNetworkCampaignSentence"].replace(r"\allowbreak{}", "")
-    assert "goes from 0.756 to 1.016" in macros[r"\abNetworkRatioSentence"]
-    assert "1.332" in macros[r"\abNetworkSourceSentence"] and "faster at some" in macros[r"\abNetworkSourceSentence"]
-    assert "link \\texttt{1gbit}" in macros[r"\abNetworkMethodSentence"]
-    assert "1,000\\,Mbit/s" in macros[r"\abNetworkLinkBoundSentence"]
-    assert "does not bound it" in macros[r"\abNetworkLinkBoundSentence"]
+    assert "synthetic-network" in macros["campaign"].replace(r"\allowbreak{}", "")
+    assert "goes from 0.756 to 1.016" in macros["ratio"]
+    assert "1.332" in macros["source"] and "faster at some" in macros["source"]
+    assert "link \\texttt{1gbit}" in macros["method"]
+    assert "1,000\\,Mbit/s" in macros["link_bound"]
+    assert "does not bound it" in macros["link_bound"]
 
 
 def test_link_bound_arithmetic() -> None:
@@ -184,24 +188,19 @@ def test_one_campaign_missing_makes_the_section_a_sentence(raw_root, tmp_path) -
     assert not study.available and not stale.exists()
     files, macros = outputs_for(study, tmp_path)
     assert macros[r"\abNetworkHasData"] == "0"
-    sentence = macros[r"\abNetworkCampaignSentence"]
+    sentence = macros["campaign"]
     assert "the loopback campaign alone-loopback is not in the raw data" in sentence
     assert files[report_network.TABLE_FILE].startswith("% no network campaign")
     with pytest.warns(UserWarning):
         study = report_network.NETWORK.read(["nope"], raw_root, None)
-    assert (
-        "the network campaign nope is not in the raw data"
-        in outputs_for(study, tmp_path)[1][r"\abNetworkCampaignSentence"]
-    )
+    assert "the network campaign nope is not in the raw data" in outputs_for(study, tmp_path)[1]["campaign"]
 
 
 def test_no_campaign_given(raw_root, tmp_path) -> None:
     study = report_network.NETWORK.read([None], raw_root, None)
     _, macros = outputs_for(study, tmp_path)
-    assert macros[r"\abNetworkCampaignSentence"].startswith(
-        "This section has no measurements: no network campaign was given"
-    )
-    assert macros[r"\abNetworkRatioSentence"] == ""
+    assert macros["campaign"].startswith("This section has no measurements: no network campaign was given")
+    assert macros["ratio"] == ""
 
 
 def test_loopback_twin_can_be_named() -> None:
@@ -239,7 +238,7 @@ def test_report_pdf_builds_with_the_network_section(raw_root, tmp_path) -> None:
     )
     assert outputs.result("network") is not None and outputs.result("network").available
     # Source 000's separate client is per-source detail: an appendix after the main body.
-    assert r"\input{templates/network/section}" in (paper / "generated" / "appendices.tex").read_text()
+    assert r"\input{generated/section-network}" in (paper / "generated" / "appendices.tex").read_text()
     generated = paper / "generated"
     assert (generated / report_network.TABLE_FILE).read_text().startswith(r"\begin{table}")
     used = latex.macros_used(SECTION.read_text()) | latex.macros_used(
@@ -252,6 +251,6 @@ def test_report_pdf_builds_with_the_network_section(raw_root, tmp_path) -> None:
     assert pdf.read_bytes().startswith(b"%PDF")
     log = (paper / "report.log").read_text(errors="replace")
     assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]
-    section = log[log.index("(./templates/network/section.tex") :]
-    section = section[: section.find("/section.tex", len("(./templates/network/section.tex"))]
+    section = log[log.index("(./generated/section-network.tex") :]
+    section = section[: section.find("/section", len("(./generated/section-network.tex"))]
     assert "Overfull" not in section, section

@@ -19,18 +19,27 @@ from archbench.report.studies.robustness import facts as rtext
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "paper"
-SECTION = PAPER / "templates" / "robustness" / "section.tex"
+SECTION = PAPER / "templates" / "robustness" / "section.tex.j2"
 REFERENCE = REPO / "data" / "raw" / "reference-robustness" / "robustness.json"
 MIXED = Path(__file__).parent / "fixtures" / "robustness" / "mixed" / "robustness.json"
 CAMPAIGNS = Path(__file__).parent / "fixtures" / "campaigns"
+# The appendix's sentences these tests read (paper/templates/robustness/sentences.tex.j2), by their fact's name.
+SOURCE, PROVENANCE, SUMMARY = "source", "provenance", "summary"
+SANITIZER, FUZZ = "sanitizer", "fuzz"
+
+
+def sentences(facts: dict) -> dict[str, str]:
+    """Each sentence of the appendix rendered from its facts, as its section template renders it."""
+    prose = Prose()
+    return {name: prose.sentence("robustness/sentences", name, facts[name]) if facts[name] else "" for name in facts}
 
 
 def render(result: rres.RobustnessResult) -> tuple[dict[str, str], dict[str, str]]:
-    """({macro: value}, {generated file: text}) for one result."""
+    """({macro: value, sentence: text}, {generated file: text}) for one result."""
     macros = latex.MacroSet()
-    rtext.robustness_macros(macros, result, Prose())
+    facts = rtext.robustness_facts(macros, result, Prose())
     files = rtext.appendix_files(result, Prose())
-    return {name: m.value for name, m in macros.macros.items()}, files
+    return {**{name: m.value for name, m in macros.macros.items()}, **sentences(facts)}, files
 
 
 def load(path: Path) -> rres.RobustnessResult:
@@ -49,7 +58,8 @@ def every_macro_is_defined(macros: dict[str, str], files: dict[str, str]) -> Non
     for text in [*files.values(), *macros.values()]:
         used |= latex.macros_used(text)
     robustness_used = {m for m in used if m.startswith(r"\abRobustness")}
-    assert robustness_used <= set(macros), sorted(robustness_used - set(macros))
+    defined = {name for name in macros if name.startswith("\\")}
+    assert robustness_used <= defined, sorted(robustness_used - defined)
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +113,7 @@ def test_reference_macros_and_matrix(reference_doc):
     assert macros[r"\abRobustnessHost"] == latex.escape(result.provenance["hostname"])
     assert result.provenance["git_commit"][:12] in macros[r"\abRobustnessCommit"]
     assert macros[r"\abRobustnessBuildType"] == reference_doc["build"]["build_type"]
-    assert "reference" in macros[r"\abRobustnessSourceSentence"]
+    assert "reference" in macros[SOURCE]
     table = files[rres.TABLE_FILE]
     # One row per variant, one mark per case.
     for variant in reference_doc["variants"]:
@@ -126,7 +136,7 @@ def test_sanitizer_and_fuzz_facts_come_from_the_files():
     corpus = [p for p in (REPO / "servers_c" / "fuzz" / "corpus").glob("*/*") if p.is_file()]
     assert sum(h.corpus or 0 for h in facts.harnesses) == len(corpus)
     macros = latex.MacroSet()
-    rtext.tooling_macros(macros, facts, Prose())
+    rtext.tooling_facts(macros, facts)
     values = {name: m.value for name, m in macros.macros.items()}
     assert values[r"\abRobustnessFuzzCorpusCount"] == f"{len(corpus):,}"
     assert values[r"\abRobustnessFuzzHarnessCount"] == str(len(harnesses))
@@ -139,10 +149,10 @@ def test_sanitizer_and_fuzz_facts_come_from_the_files():
 
 def test_tooling_without_the_files_is_a_sentence(tmp_path):
     macros = latex.MacroSet()
-    rtext.tooling_macros(macros, rtext.tooling(tmp_path), Prose())
-    values = {name: m.value for name, m in macros.macros.items()}
-    assert values[r"\abRobustnessFuzzSentence"] == "The repository has no fuzzing harness."
-    assert "no sanitizer target" in values[r"\abRobustnessSanitizerSentence"]
+    facts = rtext.tooling_facts(macros, rtext.tooling(tmp_path))
+    values = {name: m.value for name, m in macros.macros.items()} | sentences(facts)
+    assert values[FUZZ] == "The repository has no fuzzing harness."
+    assert "no sanitizer target" in values[SANITIZER]
     assert values[r"\abRobustnessFuzzHarnessCount"] == "0"
 
 
@@ -175,10 +185,10 @@ def test_failed_skipped_and_not_run_cells_are_marked_and_explained():
     assert "cut here" in failure
     assert "unsupported here: io\\_uring\\_setup" in notes and "every case" in notes
     assert "not run" in notes.lower() or "no result in this file" in notes
-    assert "Every failed cell is explained" in macros[r"\abRobustnessSummarySentence"]
+    assert "Every failed cell is explained" in macros[SUMMARY]
     # No provenance.json beside the fixture: host and commit are unknown, and the text says why.
     assert macros[r"\abRobustnessHost"] == "unknown" and macros[r"\abRobustnessCommit"] == "unknown"
-    assert "does not record the host" in macros[r"\abRobustnessProvenanceSentence"]
+    assert "does not record the host" in macros[PROVENANCE]
 
 
 def test_a_single_failed_case_in_the_reference_is_never_hidden(tmp_path, reference_doc):
@@ -217,7 +227,7 @@ def test_a_skipped_variant(tmp_path, reference_doc):
         r"\texttt{io\_\allowbreak{}uring\_\allowbreak{}t2}, every case: unsupported here: no io\_uring."
         in (files[rres.NOTES_FILE])
     )
-    assert "were skipped" in macros[r"\abRobustnessSummarySentence"]
+    assert "were skipped" in macros[SUMMARY]
 
 
 @pytest.mark.parametrize(
@@ -236,7 +246,7 @@ def test_an_unreadable_result_is_a_sentence(tmp_path, content):
     assert not result.available
     macros, files = render(result)
     every_macro_is_defined(macros, files)
-    assert "could not be read" in macros[r"\abRobustnessSourceSentence"]
+    assert "could not be read" in macros[SOURCE]
     assert all(text.startswith("%") for text in files.values())
 
 
@@ -245,14 +255,14 @@ def test_a_missing_result_is_a_sentence(tmp_path):
     assert not result.available and result.source.origin == "missing"
     macros, files = render(result)
     every_macro_is_defined(macros, files)
-    assert macros[r"\abRobustnessSourceSentence"].startswith("Neither")
-    assert "make test" in macros[r"\abRobustnessSourceSentence"]
+    assert macros[SOURCE].startswith("Neither")
+    assert "make test" in macros[SOURCE]
     assert macros[r"\abRobustnessPassedCount"] == latex.MISSING
     assert all(text.startswith("%") for text in files.values())
     # A path that was asked for but does not exist says so too.
     asked = rres.read_robustness(tmp_path / "nope.json", tmp_path / "processed", tmp_path / "raw")
     assert not asked.available and asked.problem.kind == "missing"
-    assert "does not exist" in render(asked)[0][r"\abRobustnessSourceSentence"]
+    assert "does not exist" in render(asked)[0][SOURCE]
 
 
 def test_this_machines_result_comes_before_the_reference(tmp_path):
@@ -265,9 +275,9 @@ def test_this_machines_result_comes_before_the_reference(tmp_path):
     chosen = rres.read_robustness(None, processed, raw)
     assert chosen.source.origin == "processed" and chosen.source.path == processed / rres.RESULT_FILE
     macros, _ = render(chosen)
-    assert "this machine's" in macros[r"\abRobustnessSourceSentence"]
+    assert "this machine's" in macros[SOURCE]
     given = rres.read_robustness(str(MIXED), processed, raw)
-    assert given.source.path == MIXED and "as requested" in render(given)[0][r"\abRobustnessSourceSentence"]
+    assert given.source.path == MIXED and "as requested" in render(given)[0][SOURCE]
 
 
 # --------------------------------------------------------------------------- the report and the PDF
@@ -277,8 +287,9 @@ def test_build_report_writes_the_appendix(shared_reports):
     outputs, _ = shared_reports.build({"main": "fixture-minimal", "robustness": str(MIXED)}, CAMPAIGNS)
     assert outputs.result("robustness") is not None and outputs.result("robustness").available
     assert rres.TABLE_FILE in outputs.generated and rres.NOTES_FILE in outputs.generated
-    assert r"\abRobustnessSourceSentence" in outputs.macro_names
-    assert r"\input{templates/robustness/section}" in outputs.generated["appendices.tex"].read_text()
+    source = sentences(dict(outputs.studies["robustness"].section))[SOURCE]
+    assert "as requested" in source and source in outputs.generated["section-robustness.tex"].read_text()
+    assert r"\input{generated/section-robustness}" in outputs.generated["appendices.tex"].read_text()
 
 
 def pathological(tmp_path: Path) -> Path:
@@ -334,6 +345,6 @@ def test_a_result_without_build_or_settings_still_reads(tmp_path, reference_doc)
     macros, files = render(result)
     every_macro_is_defined(macros, files)
     assert result.available
-    assert "unrecorded build type" in macros[r"\abRobustnessProvenanceSentence"]
+    assert "unrecorded build type" in macros[PROVENANCE]
     assert macros[r"\abRobustnessHeaderTimeout"] == latex.MISSING
     assert macros[r"\abRobustnessDate"] == "unknown"

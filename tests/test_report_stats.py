@@ -254,6 +254,12 @@ def stats_sentences(outputs: report.ReportOutputs) -> dict[str, str]:
     }
 
 
+def crossos_sentence(outputs: report.ReportOutputs, macro: str, fact: str, part: str | None = None) -> str:
+    """One sentence of the cross-OS section, rendered from the facts the build gave its template."""
+    facts = outputs.studies["crossos"].section[fact]
+    return PROSE.sentence("crossos/sentences", macro, facts if part is None else facts[part])
+
+
 @pytest.fixture(scope="module")
 def here(stats_root, shared_reports) -> tuple[report.ReportOutputs, Path, dict[str, str]]:
     outputs, paper = shared_reports.build(HERE, stats_root)
@@ -587,19 +593,19 @@ def test_adaptive_outcome_recorded_or_derived(here, stats_root, tmp_path):
 
 def test_source000_cross_os_table_in_a_fixture_build(minimal):
     """The smoke/fixture path exercises the cross-OS comparison with the shipped external data."""
-    _, paper, macros = minimal
+    outputs, paper, _ = minimal
     tex = (paper / "generated" / crossos_study.CROSSOS_SOURCE_TABLE_FILE).read_text()
     assert r"\label{tab:crossos-source000}" in tex
     for pair in ("Windows vs macOS", "Windows vs Linux", "macOS vs Linux", "separate-client vs loopback"):
         assert pair in tex, pair
     expected = crossos.source000_cross_os()
     assert tex.count("yes") == int(expected["confounded_with_hardware"].sum()) == 4
-    text = macros[r"\abCrossOsConfoundingSentence"]
+    text = crossos_sentence(outputs, "confounding", "source", "confounding")
     assert "All 4 comparisons are confounded with the hardware" in text and "compiler" in text
     holm = int(expected["reject"].sum())
-    assert f"{holm} differences are significant" in macros[r"\abCrossOsSourceSentence"]
-    assert "The server hardware is the same" in macros[r"\abCrossOsSetupSentence"]
-    assert "threads per logical processor" in macros[r"\abCrossOsCpuShareSentence"]
+    assert f"{holm} differences are significant" in crossos_sentence(outputs, "source", "source")
+    assert "The server hardware is the same" in crossos_sentence(outputs, "setup", "source", "setup")
+    assert "threads per logical processor" in crossos_sentence(outputs, "share", "source", "share")
     crossos_csv = pd.read_csv(paper.parent / "processed" / crossos_study.CROSSOS_CSV)
     assert {"source000_cross_os", "source000_setups", "source000_cross_os_cpu_share"} <= set(crossos_csv["table"])
 
@@ -608,22 +614,24 @@ def test_missing_source000_data_degrades_to_a_sentence(tmp_path):
     state = crossos_data.CrossOs()
     crossos_data.source000_frames(state, tmp_path / "absent.csv")
     assert state.source_error and "could not be read" in crossos_tables.source000_table(state, PROSE)
-    assert "could not be read" in crossos_tables.source000_sentences(state, PROSE)["source"]
+    facts = crossos_tables.source000_facts(state)
+    assert "could not be read" in PROSE.sentence("crossos/sentences", "source", facts)
+    assert facts["confounding"] is facts["setup"] is facts["share"] is None  # their sentences render empty
 
 
 def test_cross_host_and_reference_comparisons(here):
-    outputs, paper, macros = here
+    outputs, paper, _ = here
     # The catalogue's crossos entry reads the shipped reference and the imported campaign beside the report's.
     assert outputs.campaigns.choice("crossos").read == ("reference", IMPORTED)
     assert crossos_data.compared_campaigns(outputs.campaigns.choice("crossos").read, HERE) == [IMPORTED, "reference"]
     measured = (paper / "generated" / crossos_study.CROSSOS_MEASURED_TABLE_FILE).read_text()
     assert r"\label{tab:crossos-measured}" in measured
     assert "a = Debian GNU/Linux 12 (bookworm), b = Ubuntu 24.04 LTS" in measured  # one pair: a header row
-    text = macros[r"\abCrossHostSentence"]
+    text = crossos_sentence(outputs, "cross_host", "cross_host")
     assert "span 2 operating systems" in text and "2 configurations" in text and "recorded hardware differs" in text
     reference = (paper / "generated" / crossos_study.CROSSOS_REFERENCE_TABLE_FILE).read_text()
     assert r"\label{tab:crossos-reference}" in reference and "a = stats-here, b = reference" in reference
-    assert "6 configurations both measured" in macros[r"\abReferenceSentence"]
+    assert "6 configurations both measured" in crossos_sentence(outputs, "reference", "reference")
     frame = pd.read_csv(outputs.processed.trials_csv.parent / crossos_study.CROSSOS_CSV)
     ref = frame[frame["table"] == "reference"]
     assert len(ref) == 6 and ref["confounded_with_hardware"].all()  # CPU A against CPU B
@@ -631,14 +639,13 @@ def test_cross_host_and_reference_comparisons(here):
 
 
 def test_reference_campaign_itself_and_a_lone_campaign(stats_root, full, tmp_path):
-    _, paper = build(MAIN_REFERENCE, stats_root, tmp_path)
-    macros = defined_macros(paper)
-    assert "built from the reference campaign itself" in macros[r"\abReferenceSentence"]
-    assert "make import" in macros[r"\abReferenceSentence"]
+    outputs, paper = build(MAIN_REFERENCE, stats_root, tmp_path)
+    reference = crossos_sentence(outputs, "reference", "reference")
+    assert "built from the reference campaign itself" in reference and "make import" in reference
     assert "includegraphics" not in (paper / "generated" / crossos_study.CROSSOS_REFERENCE_TABLE_FILE).read_text()
-    _, _, full_macros = full
-    assert "No reference campaign" in full_macros[r"\abReferenceSentence"]
-    assert "ran on one host (vm)" in full_macros[r"\abCrossHostSentence"]
+    full_outputs = full[0]
+    assert "No reference campaign" in crossos_sentence(full_outputs, "reference", "reference")
+    assert "ran on one host (vm)" in crossos_sentence(full_outputs, "cross_host", "cross_host")
 
 
 # =========================================================================== environment appendix

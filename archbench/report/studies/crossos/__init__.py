@@ -3,7 +3,8 @@
 Source 000's published cross-OS and separate-client/loopback comparisons (archbench.analyze.crossos), the
 configurations this campaign shares with campaigns measured on other OSes or hosts (the shipped reference and
 every imported campaign beside it under data/raw), and this campaign against the reference. It writes
-`crossos.csv` into data/processed/ (a `table` column names each part); its words are paper/templates/crossos/.
+`crossos.csv` into data/processed/ (a `table` column names each part) and gives its section template
+(paper/templates/crossos/section.tex.j2) the facts of its sentences.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import pandas as pd
 
 from archbench import stats
 from archbench.config.catalogue import CATALOGUE
-from archbench.report.latex import MacroSet
 from archbench.report.studies.crossos.data import (
     CrossOs,
     compared_campaigns,
@@ -23,10 +23,10 @@ from archbench.report.studies.crossos.data import (
     source000_frames,
 )
 from archbench.report.studies.crossos.tables import (
-    cross_host_sentence,
+    cross_host_facts,
     measured_table,
-    reference_sentence,
-    source000_sentences,
+    reference_facts,
+    source000_facts,
     source000_table,
 )
 from archbench.report.study import Study, StudyContext, StudyOutput
@@ -46,29 +46,20 @@ def write(
     campaign_dir = Path(processed.campaign.path)
     # The other campaigns are read beside the main one (the reference, imported campaigns).
     raw_root = campaign_dir.parent
-    macros = MacroSet()
     cross = CrossOs()
     source000_frames(cross, None)
-    sentences = source000_sentences(cross, prose)
-    macros.add(r"\abCrossOsSourceSentence", sentences["source"], "source 000's OS comparison")
-    macros.add(r"\abCrossOsConfoundingSentence", sentences["confounding"], "what the OS effect is confounded with")
-    macros.add(r"\abCrossOsSetupSentence", sentences["setup"], "separate client against loopback")
-    macros.add(r"\abCrossOsCpuShareSentence", sentences["share"], "matched by threads per logical processor")
     # What the catalogue's crossos entry chose: the campaign compared with, and the imported ones beside it.
     compared = context.campaigns.choice(STUDY_NAME)
     others = compared_campaigns(compared.read, campaign_dir.name)
     measured_cross_host(cross, processed.trials, campaign_dir.name, raw_root, others, seed=seed, resamples=resamples)
-    macros.add(
-        r"\abCrossHostSentence", cross_host_sentence(cross, prose), "configurations measured on several OSes/hosts"
-    )
     reference_comparison(
         cross, processed.trials, campaign_dir.name, raw_root, compared.name, seed=seed, resamples=resamples
     )
-    macros.add(
-        r"\abReferenceSentence",
-        reference_sentence(cross, campaign_dir.name, prose),
-        "this campaign against the reference",
-    )
+    facts = {
+        "source": source000_facts(cross),
+        "cross_host": cross_host_facts(cross),
+        "reference": reference_facts(cross, campaign_dir.name),
+    }
     write_crossos_csv(Path(processed.summary_csv).parent, cross)
     measured_caption = prose.sentence(TEMPLATE, "measured_caption", by_os=cross.measured_group == "os")
     files = {
@@ -84,7 +75,7 @@ def write(
             prose,
         ),
     }
-    return StudyOutput(macros, files, cross)
+    return StudyOutput(files=files, result=cross, section=facts)
 
 
 def write_crossos_csv(processed_dir: Path, cross: CrossOs) -> None:

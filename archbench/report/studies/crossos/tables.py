@@ -1,4 +1,5 @@
-"""Cross-OS tables and sentences (source 000, measured hosts, the reference campaign)."""
+"""Cross-OS tables and the facts of the section's sentences (source 000, measured hosts, the reference campaign;
+the sentences are macros of paper/templates/crossos/sentences.tex.j2, called by its section.tex.j2)."""
 
 from __future__ import annotations
 
@@ -108,10 +109,11 @@ def source000_table(state: CrossOs, prose: Prose) -> str:
     )
 
 
-def source000_sentences(state: CrossOs, prose: Prose) -> dict[str, str]:
+def source000_facts(state: CrossOs) -> dict[str, Any]:
+    """Source 000's OS comparison: its significant pairs, what they are confounded with, the separate client
+    against loopback and the match by threads per logical processor (None where the source has no such rows)."""
     if state.source_error or state.source_os.empty:
-        missing = prose.sentence(TEMPLATE, "source_unreadable", error=escape(state.source_error or "no rows"))
-        return {"source": missing, "confounding": "", "setup": "", "share": ""}
+        return {"error": escape(state.source_error or "no rows"), "confounding": None, "setup": None, "share": None}
     frame = state.source_os
     significant = frame[frame["reject"].map(truthy)]
     described = [
@@ -126,54 +128,46 @@ def source000_sentences(state: CrossOs, prose: Prose) -> dict[str, str]:
         for _, r in significant.iterrows()
     ]
     named, more = first_named(described)
-    source = prose.sentence(
-        TEMPLATE,
-        "source",
-        tests=len(frame),
-        significant_count=len(significant),
-        alpha=format_decimal(ALPHA, 2),
-        significant=named,
-        more=more,
-    )
     confounded = frame[frame["confounded_with_hardware"].map(truthy)]
-    pairs = []
+    pairs: list[dict[str, Any]] = []  # a pair that differs in the same factors is named once
     for _, r in confounded.iterrows():
         factors = [FACTOR_WORDS.get(f, f.replace("_", " ")) for f in factor_names(r["confounded_with"])]
-        pairs.append(
-            prose.sentence(
-                TEMPLATE, "confounded_pair", a=escape(r["a"]), b=escape(r["b"]), factors=list(dict.fromkeys(factors))
-            )
-        )
-    confounding = prose.sentence(
-        TEMPLATE, "confounding", total=len(frame), confounded=len(confounded), pairs=list(dict.fromkeys(pairs))
-    )
-    setups = state.source_setups
-    setup = ""
-    if not setups.empty:
-        parts = [
-            prose.sentence(
-                TEMPLATE,
-                "setup_part",
-                threads=int(r["threads"]),
-                mean_a=fmt_rate(r["mean_a"]),
-                n_a=count_of(r["n_a"]),
-                mean_b=fmt_rate(r["mean_b"]),
-                n_b=count_of(r["n_b"]),
-                p=p_equation(r["p_adjusted"]),
-            )
-            for _, r in setups.iterrows()
-        ]
-        others = sorted({FACTOR_WORDS.get(f, f) for c in setups["confounded_with"] for f in factor_names(c)})
-        setup = prose.sentence(
-            TEMPLATE, "setup", parts=parts, others=others, same=not setups["confounded_with_hardware"].map(truthy).any()
-        )
-    share = state.source_cpu_share
-    share_text = ""
-    if not share.empty:
-        share_text = prose.sentence(
-            TEMPLATE, "share", significant=int(share["reject"].map(truthy).sum()), total=len(share)
-        )
-    return {"source": source, "confounding": confounding, "setup": setup, "share": share_text}
+        pair = {"a": escape(r["a"]), "b": escape(r["b"]), "factors": list(dict.fromkeys(factors))}
+        if pair not in pairs:
+            pairs.append(pair)
+    setups, share = state.source_setups, state.source_cpu_share
+    return {
+        "error": None,
+        "tests": len(frame),
+        "significant_count": len(significant),
+        "alpha": format_decimal(ALPHA, 2),
+        "significant": named,
+        "more": more,
+        "confounding": {
+            "total": len(frame),
+            "confounded": len(confounded),
+            "pairs": pairs,
+        },
+        "setup": None if setups.empty else _setup_facts(setups),
+        "share": None if share.empty else {"significant": int(share["reject"].map(truthy).sum()), "total": len(share)},
+    }
+
+
+def _setup_facts(setups: pd.DataFrame) -> dict[str, Any]:
+    """Separate client against loopback on the source's Linux machine, thread count by thread count."""
+    parts = [
+        {
+            "threads": int(r["threads"]),
+            "mean_a": fmt_rate(r["mean_a"]),
+            "n_a": count_of(r["n_a"]),
+            "mean_b": fmt_rate(r["mean_b"]),
+            "n_b": count_of(r["n_b"]),
+            "p": p_equation(r["p_adjusted"]),
+        }
+        for _, r in setups.iterrows()
+    ]
+    others = sorted({FACTOR_WORDS.get(f, f) for c in setups["confounded_with"] for f in factor_names(c)})
+    return {"parts": parts, "others": others, "same": not setups["confounded_with_hardware"].map(truthy).any()}
 
 
 def _measured_label(row: Mapping[str, Any]) -> str:
@@ -239,14 +233,14 @@ def measured_table(frame: pd.DataFrame | None, label: str, caption: str, empty_c
     )
 
 
-def _confounding_summary(frame: pd.DataFrame, prose: Prose) -> str:
+def _confounding_summary(frame: pd.DataFrame) -> dict[str, Any]:
     differs = frame[frame["confounded_with_hardware"].map(lambda v: v is not None and not is_missing(v) and truthy(v))]
     unknown = frame[frame["confounded_with_hardware"].map(lambda v: v is None or is_missing(v))]
     factors = sorted({FACTOR_WORDS.get(f, f) for c in frame["confounded_with"] for f in factor_names(c)})
-    return prose.sentence(TEMPLATE, "confounding_summary", differs=len(differs), unknown=len(unknown), factors=factors)
+    return {"differs": len(differs), "unknown": len(unknown), "factors": factors}
 
 
-def cross_host_sentence(state: CrossOs, prose: Prose) -> str:
+def cross_host_facts(state: CrossOs) -> dict[str, Any]:
     hosts = state.measured_groups.get("hostname", [])
     systems = state.measured_groups.get("os", [])
     facts: dict[str, Any] = {
@@ -259,17 +253,16 @@ def cross_host_sentence(state: CrossOs, prose: Prose) -> str:
         "comparisons": len(state.measured),
     }
     if state.measured_group and not state.measured.empty:
-        holm = int(state.measured["reject"].map(truthy).sum())
         facts.update(
             configurations=state.measured["config_id"].nunique(),
-            holm=holm,
+            holm=int(state.measured["reject"].map(truthy).sum()),
             alpha=format_decimal(ALPHA, 2),
-            confounding=_confounding_summary(state.measured, prose),
+            confounding=_confounding_summary(state.measured),
         )
-    return prose.sentence(TEMPLATE, "cross_host", facts)
+    return facts
 
 
-def reference_sentence(state: CrossOs, campaign: str, prose: Prose) -> str:
+def reference_facts(state: CrossOs, campaign: str) -> dict[str, Any]:
     frame = state.reference
     facts: dict[str, Any] = {
         "status": state.reference_status,
@@ -282,6 +275,6 @@ def reference_sentence(state: CrossOs, campaign: str, prose: Prose) -> str:
             tested=int((frame["test"] != "none").sum()),
             holm=int(frame["reject"].map(truthy).sum()),
             alpha=format_decimal(ALPHA, 2),
-            confounding=_confounding_summary(frame, prose),
+            confounding=_confounding_summary(frame),
         )
-    return prose.sentence(TEMPLATE, "reference", facts)
+    return facts

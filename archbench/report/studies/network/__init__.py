@@ -7,9 +7,9 @@ NAME with placement netns and a link model (server and wrk in two network namesp
 pair shaped by tc tbf) and NAME-loopback with placement loopback. The section sets, per pool size, our
 netns/loopback ratio beside source 000's separate-client/loopback ratio (archbench.report.studies.network.data).
 
-This module is the section's entry point (`NetworkStudy`, a CampaignStudy); its macros and table are
-archbench.report.studies.network.facts, its words paper/templates/network/. Without both campaigns the section is one sentence saying
-which is missing, never a LaTeX error.
+This module is the section's entry point (`NetworkStudy`, a CampaignStudy); its macros, the facts of its sentences
+and its table are archbench.report.studies.network.facts, its words paper/templates/network/ (section.tex.j2).
+Without both campaigns the section is one sentence saying which is missing, never a LaTeX error.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from archbench.report.studies.network.data import (
     link_bound,
     source000_pools,
 )
-from archbench.report.studies.network.facts import comparison_table, network_macros
+from archbench.report.studies.network.facts import comparison_table, network_macros, network_sentences
 from archbench.report.study import CampaignStudy, Paper, ReportOptions
 
 __all__ = ["LOOPBACK_SUFFIX", "NETWORK", "NetworkStudy", "loopback_name"]
@@ -76,7 +76,10 @@ class NetworkStudy(CampaignStudy[NetworkResults]):
         return {COMPARISON_CSV: result.comparison}
 
     def facts(self, result: NetworkResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
-        network_macros(macros, result, prose)
+        network_macros(macros, result)
+
+    def sentences(self, result: NetworkResults, figures: Mapping[str, Any]) -> dict[str, Any]:
+        return network_sentences(result)
 
     def files(self, result: NetworkResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
         return {TABLE_FILE: comparison_table(result, paper.prose)}

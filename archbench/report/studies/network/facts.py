@@ -1,5 +1,7 @@
-"""The network study's macros and table: per pool size, our netns/loopback ratio beside source 000's
-separate-client/loopback ratio, with the link's bound on the rate (archbench.report.studies.network.data)."""
+"""The network study's macros, the facts of its section's sentences and its table: per pool size, our
+netns/loopback ratio beside source 000's separate-client/loopback ratio, with the link's bound on the rate
+(archbench.report.studies.network.data). The sentences are macros of paper/templates/network/sentences.tex.j2,
+called by its section.tex.j2."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from archbench.report.common import (
     NOT_FOUND,
     StudySource,
     distinct_values,
-    provenance_sentence,
+    provenance_facts,
     tt,
 )
 from archbench.report.formats import fmt_bracket, fmt_number, fmt_p, two_lines
@@ -52,46 +54,34 @@ def _missing_facts(source: StudySource) -> dict[str, Any]:
     }
 
 
-def network_macros(macros: MacroSet, study: NetworkResults, prose: Prose) -> None:
-    """Every \\abNetwork... macro templates/network/section.tex uses, defined with or without the campaigns."""
+def network_macros(macros: MacroSet, study: NetworkResults) -> None:
+    """Every \\abNetwork... macro templates/network/section.tex.j2 uses, defined with or without the campaigns."""
     macros.add(
         r"\abNetworkHasData",
         "1" if study.available else "0",
-        "1: both network campaigns exist (templates/network/section.tex \\ifnum)",
+        "1: both network campaigns exist (templates/network/section.tex.j2 \\ifnum)",
     )
     macros.add(r"\abNetworkCampaign", escape(study.network.requested or "none"), "netns campaign")
     macros.add(r"\abNetworkLoopbackCampaign", escape(study.loopback.requested or "none"), "loopback campaign")
-    sentences = {
-        "method": r"\abNetworkMethodSentence",
-        "ratio": r"\abNetworkRatioSentence",
-        "source": r"\abNetworkSourceSentence",
-        "link bound": r"\abNetworkLinkBoundSentence",
-    }
+
+
+def network_sentences(study: NetworkResults) -> dict[str, Any]:
+    """The facts of the section's sentences: without both campaigns, which is missing (the others None: empty)."""
     if not study.available:
-        sentence = prose.sentence(
-            SENTENCES_TEMPLATE,
-            "no_campaign",
-            network=_missing_facts(study.network),
-            loopback=_missing_facts(study.loopback),
-        )
-        macros.add(r"\abNetworkCampaignSentence", sentence, "why the network section has no measurements")
-        for macro in sentences.values():
-            macros.add(macro, "", "no network campaigns")
-        return
+        campaign = {
+            "available": False,
+            "network": _missing_facts(study.network),
+            "loopback": _missing_facts(study.loopback),
+        }
+        return {"campaign": campaign, "method": None, "ratio": None, "source": None, "link_bound": None}
     campaigns = [study.network.campaign, study.loopback.campaign]
-    macros.add(
-        r"\abNetworkCampaignSentence",
-        provenance_sentence(prose, campaigns, "section"),
-        "campaigns, host and dates of the network numbers",
-    )
-    facts = {"method": method_facts(study), "ratio": ratio_facts(study), "source": source_facts(study)}
-    facts["link bound"] = link_facts(study.link, study.comparison)
-    for name, macro in sentences.items():
-        macros.add(
-            macro,
-            prose.sentence(SENTENCES_TEMPLATE, name.replace(" ", "_"), facts[name]),
-            f"network section: {name}",
-        )
+    return {
+        "campaign": {"available": True, "section": "section", "campaigns": [provenance_facts(c) for c in campaigns]},
+        "method": method_facts(study),
+        "ratio": ratio_facts(study),
+        "source": source_facts(study),
+        "link_bound": link_facts(study.link, study.comparison),
+    }
 
 
 def method_facts(study: NetworkResults) -> dict[str, Any]:

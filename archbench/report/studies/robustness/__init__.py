@@ -3,7 +3,8 @@
 Which result is shown, and how it is read, is archbench.report.studies.robustness.data (a missing or unreadable file
 makes every part of the appendix a sentence saying so; the report still builds). What is written
 (archbench.report.studies.robustness.facts): macros (`\\abRobustness...`, every number the
-appendix quotes), `generated/table-robustness.tex` (the matrix: a mark per variant and case, passed/total per
+appendix quotes), the facts its section template (section.tex.j2) renders its sentences from,
+`generated/table-robustness.tex` (the matrix: a mark per variant and case, passed/total per
 variant and per architecture) and `generated/robustness-notes.tex` (every failed cell with what was expected and
 observed, the skipped and not-run cells, and the cases with what is expected of each architecture, grouped where
 the expectation differs between architectures, as for slowloris: event loops against one connection per slot).
@@ -16,7 +17,7 @@ from archbench.config.catalogue import CATALOGUE
 from archbench.report.campaigns import file_path
 from archbench.report.latex import MacroSet
 from archbench.report.studies.robustness.data import read_robustness
-from archbench.report.studies.robustness.facts import appendix_files, robustness_macros
+from archbench.report.studies.robustness.facts import appendix_files, robustness_facts
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 STUDY_NAME = "robustness"
@@ -28,8 +29,8 @@ def write(context: StudyContext) -> StudyOutput:
     path = file_path(RULE, name, context.raw_root) if name else None
     result = read_robustness(path, context.processed_dir, context.raw_root)
     macros = MacroSet()
-    robustness_macros(macros, result, context.prose)
-    return StudyOutput(macros, appendix_files(result, context.prose), result)
+    facts = robustness_facts(macros, result, context.prose)
+    return StudyOutput(macros, appendix_files(result, context.prose), result, facts)
 
 
 RULE = CATALOGUE[STUDY_NAME]

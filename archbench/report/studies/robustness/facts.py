@@ -1,9 +1,10 @@
-"""The robustness appendix's text: macros (every number and sentence it quotes), the matrix table and the notes.
+"""The robustness appendix's text: macros (every number it quotes), the facts of its sentences, the matrix table
+and the notes.
 
 Python computes the facts (counts, escaped names, booleans that choose a phrasing); the words are in
-paper/templates/robustness/ (sentences.tex.j2, table.tex.j2, notes.tex.j2). The sanitizer and fuzzing sentences
-are derived from the repository's files (Makefile, .ci/run, servers_c/fuzz/), never from results, which those
-runs do not record.
+paper/templates/robustness/ (section.tex.j2, which calls the macros of sentences.tex.j2; table.tex.j2, notes.tex.j2).
+The sanitizer and fuzzing sentences are derived from the repository's files (Makefile, .ci/run, servers_c/fuzz/),
+never from results, which those runs do not record.
 """
 
 from __future__ import annotations
@@ -108,12 +109,8 @@ def tooling(repo_root: Path = REPO_ROOT) -> Tooling:
     )
 
 
-def tooling_macros(macros: MacroSet, facts: Tooling, prose: Prose) -> None:
-    macros.add(
-        r"\abRobustnessSanitizerSentence",
-        prose.sentence(SENTENCES, "sanitizer", target=facts.sanitize_target, abuse=facts.sanitize_abuse),
-        "make test-sanitize, from the Makefile",
-    )
+def tooling_facts(macros: MacroSet, facts: Tooling) -> dict[str, Any]:
+    """The fuzzing numbers into `macros`; the facts of the sanitizer, fuzzing and CI sentences."""
     total_corpus = sum(h.corpus or 0 for h in facts.harnesses)
     macros.add(r"\abRobustnessFuzzHarnessCount", format_count(len(facts.harnesses)), "servers_c/fuzz/fuzz_*.c")
     macros.add(r"\abRobustnessFuzzCorpusCount", format_count(total_corpus), "seed inputs in servers_c/fuzz/corpus/*/*")
@@ -127,24 +124,20 @@ def tooling_macros(macros: MacroSet, facts: Tooling, prose: Prose) -> None:
         }
         for h in facts.harnesses
     ]
-    fuzz = prose.sentence(
-        SENTENCES,
-        "fuzz",
-        harnesses=harnesses,
-        count=format_count(len(facts.harnesses)),
-        target=facts.fuzz_target,
-        replayed=facts.corpus_replayed,
-        seconds=None if facts.fuzz_seconds is None else format_count(facts.fuzz_seconds),
-    )
-    macros.add(r"\abRobustnessFuzzSentence", fuzz, "servers_c/fuzz/ and the Makefile")
-    macros.add(
-        r"\abRobustnessCiSentence",
-        prose.sentence(SENTENCES, "ci", commands=[tt(c) for c in facts.ci_commands]),
-        "the make commands of .ci/run",
-    )
+    return {
+        "sanitizer": {"target": facts.sanitize_target, "abuse": facts.sanitize_abuse},
+        "fuzz": {
+            "harnesses": harnesses,
+            "count": format_count(len(facts.harnesses)),
+            "target": facts.fuzz_target,
+            "replayed": facts.corpus_replayed,
+            "seconds": None if facts.fuzz_seconds is None else format_count(facts.fuzz_seconds),
+        },
+        "ci": {"commands": [tt(c) for c in facts.ci_commands]},
+    }
 
 
-# --------------------------------------------------------------------------- macros
+# --------------------------------------------------------------------------- numbers and sentence facts
 
 
 def _date(value: Any, unknown: str) -> str:
@@ -163,7 +156,9 @@ def _seconds(value: Any) -> str:
     return MISSING if number is None else format_compact(number)
 
 
-def robustness_macros(macros: MacroSet, result: RobustnessResult, prose: Prose) -> None:
+def robustness_facts(macros: MacroSet, result: RobustnessResult, prose: Prose) -> dict[str, Any]:
+    """Every number of the appendix into `macros`; the facts of its sentences (provenance and summary None without
+    a result: those sentences are empty)."""
     doc, provenance = result.doc, result.provenance
     build = doc.get("build") if isinstance(doc.get("build"), dict) else {}
     settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
@@ -229,32 +224,19 @@ def robustness_macros(macros: MacroSet, result: RobustnessResult, prose: Prose) 
         "processed_file": tt("data/processed/" + RESULT_FILE),
         "reference_file": tt(f"data/raw/{REFERENCE_DIR}/{RESULT_FILE}"),
     }
-    macros.add(
-        r"\abRobustnessSourceSentence",
-        prose.sentence(SENTENCES, "source", source),
-        "which abuse-suite result the appendix shows",
-    )
-    provenance_sentence = summary = ""
+    facts: dict[str, Any] = {"source": source, "provenance": None, "summary": None}
     if available:
-        provenance_sentence = prose.sentence(
-            SENTENCES, "provenance", host=bool(host), commit=bool(commit), build_type=bool(build.get("build_type"))
-        )
-        summary = prose.sentence(
-            SENTENCES,
-            "summary",
-            {
-                "variants": len(result.variants),
-                "architectures": len(architectures),
-                "cases": len(result.cases),
-                "skipped": counts[SKIPPED],
-                "not_run": counts[NOT_RUN],
-                "failed": counts[FAILED],
-                "all_passed": [tt(a) for a in all_passed],
-            },
-        )
-    macros.add(r"\abRobustnessProvenanceSentence", provenance_sentence, "where and how the result was produced")
-    macros.add(r"\abRobustnessSummarySentence", summary, "totals of the matrix")
-    tooling_macros(macros, tooling(result.repo_root), prose)
+        facts["provenance"] = {"host": bool(host), "commit": bool(commit), "build_type": bool(build.get("build_type"))}
+        facts["summary"] = {
+            "variants": len(result.variants),
+            "architectures": len(architectures),
+            "cases": len(result.cases),
+            "skipped": counts[SKIPPED],
+            "not_run": counts[NOT_RUN],
+            "failed": counts[FAILED],
+            "all_passed": [tt(a) for a in all_passed],
+        }
+    return facts | tooling_facts(macros, tooling(result.repo_root))
 
 
 # --------------------------------------------------------------------------- the matrix
