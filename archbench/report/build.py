@@ -230,8 +230,9 @@ def section_file(study: str) -> str:
 
 def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: Path) -> dict[str, str]:
     """front.tex, body.tex and appendices.tex: the \\input of each study's section, in registry order, relative to
-    the paper directory that holds the templates (latexmk runs there): the rendered one in generated_dir, or the
-    fixed section.tex."""
+    the paper directory (latexmk runs there): the fixed section.tex from the one that holds the templates, the
+    rendered one in generated_dir from generated_dir's parent, as every \\input{generated/...} is, so that a build
+    into another directory (check-artifact's rebuild) writes the same outline."""
     outlines = {}
     for part in PARTS:
         lines = [f"% The {part} of the report: one section per study, in the order of archbench.report.studies."]
@@ -239,9 +240,10 @@ def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: 
             section = study.section_path(templates_dir)
             if study.part != part or not section.is_file():
                 continue
+            paper_dir = templates_dir.parent
             if study.renders_section(templates_dir):
-                section = Path(generated_dir) / section_file(study.name)
-            relative = Path(os.path.relpath(section.with_suffix(""), templates_dir.parent)).as_posix()
+                section, paper_dir = Path(generated_dir) / section_file(study.name), Path(generated_dir).parent
+            relative = Path(os.path.relpath(section.with_suffix(""), paper_dir)).as_posix()
             lines.append(f"\\input{{{relative}}}")
         outlines[PART_FILES[part]] = "\n".join(lines) + "\n"
     return outlines
@@ -264,7 +266,9 @@ def build_pdf(paper_dir: Path = PAPER_DIR, main_tex: str = "report.tex", timeout
         timeout=timeout_s,
     )
     if result.returncode != 0:
-        raise subprocess.CalledProcessError(result.returncode, result.args, result.stdout[-4000:], result.stderr[-4000:])
+        raise subprocess.CalledProcessError(
+            result.returncode, result.args, result.stdout[-4000:], result.stderr[-4000:]
+        )
     return paper_dir / (Path(main_tex).stem + ".pdf")
 
 
