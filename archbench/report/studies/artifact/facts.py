@@ -93,7 +93,6 @@ class ArtifactAppendix:
 
     def facts(self, prose: Prose) -> dict[str, Any]:
         provenance = campaign_provenance(self.main.meta, self.main.trials)
-        statuses = io_uring_statuses(self.main.trials)
         memory = provenance.get("memory_bytes")
         expected = [e.expected_s * e.expected_runs for e in self.experiments if e.expected_s is not None]
         return {
@@ -109,13 +108,7 @@ class ArtifactAppendix:
             "compiler": escape(provenance.get("compiler") or "unknown"),
             "python": escape(provenance.get("python") or "unknown"),
             "commit": escape(str(provenance.get("git_commit") or "unknown")[:12]),
-            "io_uring": {
-                "ok": statuses.get("ok", 0),
-                "unsupported": statuses.get("unsupported", 0),
-                "failed": statuses.get("failed", 0),
-                "kernel": escape(provenance.get("kernel") or "unknown"),
-                "campaign": tt(self.main.name),
-            },
+            "io_uring": {"ok": 0, "unsupported": 0, "failed": 0, **io_uring_statuses(self.main.trials)},
             "system_packages": and_list(prose, [r"\texttt{" + escape(p) + "}" for p in self.system_packages]),
             "python_pins": and_list(prose, [escape(f"{name} {version}") for name, version in self.pins]),
             "pin_count": len(self.pins),
