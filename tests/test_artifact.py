@@ -255,7 +255,7 @@ def test_archive_of_a_small_campaign_passes_the_check(real_archive: Path, tmp_pa
     assert result.ok, result.problems
     compared = [n for n in result.notes if "processed CSVs compared byte for byte" in n]
     assert compared and " and 0 processed" not in compared[0], result.notes
-    assert (result.tree / "paper" / "generated" / "artifact-appendix.tex").is_file()
+    assert (result.tree / "paper" / "generated" / "section-artifact.tex").is_file()
 
 
 @pytest.mark.integration

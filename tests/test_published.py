@@ -207,12 +207,28 @@ def write_studies(directory: Path, trials_per_design: int = 3) -> None:
     ).to_csv(directory / "echo-max-conns.csv", index=False)
 
 
+def source_texts(files: dict[str, str], sources: dict) -> dict[str, str]:
+    """Each source's part of the section as the report shows it (published-NNN.tex): its sentence, rendered from
+    its facts, with the figure and table the section inputs beside it."""
+    prose = Prose()
+    return {
+        f"published-{number}.tex": "\n".join(
+            [
+                files.get(f"published-{number}-figure.tex", ""),
+                prose.sentence("sources/sentences", f"s{number}", found.facts),
+                files.get(f"published-{number}-table.tex", ""),
+            ]
+        )
+        for number, found in sources.items()
+    }
+
+
 def build(summary: pd.DataFrame, trials: pd.DataFrame, tmp_path: Path) -> tuple[dict, dict, MacroSet]:
     generated, figures = tmp_path / "paper" / "generated", tmp_path / "paper" / "figures"
     generated.mkdir(parents=True)
     macros = MacroSet()
     files, sources = published_outputs(summary, trials, tmp_path, macros, Paper(figures, generated.parent))
-    return files, sources, macros
+    return source_texts(files, sources), sources, macros
 
 
 def test_every_source_compared_when_every_study_is_there(main_summary, trials, tmp_path: Path) -> None:
@@ -360,6 +376,7 @@ def test_the_sources_campaign_is_read_before_the_main_one(main_summary, trials, 
     files, sources = published_outputs(
         main_summary, trials, tmp_path, MacroSet(), Paper(figures, generated.parent), sources_campaign=campaign
     )
+    files = source_texts(files, sources)
     # 000 from the sources campaign (N up to 11 at 400), not the main one (N up to 5).
     assert sources["000"].facts["origin"] == "sources"
     assert "sources campaign \\texttt{sources-\\allowbreak{}x}" in files["published-000.tex"]

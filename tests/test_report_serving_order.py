@@ -100,7 +100,8 @@ def test_the_section_without_a_campaign_says_so(tmp_path):
     macros = MacroSet()
     facts.serving_order_macros(macros, empty, Prose())
     assert macros.macros[r"\abServingOrderHasData"].value == "0"
-    assert "make serving-order-study" in macros.macros[r"\abServingOrderCampaignSentence"].value
+    section = Prose().section("serving_order", serving_order.SERVING_ORDER.sentences(empty, {}))
+    assert "make serving-order-study" in section
 
 
 def look(name: str, planned: int, rows: list[dict], looks: int, created: str) -> data.Look:

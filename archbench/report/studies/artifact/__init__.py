@@ -1,6 +1,7 @@
 """The artifact study (an appendix, in the form of the ACM artifact-evaluation appendix): hardware, software,
 the commands that measure each campaign the report reads with their expected and measured durations, and how to
-cite the work (archbench.report.studies.artifact.facts). Its words are paper/templates/artifact/.
+cite the work (archbench.report.studies.artifact.facts). Its words are paper/templates/artifact/: its section
+renders from the appendix's facts.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ def write(context: StudyContext) -> StudyOutput:
         {key: context.campaign(key) for key in APPENDIX_STUDIES},
     )
     macros = MacroSet()
-    return StudyOutput(macros, appendix_outputs(appendix, macros, context.prose), appendix)
+    files = appendix_outputs(appendix, macros, context.prose)
+    return StudyOutput(macros, files, appendix, appendix.facts(context.prose))
 
 
 STUDY = Study(name="artifact", title="artifact appendix", part="appendix", write=write)

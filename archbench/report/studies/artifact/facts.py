@@ -5,11 +5,12 @@ experiment workflow, evaluation and expected results, notes). Every fact in it i
 hardware, kernel and io_uring support from the campaigns' provenance and trial records, the packages from
 scripts/setup.sh (Debian) and requirements.txt (pip), each experiment's expected duration from its profile
 (archbench.config.plan.expected_duration_s) and its measured duration from its campaigns' trial timestamps, the
-citation from CITATION.cff. The words are in paper/templates/artifact/appendix.tex.j2.
+citation from CITATION.cff. The words are in paper/templates/artifact/: the appendix is section.tex.j2, rendered
+with `ArtifactAppendix.facts`, its sentences and table words appendix.tex.j2.
 
 The artifact study reads an `ArtifactAppendix` (from `collect_appendix`); `appendix_outputs` adds the
-macro `\\abHowToCite` (report.tex's title page) and writes generated/artifact-appendix.tex
-(paper/templates/artifact/section.tex inputs it).
+macro `\\abHowToCite` (report.tex's title page, quoted by the appendix too) and writes
+generated/artifact-experiments.tex, the table the appendix inputs.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 
 __all__ = [
-    "APPENDIX_FILE",
+    "EXPERIMENTS_FILE",
     "ArtifactAppendix",
     "Experiment",
     "collect_appendix",
@@ -52,7 +53,7 @@ __all__ = [
     "read_citation",
 ]
 
-APPENDIX_FILE = "artifact-appendix.tex"
+EXPERIMENTS_FILE = "artifact-experiments.tex"
 TEMPLATE = "artifact/appendix"
 CITATION_NAME = "CITATION.cff"
 REQUIREMENTS_NAME = "requirements.txt"
@@ -92,7 +93,6 @@ class ArtifactAppendix:
 
     def facts(self, prose: Prose) -> dict[str, Any]:
         provenance = campaign_provenance(self.main.meta, self.main.trials)
-        statuses = io_uring_statuses(self.main.trials)
         memory = provenance.get("memory_bytes")
         expected = [e.expected_s * e.expected_runs for e in self.experiments if e.expected_s is not None]
         return {
@@ -108,9 +108,7 @@ class ArtifactAppendix:
             "compiler": escape(provenance.get("compiler") or "unknown"),
             "python": escape(provenance.get("python") or "unknown"),
             "commit": escape(str(provenance.get("git_commit") or "unknown")[:12]),
-            "io_uring_ok": statuses.get("ok", 0),
-            "io_uring_unsupported": statuses.get("unsupported", 0),
-            "io_uring_failed": statuses.get("failed", 0),
+            "io_uring": {"ok": 0, "unsupported": 0, "failed": 0, **io_uring_statuses(self.main.trials)},
             "system_packages": and_list(prose, [r"\texttt{" + escape(p) + "}" for p in self.system_packages]),
             "python_pins": and_list(prose, [escape(f"{name} {version}") for name, version in self.pins]),
             "pin_count": len(self.pins),
@@ -121,14 +119,14 @@ class ArtifactAppendix:
 
 
 def appendix_outputs(appendix: ArtifactAppendix, macros: MacroSet, prose: Prose) -> dict[str, str]:
-    """`\\abHowToCite` into `macros`, and {generated file: LaTeX} of the appendix."""
+    """`\\abHowToCite` into `macros` (the title page quotes it too), and {generated file: LaTeX}: the experiments
+    table the appendix inputs."""
     macros.add(
         r"\abHowToCite",
         prose.sentence(TEMPLATE, "how_to_cite", citation_facts(appendix.citation)),
         "title page: how to cite (CITATION.cff)",
     )
-    table = experiments_table(appendix.experiments, prose)
-    return {APPENDIX_FILE: prose.block(TEMPLATE, "appendix", appendix.facts(prose), experiments_table=table)}
+    return {EXPERIMENTS_FILE: experiments_table(appendix.experiments, prose)}
 
 
 # --------------------------------------------------------------------------- facts from files

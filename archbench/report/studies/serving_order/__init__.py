@@ -25,7 +25,7 @@ from archbench.report.studies.serving_order.data import (
     ServingOrderResults,
     read_looks,
 )
-from archbench.report.studies.serving_order.facts import serving_order_macros
+from archbench.report.studies.serving_order.facts import serving_order_macros, serving_order_sentences
 from archbench.report.studies.serving_order.tables import comparison_table
 from archbench.report.study import CampaignStudy, Paper, ReportOptions, StudyContext
 
@@ -56,6 +56,9 @@ class ServingOrderStudy(CampaignStudy[ServingOrderResults]):
 
     def facts(self, result: ServingOrderResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
         serving_order_macros(macros, result, prose)
+
+    def sentences(self, result: ServingOrderResults, figures: Mapping[str, Any]) -> dict[str, Any]:
+        return serving_order_sentences(result)
 
     def files(self, result: ServingOrderResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
         return {TABLE_FILE: comparison_table(result, paper.prose)}

@@ -1,13 +1,14 @@
 """The serving-order section's facts: the campaigns (one look of the test each), the usable trials and the test's
-verdict over its looks (archbench.report.studies.serving_order.data), as \\abServingOrder... macros. The words are
-paper/templates/serving_order/sentences.tex.j2."""
+verdict over its looks (archbench.report.studies.serving_order.data). The words are
+paper/templates/serving_order/sentences.tex.j2, called by its section template; the verdict is also the macro
+\\abServingOrderFinding, because the findings section quotes it."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from archbench.report.common import provenance_sentence, tt
+from archbench.report.common import provenance_facts, tt
 from archbench.report.latex import MISSING, MacroSet, format_count, format_ms, format_significant, is_missing
 from archbench.report.prose import Prose
 from archbench.report.studies.latency.data import Criteria
@@ -100,30 +101,25 @@ def verdict_facts(study: ServingOrderResults) -> dict[str, Any]:
 
 
 def serving_order_macros(macros: MacroSet, study: ServingOrderResults, prose: Prose) -> None:
-    """Every \\abServingOrder... macro the section uses, defined for any campaign (or none)."""
+    """The macros the findings section quotes too, defined for any campaign (or none)."""
     macros.add(r"\abServingOrderHasData", "1" if study.available else "0", "1: a serving-order campaign exists")
-    if not study.available:
-        macros.add(r"\abServingOrderCampaignSentence", prose.sentence(TEMPLATE, "no_campaign"), "no campaign")
-        macros.add(r"\abServingOrderUsableSentence", "", "no campaign")
-        macros.add(r"\abServingOrderFinding", "", "no campaign")
-        return
-    macros.add(
-        r"\abServingOrderCampaignSentence",
-        provenance_sentence(prose, study.campaigns, "section"),
-        "campaigns, host and dates of the serving-order numbers (one look of the test each)",
-    )
-    usable = {
-        "looks": [{**usable_facts(look), "number": i + 1} for i, look in enumerate(study.looks)],
-        "tolerance": format_count(100 * SUSTAIN_TOLERANCE),
-        "client_busy": format_count(100 * Criteria().client_bound_busy),
-    }
-    macros.add(
-        r"\abServingOrderUsableSentence",
-        prose.sentence(TEMPLATE, "usable", usable),
-        "how many open-loop trials of each run were usable (sustained, not client-bound, not flagged)",
-    )
+    finding = prose.sentence(TEMPLATE, "finding", verdict_facts(study)) if study.available else ""
     macros.add(
         r"\abServingOrderFinding",
-        prose.sentence(TEMPLATE, "finding", verdict_facts(study)),
+        finding,
         "the pre-declared test over its looks: LIFO over FIFO p99.9, the error split over the runs",
     )
+
+
+def serving_order_sentences(study: ServingOrderResults) -> dict[str, Any]:
+    """The section's facts: its campaigns (none: the section says why) and how many trials of each were usable."""
+    if not study.available:
+        return {"campaigns": None, "usable": None}
+    return {
+        "campaigns": {"section": "section", "campaigns": [provenance_facts(c) for c in study.campaigns]},
+        "usable": {
+            "looks": [{**usable_facts(look), "number": i + 1} for i, look in enumerate(study.looks)],
+            "tolerance": format_count(100 * SUSTAIN_TOLERANCE),
+            "client_busy": format_count(100 * Criteria().client_bound_busy),
+        },
+    }

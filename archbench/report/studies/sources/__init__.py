@@ -23,8 +23,8 @@ from archbench.report.study import CampaignStudy, ReportOptions, StudyContext, S
 
 
 class SourcesStudy(CampaignStudy[SourcesCampaign]):
-    """Its campaign's CSVs as every campaign study writes them; its section, with or without that campaign, from the
-    main campaign and the latency and echo studies' CSVs too."""
+    """Its campaign's CSVs as every campaign study writes them; its section's facts (each source's, by `s<number>`),
+    with or without that campaign, from the main campaign and the latency and echo studies' CSVs too."""
 
     name = "sources"
     title = "published beside measured (each source's own protocol)"
@@ -54,7 +54,7 @@ class SourcesStudy(CampaignStudy[SourcesCampaign]):
             context.paper,
             sources_campaign=campaign,
         )
-        return StudyOutput(macros, files, facts)
+        return StudyOutput(macros, files, facts, {f"s{number}": found.facts for number, found in facts.items()})
 
 
 SOURCES = SourcesStudy()

@@ -1,14 +1,15 @@
-"""Published beside measured (paper/templates/sources/section.tex) and the one-page summary's facts.
+"""Published beside measured (paper/templates/sources/section.tex.j2) and the one-page summary's facts.
 
 Each source's published numbers (data/external/, `archbench.analyze.published`) are set beside the campaigns the
 report already processes: the main campaign's summary, and the echo and latency studies' summaries in the
 processed directory (their process steps write them before the report is generated, and remove them when the
 study has no campaign). `archbench.analyze.published_compare` computes the ratios, intervals and verdicts; the
-words are in paper/templates/published/ and paper/templates/summary/.
+words are in paper/templates/sources/ and paper/templates/summary/.
 
-Outputs: generated/published-000.tex … published-004.tex, the macro \\abLoadThreadsReason (the method's sentence on
-wrk -t), the figures published-000-pool.pdf and published-002-workers.pdf, and the summary's facts
-(`SourceFacts`, rendered by archbench.report.studies.summary.tables).
+Outputs: every source's facts (`SourceFacts`: the section template renders each source's sentence from them, and
+archbench.report.studies.summary.tables the summary's row), the figures and tables the section inputs
+(generated/published-NNN-figure.tex, published-NNN-table.tex; PDFs published-000-pool.pdf and
+published-002-workers.pdf), and the macro \\abLoadThreadsReason (the method section's sentence on wrk -t).
 """
 
 from __future__ import annotations
@@ -440,7 +441,8 @@ def published_outputs(
     external: Path = EXTERNAL_DIR,
     sources_campaign: SourcesCampaign | None = None,
 ) -> tuple[dict[str, str], dict[str, SourceFacts]]:
-    """The section's generated files (name -> text) and every source's facts (for the summary)."""
+    """The section's generated figures and tables (name -> text) and every source's facts (its sentences', and the
+    summary's)."""
     sources, drawn = collect(summary, trials, processed_dir, external, sources_campaign)
     prose, figures_dir, paper_dir = paper.prose, paper.figures_dir, paper.paper_dir
     macros.add(r"\abLoadThreadsReason", load_threads_reason(trials, prose), "why wrk runs with the threads it runs")
@@ -457,18 +459,18 @@ def published_outputs(
         "fig002", drawn["curves002"], Path(figures_dir) / FIGURE_002, paper_dir, "fig:published-002", prose, "workers"
     )
     files = {
-        "published-000.tex": figure000 + "\n" + prose.sentence(SENTENCES, "s000", sources["000"].facts) + "\n"
-        + table_000(drawn["published000"], drawn["measured000"], prose),
-        "published-001.tex": prose.sentence(SENTENCES, "s001", sources["001"].facts) + "\n"
-        + drawn["table001"].replace(r"\caption{}", r"\caption{" + prose.sentence(TABLES, "t001_caption") + "}"),
-        "published-002.tex": prose.sentence(SENTENCES, "s002", sources["002"].facts) + "\n"
-        + (figure002 if sources["002"].facts["measured"] else "")
-        + table_002(sources["002"].facts["one_worker_rows"], prose),
-        "published-003.tex": prose.sentence(SENTENCES, "s003", sources["003"].facts) + "\n",
-        "published-004.tex": prose.sentence(SENTENCES, "s004", sources["004"].facts) + "\n"
-        + drawn["table004"].replace(r"\caption{}", r"\caption{" + prose.sentence(TABLES, "t004_caption") + "}"),
-    }  # fmt: skip
+        "published-000-figure.tex": figure000,
+        "published-000-table.tex": table_000(drawn["published000"], drawn["measured000"], prose),
+        "published-001-table.tex": captioned(drawn["table001"], prose.sentence(TABLES, "t001_caption")),
+        "published-002-figure.tex": figure002 if sources["002"].facts["measured"] else "",
+        "published-002-table.tex": table_002(sources["002"].facts["one_worker_rows"], prose),
+        "published-004-table.tex": captioned(drawn["table004"], prose.sentence(TABLES, "t004_caption")),
+    }
     return files, sources
+
+
+def captioned(table: str, caption: str) -> str:
+    return table.replace(r"\caption{}", r"\caption{" + caption + "}")
 
 
 def table_002(rows: list[list[str]], prose: Prose) -> str:
