@@ -414,6 +414,8 @@ def test_a_study_section_renders_from_its_facts_and_brings_its_own_bibliography(
         "<% endif %>.\n<% endmacro %>\n"
     )
     (folder / "references.bib").write_text("@misc{wordedsource, title={A source}}\n")
+    (paper / "generated").mkdir()
+    (paper / "generated" / "published-000.tex").write_text("an earlier build's file\n")
     outputs = report.build_report(
         "fixture-minimal",
         paths=report.ReportPaths(
@@ -433,4 +435,6 @@ def test_a_study_section_renders_from_its_facts_and_brings_its_own_bibliography(
     assert (paper / "generated" / "bibliography.tex").read_text().splitlines()[-1] == (
         "\\bibliography{references,templates/worded/references}"
     )
+    # The generated directory holds this build's files only.
+    assert not (paper / "generated" / "published-000.tex").exists()
     sys.modules.pop("worded_study", None)

@@ -191,7 +191,7 @@ def write_report(
         outputs[study.name] = study.write(context)
     contents = {MACROS_FILE: render_macros(processed, outputs)}
     contents.update(part_outlines(studies, templates_dir, generated_dir))
-    contents[BIBLIOGRAPHY_FILE] = bibliography(studies, templates_dir, generated_dir.parent)
+    contents[BIBLIOGRAPHY_FILE] = bibliography(studies, templates_dir)
     prose = context.prose
     for study in studies:
         if study.renders_section(templates_dir):
@@ -206,6 +206,10 @@ def write_report(
         path = generated_dir / name
         path.write_text(text, encoding="utf-8")
         written[name] = path
+    # A file an earlier build wrote and this one did not (a study renamed its output, or lost its data) would be
+    # packed by make artifact and could be \\input by nothing or by a stale outline: the directory is this build's.
+    for stale in set(generated_dir.glob("*.tex")) - set(written.values()):
+        stale.unlink()
     processed_dir.mkdir(parents=True, exist_ok=True)
     (processed_dir / CAMPAIGNS_FILE).write_text(campaigns.to_json(), encoding="utf-8")
     macro_names = latex.macros_used(contents[MACROS_FILE])
@@ -235,8 +239,8 @@ def section_file(study: str) -> str:
 
 def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: Path) -> dict[str, str]:
     """front.tex, body.tex and appendices.tex: the \\input of each study's section, in registry order, relative to
-    the paper directory, generated_dir's parent (latexmk runs there): the rendered one in generated_dir, or the
-    fixed section.tex."""
+    the paper directory latexmk runs in: the rendered one in generated_dir (its parent is that directory), or the
+    fixed section.tex among the templates (their parent is)."""
     outlines = {}
     for part in PARTS:
         lines = [f"% The {part} of the report: one section per study, in the order of archbench.report.studies."]
@@ -244,21 +248,23 @@ def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: 
             section = study.section_path(templates_dir)
             if study.part != part or not section.is_file():
                 continue
+            paper_dir = Path(templates_dir).parent
             if study.renders_section(templates_dir):
-                section = Path(generated_dir) / section_file(study.name)
-            relative = Path(os.path.relpath(section.with_suffix(""), Path(generated_dir).parent)).as_posix()
+                section, paper_dir = Path(generated_dir) / section_file(study.name), Path(generated_dir).parent
+            relative = Path(os.path.relpath(section.with_suffix(""), paper_dir)).as_posix()
             lines.append(f"\\input{{{relative}}}")
         outlines[PART_FILES[part]] = "\n".join(lines) + "\n"
     return outlines
 
 
-def bibliography(studies: Sequence[Study], templates_dir: Path, paper_dir: Path) -> str:
-    """bibliography.tex: paper/references.bib and every study's own, relative to the paper directory (latexmk's)."""
+def bibliography(studies: Sequence[Study], templates_dir: Path) -> str:
+    """bibliography.tex: paper/references.bib and every study's own, relative to the paper directory that holds the
+    templates (latexmk runs there)."""
     names = ["references"]
     for study in studies:
         own = Path(templates_dir) / study.name / STUDY_BIBLIOGRAPHY
         if own.is_file():
-            names.append(Path(os.path.relpath(own.with_suffix(""), paper_dir)).as_posix())
+            names.append(Path(os.path.relpath(own.with_suffix(""), Path(templates_dir).parent)).as_posix())
     return f"% The bibliographies of the report and of its studies.\n\\bibliography{{{','.join(names)}}}\n"
 
 
