@@ -58,9 +58,10 @@ TEMPLATE = "artifact/appendix"
 CITATION_NAME = "CITATION.cff"
 REQUIREMENTS_NAME = "requirements.txt"
 SETUP_SCRIPT_NAME = "scripts/setup.sh"
-# The studies whose measurement the appendix lists beside the main campaign's, in its order; each one's command,
-# profile and the campaigns it reads beside its chosen one are its catalogue entry's.
-APPENDIX_STUDIES = ("echo", "latency", "network", "sources")
+# The studies whose measurement the appendix lists beside the main campaign's: every catalogue entry a profile
+# measures, in the catalogue's order; each one's command, profile and the campaigns it reads beside its chosen one
+# are its entry's, so a new study's profile adds its row.
+APPENDIX_STUDIES = tuple(key for key, rule in CATALOGUE.items() if rule.profile is not None)
 
 
 @dataclass(frozen=True)
