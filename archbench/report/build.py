@@ -192,10 +192,13 @@ def write_report(
     contents = {MACROS_FILE: render_macros(processed, outputs)}
     contents.update(part_outlines(studies, templates_dir, generated_dir))
     contents[BIBLIOGRAPHY_FILE] = bibliography(studies, templates_dir)
-    prose = context.prose
+    # Every section sees every study's facts as `studies.<name>`: the abstract, the findings and the threats quote
+    # other studies' sentences from the same facts their own sections render them from.
+    every = {name: output.section for name, output in outputs.items()}
     for study in studies:
         if study.renders_section(templates_dir):
-            contents[section_file(study.name)] = prose.section(study.name, outputs[study.name].section)
+            facts = {**outputs[study.name].section, "studies": every}
+            contents[section_file(study.name)] = context.prose.section(study.name, facts)
     for name, output in outputs.items():
         for file_name, text in output.files.items():
             if file_name in contents:
