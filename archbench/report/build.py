@@ -239,9 +239,11 @@ def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: 
             section = study.section_path(templates_dir)
             if study.part != part or not section.is_file():
                 continue
+            paper_dir = templates_dir.parent
             if study.renders_section(templates_dir):
-                section = Path(generated_dir) / section_file(study.name)
-            relative = Path(os.path.relpath(section.with_suffix(""), templates_dir.parent)).as_posix()
+                # latexmk runs in the generated directory's parent, which need not hold these templates (tests).
+                section, paper_dir = Path(generated_dir) / section_file(study.name), Path(generated_dir).parent
+            relative = Path(os.path.relpath(section.with_suffix(""), paper_dir)).as_posix()
             lines.append(f"\\input{{{relative}}}")
         outlines[PART_FILES[part]] = "\n".join(lines) + "\n"
     return outlines

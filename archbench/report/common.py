@@ -105,6 +105,22 @@ def provenance_sentence(prose: Prose, campaigns: Sequence[storage.Campaign], sec
     )
 
 
+def campaign_facts(
+    what: str, source: StudySource | None, campaigns: Sequence[storage.Campaign], make_target: str
+) -> dict[str, Any]:
+    """The facts of a study section's first sentence (common/studies.tex.j2 `campaign`): where its numbers come from,
+    or, without campaigns, why it has none and what measures one."""
+    requested = source.requested if source else None
+    return {
+        "section": "section",
+        "campaigns": [provenance_facts(c) for c in campaigns],
+        "what": what,
+        "make_target": make_target,
+        "requested": escape(requested) if requested else None,
+        "not_found": bool(source and source.missing == NOT_FOUND),
+    }
+
+
 def no_campaign_macros(
     macros: MacroSet,
     prose: Prose,
