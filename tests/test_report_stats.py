@@ -647,7 +647,7 @@ def test_environment_tables(here, full):
         "0123456789abcdef0123456789abcdef01234567",
     ):
         assert expected in prov, expected
-    assert "factors: architecture, thread-pool dispatch" in macros[r"\abEnvironmentSentence"]
+    assert "factors: architecture, thread-pool dispatch" in section_text(paper, "environment")
     full_prov = (full[1] / "generated" / environment.PROVENANCE_TABLE_FILE).read_text()
     assert "not recorded (the campaign predates their recording)" in full_prov
 
