@@ -28,7 +28,8 @@ from archbench.report.study import Paper
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
 
-SECTION = PAPER / "templates" / "echo" / "section.tex"
+# The section's sentences these tests read, by their names in paper/templates/echo/sentences.tex.j2.
+SENTENCES = "echo/sentences"
 
 
 @pytest.fixture(scope="module")
@@ -72,10 +73,27 @@ def plain(text: str) -> str:
     return text.replace("\\allowbreak{}", "")
 
 
+def rendered(study: EchoResults, tmp_path: Path) -> tuple[dict[str, str], dict[str, str], str]:
+    """The generated files; the macros' values by name and the section's sentences by their names in
+    sentences.tex.j2 (the first sentence as "campaign"), rendered from its facts; the rendered section."""
+    macros, paper = latex.MacroSet(), Paper(tmp_path / "paper" / "figures", tmp_path / "paper")
+    figures = report_echo.ECHO.figures(study, paper.figures_dir)
+    files = report_echo.ECHO.section(study, macros, paper, figures)
+    facts = report_echo.ECHO.sentences(study, figures)
+    # Without a campaign a sentence's facts are None, and the section renders it empty.
+    said = {
+        name: paper.prose.sentence(SENTENCES, name, value) if value is not None else ""
+        for name, value in facts.items()
+        if name != "campaign"
+    }
+    said["campaign"] = paper.prose.sentence("common/studies", "campaign", facts["campaign"])
+    values = {name: m.value for name, m in macros.macros.items()}
+    return files, {**values, **said}, paper.prose.section("echo", facts)
+
+
 def outputs_for(study: EchoResults, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
-    macros = latex.MacroSet()
-    files = report_echo.ECHO.section(study, macros, Paper(tmp_path / "paper" / "figures", tmp_path / "paper"))
-    return files, {name: m.value for name, m in macros.macros.items()}
+    files, values, _ = rendered(study, tmp_path)
+    return files, values
 
 
 # --------------------------------------------------------------------------- real campaign (runner)
@@ -128,12 +146,12 @@ def test_real_time_series_has_a_time_axis_from_the_first_connect(real):
 
 def test_real_macros(real, tmp_path):
     files, macros = outputs_for(real, tmp_path)
-    assert "fixture-echo" in plain(macros[r"\abEchoCampaignSentence"]) and "vm" in macros[r"\abEchoCampaignSentence"]
+    assert "fixture-echo" in plain(macros["campaign"]) and "vm" in macros["campaign"]
     assert macros[r"\abEchoClientCounts"] == "100 and 1,000"
-    assert "not one differed" in macros[r"\abEchoVerifySentence"]
-    assert "20,000 (soft) and 20,000 (hard)" in macros[r"\abEchoOpenFilesSentence"]
-    assert "-{}-sources 4" in macros[r"\abEchoOpenFilesSentence"]
-    assert "cap\\_reached" in macros[r"\abEchoMaxConnsFinding"]
+    assert "not one differed" in macros["verify"]
+    assert "20,000 (soft) and 20,000 (hard)" in macros["open_files"]
+    assert "-{}-sources 4" in macros["open_files"]
+    assert "cap\\_reached" in macros["max_conns"]
     assert r"\label{tab:echo}" in files[report_echo.TABLE_FILE]
     assert "includegraphics" in files[report_echo.TIME_SERIES_FIGURE_FILE]
 
@@ -198,21 +216,19 @@ def test_representative_trial_is_the_lower_median(synthetic):
 
 def test_synthetic_macros_say_what_went_wrong(synthetic, tmp_path):
     _, macros = outputs_for(synthetic, tmp_path)
-    trials = macros[r"\abEchoTrialsSentence"]
+    trials = macros["trials"]
     assert "15 measured trials" in trials and "1 warm-up trial," in trials and "2 measured trials failed" in trials
     assert "flagged 3 of the 13" in trials and "verification errors in 1" in trials
-    verify = macros[r"\abEchoVerifySentence"]
+    verify = macros["verify"]
     assert "1 of the 13 measured trials had verification errors (7 bytes in total; poll)" in verify
-    assert "ECONNREFUSED} 8" in macros[r"\abEchoConnectSentence"]
-    finding = macros[r"\abEchoMaxConnsFinding"]
+    assert "ECONNREFUSED} 8" in macros["connect"]
+    finding = macros["max_conns"]
     assert "Epoll (edge) held every connection up to the cap of 19,500" in finding and "its ceiling" in finding
     assert "stopped at 6,000 connections" in finding and "out of descriptors" in finding
     assert "reactor (2 threads) failed" in finding
-    assert "4.88\\,KiB" in macros[r"\abEchoMemoryFinding"] and "7.81\\,KiB" in macros[r"\abEchoMemoryFinding"]
-    assert "Poll against epoll" in macros[r"\abEchoPollEpollFinding"]
-    assert (
-        "synth-host" in plain(macros[r"\abEchoCampaignSentence"]) and "2026-11-22" in macros[r"\abEchoCampaignSentence"]
-    )
+    assert "4.88\\,KiB" in macros["memory"] and "7.81\\,KiB" in macros["memory"]
+    assert "Poll against epoll" in macros["poll_epoll"]
+    assert "synth-host" in plain(macros["campaign"]) and "2026-11-22" in macros["campaign"]
 
 
 @pytest.mark.parametrize("case", ["synthetic", "real", "empty", "http-only", "none", "not-found"])
@@ -227,8 +243,8 @@ def test_every_macro_of_the_echo_section_is_defined(case, synthetic_root, tmp_pa
     }[case]
     with pytest.warns(UserWarning) if case == "not-found" else _no_warning():
         study = report_echo.ECHO.read([name], root, tmp_path / "processed")
-    files, macros = outputs_for(study, tmp_path)
-    used = latex.macros_used(SECTION.read_text())
+    files, macros, section = rendered(study, tmp_path)
+    used = latex.macros_used(section)
     for text in files.values():
         used |= latex.macros_used(text)
     assert {m for m in used if m.startswith(r"\abEcho")} - set(macros) == set()
@@ -237,12 +253,12 @@ def test_every_macro_of_the_echo_section_is_defined(case, synthetic_root, tmp_pa
         assert "nan" not in re.findall(r"[a-z]+", text.lower())
         assert not re.search(r"(?<!\\)_", re.sub(r"\\(label|ref|includegraphics)\{[^}]*\}", "", text)), text
     if case in ("none", "not-found"):
-        assert macros[r"\abEchoCampaignSentence"].startswith("This section has no measurements")
+        assert macros["campaign"].startswith("This section has no measurements")
         assert all(r"\begin" not in text for text in files.values())
     if case == "not-found":
-        assert "no-such-echo" in macros[r"\abEchoCampaignSentence"]
+        assert "no-such-echo" in macros["campaign"]
     if case in ("empty", "http-only"):
-        assert "no measured trial" in macros[r"\abEchoTrialsSentence"]
+        assert "no measured trial" in macros["trials"]
         assert "no echo table" in files[report_echo.TABLE_FILE]
 
 
@@ -307,8 +323,8 @@ def build_and_check(
             used |= latex.macros_used(tex.read_text())
     assert used - set(definitions) == set()
     # The latency study is in the main body; source 004's echo study is an appendix.
-    assert "\\input{templates/latency/section}" in (paper / "generated" / "body.tex").read_text()
-    assert "\\input{templates/echo/section}" in (paper / "generated" / "appendices.tex").read_text()
+    assert "\\input{generated/section-latency}" in (paper / "generated" / "body.tex").read_text()
+    assert "\\input{generated/section-echo}" in (paper / "generated" / "appendices.tex").read_text()
     if not compile_pdf:
         return outputs, paper
     if shutil.which("latexmk") is None:
@@ -324,13 +340,20 @@ def build_and_check(
     return outputs, paper
 
 
+def section_of(paper: Path, study: str) -> str:
+    """The study's section as rendered from its facts (paper/templates/<study>/section.tex.j2)."""
+    return (paper / "generated" / report.section_file(study)).read_text()
+
+
 def lines_by_section(log: str):
     """(the study whose section TeX last opened, or "", line) for each line of a LaTeX log."""
     current = ""
     for line in log.splitlines():
-        opened = re.findall(r"\(\./templates/([A-Za-z0-9_-]+)/section\.tex", line)
+        opened = re.findall(
+            r"\(\./(?:templates/([A-Za-z0-9_-]+)/section|generated/section-([A-Za-z0-9_-]+))\.tex", line
+        )
         if opened:
-            current = opened[-1]
+            current = "".join(opened[-1])
         yield current, line
 
 
@@ -350,9 +373,8 @@ def test_pdf_builds_with_the_real_fixture_campaigns(tmp_path):
     outputs, paper = build_and_check(
         "fixture-minimal", FIXTURES, tmp_path, echo="fixture-echo", latency="fixture-latency"
     )
-    macros = defined_macros(paper / "generated" / report.MACROS_FILE)
-    assert "fixture-echo" in plain(macros[r"\abEchoCampaignSentence"])
-    assert "fixture-latency-001" in plain(macros[r"\abLatencyCampaignSentence"])
+    assert "fixture-echo" in plain(section_of(paper, "echo"))
+    assert "fixture-latency-001" in plain(section_of(paper, "latency"))
 
 
 @PDF_TOO
@@ -362,9 +384,8 @@ def test_pdf_builds_without_echo_and_latency_campaigns(synthetic_root, tmp_path,
     stale.write_text("stale\n")
     # Neither this machine's echo-<host> nor a shipped reference-echo is under the synthetic raw root.
     outputs, paper = build_and_check("fixture-minimal", synthetic_root, tmp_path, compile_pdf)
-    macros = defined_macros(paper / "generated" / report.MACROS_FILE)
-    assert "no echo campaign was found" in macros[r"\abEchoCampaignSentence"]
-    assert "no latency campaign was found" in macros[r"\abLatencyCampaignSentence"]
+    assert "no echo campaign was found" in section_of(paper, "echo")
+    assert "no latency campaign was found" in section_of(paper, "latency")
     assert not outputs.result("echo").available and not outputs.result("latency").available
     assert not (paper / "figures" / echo_figures.SCALING_FIGURE).exists()
     assert not stale.exists()

@@ -21,9 +21,9 @@ from archbench.report.studies.latency.data import LatencyResults
 from archbench.report.study import Paper, ReportOptions
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
-PAPER = Path(__file__).resolve().parents[1] / "paper"
 
-SECTION = PAPER / "templates" / "latency" / "section.tex"
+# The section's sentences these tests read, by their names in paper/templates/latency/sentences.tex.j2.
+SENTENCES = "latency/sentences"
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +45,27 @@ def real(tmp_path_factory) -> LatencyResults:
     return report_latency.LATENCY.read(["fixture-latency"], FIXTURES, tmp_path_factory.mktemp("real"))
 
 
+def outputs_of(study: LatencyResults, tmp_path: Path) -> tuple[dict[str, str], dict[str, str], str]:
+    """The generated files; the macros' values by name and the section's sentences by their names in
+    sentences.tex.j2 (the first sentence as "campaign"), rendered from its facts; the rendered section."""
+    macros, paper = latex.MacroSet(), Paper(tmp_path / "paper" / "figures", tmp_path / "paper")
+    figures = report_latency.LATENCY.figures(study, paper.figures_dir)
+    files = report_latency.LATENCY.section(study, macros, paper, figures)
+    facts = report_latency.LATENCY.sentences(study, figures)
+    # Without a campaign a sentence's facts are None, and the section renders it empty.
+    said = {
+        name: paper.prose.sentence(SENTENCES, name, value) if value is not None else ""
+        for name, value in facts.items()
+        if name != "campaign"
+    }
+    said["campaign"] = paper.prose.sentence("common/studies", "campaign", facts["campaign"])
+    values = {name: m.value for name, m in macros.macros.items()}
+    return files, {**values, **said}, paper.prose.section("latency", facts)
+
+
 def macros_of(study: LatencyResults, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
-    macros = latex.MacroSet()
-    files = report_latency.LATENCY.section(study, macros, Paper(tmp_path / "paper" / "figures", tmp_path / "paper"))
-    return files, {name: m.value for name, m in macros.macros.items()}
+    files, values, _ = outputs_of(study, tmp_path)
+    return files, values
 
 
 def knee_row(study: LatencyResults, architecture: str) -> pd.Series:
@@ -122,11 +139,11 @@ def test_floor_above_the_threshold_measures_no_knee(synthetic, tmp_path):
     assert blocking["floor_p99_s"] == pytest.approx(0.003) and blocking["n_flagged"] == 1
     assert rate_row(synthetic, "blocking", 5_000)["versus_floor"] == "untested"
     files, macros = macros_of(synthetic, tmp_path)
-    floor = " ".join(macros[r"\abLatencyFloorSentence"].split())
+    floor = " ".join(macros["floor"].split())
     assert "was 0.255--3.00\\,ms" in floor
     assert "The floors of 2 of the 3 designs were well under the 1\\,ms threshold (at most 0.5\\,ms)" in floor
     assert "for blocking (3.00\\,ms) the knee is not measured." in floor  # oha records no lateness of its own
-    knees = " ".join(macros[r"\abLatencyKneeFinding"].split())
+    knees = " ".join(macros["knees"].split())
     assert "The p99 rose beyond 2 times its floor between 70 and 90\\,\\% of saturation for epoll (level)" in knees
     assert "The trials did not decide for reactor (2 threads)" in knees
     assert "For blocking the floor was not well under 1\\,ms, so no knee is measured" in knees
@@ -176,9 +193,7 @@ def test_a_floor_above_the_threshold_everywhere_says_the_machine_dominates(synth
     epoll = knee_row(slow, "epoll")
     assert epoll["floor_p99_s"] == pytest.approx(0.002) and epoll["knee_state"] == "not_measured"
     files, macros = macros_of(slow, tmp_path)
-    assert "No design's floor was well under the 1\\,ms threshold" in " ".join(
-        macros[r"\abLatencyFloorSentence"].split()
-    )
+    assert "No design's floor was well under the 1\\,ms threshold" in " ".join(macros["floor"].split())
     finding = " ".join(macros[r"\abLatencyFinding"].split())
     assert finding.startswith("No design's p99 floor, the median p99 at its lowest offered rate (2.00\\,ms), was well")
     assert finding.endswith("so the servers' knees are not measured here.") and "rose beyond" not in finding
@@ -199,8 +214,8 @@ def test_disturbed_trials_are_not_counted_and_without_a_floor_no_knee_is_measure
     finding = " ".join(macros[r"\abLatencyFinding"].split())
     assert finding.startswith("No design's p99 floor was measured: at each design's lowest offered rate fewer than 3")
     assert "the servers' knees are not measured here" in finding
-    assert "so no design's floor is known" in " ".join(macros[r"\abLatencyFloorSentence"].split())
-    checks = " ".join(macros[r"\abLatencyChecksSentence"].split())
+    assert "so no design's floor is known" in " ".join(macros["floor"].split())
+    checks = " ".join(macros["checks"].split())
     assert (
         "it counts 2, leaving out client-bound trials, those with too few samples for their p99 and disturbed" in checks
     )
@@ -256,7 +271,7 @@ def test_source_001_table_and_comparison(synthetic, tmp_path):
 
 def test_tool_sentence_names_wrk2_and_oha(synthetic, tmp_path):
     _, macros = macros_of(synthetic, tmp_path)
-    tool = macros[r"\abLatencyToolSentence"]
+    tool = macros["tool"]
     assert "\\texttt{oha} (32 trials) and \\texttt{wrk2} (12 trials)" in tool
     assert "wrk2 was used" in tool and "latency-correction" in tool
     assert "oha 1.16.0" in tool
@@ -326,8 +341,8 @@ def test_every_macro_of_the_latency_section_is_defined(case, synthetic_root, tmp
             study = report_latency.LATENCY.read([name], root, tmp_path / "processed")
     else:
         study = report_latency.LATENCY.read([name], root, tmp_path / "processed")
-    files, macros = macros_of(study, tmp_path)
-    used = latex.macros_used(SECTION.read_text())
+    files, macros, section = outputs_of(study, tmp_path)
+    used = latex.macros_used(section)
     for text in files.values():
         used |= latex.macros_used(text)
     assert {m for m in used if m.startswith(r"\abLatency")} - set(macros) == set()
@@ -336,10 +351,10 @@ def test_every_macro_of_the_latency_section_is_defined(case, synthetic_root, tmp
         assert "nan" not in re.findall(r"[a-z]+", text.lower())
         assert not re.search(r"(?<!\\)_", re.sub(r"\\(label|ref|includegraphics)\{[^}]*\}", "", text)), text
     if case in ("none", "not-found"):
-        assert macros[r"\abLatencyCampaignSentence"].startswith("This section has no measurements")
+        assert macros["campaign"].startswith("This section has no measurements")
         assert all(r"\begin" not in text for text in files.values())
     if case == "closed-loop-only":
-        assert study.trials.empty and "no open-loop trial" in macros[r"\abLatencyToolSentence"]
+        assert study.trials.empty and "no open-loop trial" in macros["tool"]
         assert "no fraction-sweep trial" in files[report_latency.RATES_TABLE_FILE]
 
 
@@ -404,11 +419,11 @@ def test_shipped_campaign_floors_are_well_under_the_threshold(shipped, tmp_path)
 
 def test_shipped_section_names_the_checks_and_the_left_out_server(shipped, tmp_path):
     _, values = macros_of(shipped, tmp_path)
-    checks = " ".join(values[r"\abLatencyChecksSentence"].split())
+    checks = " ".join(values["checks"].split())
     measured = shipped.trials[~shipped.trials["warmup"].astype(bool) & (shipped.trials["status"] == "ok")]
     assert f"Of the {len(measured)} measured open-loop trials, {int(measured['usable'].sum())}" in checks
     assert r"\cite{lancet}" in checks
-    knees = " ".join(values[r"\abLatencyKneeFinding"].split())
+    knees = " ".join(values["knees"].split())
     assert "blocking is not in the fraction sweep" in knees
-    assert "20" in values[r"\abLatencyWorkSentence"] and "Poisson" in values[r"\abLatencyWorkSentence"]
-    assert r"\texttt{open\_loop}" in values[r"\abLatencyToolSentence"]
+    assert "20" in values["work"] and "Poisson" in values["work"]
+    assert r"\texttt{open\_loop}" in values["tool"]

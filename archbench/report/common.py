@@ -21,7 +21,6 @@ from archbench.parse import parse_file
 from archbench.report.latex import (
     MISSING,
     NOT_MEASURED,
-    MacroSet,
     campaign_provenance,
     count_or_zero,
     escape,
@@ -105,37 +104,20 @@ def provenance_sentence(prose: Prose, campaigns: Sequence[storage.Campaign], sec
     )
 
 
-def no_campaign_macros(
-    macros: MacroSet,
-    prose: Prose,
-    what: str,
-    source: StudySource | None,
-    make_target: str,
-    campaign_macros: tuple[str, str],
-    missing: Sequence[str],
-    empty: Sequence[str],
-) -> None:
-    """The macros of a study section without a campaign: `campaign_macros` (the campaign's name, "none", and the
-    sentence saying why there is none), the `missing` values MISSING and the `empty` sentences empty (the section
-    tests its \\ab...HasData before using them)."""
+def campaign_facts(
+    what: str, source: StudySource | None, campaigns: Sequence[storage.Campaign], make_target: str
+) -> dict[str, Any]:
+    """The facts of a study section's first sentence (common/studies.tex.j2 `campaign`): where its numbers come from,
+    or, without campaigns, why it has none and what measures one."""
     requested = source.requested if source else None
-    macros.add(campaign_macros[0], escape(requested or "none"), f"{what} campaign (none)")
-    macros.add(
-        campaign_macros[1],
-        prose.sentence(
-            COMMON_TEMPLATE,
-            "no_campaign",
-            what=what,
-            make_target=make_target,
-            requested=escape(requested) if requested else None,
-            not_found=bool(source and source.missing == NOT_FOUND),
-        ),
-        f"where the {what} numbers come from",
-    )
-    for name in missing:
-        macros.add(name, MISSING, f"no {what} campaign")
-    for name in empty:
-        macros.add(name, "", f"no {what} campaign")
+    return {
+        "section": "section",
+        "campaigns": [provenance_facts(c) for c in campaigns],
+        "what": what,
+        "make_target": make_target,
+        "requested": escape(requested) if requested else None,
+        "not_found": bool(source and source.missing == NOT_FOUND),
+    }
 
 
 def absent_files(prose: Prose, what: str, names: Sequence[str]) -> dict[str, str]:

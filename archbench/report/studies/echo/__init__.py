@@ -11,7 +11,8 @@ bound the connection count, and prints one sample per second of the window.
 
 This module is the section's entry point (`EchoStudy`, a CampaignStudy); its parts are `data` (trials and
 summaries, written as `echo-trials.csv`, `echo-summary.csv`, `echo-max-conns.csv`, `echo-series.csv`), `tables`,
-`figures` and `facts` (the macros), with their words in paper/templates/echo/.
+`figures` and `facts` (the numbers as macros, the sentences' facts), with their words in paper/templates/echo/ (the
+section is section.tex.j2, rendered with those facts).
 
 Everything degrades: no echo campaign, a campaign without trials, without --max-conns trials or with
 one client count each gives sentences instead of tables and figures, never a LaTeX error.
@@ -36,7 +37,7 @@ from archbench.report.studies.echo.data import (
     representative_trials,
     throughput_summary,
 )
-from archbench.report.studies.echo.facts import echo_macros
+from archbench.report.studies.echo.facts import echo_macros, echo_sentences
 from archbench.report.studies.echo.figures import make_echo_figures
 from archbench.report.studies.echo.tables import max_conns_table, throughput_table
 from archbench.report.study import CampaignStudy, Paper, ReportOptions
@@ -80,9 +81,12 @@ class EchoStudy(CampaignStudy[EchoResults]):
         return make_echo_figures(result, figures_dir)
 
     def facts(self, result: EchoResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
+        echo_macros(macros, result)
+
+    def sentences(self, result: EchoResults, figures: Mapping[str, Any]) -> dict[str, Any]:
         present = {key: value is not None for key, value in figures.items()}
         picks = representative_trials(result.trials, result.summary) if result.available else pd.DataFrame()
-        echo_macros(macros, result, prose, present, picks)
+        return echo_sentences(result, present, picks)
 
     def files(self, result: EchoResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
         keys = {key: (f"{key}_caption", f"no_{key}_figure") for key in ("scaling", "time_series")}

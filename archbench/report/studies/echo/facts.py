@@ -1,5 +1,6 @@
-"""The echo section's macros: Python computes each sentence's facts (numbers formatted, names escaped,
-choices as booleans); the sentences are paper/templates/echo/sentences.tex.j2's."""
+"""The echo section's facts: Python computes each sentence's facts (numbers formatted, names escaped, choices as
+booleans) for the section template (echo_sentences), and its numbers as macros (echo_macros); the sentences are
+paper/templates/echo/sentences.tex.j2's."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ from archbench import stats
 from archbench.analyze import analysis
 from archbench.analyze.analysis import number
 from archbench.report.common import (
+    campaign_facts,
     distinct_values,
     load_command,
-    no_campaign_macros,
-    provenance_sentence,
     tt,
 )
 from archbench.report.latex import (
+    MISSING,
     MacroSet,
     campaign_provenance,
     escape,
@@ -29,7 +30,6 @@ from archbench.report.latex import (
     format_significant,
     is_missing,
 )
-from archbench.report.prose import Prose
 from archbench.report.studies.echo.data import (
     DEFAULT_EPHEMERAL_PORTS,
     MODE_MAX_CONNS,
@@ -40,13 +40,7 @@ from archbench.report.studies.echo.data import (
 )
 from archbench.report.studies.echo.tables import count_range, kib_text, mb_text, reasons_text
 
-TEMPLATE = "echo/sentences"
 MAKE_TARGET = "echo-study"
-
-
-def sentence_case(text: str) -> str:
-    """The text with its first letter upper case (a sentence may open with a server's name or an article)."""
-    return text[0].upper() + text[1:] if text and text[0].islower() else text
 
 
 def _variant_at(summary: pd.DataFrame, architecture: str, connections: float) -> pd.Series | None:
@@ -318,117 +312,52 @@ def open_files_facts(study: EchoResults) -> dict[str, Any]:
     }
 
 
-def echo_macros(
-    macros: MacroSet,
-    study: EchoResults,
-    prose: Prose,
-    figures_present: Mapping[str, bool] | None = None,
-    picks: pd.DataFrame | None = None,
-) -> None:
-    """Every \\abEcho... macro templates/echo/section.tex uses, defined for any campaign (or none)."""
-    figures_present = dict(figures_present or {})
-    macros.add(
-        r"\abEchoHasData",
-        "1" if study.available else "0",
-        "1: the echo campaign exists (templates/echo/section.tex \\ifnum)",
-    )
+def _load_command(study: EchoResults) -> str | None:
+    """One completed throughput trial's echo_client command, escaped (None: no such trial)."""
+    for record in study.source.campaign.trials if study.source.campaign else ():
+        config = record.get("config") or {}
+        throughput = config.get("mode", MODE_THROUGHPUT) == MODE_THROUGHPUT
+        if config.get("proto") == "echo" and throughput and record.get("status") == "ok" and not record.get("warmup"):
+            command = load_command(record)
+            return escape_command(command) if command else None
+    return None
+
+
+def echo_sentences(study: EchoResults, figures_present: Mapping[str, bool], picks: pd.DataFrame) -> dict[str, Any]:
+    """The facts of paper/templates/echo/section.tex.j2's sentences: without a campaign, only why there is none
+    (every other sentence None, rendered empty)."""
+    campaigns = [study.source.campaign] if study.source.campaign else []
+    campaign = campaign_facts("echo", study.source, campaigns, MAKE_TARGET)
+    names = ("command", "trials", "verify", "connect", "table", "scaling", "poll_epoll", "source_004", "time_series")
     if not study.available:
-        no_campaign_macros(
-            macros,
-            prose,
-            "echo",
-            study.source,
-            MAKE_TARGET,
-            campaign_macros=(r"\abEchoCampaign", r"\abEchoCampaignSentence"),
-            missing=(r"\abEchoClientCounts", r"\abEchoMessageSize", r"\abEchoSources", r"\abEchoDuration"),
-            empty=(
-                r"\abEchoLoadCommand",
-                r"\abEchoTrialsSentence",
-                r"\abEchoVerifySentence",
-                r"\abEchoConnectSentence",
-                r"\abEchoTableSentence",
-                r"\abEchoScalingFinding",
-                r"\abEchoPollEpollFinding",
-                r"\abEchoSourceFourFinding",
-                r"\abEchoTimeSeriesSentence",
-                r"\abEchoOpenFilesSentence",
-                r"\abEchoMaxConnsFinding",
-                r"\abEchoMemoryFinding",
-            ),
-        )
-        return
-    campaign = study.source.campaign
-    measured = study.measured
-
-    def sentence(name: str, facts: Mapping[str, Any]) -> str:
-        return prose.sentence(TEMPLATE, name, facts)
-
-    macros.add(r"\abEchoCampaign", escape(study.source.name), "echo campaign name")
-    macros.add(
-        r"\abEchoCampaignSentence",
-        provenance_sentence(prose, [campaign], "section"),
-        "campaign, host and dates of the echo numbers",
-    )
-    throughput = measured[measured["mode"] == MODE_THROUGHPUT] if not measured.empty else measured
-    macros.add(
-        r"\abEchoClientCounts", format_list(distinct_values(throughput, "connections")), "echo_client --connections"
-    )
-    macros.add(
-        r"\abEchoMessageSize", format_list(distinct_values(measured, "message_size")), "echo_client --size, bytes"
-    )
-    macros.add(r"\abEchoSources", format_list(distinct_values(measured, "sources")), "echo_client --sources")
-    macros.add(r"\abEchoDuration", format_list(distinct_values(throughput, "duration_s")), "echo_client --duration, s")
-    record = next(
-        (
-            r
-            for r in campaign.trials
-            if (r.get("config") or {}).get("proto") == "echo"
-            and (r.get("config") or {}).get("mode", MODE_THROUGHPUT) == MODE_THROUGHPUT
-            and r.get("status") == "ok"
-            and not r.get("warmup")
-        ),
-        None,
-    )
-    command = load_command(record)
-    macros.add(
-        r"\abEchoLoadCommand",
-        escape_command(command) if command else sentence("no_load_command", {}),
-        "exact echo_client command of one trial",
-    )
-    macros.add(r"\abEchoTrialsSentence", sentence("trials", trials_facts(study)), "trials, failures and flags")
-    macros.add(r"\abEchoVerifySentence", sentence("verify", verify_facts(study)), "verification errors")
-    macros.add(r"\abEchoConnectSentence", sentence("connect", connect_facts(study)), "connect failures")
-    macros.add(
-        r"\abEchoTableSentence",
-        sentence("table", {"table": not study.summary.empty, "figure": bool(figures_present.get("scaling"))}),
-        "cites the echo table/figure",
-    )
-    macros.add(
-        r"\abEchoScalingFinding",
-        sentence("scaling", scaling_facts(study)),
-        "throughput and RTT at the largest client count",
-    )
-    macros.add(r"\abEchoPollEpollFinding", sentence("poll_epoll", poll_epoll_facts(study)), "poll against epoll")
-    macros.add(
-        r"\abEchoSourceFourFinding",
-        sentence("source_004", source_004_facts(study)),
-        "our median RTTs beside 004's delays",
-    )
-    picks = picks if picks is not None else pd.DataFrame()
+        return {"campaign": campaign, **dict.fromkeys((*names, "open_files", "max_conns", "memory"))}
     shown = bool(figures_present.get("time_series")) and not picks.empty
-    macros.add(
-        r"\abEchoTimeSeriesSentence",
-        sentence(
-            "time_series", {"shown": shown, "clients": format_count(picks["connections"].iloc[0]) if shown else ""}
-        ),
-        "cites the time-series figure",
-    )
-    macros.add(
-        r"\abEchoOpenFilesSentence", sentence("open_files", open_files_facts(study)), "the open-file limit in force"
-    )
-    macros.add(
-        r"\abEchoMaxConnsFinding",
-        sentence_case(sentence("max_conns", max_conns_facts(study))),
-        "connection ceilings and why they stopped",
-    )
-    macros.add(r"\abEchoMemoryFinding", sentence("memory", memory_facts(study)), "server memory per connection")
+    return {
+        "campaign": campaign,
+        "command": {"line": _load_command(study)},
+        "trials": trials_facts(study),
+        "verify": verify_facts(study),
+        "connect": connect_facts(study),
+        "table": {"table": not study.summary.empty, "figure": bool(figures_present.get("scaling"))},
+        "scaling": scaling_facts(study),
+        "poll_epoll": poll_epoll_facts(study),
+        "source_004": source_004_facts(study),
+        "time_series": {"shown": shown, "clients": format_count(picks["connections"].iloc[0]) if shown else ""},
+        "open_files": open_files_facts(study),
+        "max_conns": max_conns_facts(study),
+        "memory": memory_facts(study),
+    }
+
+
+def echo_macros(macros: MacroSet, study: EchoResults) -> None:
+    """The echo section's numbers, defined for any campaign (or none)."""
+    macros.add(r"\abEchoHasData", "1" if study.available else "0", "1: the echo campaign exists (\\ifnum)")
+    measured = study.measured
+    throughput = measured[measured["mode"] == MODE_THROUGHPUT] if not measured.empty else measured
+    for name, frame, column, comment in (
+        (r"\abEchoClientCounts", throughput, "connections", "echo_client --connections"),
+        (r"\abEchoMessageSize", measured, "message_size", "echo_client --size, bytes"),
+        (r"\abEchoSources", measured, "sources", "echo_client --sources"),
+        (r"\abEchoDuration", throughput, "duration_s", "echo_client --duration, s"),
+    ):
+        macros.add(name, format_list(distinct_values(frame, column)) if study.available else MISSING, comment)

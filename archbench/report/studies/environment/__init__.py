@@ -1,13 +1,12 @@
 """The environment study (an appendix): every factor of the main campaign with its levels, the factors held fixed,
 and the recorded set-up of its trials (archbench.report.studies.environment.tables). Its words are
-paper/templates/environment/.
+paper/templates/environment/ (its section, section.tex.j2, is rendered with the facts of environment_facts).
 """
 
 from __future__ import annotations
 
-from archbench.report.latex import MacroSet
 from archbench.report.studies.environment.tables import (
-    environment_sentence,
+    environment_facts,
     factors_table,
     provenance_table,
     trial_records,
@@ -22,15 +21,11 @@ def write(context: StudyContext) -> StudyOutput:
     processed, prose = context.processed, context.prose
     summary, trials, meta = processed.summary, processed.trials, processed.campaign.meta
     records = trial_records(processed.campaign)
-    macros = MacroSet()
-    macros.add(
-        r"\abEnvironmentSentence", environment_sentence(summary, trials, records, prose), "factors and provenance"
-    )
     files = {
         PROVENANCE_TABLE_FILE: provenance_table(meta, records, trials, prose),
         FACTORS_TABLE_FILE: factors_table(meta, summary, trials, records, prose),
     }
-    return StudyOutput(macros, files)
+    return StudyOutput(files=files, section={"environment": environment_facts(summary, trials, records)})
 
 
 STUDY = Study(name="environment", title="factors, levels and environment", part="appendix", write=write)

@@ -353,11 +353,12 @@ def factors_table(
     )
 
 
-def environment_sentence(
-    summary: pd.DataFrame, trials: pd.DataFrame, records: Sequence[Mapping[str, Any]], prose: Prose
-) -> str:
+def environment_facts(
+    summary: pd.DataFrame, trials: pd.DataFrame, records: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The factors that vary and the provenance fields that changed during the campaign (the section's sentence)."""
     varying = [
         FACTOR_NAMES.get(name, escape(name)) for name, levels in factor_levels(summary, trials) if len(levels) > 1
     ]
     changed = [r"\texttt{" + escape(c) + "}" for c in latex.provenance_differences(list(records))]
-    return prose.sentence(TEMPLATE, "environment", configurations=len(summary), varying=varying, changed=changed)
+    return {"configurations": len(summary), "varying": varying, "changed": changed}

@@ -18,7 +18,8 @@ set-up); the other open-loop trials are the fraction sweep.
 
 This module is the section's entry point (`LatencyStudy`, a CampaignStudy, and `Criteria`);
 its parts are `knee` (the floor and the knee: the rule and its test), `data` (trials, summary, knees),
-`tables`, `figures` and `facts` (the macros), with their words in paper/templates/latency/.
+`tables`, `figures` and `facts` (the numbers as macros, the sentences' facts), with their words in
+paper/templates/latency/ (the section is section.tex.j2, rendered with those facts).
 
 CSV outputs in processed/: `latency-trials.csv` (one row per trial record of the campaigns),
 `latency-summary.csv` (one row per configuration: server x offered rate, with a sweep rate's verdict against
@@ -47,7 +48,7 @@ from archbench.report.studies.latency.data import (
     number_text,
     rate_summary,
 )
-from archbench.report.studies.latency.facts import latency_macros
+from archbench.report.studies.latency.facts import latency_macros, latency_sentences
 from archbench.report.studies.latency.figures import make_latency_figures
 from archbench.report.studies.latency.knee import KNEE_P99_S, Criteria
 from archbench.report.studies.latency.tables import knees_table, rates_table, source_001_table
@@ -109,7 +110,10 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
         return make_latency_figures(result, figures_dir)
 
     def facts(self, result: LatencyResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
-        latency_macros(macros, result, prose, {key: value is not None for key, value in figures.items()})
+        latency_macros(macros, result, prose)
+
+    def sentences(self, result: LatencyResults, figures: Mapping[str, Any]) -> dict[str, Any]:
+        return latency_sentences(result, {key: value is not None for key, value in figures.items()})
 
     def files(self, result: LatencyResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
         prose = paper.prose

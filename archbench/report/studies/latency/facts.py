@@ -1,5 +1,6 @@
-"""The latency section's macros: Python computes each sentence's facts (numbers formatted, names escaped,
-choices as booleans and small lists); the sentences are paper/templates/latency/sentences.tex.j2's."""
+"""The latency section's facts: Python computes each sentence's facts (numbers formatted, names escaped,
+choices as booleans and small lists) for the section template (latency_sentences), and its numbers as macros
+(latency_macros); the sentences are paper/templates/latency/sentences.tex.j2's."""
 
 from __future__ import annotations
 
@@ -12,10 +13,9 @@ import pandas as pd
 from archbench.analyze.analysis import key_text
 from archbench.report.common import (
     and_list,
+    campaign_facts,
     distinct_values,
     load_command,
-    no_campaign_macros,
-    provenance_sentence,
     tt,
 )
 from archbench.report.latex import (
@@ -378,141 +378,79 @@ def saturation_facts(study: LatencyResults) -> dict[str, Any]:
     return {"sources": [escape(s) for s in sources]}
 
 
-def latency_macros(
-    macros: MacroSet, study: LatencyResults, prose: Prose, present: Mapping[str, bool] | None = None
-) -> None:
-    """Every \\abLatency... macro templates/latency/section.tex uses, defined for any campaign (or none)."""
-    present = dict(present or {})
-    criteria = study.criteria
-    macros.add(
-        r"\abLatencyKneeThreshold", ms_text(criteria.p99_s), "the latency threshold a floor must be well under, ms"
-    )
-    macros.add(r"\abLatencyFloorLimit", ms_text(criteria.floor_limit_s), "a floor at most this is well under it, ms")
-    macros.add(
-        r"\abLatencyRiseMultiple",
-        number_text(criteria.rise_multiple),
-        "knee: p99 beyond this multiple of the design's floor",
-    )
-    macros.add(r"\abLatencyKneeAlpha", number_text(criteria.alpha), "knee: the rank test's level")
-    macros.add(
-        r"\abLatencyKeptUpThreshold",
-        percent_text(criteria.kept_up_fraction),
-        "a trial kept up when it completed at least this percent of the requests it scheduled",
-    )
-    macros.add(
-        r"\abLatencyClientBoundThreshold",
-        percent_text(criteria.client_bound_busy),
-        "load generator CPU busy percent from which an open-loop trial is client-bound",
-    )
-    macros.add(
-        r"\abLatencyHasData",
-        "1" if study.available else "0",
-        "1: a latency campaign exists (templates/latency/section.tex \\ifnum)",
-    )
-    if not study.available:
-        no_campaign_macros(
-            macros,
-            prose,
-            "latency",
-            study.sources[0] if study.sources else None,
-            MAKE_TARGET,
-            campaign_macros=(r"\abLatencyCampaign", r"\abLatencyCampaignSentence"),
-            missing=(r"\abLatencyConnections", r"\abLatencyFractions", r"\abLatencyDuration"),
-            empty=(
-                r"\abLatencyToolSentence",
-                r"\abLatencyCommand",
-                r"\abLatencySaturationSentence",
-                r"\abLatencyClientBoundSentence",
-                r"\abLatencyFloorSentence",
-                r"\abLatencyChecksSentence",
-                r"\abLatencyWorkSentence",
-                r"\abLatencyFinding",
-                r"\abLatencyKneeFinding",
-                r"\abLatencyResultsSentence",
-                r"\abLatencySourceOneSetup",
-                r"\abLatencySourceOneFinding",
-            ),
-        )
-        return
-
-    def sentence(name: str, facts: Mapping[str, Any]) -> str:
-        return prose.sentence(TEMPLATE, name, facts)
-
-    macros.add(
-        r"\abLatencyCampaign",
-        and_list(prose, [tt(c.meta.get("campaign") or c.path.name) for c in study.campaigns]),
-        "latency campaigns",
-    )
-    macros.add(
-        r"\abLatencyCampaignSentence",
-        provenance_sentence(prose, study.campaigns, "section"),
-        "campaigns, host and dates of the latency numbers",
-    )
-    sweep_trials = study.trials[study.trials["setup"] == SETUP_SWEEP] if not study.trials.empty else study.trials
-    macros.add(
-        r"\abLatencyConnections", format_list(distinct_values(sweep_trials, "connections")), "connections of the sweep"
-    )
-    fractions = distinct_values(sweep_trials, "rate_fraction")
-    macros.add(
-        r"\abLatencyFractions",
-        and_list(prose, [f"{f * 100:g}" for f in fractions]) + (r"\,\%" if fractions else ""),
-        "offered fractions of each server's saturation",
-    )
-    macros.add(
-        r"\abLatencyDuration", format_list(distinct_values(study.trials, "duration_s")), "open-loop trial duration, s"
-    )
-    macros.add(
-        r"\abLatencyToolSentence", sentence("tool", tool_facts(study)), "which open-loop tool, its version and mode"
-    )
-    record = None
+def _command(study: LatencyResults) -> str | None:
+    """One completed open-loop trial's load command, escaped (None: no such trial)."""
     for campaign in study.campaigns:
-        record = record or next(
-            (
-                r
-                for r in campaign.trials
-                if (r.get("config") or {}).get("offered_rate") is not None
-                and r.get("status") == "ok"
-                and not r.get("warmup")
-            ),
-            None,
-        )
-    command = load_command(record)
-    macros.add(
-        r"\abLatencyCommand",
-        escape_command(command) if command else sentence("no_command", {}),
-        "exact load command of one open-loop trial",
-    )
-    checks = checks_facts(study)
-    knees = knee_facts(study)
-    work = work_facts(study)
-    floor = floor_facts(study)
-    finding = {"work": work, "knees": knees, "checks": checks, "floor": floor}
-    results = {
-        "achieved": bool(present.get("achieved")),
-        "percentiles": bool(present.get("percentiles")),
-        "table": not study.setup(SETUP_SWEEP).empty,
+        for record in campaign.trials:
+            config = record.get("config") or {}
+            if config.get("offered_rate") is not None and record.get("status") == "ok" and not record.get("warmup"):
+                command = load_command(record)
+                return escape_command(command) if command else None
+    return None
+
+
+def latency_sentences(study: LatencyResults, present: Mapping[str, bool]) -> dict[str, Any]:
+    """The facts of paper/templates/latency/section.tex.j2's sentences: without a campaign, only why there is none
+    (every other sentence None, rendered empty)."""
+    campaign = campaign_facts("latency", study.sources[0] if study.sources else None, study.campaigns, MAKE_TARGET)
+    names = ("tool", "command", "saturation", "client_bound", "checks", "work", "results", "floor", "knees")
+    if not study.available:
+        return {"campaign": campaign, **dict.fromkeys(names)}
+    return {
+        "campaign": campaign,
+        "tool": tool_facts(study),
+        "command": {"line": _command(study)},
+        "saturation": saturation_facts(study),
+        "client_bound": client_bound_facts(study),
+        "checks": checks_facts(study),
+        "work": work_facts(study),
+        "results": {
+            "achieved": bool(present.get("achieved")),
+            "percentiles": bool(present.get("percentiles")),
+            "table": not study.setup(SETUP_SWEEP).empty,
+        },
+        "floor": floor_facts(study),
+        "knees": knee_facts(study),
     }
-    # (macro, template macro, its facts, what the macro says): one sentence each.
-    sentences = (
+
+
+def latency_macros(macros: MacroSet, study: LatencyResults, prose: Prose) -> None:
+    """The latency section's numbers, defined for any campaign (or none), and the sentences other sections quote:
+    the findings' paragraph (\\abLatencyFinding) and source 001's set-up and comparison (the sources section)."""
+    criteria = study.criteria
+    for name, value, comment in (
+        (r"\abLatencyKneeThreshold", ms_text(criteria.p99_s), "the latency threshold a floor must be well under, ms"),
+        (r"\abLatencyFloorLimit", ms_text(criteria.floor_limit_s), "a floor at most this is well under it, ms"),
+        (r"\abLatencyRiseMultiple", number_text(criteria.rise_multiple), "knee: p99 beyond this multiple of the floor"),
+        (r"\abLatencyKneeAlpha", number_text(criteria.alpha), "knee: the rank test's level"),
         (
-            r"\abLatencySaturationSentence",
-            "saturation",
-            saturation_facts(study),
-            "where the saturation rates come from",
+            r"\abLatencyKeptUpThreshold",
+            percent_text(criteria.kept_up_fraction),
+            "a trial kept up when it completed at least this percent of the requests it scheduled",
         ),
-        (r"\abLatencyClientBoundSentence", "client_bound", client_bound_facts(study), "client-bound trials, excluded"),
-        (r"\abLatencyFloorSentence", "floor", floor, "each design's p99 floor against the threshold"),
-        (r"\abLatencyChecksSentence", "checks", checks, "how many open-loop trials passed the run checks, per set-up"),
-        (r"\abLatencyWorkSentence", "work", work, "the servers' work per request"),
-        (r"\abLatencyFinding", "finding", finding, "the findings' summary: floors, knees, who fell behind in 001's"),
-        (r"\abLatencyKneeFinding", "knees", knees, "each design's knee against its floor, or why it has none"),
-        (r"\abLatencyResultsSentence", "results", results, "cites the latency figures and table"),
-    )
-    for name, template, facts, comment in sentences:
-        macros.add(name, sentence(template, facts), comment)
-    macros.add(r"\abLatencySourceOneSetup", sentence("setup", setup_facts(study)), "source 001's set-up as reproduced")
-    macros.add(
-        r"\abLatencySourceOneFinding",
-        sentence("source_001", source_001_facts(study)),
-        "comparison with source 001's wrk2 numbers",
-    )
+        (
+            r"\abLatencyClientBoundThreshold",
+            percent_text(criteria.client_bound_busy),
+            "load generator CPU busy percent from which an open-loop trial is client-bound",
+        ),
+        (r"\abLatencyHasData", "1" if study.available else "0", "1: a latency campaign exists (\\ifnum)"),
+    ):
+        macros.add(name, value, comment)
+    connections = fractions = duration = MISSING
+    finding = setup = source_001 = ""
+    if study.available:
+        sweep = study.trials[study.trials["setup"] == SETUP_SWEEP] if not study.trials.empty else study.trials
+        connections = format_list(distinct_values(sweep, "connections"))
+        shares = distinct_values(sweep, "rate_fraction")
+        fractions = and_list(prose, [f"{f * 100:g}" for f in shares]) + (r"\,\%" if shares else "")
+        duration = format_list(distinct_values(study.trials, "duration_s"))
+        facts = {"work": work_facts(study), "knees": knee_facts(study), "checks": checks_facts(study)}
+        finding = prose.sentence(TEMPLATE, "finding", facts, floor=floor_facts(study))
+        setup = prose.sentence(TEMPLATE, "setup", setup_facts(study))
+        source_001 = prose.sentence(TEMPLATE, "source_001", source_001_facts(study))
+    macros.add(r"\abLatencyConnections", connections, "connections of the sweep")
+    macros.add(r"\abLatencyFractions", fractions, "offered fractions of each server's saturation")
+    macros.add(r"\abLatencyDuration", duration, "open-loop trial duration, s")
+    macros.add(r"\abLatencyFinding", finding, "the findings' summary: floors, knees, who fell behind in 001's")
+    macros.add(r"\abLatencySourceOneSetup", setup, "source 001's set-up as reproduced")
+    macros.add(r"\abLatencySourceOneFinding", source_001, "comparison with source 001's wrk2 numbers")

@@ -2,13 +2,12 @@
 
 It cites only what this build has: the tables and figures of the pool and architecture studies, the statistics
 study's comparisons and Q-Q figure and the cross-OS study's comparisons, so it runs after all of them. Its words are
-paper/templates/rules/.
+paper/templates/rules/ (its section, section.tex.j2, is rendered with the summary's facts).
 """
 
 from __future__ import annotations
 
-from archbench.report.latex import MacroSet
-from archbench.report.studies.rules.facts import ReportContext, rule_rows, rules_summary_sentence, rules_table
+from archbench.report.studies.rules.facts import ReportContext, rule_rows, rules_summary, rules_table
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 RULES_TABLE_FILE = "table-rules.tex"
@@ -31,9 +30,9 @@ def write(context: StudyContext) -> StudyOutput:
         adaptive_state=statistics.adaptive_state,
     )
     rows = rule_rows(rules_context, context.prose)
-    macros = MacroSet()
-    macros.add(r"\abRulesSummarySentence", rules_summary_sentence(rows, context.prose), "how many rules are met")
-    return StudyOutput(macros, {RULES_TABLE_FILE: rules_table(rows, context.prose)})
+    return StudyOutput(
+        files={RULES_TABLE_FILE: rules_table(rows, context.prose)}, section={"summary": rules_summary(rows)}
+    )
 
 
 # In the appendices: the body is what a reader needs to pick a design; the checklist supports it from the back.

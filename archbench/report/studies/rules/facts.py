@@ -173,14 +173,11 @@ def rules_table(rows: Sequence[tuple[str, str]], prose: Prose) -> str:
     )
 
 
-def rules_summary_sentence(rows: Sequence[tuple[str, str]], prose: Prose) -> str:
+def rules_summary(rows: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """How many rules are met, and which are met only in part or do not apply (the section's summary sentence)."""
     statuses = [status for status, _ in rows]
-    return prose.sentence(
-        TEMPLATE,
-        "summary",
-        {
-            "met": statuses.count("met"),
-            "partly": [number for number, status in enumerate(statuses, start=1) if status == "partly"],
-            "na": [number for number, status in enumerate(statuses, start=1) if status == "n/a"],
-        },
-    )
+    return {
+        "met": statuses.count("met"),
+        "partly": [number for number, status in enumerate(statuses, start=1) if status == "partly"],
+        "na": [number for number, status in enumerate(statuses, start=1) if status == "n/a"],
+    }
