@@ -154,10 +154,10 @@ def test_floor_above_the_threshold_measures_no_knee(synthetic, tmp_path):
 
 
 def test_the_finding_is_rendered_from_the_knees_table(synthetic, tmp_path):
-    """\\abLatencyFinding and the knees table are one decision: every design named in the finding under the group
+    """The findings' latency sentence and the knees table are one decision: every design named in the finding under the group
     its row's state puts it in."""
     _, macros = macros_of(synthetic, tmp_path)
-    finding = " ".join(macros[r"\abLatencyFinding"].split())
+    finding = " ".join(macros["finding"].split())
     assert finding.startswith("With 20\\,\\textmu s of work") is False  # the synthetic trials record no work
     assert "The 99th-percentile latency rose beyond 2 times its floor (0.255--0.295\\,ms at 50\\,\\% of" in finding
     assert "between 70 and 90\\,\\% of saturation for epoll (level)" in finding
@@ -179,7 +179,7 @@ def test_a_finding_without_a_knee_says_no_rise_was_shown(tmp_path):
     study = report_latency.LATENCY.read(["flat-latency"], tmp_path / "raw", None)
     assert knee_row(study, "epoll")["knee_state"] == "beyond"
     files, macros = macros_of(study, tmp_path)
-    finding = " ".join(macros[r"\abLatencyFinding"].split())
+    finding = " ".join(macros["finding"].split())
     assert finding.startswith("No design's 99th-percentile latency was shown to rise beyond 2 times its floor (0.250")
     assert "it stayed within it up to the highest rate for epoll (level)" in finding and "rose" not in finding
     assert (
@@ -194,12 +194,12 @@ def test_a_floor_above_the_threshold_everywhere_says_the_machine_dominates(synth
     assert epoll["floor_p99_s"] == pytest.approx(0.002) and epoll["knee_state"] == "not_measured"
     files, macros = macros_of(slow, tmp_path)
     assert "No design's floor was well under the 1\\,ms threshold" in " ".join(macros["floor"].split())
-    finding = " ".join(macros[r"\abLatencyFinding"].split())
+    finding = " ".join(macros["finding"].split())
     assert finding.startswith("No design's p99 floor, the median p99 at its lowest offered rate (2.00\\,ms), was well")
     assert finding.endswith("so the servers' knees are not measured here.") and "rose beyond" not in finding
     assert "& floor & -- &" in files[report_latency.KNEES_TABLE_FILE]
     assert "no trial of source~001's set-up" in files[report_latency.SOURCE_001_TABLE_FILE]
-    assert "no trial of source~001's set-up" in macros[r"\abLatencySourceOneSetup"]
+    assert "no trial of source~001's set-up" in macros["setup"]
 
 
 def test_disturbed_trials_are_not_counted_and_without_a_floor_no_knee_is_measured(synthetic_root, tmp_path):
@@ -211,7 +211,7 @@ def test_disturbed_trials_are_not_counted_and_without_a_floor_no_knee_is_measure
     assert epoll["floor_state"] == "unmeasured" and epoll["knee_state"] == "not_measured"
     assert epoll["n_disturbed"] == 6 and epoll["floor_n"] == 0
     files, macros = macros_of(study, tmp_path)
-    finding = " ".join(macros[r"\abLatencyFinding"].split())
+    finding = " ".join(macros["finding"].split())
     assert finding.startswith("No design's p99 floor was measured: at each design's lowest offered rate fewer than 3")
     assert "the servers' knees are not measured here" in finding
     assert "so no design's floor is known" in " ".join(macros["floor"].split())
@@ -262,11 +262,11 @@ def test_source_001_table_and_comparison(synthetic, tmp_path):
     assert "90,000\\,requests/s" in table and "over 2,000 connections" in table
     assert "& 97,015 & 48.5\\,\\% & 33.4 & 14,000 \\\\" in table  # source 001's thread-per-connection, cited
     assert "& 98 & 0.049\\,\\% & 5.66 & 28,860 \\\\" in table
-    finding = macros[r"\abLatencySourceOneFinding"]
+    finding = macros["source_001"]
     assert finding.startswith("As in source~001, the single-thread epoll server's largest latency (3,000\\,ms)")
     assert "reactor (2 threads) 97.8\\,\\% (001: 95.5\\,\\%)" in finding
     assert "Requests timed out with blocking" in finding
-    assert "every one offered 90,000 requests/s: 90\\,\\% of 100,000 requests/s" in macros[r"\abLatencySourceOneSetup"]
+    assert "every one offered 90,000 requests/s: 90\\,\\% of 100,000 requests/s" in macros["setup"]
 
 
 def test_tool_sentence_names_wrk2_and_oha(synthetic, tmp_path):
@@ -410,7 +410,7 @@ def test_shipped_campaign_floors_are_well_under_the_threshold(shipped, tmp_path)
     assert set(shipped.knees["floor_state"]) == {"well_under"}
     assert (shipped.knees["floor_p99_s"] < 0.0005).all()
     _, values = macros_of(shipped, tmp_path)
-    finding = " ".join(values[r"\abLatencyFinding"].split())
+    finding = " ".join(values["finding"].split())
     for _, row in shipped.knees.iterrows():
         if row["knee_state"] == "knee":
             low, high = f"{row['below_fraction'] * 100:g}", f"{row['knee_fraction'] * 100:g}"

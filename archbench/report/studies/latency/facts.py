@@ -393,7 +393,9 @@ def latency_sentences(study: LatencyResults, present: Mapping[str, bool]) -> dic
     """The facts of paper/templates/latency/section.tex.j2's sentences: without a campaign, only why there is none
     (every other sentence None, rendered empty)."""
     campaign = campaign_facts("latency", study.sources[0] if study.sources else None, study.campaigns, MAKE_TARGET)
+    # finding, setup and source_001 are quoted by other sections too (findings, sources: `studies.latency`).
     names = ("tool", "command", "saturation", "client_bound", "checks", "work", "results", "floor", "knees")
+    names += ("finding", "setup", "source_001")
     if not study.available:
         return {"campaign": campaign, **dict.fromkeys(names)}
     return {
@@ -411,12 +413,19 @@ def latency_sentences(study: LatencyResults, present: Mapping[str, bool]) -> dic
         },
         "floor": floor_facts(study),
         "knees": knee_facts(study),
+        "finding": {
+            "work": work_facts(study),
+            "knees": knee_facts(study),
+            "checks": checks_facts(study),
+            "floor": floor_facts(study),
+        },
+        "setup": setup_facts(study),
+        "source_001": source_001_facts(study),
     }
 
 
 def latency_macros(macros: MacroSet, study: LatencyResults, prose: Prose) -> None:
-    """The latency section's numbers, defined for any campaign (or none), and the sentences other sections quote:
-    the findings' paragraph (\\abLatencyFinding) and source 001's set-up and comparison (the sources section)."""
+    """The latency section's numbers, defined for any campaign (or none)."""
     criteria = study.criteria
     for name, value, comment in (
         (r"\abLatencyKneeThreshold", ms_text(criteria.p99_s), "the latency threshold a floor must be well under, ms"),
@@ -437,20 +446,12 @@ def latency_macros(macros: MacroSet, study: LatencyResults, prose: Prose) -> Non
     ):
         macros.add(name, value, comment)
     connections = fractions = duration = MISSING
-    finding = setup = source_001 = ""
     if study.available:
         sweep = study.trials[study.trials["setup"] == SETUP_SWEEP] if not study.trials.empty else study.trials
         connections = format_list(distinct_values(sweep, "connections"))
         shares = distinct_values(sweep, "rate_fraction")
         fractions = and_list(prose, [f"{f * 100:g}" for f in shares]) + (r"\,\%" if shares else "")
         duration = format_list(distinct_values(study.trials, "duration_s"))
-        facts = {"work": work_facts(study), "knees": knee_facts(study), "checks": checks_facts(study)}
-        finding = prose.sentence(TEMPLATE, "finding", facts, floor=floor_facts(study))
-        setup = prose.sentence(TEMPLATE, "setup", setup_facts(study))
-        source_001 = prose.sentence(TEMPLATE, "source_001", source_001_facts(study))
     macros.add(r"\abLatencyConnections", connections, "connections of the sweep")
     macros.add(r"\abLatencyFractions", fractions, "offered fractions of each server's saturation")
     macros.add(r"\abLatencyDuration", duration, "open-loop trial duration, s")
-    macros.add(r"\abLatencyFinding", finding, "the findings' summary: floors, knees, who fell behind in 001's")
-    macros.add(r"\abLatencySourceOneSetup", setup, "source 001's set-up as reproduced")
-    macros.add(r"\abLatencySourceOneFinding", source_001, "comparison with source 001's wrk2 numbers")
