@@ -267,6 +267,12 @@ def architecture_sentence(outputs: report.ReportOutputs, fact: str, macro: str |
     return Prose().sentence("architectures/sentences", macro or fact, outputs.studies["architectures"].section[fact])
 
 
+def method_sentence(outputs: report.ReportOutputs, fact: str) -> str:
+    """A sentence of paper/templates/method/trials.tex.j2 (the macro `fact`), rendered from the method study's
+    facts, as the method section and the threats to validity render it (studies.method)."""
+    return Prose().sentence("method/trials", fact, outputs.studies["method"].section[fact])
+
+
 def table_rows(tex: str) -> list[list[str]]:
     """The body rows of the tabulars in `tex`, as lists of cells (header rows left out)."""
     rows = []
@@ -320,10 +326,10 @@ def test_the_fastest_server_is_named_only_where_the_server_set_the_rate(comparis
     assert "do not say which server is fastest at this depth" in depth_one and "upper bound" not in text
     assert "the fastest correct server is reactor, 2 threads, 605,000" in depth_sixteen
     assert "the server, not the load generator, set this rate" in depth_sixteen
-    summary = macros[r"\abFastestSummary"]
+    summary = architecture_sentence(outputs, "fastest_summary")  # the abstract's (studies.architectures)
     assert summary.startswith("At pipeline depth 1 the load generator set the rate")
     assert "at pipeline depth 16 the fastest correct server was reactor, 2 threads" in summary
-    assert "3 of the 22 measured trials" in macros[r"\abClientBoundFinding"]
+    assert "3 of the 22 measured trials" in method_sentence(outputs, "client_bound")
     assert macros[r"\abClientBoundThreshold"] == "95"
 
 
@@ -357,7 +363,7 @@ def test_real_campaign_response_bytes_agree_with_wrk(shared_reports):
     assert macros[r"\abResponseByteDifference"] == str(nginx_bytes - 91)
     assert "which agrees with these lengths" in architecture_sentence(outputs, "response_bytes")
     # Real client-bound trials are counted and named.
-    assert "were client-bound" in macros[r"\abClientBoundFinding"]
+    assert "were client-bound" in method_sentence(outputs, "client_bound")
     assert "Poll's mean throughput" in architecture_sentence(outputs, "poll_epoll")
     assert "Source~001's designs" in architecture_sentence(outputs, "source_one")
 

@@ -208,8 +208,9 @@ def test_table_and_sentence_say_not_run_and_what_is_needed() -> None:
     assert "2 were tested by the pre-declared paired test" in sentence
     assert "1 was not run" in sentence and "1 after Holm's correction" in sentence
     assert "minimum detectable" in sentence and "Shapiro--Wilk" in sentence
-    assert "1 was run" not in comparisons.comparison_abstract_sentence(frame, PROSE)
-    assert "2 were run (1 had too few rounds)" in comparisons.comparison_abstract_sentence(frame, PROSE)
+    abstract = PROSE.sentence(comparisons.TEMPLATE, "abstract", comparisons.comparison_abstract_facts(frame))
+    assert "1 was run" not in abstract
+    assert "2 were run (1 had too few rounds)" in abstract
     assert "paired $t$ test on the per-round log ratios" in comparisons.predeclared_test_name(PROSE)
 
 

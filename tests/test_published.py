@@ -16,13 +16,12 @@ from archbench.config.paths import EXTERNAL_DIR, RAW_ROOT
 from archbench.report.build import ReportPaths, build_report
 from archbench.report.campaigns import MAIN, MAIN_REFERENCE
 from archbench.report.common import StudySource
-from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
 from archbench.report.studies import STUDIES
 from archbench.report.studies.sources import SOURCES
 from archbench.report.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign
-from archbench.report.studies.sources.facts import published_outputs
-from archbench.report.studies.summary.tables import INTRO, SUMMARY_FILE, summary_macros, summary_outputs
+from archbench.report.studies.sources.facts import load_threads_facts, published_outputs
+from archbench.report.studies.summary.tables import INTRO, SUMMARY_FILE, reproduced_facts, summary_outputs
 from archbench.report.study import Paper
 
 # --------------------------------------------------------------------------- the rules
@@ -223,17 +222,16 @@ def source_texts(files: dict[str, str], sources: dict) -> dict[str, str]:
     }
 
 
-def build(summary: pd.DataFrame, trials: pd.DataFrame, tmp_path: Path) -> tuple[dict, dict, MacroSet]:
+def build(summary: pd.DataFrame, trials: pd.DataFrame, tmp_path: Path) -> tuple[dict, dict]:
     generated, figures = tmp_path / "paper" / "generated", tmp_path / "paper" / "figures"
     generated.mkdir(parents=True)
-    macros = MacroSet()
-    files, sources = published_outputs(summary, trials, tmp_path, macros, Paper(figures, generated.parent))
-    return source_texts(files, sources), sources, macros
+    files, sources = published_outputs(summary, trials, tmp_path, Paper(figures, generated.parent))
+    return source_texts(files, sources), sources
 
 
 def test_every_source_compared_when_every_study_is_there(main_summary, trials, tmp_path: Path) -> None:
     write_studies(tmp_path)
-    files, sources, macros = build(main_summary, trials, tmp_path)
+    files, sources = build(main_summary, trials, tmp_path)
     verdicts = {number: facts.verdict for number, facts in sources.items()}
     # One server CPU: 000 (1 to 5 pool threads) and 002 (1 to 8 workers) are not testable here; 001: blocking below
     # the rest in both; 003: 64 over 32 up in both; 004: poll held more than its published 6,000.
@@ -255,8 +253,9 @@ def test_every_source_compared_when_every_study_is_there(main_summary, trials, t
     assert "whether it reaches source~004's 28,000 is not testable here" in files["published-004.tex"]
     assert "At 10,000 clients source~004 measured epoll alone" in files["published-004.tex"]
     assert "At 1,000 clients source~004's epoll and thread-per-connection lie within 10" in files["published-004.tex"]
-    assert r"\abLoadThreadsReason" in macros.names()
-    assert "(1 here, on 1 load CPU" in macros.macros[r"\abLoadThreadsReason"].value
+    # The method section's sentence on wrk -t, rendered from the sources study's facts (studies.sources.load_threads).
+    load_threads = Prose().sentence("sources/sentences", "load_threads_reason", load_threads_facts(trials))
+    assert "(1 here, on 1 load CPU" in load_threads
     table = summary_page(sources)
     assert table.count(r"\\") >= 5 + 2 and r"\textbf{disagree}" in table and r"\label{tab:summary}" in table
     assert "more than 10\\,\\%" in table
@@ -268,7 +267,7 @@ def test_two_trials_per_design_are_inconclusive_by_the_stated_rule(main_summary,
     # make all's short latency and echo studies: two trials each, so no server has an interval. Source 001 was
     # measured, so it is neither "not measured" nor "agree" (as with three trials): its pairs separate nothing.
     write_studies(tmp_path, trials_per_design=2)
-    files, sources, _ = build(main_summary, trials, tmp_path)
+    files, sources = build(main_summary, trials, tmp_path)
     assert sources["001"].verdict == compare.INCONCLUSIVE
     text = " ".join(files["published-001.tex"].split())
     assert "(the latency study's source-001 set-up, 2 trials each)" in text
@@ -291,14 +290,13 @@ def summary_page(sources: dict) -> str:
 
 
 def reproduced_sentence(sources: dict) -> str:
-    macros = MacroSet()
-    summary_macros(macros, sources, Prose())
-    return macros.macros[r"\abSourcesReproducedSentence"].value
+    """The abstract's sentence on the verdicts, rendered from the summary's facts (studies.summary.reproduced)."""
+    return Prose().sentence("summary/table", "reproduced", reproduced_facts(sources))
 
 
 def test_the_abstract_sentence_groups_the_summary_verdicts(main_summary, trials, tmp_path: Path) -> None:
     write_studies(tmp_path)
-    _, sources, _ = build(main_summary, trials, tmp_path)
+    _, sources = build(main_summary, trials, tmp_path)
     assert reproduced_sentence(sources) == (
         "Of the five sources' findings, two hold on this machine (sources 001 and 003), one is contradicted here "
         "(source 004) and two cannot be tested on this machine (sources 000 and 002)."
@@ -307,7 +305,7 @@ def test_the_abstract_sentence_groups_the_summary_verdicts(main_summary, trials,
     again = tmp_path / "two-trials"
     again.mkdir()
     write_studies(again, trials_per_design=2)
-    _, fewer, _ = build(main_summary, trials, again)
+    _, fewer = build(main_summary, trials, again)
     assert (
         "one holds on this machine (source 003), one is contradicted here (source 004), one is inconclusive "
         "here (source 001)" in reproduced_sentence(fewer)
@@ -316,7 +314,7 @@ def test_the_abstract_sentence_groups_the_summary_verdicts(main_summary, trials,
 
 def test_eight_server_cpus_make_the_scaling_questions_testable(main_summary, trials, tmp_path: Path) -> None:
     write_studies(tmp_path)
-    files, sources, _ = build(main_summary, trials.assign(server_cpus="0-7"), tmp_path)
+    files, sources = build(main_summary, trials.assign(server_cpus="0-7"), tmp_path)
     # 000: up from 1 to 5 pool threads on 8 CPUs; 002: prefork falls from 1 to 8 workers while the source's scaled.
     assert sources["000"].verdict == "agree" and sources["002"].verdict == "disagree"
     assert "not testable" not in files["published-000.tex"] + files["published-002.tex"]
@@ -327,13 +325,13 @@ def test_eight_server_cpus_make_the_scaling_questions_testable(main_summary, tri
 def test_source_004_without_ceilings_is_not_testable(main_summary, trials, tmp_path: Path) -> None:
     write_studies(tmp_path)
     (tmp_path / "echo-max-conns.csv").unlink()
-    files, sources, _ = build(main_summary, trials, tmp_path)
+    files, sources = build(main_summary, trials, tmp_path)
     assert sources["004"].verdict == compare.NOT_TESTABLE
     assert "were not measured here" in files["published-004.tex"]
 
 
 def test_without_studies_each_source_says_it_was_not_measured(trials, tmp_path: Path) -> None:
-    files, sources, _ = build(pd.DataFrame(), trials, tmp_path)
+    files, sources = build(pd.DataFrame(), trials, tmp_path)
     assert {facts.verdict for facts in sources.values()} == {compare.NOT_MEASURED}
     assert "stands alone" in files["published-000.tex"]
     assert "No campaign processed here ran source~001" in files["published-001.tex"]
@@ -374,7 +372,7 @@ def test_the_sources_campaign_is_read_before_the_main_one(main_summary, trials, 
     trials = trials.assign(hostname="vm")
     campaign = SourcesCampaign(StudySource("sources-x", None, None), trials, sources_campaign_summary())
     files, sources = published_outputs(
-        main_summary, trials, tmp_path, MacroSet(), Paper(figures, generated.parent), sources_campaign=campaign
+        main_summary, trials, tmp_path, Paper(figures, generated.parent), sources_campaign=campaign
     )
     files = source_texts(files, sources)
     # 000 from the sources campaign (N up to 11 at 400), not the main one (N up to 5).
@@ -396,7 +394,7 @@ def test_the_sources_campaign_is_read_before_the_main_one(main_summary, trials, 
 
 
 def test_without_a_sources_campaign_the_main_campaign_answers(main_summary, trials, tmp_path: Path) -> None:
-    files, sources, _ = build(main_summary, trials, tmp_path)
+    files, sources = build(main_summary, trials, tmp_path)
     assert sources["000"].facts["origin"] == "main"
     assert "tab:published-002" not in files["published-002.tex"]  # neither pong nor httperf measured
 
@@ -426,7 +424,7 @@ def test_a_sources_campaign_from_another_host_leaves_source_000_to_this_one(
         StudySource("reference-sources", None, None), trials.assign(hostname="vm"), sources_campaign_summary()
     )
     _, sources = published_outputs(
-        main_summary, trials.assign(hostname="laptop"), tmp_path, MacroSet(), Paper(figures, generated.parent),
+        main_summary, trials.assign(hostname="laptop"), tmp_path, Paper(figures, generated.parent),
         sources_campaign=shipped,
     )  # fmt: skip
     assert sources["000"].facts["origin"] == "main" and sources["000"].facts["measured_last_n"] == 5

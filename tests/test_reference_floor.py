@@ -63,7 +63,8 @@ def summary(epoll_mean: float, epoll_bound: int, with_pong: bool = True) -> pd.D
 def sentences(frame: pd.DataFrame) -> tuple[str, str]:
     comparisons = analysis.comparisons(frame)
     labels = analysis.Labeller(frame)
-    return by_depth(fastest_by_depth(comparisons, labels)), fastest_summary(comparisons, labels, Prose())
+    abstract = Prose().sentence("architectures/sentences", "fastest_summary", fastest_summary(comparisons, labels))
+    return by_depth(fastest_by_depth(comparisons, labels)), abstract
 
 
 def by_depth(facts: dict) -> str:
@@ -74,6 +75,7 @@ def by_depth(facts: dict) -> str:
 # The architecture section's sentences that depend on the data: its facts and their macros in sentences.tex.j2.
 SENTENCES = {
     "fastest": "fastest_by_depth",
+    "fastest_summary": "fastest_summary",  # the abstract's (studies.architectures.fastest_summary)
     "nginx": "nginx",
     "response_bytes": "response_bytes",
     "unsupported": "unsupported",
@@ -191,8 +193,8 @@ def floor_report(tmp_path_factory, shared_reports):
 def test_the_fixture_campaign_names_no_fastest_client_set_server(floor_report) -> None:
     outputs, _ = floor_report
     study = outputs.studies["architectures"]
-    macros = {m.name: m.value for m in study.macros.macros.values()}
-    finding, abstract = by_depth(study.section["fastest"]), macros[r"\abFastestSummary"]
+    finding = by_depth(study.section["fastest"])
+    abstract = Prose().sentence("architectures/sentences", "fastest_summary", study.section["fastest_summary"])
     baseline = section_sentences(study.section)[-1]
     assert "At pipeline depth 1 (100 connections) the load generator set the rate: in 3 of the 5 trials of poll" in (
         finding

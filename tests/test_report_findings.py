@@ -152,7 +152,8 @@ def test_the_findings_come_first_and_cite_only_labels_that_exist(root, tmp_path)
         ),
     )
     front = (paper / "generated" / "front.tex").read_text().splitlines()
-    assert front[1:] == [r"\input{generated/section-findings}"]
+    # The abstract, then the findings, before the introduction.
+    assert front[1:] == [r"\input{generated/section-abstract}", r"\input{generated/section-findings}"]
     findings = (paper / "generated" / "section-findings.tex").read_text()
     assert r"\label{tab:findings-cpu}" in findings and "nan" not in re.findall(r"[a-z]+", findings.lower())
     sources = [paper / "report.tex", *(paper / "generated").glob("*.tex"), *(paper / "templates").glob("*/*.tex")]

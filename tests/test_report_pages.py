@@ -13,7 +13,7 @@ from archbench.report.campaigns import MAIN, MAIN_REFERENCE
 from archbench.report.studies import STUDIES
 
 MAX_BODY_PAGES = 20
-FIRST, LAST = "sec:findings", "main-body-end"  # labels of paper/templates/findings/section.tex.j2 and report.tex
+FIRST, LAST = "sec:findings", "main-body-end"  # labels of paper/templates/findings/ and threats/section.tex.j2
 
 
 def label_page(aux: str, label: str) -> int:

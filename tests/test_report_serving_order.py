@@ -98,10 +98,13 @@ def test_client_bound_and_flagged_trials_leave_their_round_out():
 def test_the_section_without_a_campaign_says_so(tmp_path):
     empty = serving_order.SERVING_ORDER.read([], tmp_path, tmp_path)
     macros = MacroSet()
-    facts.serving_order_macros(macros, empty, Prose())
+    facts.serving_order_macros(macros, empty)
     assert macros.macros[r"\abServingOrderHasData"].value == "0"
-    section = Prose().section("serving_order", serving_order.SERVING_ORDER.sentences(empty, {}))
+    sentences = serving_order.SERVING_ORDER.sentences(empty, {})
+    section = Prose().section("serving_order", sentences)
     assert "make serving-order-study" in section
+    # The finding, which the findings section quotes too, says nothing without a campaign.
+    assert Prose().sentence("serving_order/sentences", "finding", sentences["finding"]) == ""
 
 
 def look(name: str, planned: int, rows: list[dict], looks: int, created: str) -> data.Look:
@@ -160,9 +163,8 @@ def test_the_first_look_whose_interval_excludes_one_decides():
 
 
 def finding_of(study: data.ServingOrderResults) -> str:
-    macros = MacroSet()
-    facts.serving_order_macros(macros, study, Prose())
-    return macros.macros[r"\abServingOrderFinding"].value
+    """The test's verdict as the section and the findings render it (studies.serving_order.finding)."""
+    return Prose().sentence("serving_order/sentences", "finding", facts.serving_order_sentences(study)["finding"])
 
 
 def test_the_finding_names_both_runs_and_says_which_the_conclusion_rests_on():

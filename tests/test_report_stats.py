@@ -73,6 +73,7 @@ STATS_SENTENCES = {
     "mean_median": ("diagnostics", "mean_median"),
     "families": ("comparisons", "families"),
     "speedup": ("comparisons", "speedup"),
+    "abstract": ("comparisons", "abstract"),  # the abstract's sentence (studies.statistics.abstract)
 }
 IMPORTED = "imported-ubuntu"
 POOL = [synthetic.config("thread_pool", t, 100, dispatch="request") for t in (1, 2, 4)]
@@ -468,7 +469,7 @@ def test_comparisons_are_holm_corrected_within_each_family(here):
     assert (
         "Table~\\ref{tab:comparisons} holds 6 planned comparisons in 3 families" in stats_sentences(outputs)["families"]
     )
-    assert "Of 6 planned comparisons" in macros[r"\abComparisonAbstractSentence"]
+    assert "Of 6 planned comparisons" in stats_sentences(outputs)["abstract"]
 
 
 def test_speedup_is_against_the_base_case_with_its_absolute_rate(here):

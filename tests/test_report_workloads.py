@@ -136,10 +136,13 @@ def test_without_idle_or_blocking_points_the_expectations_are_not_testable(study
     assert facts.cpu_bound_facts(baseline_only)["verdict"] == facts.NOT_TESTABLE
 
 
+def abstract_of(study: data.WorkloadsResults) -> str:
+    """The abstract's sentence, rendered from the facts the abstract reads (studies.workloads)."""
+    return Prose().sentence(SENTENCES, "abstract", facts.workloads_sentences(study, figure_present=False))
+
+
 def test_the_abstract_gives_each_testable_expectation_with_its_numbers(study):
-    macros = MacroSet()
-    facts.workloads_macros(macros, study, Prose())
-    abstract = " ".join(macros.macros[r"\abWorkloadsAbstractSentence"].value.split())
+    abstract = abstract_of(study)
     blocking, idle, cpu = facts.blocking_facts(study), facts.idle_facts(study), facts.cpu_bound_facts(study)
     assert f"served {blocking['factor']} times as many requests as an epoll loop" in abstract
     assert f"poll spent {idle['with']} times epoll's CPU per request ({idle['without']} times without them)" in abstract
@@ -149,8 +152,7 @@ def test_the_abstract_gives_each_testable_expectation_with_its_numbers(study):
     baseline_only = data.WorkloadsResults(
         study.campaign, study.trials, study.summary, study.map[study.map["point"] == "baseline"], study.settings
     )
-    facts.workloads_macros(macros := MacroSet(), baseline_only, Prose())
-    untestable = " ".join(macros.macros[r"\abWorkloadsAbstractSentence"].value.split())
+    untestable = abstract_of(baseline_only)
     assert untestable.startswith(r"Which design to pick depends on the workload (Section~\ref{sec:workloads})")
     assert "times as many" not in untestable and "within 18" not in untestable
 
@@ -165,11 +167,11 @@ def test_csvs_are_written_and_removed_without_a_campaign(root, tmp_path):
 
 def test_the_section_without_a_campaign_is_one_sentence(tmp_path):
     macros = MacroSet()
-    facts.workloads_macros(macros, data.WorkloadsResults(None), Prose())
+    facts.workloads_macros(macros, data.WorkloadsResults(None))
     sentences = facts.workloads_sentences(data.WorkloadsResults(None), figure_present=False)
     assert macros.macros[r"\abWorkloadsHasData"].value == "0"
     assert "no workloads campaign was found" in " ".join(Prose().section("workloads", sentences).split())
-    assert macros.macros[r"\abWorkloadsAbstractSentence"].value == ""
+    assert abstract_of(data.WorkloadsResults(None)) == ""
 
 
 @pytest.mark.integration
@@ -286,9 +288,7 @@ def test_a_within_sentence_appears_only_where_the_intervals_confirm_it(study):
         frame.loc[pool, ["low", "high"]] = (low, high)
         changed = data.WorkloadsResults(study.campaign, study.trials, study.summary, frame, study.settings)
         assert facts.cpu_bound_facts(changed)["verdict"] == verdict
-        macros = MacroSet()
-        facts.workloads_macros(macros, changed, Prose())
-        abstract = " ".join(macros.macros[r"\abWorkloadsAbstractSentence"].value.split())
+        abstract = abstract_of(changed)
         findings = " ".join(Prose().block("findings/findings", "picks", findings_facts.pick_facts(changed)).split())
         assert "was shown within 18" not in abstract and "was shown within 18" not in findings
         if verdict == facts.CONTRADICTED:

@@ -48,7 +48,7 @@ def test_every_study_has_a_package_a_template_folder_and_a_section():
 
 def test_the_main_body_runs_from_the_findings_to_the_threats_with_the_support_in_the_appendices():
     parts = {study.name: study.part for study in STUDIES}
-    assert [name for name, part in parts.items() if part == "front"] == ["findings"]
+    assert [name for name, part in parts.items() if part == "front"] == ["abstract", "findings"]
     for name in (
         "echo",
         "network",
@@ -62,8 +62,10 @@ def test_the_main_body_runs_from_the_findings_to_the_threats_with_the_support_in
         "robustness",
     ):
         assert parts[name] == "appendix", name
-    for name in ("workloads", "method", "architectures", "pool", "latency"):
+    for name in ("workloads", "method", "architectures", "pool", "latency", "serving_order", "threats"):
         assert parts[name] == "body", name
+    # The threats to validity end the main body (its label main-body-end: tests/test_report_pages.py).
+    assert [name for name, part in parts.items() if part == "body"][-1] == "threats"
 
 
 def test_no_section_is_left_outside_a_study():

@@ -5,7 +5,7 @@
 (archbench.report.studies.STUDIES) in order: each adds its macros and its generated files. What is written:
 - `paper/generated/macros.tex`: every macro, grouped by study under a comment naming it;
 - `paper/generated/front.tex`, `body.tex`, `appendices.tex`: the studies' sections in registry order, which
-  paper/report.tex inputs after the abstract, after the introduction and after \\appendix;
+  paper/report.tex inputs after the title, after the introduction and after \\appendix;
 - each study's tables and figure blocks, and `data/processed/campaigns.json`: which campaign each part read.
 Every directory is one `ReportPaths` so tests can build the whole report from fixture campaigns in a temporary
 copy of paper/; its defaults are the repository's paths. From the command line:

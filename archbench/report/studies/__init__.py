@@ -11,6 +11,7 @@ and one line below.
 from __future__ import annotations
 
 from archbench.report.studies import (
+    abstract,
     architectures,
     artifact,
     configurations,
@@ -29,6 +30,7 @@ from archbench.report.studies import (
     sources,
     statistics,
     summary,
+    threats,
     workloads,
 )
 from archbench.report.study import Study
@@ -41,8 +43,10 @@ STUDIES: tuple[Study, ...] = (
     echo.STUDY,
     latency.STUDY,
     serving_order.STUDY,
+    threats.STUDY,
     network.STUDY,
     sources.STUDY,
+    abstract.STUDY,
     findings.STUDY,
     summary.STUDY,
     statistics.STUDY,

@@ -3,8 +3,8 @@ reference floor (archbench.report.studies.architectures.fastest), nginx, respons
 
 This module computes facts (numbers already formatted, names escaped, choices of phrasing); the section template
 (paper/templates/architectures/section.tex.j2) renders them with the macros of sentences.tex.j2. The response
-lengths stay macros of macros.tex (\\abOurResponseBytes, ...), and so does \\abFastestSummary, the sentence of the
-abstract in report.tex.
+lengths stay macros of macros.tex (\\abOurResponseBytes, ...); the abstract renders its sentence on the fastest
+servers from `fastest_summary`, as `studies.architectures.fastest_summary`.
 """
 
 from __future__ import annotations
@@ -228,17 +228,13 @@ def architecture_findings(
     """The facts of the section's sentences: the fastest server per depth (where the server set the rate) and the
     reference floor, nginx (`nginx_family`: the tests of the planned comparisons with nginx, Holm's m of its
     detectable differences), the response lengths, the sources' designs and CPU per request. Into `macros`: the
-    response lengths and the abstract's fastest servers."""
+    response lengths."""
     comparisons = analysis.comparisons(summary)
     labels = Labeller(summary)
-    macros.add(
-        r"\abFastestSummary",
-        fastest_summary(comparisons, labels, prose),
-        "the abstract's fastest servers, only where the server set the rate",
-    )
     has_nginx = not summary.empty and (summary["architecture"] == REFERENCE_ARCHITECTURE).any()
     return {
         "fastest": fastest_by_depth(comparisons, labels),
+        "fastest_summary": fastest_summary(comparisons, labels),
         "nginx": {"comparisons": [_nginx_facts(one, labels, nginx_family) for one in comparisons] if has_nginx else []},
         "response_bytes": response_bytes_findings(macros, summary),
         "unsupported": unsupported_finding(summary, prose),

@@ -24,11 +24,9 @@ from archbench.report.latex import (
     interval_of,
     is_missing,
 )
-from archbench.report.prose import Prose
 from archbench.report.statlib.client_bound import client_set_rate, trial_count
 from archbench.report.studies.architectures.floor import floor_facts
 
-ARCHITECTURES = "architectures/sentences"
 # What set the rate at a depth: nothing measured, one server only, the load generator, or the server.
 NONE, SINGLE, CLIENT, SERVER = "none", "single", "client", "server"
 
@@ -108,9 +106,10 @@ def fastest_by_depth(comparisons: list[Comparison], labels: Labeller) -> dict[st
     return {"depths": [depth_facts(one, labels) for one in comparisons]}
 
 
-def fastest_summary(comparisons: list[Comparison], labels: Labeller, prose: Prose) -> str:
-    """The abstract's sentence: per depth with two or more correct servers, the fastest where the server set the
-    rate (with its share of pong's rate), else that the load generator set it."""
+def fastest_summary(comparisons: list[Comparison], labels: Labeller) -> dict[str, Any]:
+    """The facts of the abstract's sentence (`fastest_summary` of sentences.tex.j2, which the abstract renders from
+    `studies.architectures.fastest_summary`): per depth with two or more correct servers, the fastest where the server
+    set the rate (with its share of pong's rate), else that the load generator set it."""
     parts = []
     for one in comparisons:
         facts = depth_facts(one, labels)
@@ -125,4 +124,4 @@ def fastest_summary(comparisons: list[Comparison], labels: Labeller, prose: Pros
                 "above": bool(share_of_floor and floor["above"]),
             }
         )
-    return prose.sentence(ARCHITECTURES, "fastest_summary", parts=parts)
+    return {"parts": parts}

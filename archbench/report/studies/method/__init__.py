@@ -25,7 +25,7 @@ def write(context: StudyContext) -> StudyOutput:
     summary, trials, campaign = processed.summary, processed.trials, processed.campaign
     macros = MacroSet()
     findings = environment_findings(macros, campaign.meta, campaign.trials, trials, summary, prose)
-    findings.update(trials_findings(macros, summary, prose))
+    findings.update(trials_findings(summary, prose))
     campaigns = [CampaignTrials("main", "", trials, campaign.meta), _workloads(context)]
     findings["interference"] = interference_findings(macros, campaigns)
     return StudyOutput(macros, {ENVIRONMENT_FILE: environment_table(prose)}, None, findings)

@@ -1,8 +1,8 @@
 """The campaign's environment: machine, build, method parameters and counts as macros, and the environment table
 (paper/generated/environment.tex) that quotes them; the facts of the method section's sentences (executed order,
 commands, provenance, flagged and failed trials, nginx's CPU time), which paper/templates/method/section.tex.j2
-renders. \\abPinningFinding, \\abClientBoundFinding and \\abServerShare stay sentence macros: report.tex and the
-environment table quote them."""
+renders, and the pinning and client-bound findings, which the threats to validity quote too (as `studies.method`).
+\\abServerShare stays a sentence macro: the environment table quotes it."""
 
 from __future__ import annotations
 
@@ -38,7 +38,6 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 
 TEMPLATE = "method/campaign"
-TRIALS = "method/trials"
 
 
 def _first_line(value: Any) -> str:
@@ -233,7 +232,6 @@ def environment_findings(
     macros.add(r"\abFirstTrialAt", escape(started[0][:19].replace("T", " ") if started else "unknown"), "UTC")
     macros.add(r"\abLastTrialAt", escape(finished[-1][:19].replace("T", " ") if finished else "unknown"), "UTC")
     differences = provenance_differences(trial_records)
-    macros.add(r"\abPinningFinding", pinning_finding(trials, prose), "whether server and wrk shared CPUs")
     macros.add(r"\abConfidenceLevel", "95", "level of every confidence interval")
     macros.add(
         r"\abClientBoundThreshold",
@@ -251,6 +249,7 @@ def environment_findings(
         "share (percent) of the rate its waits allow from which a blocking trial counts as wait-bound",
     )
     return {
+        "pinning": pinning_finding(trials),
         "order": {"changes": format_count(changes), "possible": format_count(possible)},
         "pipeline_command": {
             "command": escape_command(_load_command(pipelined)) if pipelined else None,
@@ -264,23 +263,20 @@ def environment_findings(
     }
 
 
-def pinning_finding(trials: pd.DataFrame, prose: Prose) -> str:
-    """Whether server and wrk were on disjoint CPUs, and how many CPUs the server's threads shared."""
+def pinning_finding(trials: pd.DataFrame) -> dict[str, Any]:
+    """Whether server and wrk were on disjoint CPUs, and how many CPUs the server's threads shared (`pinning` of
+    campaign.tex.j2: the method section and the threats to validity render it)."""
     pairs: set[tuple[str, str]] = set()
     if not trials.empty and "server_cpus" in trials and "load_cpus" in trials:
         pairs = {(key_text(a), key_text(b)) for a, b in zip(trials["server_cpus"], trials["load_cpus"], strict=True)}
         pairs = {p for p in pairs if p[0] and p[1]}
     server_sizes = sorted({len(parse_cpu_list(a)) for a, _ in pairs})
-    return prose.sentence(
-        TEMPLATE,
-        "pinning",
-        {
-            "recorded": bool(pairs),
-            "disjoint": all(not (parse_cpu_list(a) & parse_cpu_list(b)) for a, b in pairs),
-            "server_cpus": format_list(server_sizes),
-            "plural": server_sizes != [1],
-        },
-    )
+    return {
+        "recorded": bool(pairs),
+        "disjoint": all(not (parse_cpu_list(a) & parse_cpu_list(b)) for a, b in pairs),
+        "server_cpus": format_list(server_sizes),
+        "plural": server_sizes != [1],
+    }
 
 
 def environment_table(prose: Prose) -> str:
@@ -308,11 +304,14 @@ def flag_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any] | None:
     return facts
 
 
-def client_bound_finding(summary: pd.DataFrame, prose: Prose, threshold: float = CLIENT_BOUND_THRESHOLD) -> str:
-    """How many trials were client-bound (wrk's CPU at least `threshold` busy), and where."""
+def client_bound_finding(
+    summary: pd.DataFrame, prose: Prose, threshold: float = CLIENT_BOUND_THRESHOLD
+) -> dict[str, Any]:
+    """How many trials were client-bound (wrk's CPU at least `threshold` busy), and where (`client_bound` of
+    trials.tex.j2: the threats to validity render it)."""
     rows = summary.dropna(subset=["mean"]) if not summary.empty else summary
     if rows.empty or "load_cpu_utilisation_mean" not in rows or rows["load_cpu_utilisation_mean"].isna().all():
-        return prose.sentence(TRIALS, "client_bound", no_data=True)
+        return {"no_data": True}
     highest = rows.loc[rows["load_cpu_utilisation_mean"].idxmax()]
     bound = rows[rows.get("n_client_bound", pd.Series(0, index=rows.index)).fillna(0) > 0]
     labels = Labeller(summary)
@@ -340,7 +339,7 @@ def client_bound_finding(summary: pd.DataFrame, prose: Prose, threshold: float =
         ],
         "more": format_count(len(ranked) - MAX_LISTED) if len(ranked) > MAX_LISTED else None,
     }
-    return prose.sentence(TRIALS, "client_bound", facts)
+    return facts
 
 
 def nginx_cpu_source_finding(summary: pd.DataFrame) -> dict[str, str]:
@@ -369,8 +368,11 @@ def nginx_cpu_source_finding(summary: pd.DataFrame) -> dict[str, str]:
     return {"kind": kind}
 
 
-def trials_findings(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
-    """What the method section says of the campaign's trials: client-bound trials into `macros` (report.tex quotes
-    them too); returns the facts of its sentences on flags and failures and on nginx's CPU time."""
-    macros.add(r"\abClientBoundFinding", client_bound_finding(summary, prose), "wrk CPU utilisation")
-    return {"flags": flag_finding(summary, prose), "nginx_cpu_source": nginx_cpu_source_finding(summary)}
+def trials_findings(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
+    """The facts of the sentences on the campaign's trials: client-bound trials (the threats to validity quote them),
+    flags and failures, and nginx's CPU time."""
+    return {
+        "client_bound": client_bound_finding(summary, prose),
+        "flags": flag_finding(summary, prose),
+        "nginx_cpu_source": nginx_cpu_source_finding(summary),
+    }

@@ -55,7 +55,7 @@ class ServingOrderStudy(CampaignStudy[ServingOrderResults]):
         return {TRIALS_CSV: result.trials, COMPARISON_CSV: result.comparison}
 
     def facts(self, result: ServingOrderResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
-        serving_order_macros(macros, result, prose)
+        serving_order_macros(macros, result)
 
     def sentences(self, result: ServingOrderResults, figures: Mapping[str, Any]) -> dict[str, Any]:
         return serving_order_sentences(result)

@@ -1,7 +1,7 @@
 """The serving-order section's facts: the campaigns (one look of the test each), the usable trials and the test's
 verdict over its looks (archbench.report.studies.serving_order.data). The words are
-paper/templates/serving_order/sentences.tex.j2, called by its section template; the verdict is also the macro
-\\abServingOrderFinding, because the findings section quotes it."""
+paper/templates/serving_order/sentences.tex.j2, called by its section template; the findings section renders the
+verdict from the same facts (studies.serving_order.finding)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 
 from archbench.report.common import provenance_facts, tt
 from archbench.report.latex import MISSING, MacroSet, format_count, format_ms, format_significant, is_missing
-from archbench.report.prose import Prose
 from archbench.report.studies.latency.data import Criteria
 from archbench.report.studies.serving_order.data import (
     FAMILY_ERROR,
@@ -22,8 +21,6 @@ from archbench.report.studies.serving_order.data import (
     ServingOrderResults,
     sequential_verdict,
 )
-
-TEMPLATE = "serving_order/sentences"
 
 
 def format_level(level: float) -> str:
@@ -100,21 +97,16 @@ def verdict_facts(study: ServingOrderResults) -> dict[str, Any]:
     }
 
 
-def serving_order_macros(macros: MacroSet, study: ServingOrderResults, prose: Prose) -> None:
-    """The macros the findings section quotes too, defined for any campaign (or none)."""
+def serving_order_macros(macros: MacroSet, study: ServingOrderResults) -> None:
+    """\\abServingOrderHasData, which this section and the findings test (\\ifnum), defined for any campaign (or none)."""
     macros.add(r"\abServingOrderHasData", "1" if study.available else "0", "1: a serving-order campaign exists")
-    finding = prose.sentence(TEMPLATE, "finding", verdict_facts(study)) if study.available else ""
-    macros.add(
-        r"\abServingOrderFinding",
-        finding,
-        "the pre-declared test over its looks: LIFO over FIFO p99.9, the error split over the runs",
-    )
 
 
 def serving_order_sentences(study: ServingOrderResults) -> dict[str, Any]:
-    """The section's facts: its campaigns (none: the section says why) and how many trials of each were usable."""
+    """The section's facts: its campaigns (none: the section says why), how many trials of each were usable, and the
+    test's verdict over its looks (`finding`, which the findings section quotes as studies.serving_order.finding)."""
     if not study.available:
-        return {"campaigns": None, "usable": None}
+        return {"campaigns": None, "usable": None, "finding": None}
     return {
         "campaigns": {"section": "section", "campaigns": [provenance_facts(c) for c in study.campaigns]},
         "usable": {
@@ -122,4 +114,5 @@ def serving_order_sentences(study: ServingOrderResults) -> dict[str, Any]:
             "tolerance": format_count(100 * SUSTAIN_TOLERANCE),
             "client_busy": format_count(100 * Criteria().client_bound_busy),
         },
+        "finding": verdict_facts(study),
     }

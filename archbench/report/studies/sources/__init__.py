@@ -3,7 +3,7 @@
 Sources 000, 002 and 003 are read from the `sources` campaign (each source's own protocol: profile sources,
 `make sources-study`) where it measured them, else from the main campaign; source 001 from the latency study's
 processed CSVs and source 004 from the echo study's, so it runs after both. Its words are paper/templates/sources/;
-the facts it computes are also the summary study's.
+the facts it computes are also the summary study's, and those of the method section's sentence on wrk -t.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ import pandas as pd
 from archbench.analyze import analysis
 from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import StudySource
-from archbench.report.latex import MacroSet
 from archbench.report.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign
-from archbench.report.studies.sources.facts import published_outputs
+from archbench.report.studies.sources.facts import load_threads_facts, published_outputs
 from archbench.report.study import CampaignStudy, ReportOptions, StudyContext, StudyOutput
 
 
@@ -45,16 +44,17 @@ class SourcesStudy(CampaignStudy[SourcesCampaign]):
     def write(self, context: StudyContext) -> StudyOutput:
         processed = context.processed
         campaign = self.read(self.chosen(context), context.raw_root, context.processed_dir, context.options)
-        macros = MacroSet()
         files, facts = published_outputs(
             processed.summary,
             processed.trials,
             Path(processed.trials_csv).parent,
-            macros,
             context.paper,
             sources_campaign=campaign,
         )
-        return StudyOutput(macros, files, facts, {f"s{number}": found.facts for number, found in facts.items()})
+        section = {f"s{number}": found.facts for number, found in facts.items()}
+        # The method section's sentence on wrk -t renders from these (studies.sources.load_threads).
+        section["load_threads"] = load_threads_facts(processed.trials)
+        return StudyOutput(files=files, result=facts, section=section)
 
 
 SOURCES = SourcesStudy()

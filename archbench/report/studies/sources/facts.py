@@ -9,7 +9,7 @@ words are in paper/templates/sources/ and paper/templates/summary/.
 Outputs: every source's facts (`SourceFacts`: the section template renders each source's sentence from them, and
 archbench.report.studies.summary.tables the summary's row), the figures and tables the section inputs
 (generated/published-NNN-figure.tex, published-NNN-table.tex; PDFs published-000-pool.pdf and
-published-002-workers.pdf), and the macro \\abLoadThreadsReason (the method section's sentence on wrk -t).
+published-002-workers.pdf), and the facts of the method section's sentence on wrk -t (`load_threads_facts`).
 """
 
 from __future__ import annotations
@@ -30,14 +30,13 @@ from archbench.config.paths import EXTERNAL_DIR
 from archbench.config.values import parse_cpu_list
 from archbench.report import latex
 from archbench.report.common import tt
-from archbench.report.latex import Column, MacroSet, format_count, format_decimal, format_interval
+from archbench.report.latex import Column, format_count, format_decimal, format_interval
 from archbench.report.prose import Prose
 from archbench.report.studies.sources.data import SourcesCampaign, no_sources_campaign
 from archbench.report.studies.sources.figures import plot_relative_curves
 from archbench.report.study import Paper
 from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
 
-SENTENCES = "sources/sentences"
 TABLES = "sources/tables"
 ECHO_SUMMARY_CSV = "echo-summary.csv"
 ECHO_MAX_CONNS_CSV = "echo-max-conns.csv"
@@ -412,14 +411,15 @@ def collect(
     return sources, drawn
 
 
-def load_threads_reason(trials: pd.DataFrame, prose: Prose) -> str:
+def load_threads_facts(trials: pd.DataFrame) -> dict[str, Any]:
+    """Why wrk runs with the threads it runs: the facts of `load_threads_reason` (sentences.tex.j2), which the method
+    section renders from `studies.sources.load_threads`."""
     loads = {str(v) for v in trials.get("load_cpus", pd.Series(dtype=str)).dropna()}
     threads = sorted({int(v) for v in pd.to_numeric(trials.get("load_threads", pd.Series(dtype=float))).dropna()})
-    facts = {
+    return {
         "load_cpus": str(len(parse_cpu_list(next(iter(loads)), "load_cpus"))) if len(loads) == 1 else None,
         "load_threads": latex.format_list(threads),
     }
-    return prose.sentence(SENTENCES, "load_threads_reason", facts)
 
 
 def figure_or_sentence(
@@ -436,7 +436,6 @@ def published_outputs(
     summary: pd.DataFrame,
     trials: pd.DataFrame,
     processed_dir: Path,
-    macros: MacroSet,
     paper: Paper,
     external: Path = EXTERNAL_DIR,
     sources_campaign: SourcesCampaign | None = None,
@@ -445,7 +444,6 @@ def published_outputs(
     summary's)."""
     sources, drawn = collect(summary, trials, processed_dir, external, sources_campaign)
     prose, figures_dir, paper_dir = paper.prose, paper.figures_dir, paper.paper_dir
-    macros.add(r"\abLoadThreadsReason", load_threads_reason(trials, prose), "why wrk runs with the threads it runs")
     curve000 = pd.concat(
         [
             drawn["published000"].assign(series="source 000 (published)"),

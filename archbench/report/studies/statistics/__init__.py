@@ -28,7 +28,7 @@ from archbench.report.statlib.adaptive_state import AdaptiveOutcome, adaptive_ou
 from archbench.report.statlib.comparisons import comparison_pairs, run_comparisons
 from archbench.report.studies.statistics.comparisons import (
     COMPARISONS_CSV,
-    comparison_abstract_sentence,
+    comparison_abstract_facts,
     comparisons_table,
     families_facts,
     holm_families_facts,
@@ -101,12 +101,8 @@ def write(
     }
     macros.add(r"\abPredeclaredTest", predeclared_test_name(prose), "the test of every planned comparison")
     macros.add(r"\abMinRounds", str(stats.MIN_ROUNDS), "fewest paired rounds a planned test is run with")
-    # A sentence, but a macro: report.tex's abstract quotes it, outside this section.
-    macros.add(
-        r"\abComparisonAbstractSentence",
-        comparison_abstract_sentence(comparisons, prose),
-        "the comparisons in one sentence",
-    )
+    # The comparisons in one sentence: the abstract quotes it, as studies.statistics.abstract.
+    section["abstract"] = comparison_abstract_facts(comparisons)
     write_csvs(Path(processed.summary_csv).parent, {COMPARISONS_CSV: comparisons, OUTLIERS_CSV: outlier_frame})
 
     files = {

@@ -193,13 +193,13 @@ def holm_families_facts(frame: pd.DataFrame, paired_family: int | None) -> dict[
     return {"planned": planned, "paired": paired_family}
 
 
-def comparison_abstract_sentence(frame: pd.DataFrame, prose: Prose) -> str:
+def comparison_abstract_facts(frame: pd.DataFrame) -> dict[str, Any]:
+    """The facts of the abstract's sentence on the comparisons (`abstract` of comparisons.tex.j2, which the abstract
+    renders from `studies.statistics.abstract`)."""
     if frame.empty:
-        return prose.sentence(TEMPLATE, "abstract", count=0)
+        return {"count": 0}
     facts = comparison_facts(frame)
-    return prose.sentence(
-        TEMPLATE, "abstract", count=facts["count"], holm=facts["holm"], tested=facts["tested"], not_run=facts["not_run"]
-    )
+    return {key: facts[key] for key in ("count", "holm", "tested", "not_run")}
 
 
 def predeclared_test_name(prose: Prose) -> str:

@@ -1,8 +1,8 @@
 """The one-page summary (paper/templates/summary/section.tex.j2): per source its question, its published answer,
-this machine's answer with its interval, and whether they agree; and the abstract's sentence on how far the
-reproduction goes, from the same verdicts. The facts and verdicts are archbench.report.studies.sources.facts's; every
-word is in paper/templates/summary/table.tex.j2, including the rules that define agreement (the section's
-introduction, rendered with INTRO)."""
+this machine's answer with its interval, and whether they agree; and the facts of the abstract's sentence on how far
+the reproduction goes, from the same verdicts (`reproduced_facts`). The facts and verdicts are
+archbench.report.studies.sources.facts's; every word is in paper/templates/summary/table.tex.j2, including the rules
+that define agreement (the section's introduction, rendered with INTRO)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from archbench.analyze import published_compare as compare
-from archbench.report.latex import Column, MacroSet, format_count, render_longtable
+from archbench.report.latex import Column, format_count, render_longtable
 from archbench.report.prose import Prose
 from archbench.report.studies.sources.facts import SourceFacts
 from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
@@ -49,7 +49,8 @@ def summary_table(sources: Mapping[str, SourceFacts], prose: Prose) -> str:
 
 
 def reproduced_facts(sources: Mapping[str, SourceFacts]) -> dict[str, Any]:
-    """The table's verdicts grouped for one sentence: per verdict (VERDICT_ORDER) how many sources and which."""
+    """The table's verdicts grouped for the abstract's sentence (`reproduced` of table.tex.j2, which the abstract
+    renders from `studies.summary.reproduced`): per verdict (VERDICT_ORDER) how many sources and which."""
     groups = []
     for verdict in VERDICT_ORDER:
         numbers = sorted(n for n, facts in sources.items() if facts.verdict == verdict)
@@ -57,14 +58,6 @@ def reproduced_facts(sources: Mapping[str, SourceFacts]) -> dict[str, Any]:
             joined = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
             groups.append({"verdict": verdict, "count": len(numbers), "sources": joined})
     return {"total": len(sources), "groups": groups}
-
-
-def summary_macros(macros: MacroSet, sources: Mapping[str, SourceFacts], prose: Prose) -> None:
-    macros.add(
-        r"\abSourcesReproducedSentence",
-        prose.sentence(TEMPLATE, "reproduced", reproduced_facts(sources)),
-        "how far the reproduction goes: the summary table's verdicts, grouped (for the abstract)",
-    )
 
 
 def summary_outputs(sources: Mapping[str, SourceFacts], prose: Prose) -> dict[str, str]:

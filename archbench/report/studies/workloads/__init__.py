@@ -7,7 +7,7 @@ decision map gives every server's throughput relative to the point's best (paire
 latency, its CPU per request and what bounded its trials; "what to pick" lists the servers not distinguishable
 from the best where the server (or its waits) bounded the best; and each expectation of the literature is checked
 against the data (archbench.report.studies.workloads.facts). Its words are paper/templates/workloads/; its
-section, section.tex.j2, renders from the facts of `workloads_sentences`.
+section, section.tex.j2, renders from the facts of `workloads_sentences`, and so does the abstract's sentence.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class WorkloadsStudy(CampaignStudy[WorkloadsResults]):
         return make_workloads_figures(result, figures_dir)
 
     def facts(self, result: WorkloadsResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
-        workloads_macros(macros, result, prose)
+        workloads_macros(macros, result)
 
     def sentences(self, result: WorkloadsResults, figures: Mapping[str, Any]) -> dict[str, Any]:
         return workloads_sentences(result, figures["map"] is not None)

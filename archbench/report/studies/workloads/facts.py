@@ -30,11 +30,9 @@ from archbench.analyze.labels import architecture_label
 from archbench.analyze.values import number
 from archbench.report.common import provenance_facts
 from archbench.report.latex import MacroSet, escape, format_count, format_significant
-from archbench.report.prose import Prose
 from archbench.report.studies.workloads.data import WorkloadsResults, points, rankable
 from archbench.report.studies.workloads.tables import point_outcome, selection_method_facts
 
-TEMPLATE = "workloads/sentences"
 IDLE_GROWTH = 2.0
 STALL_SLACK = 1.1
 OVERLAP_FACTOR = 10.0
@@ -241,8 +239,9 @@ def selection_facts(study: WorkloadsResults) -> dict[str, Any]:
 
 
 def workloads_sentences(study: WorkloadsResults, figure_present: bool) -> dict[str, Any]:
-    """The facts the section template renders its sentences from (paper/templates/workloads/section.tex.j2); without
-    a campaign only `campaign` (None) says anything, the rest stands inside the section's \\ifnum and is empty."""
+    """The facts the section template renders its sentences from (paper/templates/workloads/section.tex.j2), and the
+    abstract its sentence (`abstract` of sentences.tex.j2, as `studies.workloads`); without a campaign only
+    `campaign` (None) says anything: the rest stands inside the section's \\ifnum, and the abstract's is empty."""
     if not study.available:
         return dict.fromkeys(("campaign", "bound", "selection", "idle", "blocking", "cpu_bound")) | {"figure": False}
     assert study.campaign is not None
@@ -257,11 +256,6 @@ def workloads_sentences(study: WorkloadsResults, figure_present: bool) -> dict[s
     }
 
 
-def workloads_macros(macros: MacroSet, study: WorkloadsResults, prose: Prose) -> None:
-    """\\abWorkloadsHasData, which the section tests, and the abstract's sentence (paper/report.tex quotes it, so it
-    stays a macro), defined for any campaign (or none)."""
+def workloads_macros(macros: MacroSet, study: WorkloadsResults) -> None:
+    """\\abWorkloadsHasData, which the section tests, defined for any campaign (or none)."""
     macros.add(r"\abWorkloadsHasData", "1" if study.available else "0", "1: a workloads campaign exists (\\ifnum)")
-    facts = workloads_sentences(study, figure_present=False)
-    abstract = prose.sentence(TEMPLATE, "abstract", facts) if study.available else ""
-    comment = "the abstract's answer: the three expectations' numbers, where testable"
-    macros.add(r"\abWorkloadsAbstractSentence", abstract, comment)
