@@ -487,3 +487,24 @@ def test_dispatch_pairs_never_mix_pipeline_depths():
     ]
     sentence = Prose().sentence("pool/sentences", "dispatch", findings.dispatch_comparison(pd.DataFrame(rows)))
     assert "(2 pairs)" in sentence and "from 3.00 to 4.00" in sentence
+
+
+# A citation of the software, rendered from CITATION.cff for the title page and the artifact appendix: a label, not a
+# finding, so it is the one long macro.
+LONG_LABELS = {r"\abHowToCite"}
+
+
+def reads_as_a_sentence(value: str) -> bool:
+    """Over 60 characters with a full stop after a word: a sentence, not a number or a short label."""
+    return len(value) > 60 and re.search(r"[a-z)]\.(\s|$)", value) is not None
+
+
+@pytest.mark.parametrize("campaign", ALL_CAMPAIGNS)
+def test_macros_carry_numbers_and_short_labels_never_sentences(campaign, synthetic_root, shared_reports):
+    """Sentences are rendered by the section templates from the studies' facts (`studies.<name>` for one another
+    quotes); macros.tex holds what a sentence quotes, never the sentence."""
+    _, paper = shared_reports.build(campaign, raw_root_of(campaign, synthetic_root))
+    definitions = defined_macros((paper / "generated" / report.MACROS_FILE).read_text())
+    assert any(reads_as_a_sentence(value) for name, value in definitions.items() if name in LONG_LABELS)
+    sentences = {name for name, value in definitions.items() if reads_as_a_sentence(value)} - LONG_LABELS
+    assert sentences == set()
