@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -133,10 +133,6 @@ def total_count(mapping: Any) -> float:
     return float(sum(number(v) for v in mapping.values() if not math.isnan(number(v))))
 
 
-def load_busy(load: Mapping[str, Any]) -> float:
-    return number(load.get("cpus_busy"))
-
-
 def load_command(record: Mapping[str, Any] | None) -> str:
     """A trial's exact load command with the ephemeral port and the server pid replaced by PORT and PID."""
     if not record:
@@ -202,11 +198,71 @@ def study_label(row: Mapping[str, Any], labels: Labeller) -> str:
     return family[:-1] + f", {count})" if family.endswith(")") else f"{family} ({count})"
 
 
-def insert_study_labels(trials: pd.DataFrame) -> None:
-    """Insert the sentence-ready `variant` (study_label) and `family` columns after the three id columns."""
+def study_trial_ids(record: Mapping[str, Any], campaign: Any, **own: Any) -> dict[str, Any]:
+    """A study trial row's first columns: the campaign, trial and configuration ids, the study's `own` columns,
+    then the configuration fields (a record without a pipeline depth sent one request per write)."""
+    config = record.get("config") or {}
+    row = {"campaign": campaign, "trial_id": record.get("trial_id"), "config_id": record.get("config_id"), **own}
+    row.update({name: config.get(name) for name in analysis.CONFIG_FIELDS})
+    row["pipeline"] = config.get("pipeline") or analysis.DEFAULT_PIPELINE
+    return row
+
+
+def study_trial_placement(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A study trial row's last columns: the CPUs the server and the load ran on, and when the trial ran."""
+    return {
+        "server_cpus": (record.get("server") or {}).get("cpus"),
+        "load_cpus": (record.get("load") or {}).get("cpus"),
+        "started_at": record.get("started_at"),
+        "finished_at": record.get("finished_at"),
+    }
+
+
+def study_trials_frame(rows: Sequence[Mapping[str, Any]], empty_columns: Sequence[str]) -> pd.DataFrame:
+    """A study's trial rows with the sentence-ready `variant` (study_label) and `family` columns inserted after the
+    three id columns; without rows, an empty frame of `empty_columns` and those two."""
+    trials = pd.DataFrame(rows)
+    if trials.empty:
+        return pd.DataFrame(columns=[*empty_columns, "variant", "family"])
     labels = Labeller(trials)
     trials.insert(3, "variant", [study_label(r, labels) for _, r in trials.iterrows()])
     trials.insert(4, "family", [labels.family(r) for _, r in trials.iterrows()])
+    return trials
+
+
+def measured_ok(trials: pd.DataFrame) -> pd.DataFrame:
+    """The measured (not warm-up) trials with status ok."""
+    return trials[~trials["warmup"].astype(bool) & (trials["status"] == "ok")]
+
+
+def per_configuration(
+    trials: pd.DataFrame,
+    fields: Sequence[str],
+    statistics: Callable[[pd.DataFrame], Mapping[str, Any]],
+    sort_by: Sequence[str],
+    by: Sequence[str] = ("config_id",),
+) -> pd.DataFrame:
+    """One row per configuration (the trials grouped `by`): `fields` from its first trial, then the `statistics` of
+    its trials; canonical architecture order (sorted_rows), then `sort_by`."""
+    if trials.empty:
+        return pd.DataFrame()
+    rows = [
+        {**{name: group.iloc[0].get(name) for name in fields}, **statistics(group)}
+        for _, group in trials.groupby(list(by), sort=False)
+    ]
+    return sorted_rows(pd.DataFrame(rows), sort_by).reset_index(drop=True)
+
+
+def sample_max(values: Any) -> float:
+    """The largest number of a column; NaN when it has none."""
+    sample = stats.as_sample(values)
+    return float(sample.max()) if sample.size else math.nan
+
+
+def sample_min(values: Any) -> float:
+    """The smallest number of a column; NaN when it has none."""
+    sample = stats.as_sample(values)
+    return float(sample.min()) if sample.size else math.nan
 
 
 def remove_stale_files(directory: Path, names: Sequence[str]) -> None:

@@ -18,12 +18,12 @@ per-configuration summaries of the throughput and --max-conns modes.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from archbench import stats
@@ -32,10 +32,14 @@ from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD, number
 from archbench.data import storage
 from archbench.report.common import (
     StudySource,
-    insert_study_labels,
-    load_busy,
-    sorted_rows,
+    measured_ok,
+    per_configuration,
+    sample_max,
+    sample_min,
+    study_trial_ids,
     study_trial_outcome,
+    study_trial_placement,
+    study_trials_frame,
     total_count,
 )
 
@@ -84,16 +88,10 @@ class EchoResults:
 
     @property
     def measured_ok(self) -> pd.DataFrame:
-        measured = self.measured
-        return measured[measured["status"] == "ok"] if not measured.empty else measured
+        return measured_ok(self.trials) if not self.trials.empty else self.trials
 
 
 # --------------------------------------------------------------------------- trials
-
-
-def _config_value(config: Mapping[str, Any], name: str, default: Any = None) -> Any:
-    value = config.get(name)
-    return default if value is None else value
 
 
 def echo_trial_row(record: Mapping[str, Any], campaign_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -104,15 +102,8 @@ def echo_trial_row(record: Mapping[str, Any], campaign_dir: Path) -> tuple[dict[
     server_stats = server.get("stats") or {}
     open_files = record.get("open_files") or {}
     parsed, outcome = study_trial_outcome(record, campaign_dir, "echo_client")
-    row: dict[str, Any] = {
-        "campaign": record.get("campaign"),
-        "trial_id": record.get("trial_id"),
-        "config_id": record.get("config_id"),
-    }
-    for name in analysis.CONFIG_FIELDS:
-        row[name] = config.get(name)
-    row["pipeline"] = _config_value(config, "pipeline", analysis.DEFAULT_PIPELINE)
-    row["mode"] = _config_value(config, "mode", MODE_THROUGHPUT)
+    row = study_trial_ids(record, record.get("campaign"))
+    row["mode"] = MODE_THROUGHPUT if config.get("mode") is None else config["mode"]
     row["cap"] = config.get("cap")
     row["message_size"] = config.get("message_size")
     row["sources"] = config.get("sources")
@@ -173,16 +164,13 @@ def echo_trial_row(record: Mapping[str, Any], campaign_dir: Path) -> tuple[dict[
     row.update(
         server_cpu_s=server_cpu_s,
         load_cpu_utilisation=utilisation,
-        load_cpus_busy=load_busy(load),
+        load_cpus_busy=number(load.get("cpus_busy")),
         server_cpus_busy=number(server.get("cpus_busy")),
         client_bound=bool(not math.isnan(utilisation) and utilisation >= CLIENT_BOUND_THRESHOLD),
         server_connections_accepted=number(server_stats.get("connections_accepted")),
         server_bytes_echoed=number(server_stats.get("bytes_echoed")),
         server_errors=number(server_stats.get("errors")),
-        server_cpus=server.get("cpus"),
-        load_cpus=load.get("cpus"),
-        started_at=record.get("started_at"),
-        finished_at=record.get("finished_at"),
+        **study_trial_placement(record),
     )
     return row, _series_rows(record, series)
 
@@ -222,32 +210,20 @@ def echo_trials(campaign: storage.Campaign) -> tuple[pd.DataFrame, pd.DataFrame]
         rows.append(row)
         if row["status"] == "ok" and not row["warmup"] and row["mode"] == MODE_THROUGHPUT:
             series.extend(samples)
-    trials = pd.DataFrame(rows)
-    if trials.empty:
-        trials = pd.DataFrame(
-            columns=[
-                "campaign",
-                "trial_id",
-                "config_id",
-                *analysis.CONFIG_FIELDS,
-                "mode",
-                "warmup",
-                "status",
-                "flagged",
-                "variant",
-                "family",
-            ]
-        )
-    else:
-        insert_study_labels(trials)
-    return trials, pd.DataFrame(series, columns=SERIES_COLUMNS)
+    empty_columns = [
+        "campaign",
+        "trial_id",
+        "config_id",
+        *analysis.CONFIG_FIELDS,
+        "mode",
+        "warmup",
+        "status",
+        "flagged",
+    ]
+    return study_trials_frame(rows, empty_columns), pd.DataFrame(series, columns=SERIES_COLUMNS)
 
 
 # --------------------------------------------------------------------------- summaries
-
-
-def _measured(group: pd.DataFrame) -> pd.DataFrame:
-    return group[~group["warmup"].astype(bool)]
 
 
 def column_sum(values: pd.Series) -> float:
@@ -258,49 +234,31 @@ def column_sum(values: pd.Series) -> float:
 
 def flag_tally(rows: pd.DataFrame) -> dict[str, int]:
     """{flag: number of the rows that carry it}."""
-    counts: dict[str, int] = {}
-    for text in rows["flags"].fillna(""):
-        for flag in str(text).split(analysis.FLAG_SEPARATOR):
-            if flag:
-                counts[flag] = counts.get(flag, 0) + 1
-    return counts
+    flags = (f for text in rows["flags"].fillna("") for f in str(text).split(analysis.FLAG_SEPARATOR) if f)
+    return dict(Counter(flags))
 
 
-def _flag_counts(rows: pd.DataFrame) -> str:
-    return analysis.FLAG_SEPARATOR.join(f"{k}:{v}" for k, v in sorted(flag_tally(rows).items()))
+def _tally_text(counts: Mapping[str, int]) -> str:
+    """{"a": 2, "b": 1} -> "a:2;b:1" (by name)."""
+    return analysis.FLAG_SEPARATOR.join(f"{k}:{v}" for k, v in sorted(counts.items()))
 
 
-def _per_configuration(
-    trials: pd.DataFrame,
-    mode: str,
-    fields: Sequence[str],
-    sort_by: str,
-    statistics: Callable[[pd.DataFrame], dict[str, Any]],
+def _per_mode(
+    trials: pd.DataFrame, mode: str, fields: Sequence[str], sort_by: str, statistics: Callable[..., dict[str, Any]]
 ) -> pd.DataFrame:
     """One row per configuration of one echo_client mode: its ids, names and `fields` (from its first trial),
     then `statistics` of its measured trials; canonical architecture order, then `sort_by`."""
-    if trials.empty:
-        return pd.DataFrame()
-    rows = []
-    for config_id, group in trials[trials["mode"] == mode].groupby("config_id", sort=False):
-        first = group.iloc[0]
-        row: dict[str, Any] = {
-            "campaign": first["campaign"],
-            "config_id": config_id,
-            "variant": first["variant"],
-            "family": first["family"],
-        }
-        for name in fields:
-            row[name] = first.get(name)
-        row.update(statistics(_measured(group)))
-        rows.append(row)
-    summary = pd.DataFrame(rows)
-    return sorted_rows(summary, [sort_by]).reset_index(drop=True) if not summary.empty else summary
+    return per_configuration(
+        trials[trials["mode"] == mode] if not trials.empty else trials,
+        ("campaign", "config_id", "variant", "family", *fields),
+        lambda group: statistics(group[~group["warmup"].astype(bool)]),
+        [sort_by],
+    )
 
 
 def throughput_summary(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per throughput configuration; statistics over measured, ok, unflagged trials."""
-    return _per_configuration(
+    return _per_mode(
         trials,
         MODE_THROUGHPUT,
         (*analysis.CONFIG_FIELDS, "mode", "message_size", "sources", "connect_rate"),
@@ -319,7 +277,7 @@ def _throughput_statistics(measured: pd.DataFrame) -> dict[str, Any]:
         n=received.n,
         **analysis.outcome_counts(measured, ok),
         n_client_bound=int(ok["client_bound"].astype(bool).sum()),
-        flags=_flag_counts(ok),
+        flags=_tally_text(flag_tally(ok)),
         n_verify_error_trials=int((ok["verify_errors"].fillna(0) > 0).sum()),
         verify_errors=column_sum(ok["verify_errors"]),
         connect_errors=column_sum(ok["connect_errors"]),
@@ -342,9 +300,7 @@ def _throughput_statistics(measured: pd.DataFrame) -> dict[str, Any]:
         echoes_per_sec_mean=stats.sample_mean(clean["echoes_per_sec"]),
         all_connected_s_mean=stats.sample_mean(clean["all_connected_s"]),
         rtt_mean_s_mean=stats.sample_mean(clean["rtt_mean_s"]),
-        rtt_max_s_max=float(stats.as_sample(clean["rtt_max_s"]).max())
-        if stats.as_sample(clean["rtt_max_s"]).size
-        else math.nan,
+        rtt_max_s_max=sample_max(clean["rtt_max_s"]),
         load_cpu_utilisation_mean=stats.sample_mean(ok["load_cpu_utilisation"]),
         load_cpus_busy_mean=stats.sample_mean(ok["load_cpus_busy"]),
         server_cpu_us_per_echo=stats.ratio(
@@ -359,35 +315,29 @@ def _throughput_statistics(measured: pd.DataFrame) -> dict[str, Any]:
 
 def max_conns_summary(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per --max-conns configuration over its measured ok trials (flagged ones included)."""
-    return _per_configuration(
+    return _per_mode(
         trials, MODE_MAX_CONNS, (*analysis.CONFIG_FIELDS, "mode", "cap", "sources"), "cap", _max_conns_statistics
     )
 
 
 def _max_conns_statistics(measured: pd.DataFrame) -> dict[str, Any]:
     ok = measured[(measured["status"] == "ok") & measured["max_conns_reached"].notna()]
-    reasons: dict[str, int] = {}
-    for reason in ok["max_conns_stop_reason"].dropna():
-        reasons[str(reason)] = reasons.get(str(reason), 0) + 1
-    reached = stats.as_sample(ok["max_conns_reached"])
-    per_conn = stats.as_sample(ok["server_rss_per_conn_bytes"])
+    per_conn = ok["server_rss_per_conn_bytes"]
     return dict(
         n_measured=len(measured),
         n=len(ok),
         **analysis.outcome_counts(measured, ok),
-        flags=_flag_counts(ok),
+        flags=_tally_text(flag_tally(ok)),
         verify_errors=column_sum(ok["verify_errors"]),
-        reached_min=float(reached.min()) if reached.size else math.nan,
-        reached_max=float(reached.max()) if reached.size else math.nan,
-        reached_median=float(np.median(reached)) if reached.size else math.nan,
-        alive_at_end_min=float(stats.as_sample(ok["max_conns_alive_at_end"]).min())
-        if stats.as_sample(ok["max_conns_alive_at_end"]).size
-        else math.nan,
-        stop_reasons=analysis.FLAG_SEPARATOR.join(f"{k}:{v}" for k, v in sorted(reasons.items())),
+        reached_min=sample_min(ok["max_conns_reached"]),
+        reached_max=sample_max(ok["max_conns_reached"]),
+        reached_median=stats.sample_median(ok["max_conns_reached"]),
+        alive_at_end_min=sample_min(ok["max_conns_alive_at_end"]),
+        stop_reasons=_tally_text(Counter(str(reason) for reason in ok["max_conns_stop_reason"].dropna())),
         stop_s_median=stats.sample_median(ok["max_conns_stop_s"]),
-        rss_per_conn_bytes_median=float(np.median(per_conn)) if per_conn.size else math.nan,
-        rss_per_conn_bytes_min=float(per_conn.min()) if per_conn.size else math.nan,
-        rss_per_conn_bytes_max=float(per_conn.max()) if per_conn.size else math.nan,
+        rss_per_conn_bytes_median=stats.sample_median(per_conn),
+        rss_per_conn_bytes_min=sample_min(per_conn),
+        rss_per_conn_bytes_max=sample_max(per_conn),
         open_files_soft=_unique_number(measured["open_files_soft"]),
         open_files_hard=_unique_number(measured["open_files_hard"]),
         open_files_needed=_unique_number(measured["open_files_needed"]),
@@ -413,9 +363,7 @@ def representative_trials(
         connections = float(pd.to_numeric(summary["connections"]).max())
     chosen = []
     for _, config in summary[pd.to_numeric(summary["connections"]) == connections].iterrows():
-        group = trials[
-            (trials["config_id"] == config["config_id"]) & ~trials["warmup"].astype(bool) & (trials["status"] == "ok")
-        ]
+        group = measured_ok(trials[trials["config_id"] == config["config_id"]])
         if group.empty:
             continue
         clean = group[~group["flagged"].astype(bool)]

@@ -39,10 +39,15 @@ from archbench.config.plan import saturation_key
 from archbench.data import storage
 from archbench.report.common import (
     StudySource,
-    insert_study_labels,
-    load_busy,
+    measured_ok,
+    per_configuration,
+    sample_max,
+    sample_min,
     sorted_rows,
+    study_trial_ids,
     study_trial_outcome,
+    study_trial_placement,
+    study_trials_frame,
     total_count,
 )
 from archbench.report.studies.latency.knee import (
@@ -152,16 +157,8 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
     own = _own_key(config)
     saturation_of = config.get("saturation_of") or own
     fixed = bool(parameters.get("rate_reference")) or saturation_of != own
-    row: dict[str, Any] = {
-        "campaign": record.get("campaign") or campaign.meta.get("campaign"),
-        "trial_id": record.get("trial_id"),
-        "config_id": record.get("config_id"),
-        "setup": SETUP_FIXED if fixed else SETUP_SWEEP,
-        "server_key": own,
-    }
-    for name in analysis.CONFIG_FIELDS:
-        row[name] = config.get(name)
-    row["pipeline"] = config.get("pipeline") or analysis.DEFAULT_PIPELINE
+    campaign_name = record.get("campaign") or campaign.meta.get("campaign")
+    row = study_trial_ids(record, campaign_name, setup=SETUP_FIXED if fixed else SETUP_SWEEP, server_key=own)
     offered = number(config.get("offered_rate"))
     row.update(
         offered_rate=offered,
@@ -193,7 +190,7 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
     for q in PERCENTILES:
         row[f"latency_p{q.replace('.', '_')}_s"] = number(percentiles.get(q))
     utilisation = analysis.load_cpu_utilisation(load)
-    busy = load_busy(load)
+    busy = number(load.get("cpus_busy"))
     own_busy = number(p.get("cpu_busy_fraction"))
     row.update(
         load_cpu_utilisation=utilisation,
@@ -207,10 +204,7 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
         client_bound=any(
             not math.isnan(value) and value >= criteria.client_bound_busy for value in (busy, utilisation, own_busy)
         ),
-        server_cpus=server.get("cpus"),
-        load_cpus=load.get("cpus"),
-        started_at=record.get("started_at"),
-        finished_at=record.get("finished_at"),
+        **study_trial_placement(record),
     )
     eligible = row["status"] == "ok" and not row["warmup"] and not row["client_bound"]
     row["eligible"] = eligible
@@ -267,26 +261,12 @@ def latency_trials(campaigns: Sequence[storage.Campaign], criteria: Criteria) ->
             if config.get("offered_rate") is None or config.get("proto", "http") != "http":
                 continue  # closed-loop (saturation) and echo trials are not this section's
             rows.append(latency_trial_row(record, campaign, criteria))
-    frame = pd.DataFrame(rows)
+    ids = ["campaign", "trial_id", "config_id", "setup", "server_key"]
+    frame = study_trials_frame(
+        rows, [*ids, *analysis.CONFIG_FIELDS, "offered_rate", "warmup", "status", "flagged", "client_bound"]
+    )
     if frame.empty:
-        return pd.DataFrame(
-            columns=[
-                "campaign",
-                "trial_id",
-                "config_id",
-                "setup",
-                "server_key",
-                *analysis.CONFIG_FIELDS,
-                "offered_rate",
-                "warmup",
-                "status",
-                "flagged",
-                "client_bound",
-                "variant",
-                "family",
-            ]
-        )
-    insert_study_labels(frame)
+        return frame
     several = frame[frame["setup"] == SETUP_SWEEP]["connections"].nunique() > 1
     frame.insert(
         5,
@@ -305,93 +285,78 @@ def latency_trials(campaigns: Sequence[storage.Campaign], criteria: Criteria) ->
 def rate_summary(trials: pd.DataFrame, decisions: Mapping[str, KneeDecision]) -> pd.DataFrame:
     """One row per configuration (server x offered rate) of each set-up; a sweep rate's verdict against its
     design's floor from `decisions` (`knee_decisions`)."""
-    if trials.empty:
-        return pd.DataFrame()
     tests = {(key, test.offered_rate): test for key, decision in decisions.items() for test in decision.rates}
-    rows = []
-    for _, group in trials.groupby(["campaign", "config_id"], sort=False):
-        measured = group[~group["warmup"].astype(bool)]
-        ok = measured[measured["status"] == "ok"]
-        eligible = ok[~ok["client_bound"].astype(bool)]
-        first = group.iloc[0]
-        achieved = stats.summarize(ok["achieved_rate"])
-        row: dict[str, Any] = {
-            name: first.get(name)
-            for name in (
-                "campaign",
-                "config_id",
-                "setup",
-                "server_key",
-                "server",
-                "variant",
-                "family",
-                *analysis.CONFIG_FIELDS,
-                "offered_rate",
-                "rate_fraction",
-                "saturation_rate",
-                "saturation_of",
-                "saturation_source",
-                "tool",
-            )
-        }
-        row.update(
-            n_measured=len(measured),
-            n=achieved.n,
-            **analysis.outcome_counts(measured, ok),
-            n_client_bound=int(ok["client_bound"].astype(bool).sum()),
-            n_disturbed=int(ok["disturbed"].astype(bool).sum()),
-            n_eligible=len(eligible),
-            n_usable=int(ok["usable"].astype(bool).sum()),
-            checks=analysis.FLAG_SEPARATOR.join(sorted({f for cs in ok["checks"] for f in str(cs).split(";") if f})),
-            flags=analysis.FLAG_SEPARATOR.join(sorted({f for fs in ok["flags"] for f in str(fs).split(";") if f})),
-            achieved_mean=achieved.mean,
-            achieved_sd=achieved.sd,
-            achieved_ci95_low=achieved.mean_ci.low,
-            achieved_ci95_high=achieved.mean_ci.high,
-            achieved_fraction_mean=stats.sample_mean(ok["achieved_fraction"]),
-            latency_max_s_max=float(stats.as_sample(ok["latency_max_s"]).max())
-            if stats.as_sample(ok["latency_max_s"]).size
-            else math.nan,
-            timeouts_mean=stats.sample_mean(ok["timeouts"]),
-            socket_errors_mean=stats.sample_mean(ok["socket_errors"]),
-            non_2xx_mean=stats.sample_mean(ok["non_2xx"]),
-            load_cpus_busy_mean=stats.sample_mean(ok["load_cpus_busy"]),
-            load_cpu_utilisation_mean=stats.sample_mean(ok["load_cpu_utilisation"]),
-            eligible_p99_s_mean=stats.sample_mean(eligible["latency_p99_s"]),
-            eligible_p99_s_min=float(stats.as_sample(eligible["latency_p99_s"]).min())
-            if stats.as_sample(eligible["latency_p99_s"]).size
-            else math.nan,
-        )
-        for q in PERCENTILES:
-            column = f"latency_p{q.replace('.', '_')}_s"
-            row[f"{column}_mean"] = stats.sample_mean(ok[column])
-            row[f"{column}_median"] = stats.sample_median(ok[column])
-        knee_p99 = stats.as_sample(measured["knee_p99_s"])
-        row.update(
-            n_knee=int(knee_p99.size),
-            n_fell_behind=int((knee_p99 == math.inf).sum()),
-            knee_p99_s_median=stats.sample_median(knee_p99),
-        )
-        test = tests.get((str(first["server_key"]), float(first["offered_rate"])))
-        row.update(
-            versus_floor=test.verdict if test is not None else None,
-            p_risen=test.p_risen if test is not None else math.nan,
-            p_held=test.p_held if test is not None else math.nan,
-        )
-        rows.append(row)
-    summary = pd.DataFrame(rows)
-    return sorted_rows(summary, ["setup", "connections", "offered_rate"]).reset_index(drop=True)
+    fields = (
+        *("campaign", "config_id", "setup", "server_key", "server", "variant", "family", *analysis.CONFIG_FIELDS),
+        *("offered_rate", "rate_fraction", "saturation_rate", "saturation_of", "saturation_source", "tool"),
+    )
+    return per_configuration(
+        trials,
+        fields,
+        lambda group: _rate_statistics(group, tests),
+        ["setup", "connections", "offered_rate"],
+        by=("campaign", "config_id"),
+    )
 
 
-def _measured_ok(trials: pd.DataFrame) -> pd.DataFrame:
-    return trials[~trials["warmup"].astype(bool) & (trials["status"] == "ok")]
+def _union(column: pd.Series) -> str:
+    """Every flag of a column of `;`-separated flags, once each, by name."""
+    return analysis.FLAG_SEPARATOR.join(sorted({f for text in column for f in str(text).split(";") if f}))
+
+
+def _rate_statistics(group: pd.DataFrame, tests: Mapping[tuple[str, float], RateTest]) -> dict[str, Any]:
+    """One configuration's counts, achieved rate, latencies and its rate's verdict against the floor (`tests`)."""
+    measured = group[~group["warmup"].astype(bool)]
+    ok = measured[measured["status"] == "ok"]
+    eligible = ok[~ok["client_bound"].astype(bool)]
+    first = group.iloc[0]
+    achieved = stats.summarize(ok["achieved_rate"])
+    row: dict[str, Any] = dict(
+        n_measured=len(measured),
+        n=achieved.n,
+        **analysis.outcome_counts(measured, ok),
+        n_client_bound=int(ok["client_bound"].astype(bool).sum()),
+        n_disturbed=int(ok["disturbed"].astype(bool).sum()),
+        n_eligible=len(eligible),
+        n_usable=int(ok["usable"].astype(bool).sum()),
+        checks=_union(ok["checks"]),
+        flags=_union(ok["flags"]),
+        achieved_mean=achieved.mean,
+        achieved_sd=achieved.sd,
+        achieved_ci95_low=achieved.mean_ci.low,
+        achieved_ci95_high=achieved.mean_ci.high,
+        achieved_fraction_mean=stats.sample_mean(ok["achieved_fraction"]),
+        latency_max_s_max=sample_max(ok["latency_max_s"]),
+        timeouts_mean=stats.sample_mean(ok["timeouts"]),
+        socket_errors_mean=stats.sample_mean(ok["socket_errors"]),
+        non_2xx_mean=stats.sample_mean(ok["non_2xx"]),
+        load_cpus_busy_mean=stats.sample_mean(ok["load_cpus_busy"]),
+        load_cpu_utilisation_mean=stats.sample_mean(ok["load_cpu_utilisation"]),
+        eligible_p99_s_mean=stats.sample_mean(eligible["latency_p99_s"]),
+        eligible_p99_s_min=sample_min(eligible["latency_p99_s"]),
+    )
+    for q in PERCENTILES:
+        column = f"latency_p{q.replace('.', '_')}_s"
+        row[f"{column}_mean"] = stats.sample_mean(ok[column])
+        row[f"{column}_median"] = stats.sample_median(ok[column])
+    knee_p99 = stats.as_sample(measured["knee_p99_s"])
+    test = tests.get((str(first["server_key"]), float(first["offered_rate"])))
+    row.update(
+        n_knee=int(knee_p99.size),
+        n_fell_behind=int((knee_p99 == math.inf).sum()),
+        knee_p99_s_median=stats.sample_median(knee_p99),
+        versus_floor=test.verdict if test is not None else None,
+        p_risen=test.p_risen if test is not None else math.nan,
+        p_held=test.p_held if test is not None else math.nan,
+    )
+    return row
 
 
 def knee_decisions(trials: pd.DataFrame, criteria: Criteria) -> dict[str, KneeDecision]:
     """Each fraction-sweep design's floor and knee (archbench.report.studies.latency.knee), by server key."""
     if trials.empty:
         return {}
-    sweep = _measured_ok(trials[trials["setup"] == SETUP_SWEEP])
+    sweep = measured_ok(trials[trials["setup"] == SETUP_SWEEP])
     decisions = {}
     for key, design in sweep.groupby("server_key", sort=False):
         rates = {}
@@ -425,7 +390,7 @@ def knees(summary: pd.DataFrame, trials: pd.DataFrame, decisions: Mapping[str, K
         group = group.sort_values("offered_rate")
         first = group.iloc[0]
         decision = decisions.get(str(key))
-        server_trials = _measured_ok(trials[(trials["server_key"] == key) & (trials["setup"] == SETUP_SWEEP)])
+        server_trials = measured_ok(trials[(trials["server_key"] == key) & (trials["setup"] == SETUP_SWEEP)])
         eligible = server_trials[~server_trials["client_bound"].astype(bool)]
         pool = eligible if not eligible.empty else server_trials
         p99 = pd.to_numeric(pool["latency_p99_s"], errors="coerce")
@@ -460,9 +425,7 @@ def knees(summary: pd.DataFrame, trials: pd.DataFrame, decisions: Mapping[str, K
             floor_state=decision.floor_state if decision else FLOOR_UNMEASURED,
             knee_state=decision.state if decision else NOT_MEASURED,
             **_test_columns("floor", decision.floor if decision else None),
-            floor_p99_max_s=float(stats.as_sample(floor_trials["knee_p99_s"]).max())
-            if stats.as_sample(floor_trials["knee_p99_s"]).size
-            else math.nan,
+            floor_p99_max_s=sample_max(floor_trials["knee_p99_s"]),
             floor_left_out=int((at_floor["client_bound"].astype(bool) | at_floor["disturbed"].astype(bool)).sum()),
             # Client-bound trials too: a client late on its schedule is what made them client-bound.
             floor_send_lag_p99_s=stats.sample_median(at_floor["send_lag_p99_s"]),
