@@ -11,11 +11,7 @@ import pandas as pd
 
 from archbench.analyze import crossos, outliers
 from archbench.analyze.analysis import key_text
-from archbench.report.latex import (
-    is_missing,
-)
-
-# =========================================================================== cross-OS, cross-host, reference
+from archbench.report.latex import is_missing
 
 
 @dataclass

@@ -33,10 +33,11 @@ SOURCE_LOOPBACK = "loopback"
 FRAME_OVERHEAD_BYTES = 66
 KEYS = ("threads", "connections")
 SIDES = ("loopback", "network")
+SIDE_COLUMNS = ("n", "mean", "sd", "n_flagged", "n_failed")  # summary.csv's, per side
 COMPARISON_COLUMNS = [
     "threads",
     "connections",
-    *(f"{side}_{name}" for side in SIDES for name in ("n", "mean", "sd", "n_flagged", "n_failed")),
+    *(f"{side}_{name}" for side in SIDES for name in SIDE_COLUMNS),
     "ratio",
     "ratio_ci_low",
     "ratio_ci_high",
@@ -62,19 +63,20 @@ class LinkBound:
     rate_bits_per_s: float
     bytes_per_response: float  # wrk's bytes read / requests (HTTP status line, headers and body); NaN: unknown
 
+    def _responses_per_s(self, overhead_bytes: float) -> float:
+        if math.isnan(self.rate_bits_per_s) or not self.bytes_per_response > 0:
+            return math.nan
+        return self.rate_bits_per_s / (8.0 * (self.bytes_per_response + overhead_bytes))
+
     @property
     def payload_bound(self) -> float:
         """Responses per second the link carries if only the HTTP bytes counted."""
-        if math.isnan(self.rate_bits_per_s) or not self.bytes_per_response > 0:
-            return math.nan
-        return self.rate_bits_per_s / (8.0 * self.bytes_per_response)
+        return self._responses_per_s(0.0)
 
     @property
     def framed_bound(self) -> float:
         """Responses per second with the Ethernet, IP and TCP headers of one segment per response."""
-        if math.isnan(self.rate_bits_per_s) or not self.bytes_per_response > 0:
-            return math.nan
-        return self.rate_bits_per_s / (8.0 * (self.bytes_per_response + FRAME_OVERHEAD_BYTES))
+        return self._responses_per_s(FRAME_OVERHEAD_BYTES)
 
 
 @dataclass(frozen=True)
@@ -124,9 +126,7 @@ def source000_pools(table: pd.DataFrame | None = None) -> pd.DataFrame:
 
 
 def _side(row: pd.Series | None, side: str) -> dict[str, Any]:
-    if row is None:
-        return {f"{side}_{name}": math.nan for name in ("n", "mean", "sd", "n_flagged", "n_failed")}
-    return {f"{side}_{name}": row.get(name, math.nan) for name in ("n", "mean", "sd", "n_flagged", "n_failed")}
+    return {f"{side}_{name}": math.nan if row is None else row.get(name, math.nan) for name in SIDE_COLUMNS}
 
 
 def _count(value: Any) -> int:
@@ -155,8 +155,8 @@ def compare_pools(network: pd.DataFrame, loopback: pd.DataFrame, source: pd.Data
             )
             by_side[side] = None if match.empty else match.iloc[0]
         row: dict[str, Any] = {"threads": threads, "connections": connections}
-        row.update(_side(by_side["loopback"], "loopback"))
-        row.update(_side(by_side["network"], "network"))
+        for side in SIDES:
+            row.update(_side(by_side[side], side))
         net = (row["network_mean"], row["network_sd"], _count(row["network_n"]))
         loop = (row["loopback_mean"], row["loopback_sd"], _count(row["loopback_n"]))
         estimate, interval = stats.ratio_ci_from_stats(*net, *loop)

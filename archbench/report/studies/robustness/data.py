@@ -67,11 +67,15 @@ OBSERVED_LIMIT = 500  # characters of an observed text quoted in the notes (a sa
 # --------------------------------------------------------------------------- text helpers
 
 
+def _collapsed(text: Any) -> str:
+    """Whitespace runs (newlines included) to one space."""
+    return re.sub(r"\s+", " ", "" if text is None else str(text)).strip()
+
+
 def plain(text: Any) -> str:
     """Data text made safe for LaTeX: whitespace runs (newlines included) to one space, anything outside printable
     ASCII as <U+XXXX> (inputenc cannot typeset every character a failure message may hold), then escaped."""
-    collapsed = re.sub(r"\s+", " ", "" if text is None else str(text)).strip()
-    ascii_only = "".join(c if 32 <= ord(c) < 127 else f"<U+{ord(c):04X}>" for c in collapsed)
+    ascii_only = "".join(c if 32 <= ord(c) < 127 else f"<U+{ord(c):04X}>" for c in _collapsed(text))
     return escape(ascii_only)
 
 
@@ -93,10 +97,8 @@ class Quoted:
 
 
 def truncated(text: Any, limit: int = OBSERVED_LIMIT) -> Quoted:
-    collapsed = re.sub(r"\s+", " ", "" if text is None else str(text)).strip()
-    if len(collapsed) <= limit:
-        return Quoted(breakable(collapsed), False)
-    return Quoted(breakable(collapsed[:limit]), True)
+    collapsed = _collapsed(text)
+    return Quoted(breakable(collapsed[:limit]), len(collapsed) > limit)
 
 
 def tt(text: Any) -> str:

@@ -32,6 +32,7 @@ import pandas as pd
 from archbench.analyze.open_loop_checks import RATE_TOLERANCE
 from archbench.analyze.paired import by_round
 from archbench.data import storage
+from archbench.report.common import measured_ok
 from archbench.report.studies.latency.data import Criteria, latency_trials
 from archbench.stats.paired import paired_log_ratio
 
@@ -41,7 +42,7 @@ FIFO, LIFO = "queue", "stack"
 PERCENTILES = ("50", "99", "99_9")
 TESTED_PERCENTILE = "99_9"
 MIN_ROUNDS = 3
-SUSTAIN_TOLERANCE = RATE_TOLERANCE
+SUSTAIN_TOLERANCE = RATE_TOLERANCE  # latency_trials' `sustained`
 FAMILY_ERROR = 0.05  # the test's error over all its looks
 LENGTHENS, SHORTENS, INCONCLUSIVE, NOT_TESTABLE = "lengthens", "shortens", "inconclusive", "not testable here"
 DECISIVE = (LENGTHENS, SHORTENS)
@@ -123,28 +124,20 @@ def read_looks(campaigns: list[storage.Campaign]) -> ServingOrderResults:
 
 
 def serving_order_trials(campaign: storage.Campaign) -> pd.DataFrame:
-    """The open-loop trials of the thread pool's two hand-offs, each with `usable` and why not."""
+    """The open-loop trials of the thread pool's two hand-offs, each with `usable` and why not (latency_trials:
+    measured, ok, not flagged, not client-bound and `sustained`, within SUSTAIN_TOLERANCE of the offered rate)."""
     frame = latency_trials([campaign], Criteria())
     if frame.empty:
         return frame
     frame = frame[frame["architecture"] == "thread_pool"].copy()
     frame["handoff"] = frame["handoff"].fillna(FIFO)
-    sustained = (frame["achieved_fraction"] - 1).abs() <= SUSTAIN_TOLERANCE + 1e-12
-    frame["sustained"] = sustained
-    frame["usable"] = (
-        (frame["status"] == "ok")
-        & ~frame["warmup"].astype(bool)
-        & ~frame["flagged"].astype(bool)
-        & ~frame["client_bound"].astype(bool)
-        & sustained
-    )
     return frame.reset_index(drop=True)
 
 
 def compare(trials: pd.DataFrame, level: float = 1.0 - FAMILY_ERROR) -> pd.DataFrame:
     """One row per offered rate: each hand-off's median percentiles and usable trials, and LIFO / FIFO per
     percentile paired within rounds (ratio, interval at `level`, rounds)."""
-    measured = trials[(trials["status"] == "ok") & ~trials["warmup"].astype(bool)] if not trials.empty else trials
+    measured = measured_ok(trials) if not trials.empty else trials
     rows = []
     for rate, at_rate in measured.groupby("offered_rate", sort=True):
         usable = at_rate[at_rate["usable"]]

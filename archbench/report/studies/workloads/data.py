@@ -21,7 +21,7 @@ cannot rank the servers on this machine, and says so.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,7 @@ from archbench.analyze.values import key_text, number
 from archbench.config.workloads import POINT_DEFAULTS, point_key, point_label
 from archbench.data import storage
 from archbench.measure.selection import REFERENCE_FLOOR, PointSelection, SelectionSettings
+from archbench.report.common import measured_ok
 from archbench.stats.paired import paired_log_ratio
 from archbench.stats.selection import Look
 
@@ -69,14 +70,10 @@ def workload_columns(frame: pd.DataFrame) -> pd.DataFrame:
     if "workload" not in frame:
         frame["workload"] = ""
     frame["workload"] = frame["workload"].fillna("").astype(str)
-    frame["point"] = [point_name(row) for _, row in frame.iterrows()]
+    # A point's short name: its family and the settings that differ from the default, e.g. "block 1000 us",
+    # "idle 8000", "close", "bytes:16384", "baseline".
+    frame["point"] = [point_label(row) for _, row in frame.iterrows()]
     return frame
-
-
-def point_name(row: Mapping[str, Any]) -> str:
-    """A workload point's short name: its family and the settings that differ from the default, e.g.
-    "block 1000 us", "idle 8000", "close", "bytes:16384", "baseline" (archbench.config.workloads.point_label)."""
-    return point_label(row)
 
 
 def summarise(trials: pd.DataFrame, plan: Sequence[str]) -> pd.DataFrame:
@@ -105,7 +102,7 @@ def decision_map(trials: pd.DataFrame, summary: pd.DataFrame, selections: Sequen
     design, p99 and the bottleneck (module docstring)."""
     if summary.empty:
         return pd.DataFrame()
-    ok = trials[(trials["status"] == "ok") & ~trials["warmup"].astype(bool)]
+    ok = measured_ok(trials)
     if "disturbed" in ok:
         ok = ok[~ok["disturbed"].fillna(False).astype(bool)]
     by_key = {selection.point.key: selection for selection in selections}
