@@ -109,13 +109,9 @@ def measured_cross_host(
             except (OSError, ValueError, KeyError) as error:  # a broken extra campaign must not break the report
                 state.measured_unreadable.append(f"{name} ({type(error).__name__})")
     state.measured_campaigns = names
-    combined = _http_only(pd.concat(frames, ignore_index=True)) if frames else trials
+    combined = _http_only(pd.concat(frames, ignore_index=True))
     rows = outliers.measured_ok(combined) if not combined.empty else combined
-    group = ""
-    for column in ("os", "hostname"):
-        if column in rows and rows[column].dropna().nunique() >= 2:
-            group = column
-            break
+    group = next((c for c in ("os", "hostname") if c in rows and rows[c].dropna().nunique() >= 2), "")
     state.measured_group = group
     for column in ("os", "hostname"):
         if column in rows:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as scipy_stats
 
+from archbench import stats
 from archbench.analyze import open_loop_checks
 from archbench.report.study import ReportOptions
 
@@ -154,18 +155,18 @@ def rank_test(values: Sequence[float], reference: Sequence[float]) -> tuple[floa
     return p[0], p[1]
 
 
-def _median(values: Sequence[float]) -> float:
-    return float(np.median(np.asarray(values, float))) if len(values) else math.nan
-
-
 def decide_knee(rates: Mapping[float, tuple[float, Sequence[float]]], criteria: Criteria) -> KneeDecision:
     """A design's knee from {offered rate: (fraction of saturation, its countable trials' p99s for the knee)}."""
     order = sorted(rates)
     if not order:
         return KneeDecision(FLOOR_UNMEASURED, NOT_MEASURED, ())
-    floor_rate = order[0]
-    floor_fraction, floor_values = rates[floor_rate]
-    floor = RateTest(floor_rate, floor_fraction, len(floor_values), _median(floor_values), RATE_FLOOR)
+
+    def rate_test(rate: float, verdict: str, p_risen: float = math.nan, p_held: float = math.nan) -> RateTest:
+        fraction, values = rates[rate]
+        return RateTest(rate, fraction, len(values), stats.sample_median(values), verdict, p_risen, p_held)
+
+    floor_values = rates[order[0]][1]
+    floor = rate_test(order[0], RATE_FLOOR)
     if len(floor_values) < criteria.min_floor_trials:
         state = FLOOR_UNMEASURED
     elif floor.p99_median_s <= criteria.floor_limit_s:
@@ -173,21 +174,17 @@ def decide_knee(rates: Mapping[float, tuple[float, Sequence[float]]], criteria: 
     else:
         state = FLOOR_DOMINATES
     if state != FLOOR_WELL_UNDER_STATE:
-        untested = [
-            RateTest(rate, rates[rate][0], len(rates[rate][1]), _median(rates[rate][1]), RATE_UNTESTED)
-            for rate in order[1:]
-        ]
-        return KneeDecision(state, NOT_MEASURED, (floor, *untested))
+        return KneeDecision(state, NOT_MEASURED, (floor, *(rate_test(rate, RATE_UNTESTED) for rate in order[1:])))
     level = [criteria.rise_multiple * v for v in floor_values]
     tested = []
     for rate in order[1:]:
-        fraction, values = rates[rate]
+        values = rates[rate][1]
         if not values:
-            tested.append(RateTest(rate, fraction, 0, math.nan, RATE_NO_TRIAL))
+            tested.append(rate_test(rate, RATE_NO_TRIAL))
             continue
         p_risen, p_held = rank_test(values, level)
         verdict = RATE_RISEN if p_risen <= criteria.alpha else RATE_HELD if p_held <= criteria.alpha else RATE_UNDECIDED
-        tested.append(RateTest(rate, fraction, len(values), _median(values), verdict, p_risen, p_held))
+        tested.append(rate_test(rate, verdict, p_risen, p_held))
     every = (floor, *tested)
     risen_from_top = 0
     for test in reversed(tested):
