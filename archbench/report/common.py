@@ -47,9 +47,7 @@ class StudySource:
 
     @property
     def name(self) -> str:
-        return (
-            self.campaign.meta.get("campaign") or self.campaign.path.name if self.campaign else (self.requested or "")
-        )
+        return self.campaign.name if self.campaign else (self.requested or "")
 
 
 def load_campaign_or_reason(requested: str | None, raw_root: Path, what: str) -> StudySource:
@@ -83,8 +81,8 @@ def provenance_facts(campaign: storage.Campaign) -> dict[str, str]:
     finished = sorted(str(r["finished_at"]) for r in campaign.trials if r.get("finished_at"))
     created = str(campaign.meta.get("created_at") or "")
     return {
-        "campaign": escape(campaign.meta.get("campaign") or campaign.path.name),
-        "campaign_tt": tt(campaign.meta.get("campaign") or campaign.path.name),
+        "campaign": escape(campaign.name),
+        "campaign_tt": tt(campaign.name),
         "host": escape(provenance.get("hostname") or "an unrecorded host"),
         "host_tt": tt(provenance.get("hostname") or "unrecorded"),
         "cpu": escape(str(provenance.get("cpu_model") or "unknown CPU").strip().splitlines()[0]),
