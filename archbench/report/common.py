@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from archbench.report.latex import (
     campaign_provenance,
     count_or_zero,
     escape,
+    escape_command,
     format_compact,
     format_count,
     is_missing,
@@ -283,3 +284,15 @@ def starved_cell(row: pd.Series) -> str:
     if is_missing(value) and count_or_zero(row.get("n")) > 0:
         return NOT_MEASURED
     return format_compact(value)
+
+
+def quoted_load_command(
+    records: Iterable[Mapping[str, Any]], wanted: Callable[[Mapping[str, Any]], bool]
+) -> str | None:
+    """The load command (load_command) of the first completed measured trial `wanted` accepts, escaped for a
+    sentence; None without such a trial."""
+    for record in records:
+        if wanted(record) and record.get("status") == "ok" and not record.get("warmup"):
+            command = load_command(record)
+            return escape_command(command) if command else None
+    return None

@@ -36,6 +36,7 @@ from archbench.report.formats import (
     fmt_number,
     fmt_pct,
     notes_after,
+    several_depths,
     two_lines,
 )
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal
@@ -237,7 +238,7 @@ def paired_outputs(
     if frame is None:
         frame = paired_ratios(processed.trials, seed=seed, resamples=resamples)
     analysis.write_csvs(Path(processed.summary_csv).parent, {PAIRED_CSV: frame})
-    several = len(analysis.pipeline_depths(processed.summary)) > 1
+    several = several_depths(processed.summary)
     facts = {**paired_facts(frame, several), **adaptive_facts(processed)}
     macros.add(
         r"\abPowerPercent", str(round(100 * DEFAULT_POWER)), "the power of every difference 'detectable with' it"
