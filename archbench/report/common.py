@@ -29,6 +29,8 @@ from archbench.report.latex import (
     format_count,
     is_missing,
 )
+from archbench.report.plots import save_or_none
+from archbench.report.plotting import include_path
 from archbench.report.prose import Prose
 
 COMMON_TEMPLATE = "common/studies"
@@ -296,3 +298,11 @@ def quoted_load_command(
             command = load_command(record)
             return escape_command(command) if command else None
     return None
+
+
+def saved_include(figure: Any, path: Path, paper_dir: Path) -> str | None:
+    """Save a figure (None: none drawn) as a PDF at `path` and return its path as \\includegraphics takes it
+    (relative to paper_dir); without a figure an earlier run's PDF there is removed and the answer is None."""
+    if figure is None:
+        Path(path).unlink(missing_ok=True)
+    return include_path(save_or_none(figure, path), paper_dir)
