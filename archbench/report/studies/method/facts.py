@@ -20,7 +20,7 @@ from archbench.analyze.analysis import (
     main_pool_series,
     parse_cpu_list,
 )
-from archbench.report.common import MAX_LISTED, client_bound_rule, describe_configuration, load_command
+from archbench.report.common import MAX_LISTED, client_bound_rule, describe_configuration, distinct_values, load_command
 from archbench.report.formats import several_depths
 from archbench.report.latex import (
     MacroSet,
@@ -150,16 +150,11 @@ def environment_findings(
         "the server's CPUs and physical cores",
     )
 
-    def unique_numbers(frame: pd.DataFrame, column: str) -> list[float]:
-        if frame.empty or column not in frame:
-            return []
-        return sorted({float(v) for v in frame[column] if not is_missing(v)})
-
-    macros.add(r"\abDurations", format_list(unique_numbers(trials, "duration_s")), "configured wrk durations, s")
-    macros.add(r"\abLoadThreads", format_list(unique_numbers(trials, "load_threads")), "wrk -t values")
-    macros.add(r"\abConnectionCounts", format_list(unique_numbers(trials, "connections")), "wrk -c values")
+    macros.add(r"\abDurations", format_list(distinct_values(trials, "duration_s")), "configured wrk durations, s")
+    macros.add(r"\abLoadThreads", format_list(distinct_values(trials, "load_threads")), "wrk -t values")
+    macros.add(r"\abConnectionCounts", format_list(distinct_values(trials, "connections")), "wrk -c values")
     pool = summary[summary["architecture"] == "thread_pool"] if not summary.empty else summary
-    macros.add(r"\abPoolSizes", format_list(unique_numbers(pool, "threads")), "worker threads N of the thread pool")
+    macros.add(r"\abPoolSizes", format_list(distinct_values(pool, "threads")), "worker threads N of the thread pool")
     labels = Labeller(summary) if not summary.empty else None
     families = [] if summary.empty else list(dict.fromkeys(labels.family(r) for _, r in summary.iterrows()))
     macros.add(r"\abArchitectures", format_list(families), "architecture variants measured")
