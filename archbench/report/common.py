@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,10 +24,13 @@ from archbench.report.latex import (
     campaign_provenance,
     count_or_zero,
     escape,
+    escape_command,
     format_compact,
     format_count,
     is_missing,
 )
+from archbench.report.plots import save_or_none
+from archbench.report.plotting import include_path
 from archbench.report.prose import Prose
 
 COMMON_TEMPLATE = "common/studies"
@@ -337,3 +340,23 @@ def starved_cell(row: pd.Series) -> str:
     if is_missing(value) and count_or_zero(row.get("n")) > 0:
         return NOT_MEASURED
     return format_compact(value)
+
+
+def quoted_load_command(
+    records: Iterable[Mapping[str, Any]], wanted: Callable[[Mapping[str, Any]], bool]
+) -> str | None:
+    """The load command (load_command) of the first completed measured trial `wanted` accepts, escaped for a
+    sentence; None without such a trial."""
+    for record in records:
+        if wanted(record) and record.get("status") == "ok" and not record.get("warmup"):
+            command = load_command(record)
+            return escape_command(command) if command else None
+    return None
+
+
+def saved_include(figure: Any, path: Path, paper_dir: Path) -> str | None:
+    """Save a figure (None: none drawn) as a PDF at `path` and return its path as \\includegraphics takes it
+    (relative to paper_dir); without a figure an earlier run's PDF there is removed and the answer is None."""
+    if figure is None:
+        Path(path).unlink(missing_ok=True)
+    return include_path(save_or_none(figure, path), paper_dir)

@@ -8,11 +8,6 @@ front, first in the registry there, so it comes right after the title.
 
 from __future__ import annotations
 
-from archbench.report.study import Study, StudyContext, StudyOutput
+from archbench.report.study import Study, StudyOutput
 
-
-def write(context: StudyContext) -> StudyOutput:
-    return StudyOutput()
-
-
-STUDY = Study(name="abstract", title="abstract", part="front", write=write)
+STUDY = Study(name="abstract", title="abstract", part="front", write=lambda _context: StudyOutput())

@@ -16,7 +16,6 @@ import pandas as pd
 from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD, REFERENCE_ARCHITECTURE, Comparison, Labeller
 from archbench.report.common import client_bound_rule
 from archbench.report.latex import (
-    MISSING,
     escape,
     format_count,
     format_interval,
@@ -25,7 +24,7 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.statlib.client_bound import client_set_rate, trial_count
-from archbench.report.studies.architectures.floor import floor_facts
+from archbench.report.studies.architectures.floor import floor_facts, interval_text
 
 # What set the rate at a depth: nothing measured, one server only, the load generator, or the server.
 NONE, SINGLE, CLIENT, SERVER = "none", "single", "client", "server"
@@ -90,11 +89,10 @@ def depth_facts(one: Comparison, labels: Labeller) -> dict[str, Any]:
     if client_set_rate(top):
         client_set = sum(client_set_rate(row) for _, row in measured.iterrows())
         return {**facts, "kind": CLIENT, "client_set": client_set, "correct": len(measured)}
-    interval = format_interval(top["ci95_low"], top["ci95_high"], top.get("n"))
     return {
         **facts,
         "kind": SERVER,
-        "interval": None if interval == MISSING else interval,
+        "interval": interval_text(top),
         "clause": _client_bound_clause(top),
         **_runner_up(measured, top, labels),
     }

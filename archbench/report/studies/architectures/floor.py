@@ -31,7 +31,8 @@ def thread_text(row: Mapping[str, Any]) -> str | None:
     return f"{threads:.0f} {units[0] if threads == 1 else units[1]}"
 
 
-def _interval(row: pd.Series) -> str | None:
+def interval_text(row: pd.Series) -> str | None:
+    """The row's 95 % interval as the sentences print it; None where it is undefined."""
     text = format_interval(row["ci95_low"], row["ci95_high"], row.get("n"))
     return None if text == MISSING else text
 
@@ -46,7 +47,7 @@ def floor_facts(one: Comparison, labels: Labeller) -> dict[str, Any] | None:
     facts: dict[str, Any] = {
         "threads": thread_text(floor),
         "mean": format_count(floor["mean"]),
-        "interval": _interval(floor),
+        "interval": interval_text(floor),
         "trials": trial_count(floor.get("n")),
         "bound": trial_count(floor.get("n_client_bound")),
         "cpu": None,

@@ -15,7 +15,7 @@ from archbench.analyze.analysis import number
 from archbench.report.common import (
     campaign_facts,
     distinct_values,
-    load_command,
+    quoted_load_command,
     tt,
 )
 from archbench.report.latex import (
@@ -23,7 +23,6 @@ from archbench.report.latex import (
     MacroSet,
     campaign_provenance,
     escape,
-    escape_command,
     format_count,
     format_list,
     format_ms,
@@ -312,15 +311,10 @@ def open_files_facts(study: EchoResults) -> dict[str, Any]:
     }
 
 
-def _load_command(study: EchoResults) -> str | None:
-    """One completed throughput trial's echo_client command, escaped (None: no such trial)."""
-    for record in study.source.campaign.trials if study.source.campaign else ():
-        config = record.get("config") or {}
-        throughput = config.get("mode", MODE_THROUGHPUT) == MODE_THROUGHPUT
-        if config.get("proto") == "echo" and throughput and record.get("status") == "ok" and not record.get("warmup"):
-            command = load_command(record)
-            return escape_command(command) if command else None
-    return None
+def _is_throughput(record: Mapping[str, Any]) -> bool:
+    """An echo_client trial of the throughput mode (not --max-conns)."""
+    config = record.get("config") or {}
+    return config.get("proto") == "echo" and config.get("mode", MODE_THROUGHPUT) == MODE_THROUGHPUT
 
 
 def echo_sentences(study: EchoResults, figures_present: Mapping[str, bool], picks: pd.DataFrame) -> dict[str, Any]:
@@ -334,7 +328,7 @@ def echo_sentences(study: EchoResults, figures_present: Mapping[str, bool], pick
     shown = bool(figures_present.get("time_series")) and not picks.empty
     return {
         "campaign": campaign,
-        "command": {"line": _load_command(study)},
+        "command": {"line": quoted_load_command(study.source.campaign.trials, _is_throughput)},
         "trials": trials_facts(study),
         "verify": verify_facts(study),
         "connect": connect_facts(study),

@@ -15,7 +15,7 @@ from archbench.report.common import (
     and_list,
     campaign_facts,
     distinct_values,
-    load_command,
+    quoted_load_command,
     tt,
 )
 from archbench.report.latex import (
@@ -23,7 +23,6 @@ from archbench.report.latex import (
     MacroSet,
     campaign_provenance,
     escape,
-    escape_command,
     format_count,
     format_list,
     format_ms,
@@ -84,8 +83,7 @@ def tool_facts(study: LatencyResults) -> dict[str, Any]:
 
 
 def client_bound_facts(study: LatencyResults) -> dict[str, Any]:
-    trials = study.trials
-    measured = trials[~trials["warmup"].astype(bool) & (trials["status"] == "ok")] if not trials.empty else trials
+    measured = _measured(study)
     if measured.empty:
         return {"state": "none"}
     bound = measured[measured["client_bound"].astype(bool)]
@@ -378,17 +376,6 @@ def saturation_facts(study: LatencyResults) -> dict[str, Any]:
     return {"sources": [escape(s) for s in sources]}
 
 
-def _command(study: LatencyResults) -> str | None:
-    """One completed open-loop trial's load command, escaped (None: no such trial)."""
-    for campaign in study.campaigns:
-        for record in campaign.trials:
-            config = record.get("config") or {}
-            if config.get("offered_rate") is not None and record.get("status") == "ok" and not record.get("warmup"):
-                command = load_command(record)
-                return escape_command(command) if command else None
-    return None
-
-
 def latency_sentences(study: LatencyResults, present: Mapping[str, bool]) -> dict[str, Any]:
     """The facts of paper/templates/latency/section.tex.j2's sentences: without a campaign, only why there is none
     (every other sentence None, rendered empty)."""
@@ -401,7 +388,12 @@ def latency_sentences(study: LatencyResults, present: Mapping[str, bool]) -> dic
     return {
         "campaign": campaign,
         "tool": tool_facts(study),
-        "command": {"line": _command(study)},
+        "command": {
+            "line": quoted_load_command(
+                (record for campaign in study.campaigns for record in campaign.trials),
+                lambda record: (record.get("config") or {}).get("offered_rate") is not None,
+            )
+        },
         "saturation": saturation_facts(study),
         "client_bound": client_bound_facts(study),
         "checks": checks_facts(study),

@@ -6,7 +6,6 @@ renders, and the pinning and client-bound findings, which the threats to validit
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,7 +20,7 @@ from archbench.analyze.analysis import (
     main_pool_series,
     parse_cpu_list,
 )
-from archbench.report.common import MAX_LISTED, client_bound_rule, describe_configuration
+from archbench.report.common import MAX_LISTED, client_bound_rule, describe_configuration, distinct_values, load_command
 from archbench.report.formats import several_depths
 from archbench.report.latex import (
     MacroSet,
@@ -47,13 +46,6 @@ def _first_line(value: Any) -> str:
 
 def _or_missing(text: str) -> str:
     return text if text else "unknown"
-
-
-def _load_command(record: dict[str, Any]) -> str:
-    """The exact load command of one trial, with the ephemeral port replaced by PORT."""
-    argv = [str(a) for a in (record.get("load") or {}).get("argv") or []]
-    argv = [re.sub(r"(://[^/:]+):\d+", r"\1:PORT", a) for a in argv]
-    return " ".join(argv)
 
 
 def _server_command(record: dict[str, Any]) -> str:
@@ -158,16 +150,11 @@ def environment_findings(
         "the server's CPUs and physical cores",
     )
 
-    def unique_numbers(frame: pd.DataFrame, column: str) -> list[float]:
-        if frame.empty or column not in frame:
-            return []
-        return sorted({float(v) for v in frame[column] if not is_missing(v)})
-
-    macros.add(r"\abDurations", format_list(unique_numbers(trials, "duration_s")), "configured wrk durations, s")
-    macros.add(r"\abLoadThreads", format_list(unique_numbers(trials, "load_threads")), "wrk -t values")
-    macros.add(r"\abConnectionCounts", format_list(unique_numbers(trials, "connections")), "wrk -c values")
+    macros.add(r"\abDurations", format_list(distinct_values(trials, "duration_s")), "configured wrk durations, s")
+    macros.add(r"\abLoadThreads", format_list(distinct_values(trials, "load_threads")), "wrk -t values")
+    macros.add(r"\abConnectionCounts", format_list(distinct_values(trials, "connections")), "wrk -c values")
     pool = summary[summary["architecture"] == "thread_pool"] if not summary.empty else summary
-    macros.add(r"\abPoolSizes", format_list(unique_numbers(pool, "threads")), "worker threads N of the thread pool")
+    macros.add(r"\abPoolSizes", format_list(distinct_values(pool, "threads")), "worker threads N of the thread pool")
     labels = Labeller(summary) if not summary.empty else None
     families = [] if summary.empty else list(dict.fromkeys(labels.family(r) for _, r in summary.iterrows()))
     macros.add(r"\abArchitectures", format_list(families), "architecture variants measured")
@@ -221,9 +208,8 @@ def environment_findings(
 
     changes, possible = _interleaving(trials) if not trials.empty else (0, 0)
     record = _representative_record(trial_records, summary)
-    load_command = _load_command(record) if record else ""
     server_command = _server_command(record) if record else ""
-    macros.add(r"\abLoadCommand", escape_command(load_command or "unknown"), "exact load command of one trial")
+    macros.add(r"\abLoadCommand", escape_command(load_command(record) or "unknown"), "exact load command of one trial")
     macros.add(r"\abServerCommand", escape_command(server_command or "unknown"), "exact server command of one trial")
     pipelined = _first_record(trial_records, lambda r: _pipeline_of(r) > 1)
     nginx = _first_record(trial_records, lambda r: (r.get("config") or {}).get("architecture") == "nginx")
@@ -252,7 +238,7 @@ def environment_findings(
         "pinning": pinning_finding(trials),
         "order": {"changes": format_count(changes), "possible": format_count(possible)},
         "pipeline_command": {
-            "command": escape_command(_load_command(pipelined)) if pipelined else None,
+            "command": escape_command(load_command(pipelined)) if pipelined else None,
             "depth": _pipeline_of(pipelined),
         },
         "nginx_command": {"command": escape_command(_server_command(nginx)) if nginx else None},

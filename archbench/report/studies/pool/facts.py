@@ -25,7 +25,8 @@ from archbench.analyze.analysis import (
     main_pool_series,
     series_of,
 )
-from archbench.report.common import client_bound_rule, describe_configuration
+from archbench.report.common import client_bound_rule, depth_of, describe_configuration
+from archbench.report.formats import several_depths
 from archbench.report.latex import (
     MISSING,
     MacroSet,
@@ -40,7 +41,6 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 from archbench.report.statlib.client_bound import client_set_rate, trial_count
-from archbench.report.studies.architectures.facts import depth_of
 
 # The numbers of the main pool-size series, each also a macro of its own (\abPool...).
 POOL_NUMBERS = {
@@ -54,14 +54,6 @@ POOL_NUMBERS = {
     "connections": r"\abPoolConnections",
     "label": r"\abPoolLabel",
 }
-
-
-def _labels(summary: pd.DataFrame) -> Labeller:
-    return Labeller(summary)
-
-
-def _several_depths(summary: pd.DataFrame) -> bool:
-    return len(analysis.pipeline_depths(summary)) > 1
 
 
 def _pool_numbers(one: Series) -> dict[str, Any] | None:
@@ -175,8 +167,8 @@ def starvation_finding(summary: pd.DataFrame) -> dict[str, Any] | None:
     if summary.empty:
         return None
     starving = summary[(summary["starved_connections_mean"].fillna(0) > 0) | (summary["timeouts_mean"].fillna(0) > 0)]
-    labels = _labels(summary)
-    several_depths = _several_depths(summary)
+    labels = Labeller(summary)
+    several = several_depths(summary)
     groups: dict[str, list[dict[str, Any]]] = {}
     for _, row in starving.iterrows():
         starved = row["starved_connections_mean"]
@@ -184,7 +176,7 @@ def starvation_finding(summary: pd.DataFrame) -> dict[str, Any] | None:
         groups.setdefault(labels.family(row), []).append(
             {
                 "threads": str(int(row["threads"])) if with_threads else None,
-                "depth": depth_of(row) if several_depths else None,
+                "depth": depth_of(row) if several else None,
                 "connections": format_count(row["connections"]),
                 "starved": None if is_missing(starved) else format_compact(starved),
                 "timeouts": format_compact(row["timeouts_mean"]),
@@ -204,13 +196,13 @@ def cpu_cost_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
         return {"cheapest": None}
     cheapest = rows.loc[rows["server_cpu_us_per_request"].idxmin()]
     dearest = rows.loc[rows["server_cpu_us_per_request"].idxmax()]
-    labels = _labels(summary)
-    several_depths = _several_depths(summary)
+    labels = Labeller(summary)
+    several = several_depths(summary)
     return {
         "cheapest": format_decimal(cheapest["server_cpu_us_per_request"], 1),
-        "cheapest_configuration": describe_configuration(cheapest, labels, several_depths, prose),
+        "cheapest_configuration": describe_configuration(cheapest, labels, several, prose),
         "dearest": format_decimal(dearest["server_cpu_us_per_request"], 1),
-        "dearest_configuration": describe_configuration(dearest, labels, several_depths, prose),
+        "dearest_configuration": describe_configuration(dearest, labels, several, prose),
     }
 
 

@@ -101,7 +101,7 @@ def server_cpu_number(trials: pd.DataFrame) -> int | None:
     return len(parse_cpu_list(next(iter(lists)), "server_cpus"))
 
 
-def server_cpu_count(summary: pd.DataFrame, trials: pd.DataFrame) -> str:
+def server_cpu_count(trials: pd.DataFrame) -> str:
     number = server_cpu_number(trials)
     return latex.MISSING if number is None else str(number)
 
@@ -377,8 +377,8 @@ def collect(
     """Every source's facts, and the frames and tables the section draws. Sources 000, 002 and 003 come from the
     sources campaign where it measured them (their own protocols), else from the main campaign."""
     sources = sources if sources is not None else no_sources_campaign()
-    cpus = server_cpu_count(summary, trials)
-    sources_cpus = server_cpu_count(sources.summary, sources.trials) if sources.available else cpus
+    cpus = server_cpu_count(trials)
+    sources_cpus = server_cpu_count(sources.trials) if sources.available else cpus
     # Source 000's sweep: the sources campaign only when it ran on the main campaign's host, so that `make all` on
     # another machine sets that machine's own sweep (main campaign or network study) beside the source.
     same_host = bool(hosts(sources.trials)) and hosts(sources.trials) <= hosts(trials)
@@ -392,18 +392,21 @@ def collect(
     )
     facts000.facts["campaign_tt"] = campaign_name(sources.summary if from_sources else summary)
     facts001, table001 = source_001(read_processed(processed_dir, LATENCY_SUMMARY_CSV), external)
-    facts002, curves002 = source_002(sources.summary, sources_cpus)
-    facts002.facts["campaign_tt"] = campaign_name(sources.summary)
-    facts002 = testable_on_cpus(facts002, server_cpu_number(sources.trials), "prefork_top")
-    if not facts002.facts["measured"]:
-        facts002, curves002 = source_002(summary, cpus)
-        facts002.facts["campaign_tt"] = campaign_name(summary)
-        facts002 = testable_on_cpus(facts002, server_cpu_number(trials), "prefork_top")
-    facts003 = source_003(sources.summary, external)
-    facts003.facts["campaign_tt"] = campaign_name(sources.summary)
-    if not facts003.facts["measured"]:
-        facts003 = source_003(summary, external)
-        facts003.facts["campaign_tt"] = campaign_name(summary)
+    # Sources 002 and 003: the sources campaign where it measured them, else the main campaign.
+    for source_summary, source_trials, source_cpus in (
+        (sources.summary, sources.trials, sources_cpus),
+        (summary, trials, cpus),
+    ):
+        facts002, curves002 = source_002(source_summary, source_cpus)
+        facts002.facts["campaign_tt"] = campaign_name(source_summary)
+        facts002 = testable_on_cpus(facts002, server_cpu_number(source_trials), "prefork_top")
+        if facts002.facts["measured"]:
+            break
+    for source_summary in (sources.summary, summary):
+        facts003 = source_003(source_summary, external)
+        facts003.facts["campaign_tt"] = campaign_name(source_summary)
+        if facts003.facts["measured"]:
+            break
     facts004, table004 = source_004(processed_dir, external)
     sources = {f.source: f for f in (facts000, facts001, facts002, facts003, facts004)}
     drawn = {"published000": published000, "measured000": measured000, "curves002": curves002,

@@ -9,7 +9,6 @@ under its "Noise diagnostics" subsection, the macros the text may quote and the 
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,8 @@ import pandas as pd
 
 from archbench.analyze import analysis
 from archbench.analyze.noise import NoiseDiagnostics, noise_diagnostics
-from archbench.report import latex, plots
+from archbench.report import latex
+from archbench.report.common import saved_include
 from archbench.report.formats import ALPHA, config_text, first_named, fmt_bracket, fmt_number, fmt_p, fmt_pct
 from archbench.report.formats import several_depths as several_depths_of
 from archbench.report.latex import MISSING, MacroSet, escape_identifier, format_decimal
@@ -144,14 +144,9 @@ def add_macros(macros: MacroSet, diagnostics: NoiseDiagnostics) -> None:
 
 def figure_tex(diagnostics: NoiseDiagnostics, figures_dir: Path, paper_dir: Path, prose: Prose) -> tuple[str, bool]:
     """The figure's LaTeX (or the sentence standing in for it) and whether it exists; a stale PDF is removed."""
-    path = Path(figures_dir) / NOISE_FIGURE
-    figure = noise_figure(diagnostics.trials)
-    if figure is None:
-        if path.exists():
-            path.unlink()
+    include = saved_include(noise_figure(diagnostics.trials), Path(figures_dir) / NOISE_FIGURE, paper_dir)
+    if include is None:
         return prose.block(TEMPLATE, "no_figure"), False
-    plots.save_figure(figure, path)
-    include = Path(os.path.relpath(path, paper_dir)).as_posix()
     panels = [PANEL_NAMES[m] for m in residual_panels(diagnostics.trials)]
     caption = prose.sentence(TEMPLATE, "figure_caption", panels=panels, steal_panel=steal_recorded(diagnostics.trials))
     return latex.figure_block(include, FIGURE_LABEL, caption, ""), True

@@ -9,7 +9,6 @@ paper/templates/statistics/paired.tex.j2.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,8 @@ from archbench.analyze.paired import (
     paired_ratios,
 )
 from archbench.measure import adaptive
-from archbench.report import latex, plots
+from archbench.report import latex
+from archbench.report.common import saved_include
 from archbench.report.formats import (
     COMPARISONS_SIZE,
     family_row,
@@ -36,6 +36,7 @@ from archbench.report.formats import (
     fmt_number,
     fmt_pct,
     notes_after,
+    several_depths,
     two_lines,
 )
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal
@@ -237,7 +238,7 @@ def paired_outputs(
     if frame is None:
         frame = paired_ratios(processed.trials, seed=seed, resamples=resamples)
     analysis.write_csvs(Path(processed.summary_csv).parent, {PAIRED_CSV: frame})
-    several = len(analysis.pipeline_depths(processed.summary)) > 1
+    several = several_depths(processed.summary)
     facts = {**paired_facts(frame, several), **adaptive_facts(processed)}
     macros.add(
         r"\abPowerPercent", str(round(100 * DEFAULT_POWER)), "the power of every difference 'detectable with' it"
@@ -254,14 +255,11 @@ def paired_outputs(
             _median_pct(frame, metric, paired),
             f"median 95% CI half-width of the {kind} {metric} ratios to the reference",
         )
-    figure = forest_figure(frame, several)
-    path = Path(figures_dir) / PAIRED_FIGURE
-    if figure is None:
-        if path.exists():
-            path.unlink()
+    include = saved_include(
+        forest_figure(frame, several), Path(figures_dir) / PAIRED_FIGURE, Path(generated_dir).parent
+    )
+    if include is None:
         figure_tex = prose.block(TEMPLATE, "no_figure")
     else:
-        plots.save_figure(figure, path)
-        include = Path(os.path.relpath(path, Path(generated_dir).parent)).as_posix()
         figure_tex = latex.figure_block(include, "fig:paired", prose.sentence(TEMPLATE, "figure_caption"), "")
     return {PAIRED_TABLE_FILE: paired_table(frame, several, prose), PAIRED_FIGURE_FILE: figure_tex}, facts

@@ -8,11 +8,6 @@ the label main-body-end, from which tests/test_report_pages.py counts the main b
 
 from __future__ import annotations
 
-from archbench.report.study import Study, StudyContext, StudyOutput
+from archbench.report.study import Study, StudyOutput
 
-
-def write(context: StudyContext) -> StudyOutput:
-    return StudyOutput()
-
-
-STUDY = Study(name="threats", title="threats to validity", part="body", write=write)
+STUDY = Study(name="threats", title="threats to validity", part="body", write=lambda _context: StudyOutput())
