@@ -19,6 +19,7 @@ from archbench.report.latex import (
     format_count,
     format_decimal,
     is_missing,
+    minus,
 )
 
 QQ_MAX_PANELS = 12
@@ -36,11 +37,6 @@ EFFECT_SYMBOLS = {"hedges_g": "$g$", "cliffs_delta": r"$\delta$"}
 
 
 # =========================================================================== formatting
-
-
-def minus(text: str) -> str:
-    """A leading hyphen as a typeset minus sign."""
-    return "$-$" + text[1:] if text.startswith("-") else text
 
 
 def fmt_rate(value: Any) -> str:

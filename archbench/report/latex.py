@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -167,13 +167,13 @@ def format_interval(low: Any, high: Any, n: Any = None) -> str:
     return _bare_interval(low, high) + interval_note(n)
 
 
-def table_interval(low: Any, high: Any, n: Any) -> str:
-    """An interval cell of a table that has an $n$ column: the bounds, marked RANGE_MARK when they are the
-    trials' range (`range_notes` says so under the table)."""
+def table_interval(low: Any, high: Any, n: Any, formatter: Callable[[Any], str] = format_count) -> str:
+    """An interval cell of a table that has an $n$ column: the bounds (each as `formatter` prints it), marked
+    RANGE_MARK when they are the trials' range (`range_notes` says so under the table)."""
     if is_missing(low) or is_missing(high):
         return MISSING
     few = not is_missing(n) and float(n) < MIN_TRIALS_FOR_INTERVAL
-    return _bare_interval(low, high) + (RANGE_MARK if few else "")
+    return _bare_interval(low, high, formatter) + (RANGE_MARK if few else "")
 
 
 def range_notes(rows: pd.DataFrame, n_column: str = "n") -> list[str]:
@@ -194,13 +194,13 @@ def interval_note(n: Any) -> str:
     return f" ($n={trials}$)"
 
 
-def _bare_interval(low: Any, high: Any) -> str:
-    def bound(value: Any) -> str:
-        text = format_count(value)
-        # A difference can be negative; a hyphen there would read as a range.
-        return "$-$" + text[1:] if text.startswith("-") else text
+def minus(text: str) -> str:
+    """A leading hyphen as a typeset minus sign (in a range, a hyphen would read as its dash)."""
+    return "$-$" + text[1:] if text.startswith("-") else text
 
-    return f"{bound(low)}--{bound(high)}"
+
+def _bare_interval(low: Any, high: Any, formatter: Callable[[Any], str] = format_count) -> str:
+    return f"{minus(formatter(low))}--{minus(formatter(high))}"
 
 
 def format_significant(value: Any, digits: int = 3) -> str:
@@ -315,6 +315,12 @@ def _body_lines(rows: Sequence[Sequence[str] | str], group_breaks: Iterable[int]
             lines.append(r"\midrule")
         lines.append(row if isinstance(row, str) else " & ".join(row) + r" \\")
     return lines
+
+
+def group_starts(values: Iterable[Any]) -> list[int]:
+    """The row indices where a run of equal values starts (0 included): the group_breaks of rows in groups."""
+    values = list(values)
+    return [index for index, value in enumerate(values) if index == 0 or value != values[index - 1]]
 
 
 def render_tabular(columns: Sequence[Column], rows: Sequence[Sequence[str]], group_breaks: Iterable[int] = ()) -> str:

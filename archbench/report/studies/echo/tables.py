@@ -13,13 +13,13 @@ from archbench.report.latex import (
     FAILED_MARK,
     FLAGGED_MARK,
     MISSING,
-    RANGE_MARK,
     Column,
     adjusted_table,
     escape,
     format_count,
     format_ms,
     format_significant,
+    group_starts,
     is_missing,
     mark_notes,
     notes_block,
@@ -28,10 +28,10 @@ from archbench.report.latex import (
     render_tabular,
     row_marks,
     stacked,
+    table_interval,
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.echo.data import KIB, MB, EchoResults
-from archbench.stats import MIN_TRIALS_FOR_INTERVAL
 
 TEMPLATE = "echo/tables"
 
@@ -44,15 +44,6 @@ def mb_text(value: Any) -> str:
 def kib_text(value: Any) -> str:
     """Bytes as KiB, three significant digits."""
     return MISSING if is_missing(value) else format_significant(float(value) / KIB, 3)
-
-
-def _mb_interval(low: Any, high: Any, n: Any) -> str:
-    if is_missing(low) or is_missing(high):
-        return MISSING
-    lo, hi = float(low) / MB, float(high) / MB
-    text_lo = format_significant(lo, 3) if lo >= 0 else "$-$" + format_significant(-lo, 3)
-    few = not is_missing(n) and float(n) < MIN_TRIALS_FOR_INTERVAL
-    return f"{text_lo}--{format_significant(hi, 3)}" + (RANGE_MARK if few else "")
 
 
 def count_range(low: Any, high: Any) -> str:
@@ -97,12 +88,8 @@ def throughput_table(study: EchoResults, prose: Prose) -> str:
         Column(stacked("Verify", "errors"), "r"),
         Column(stacked("Connect", "failures"), "r"),
     ]
-    body, breaks = [], []
-    previous = None
-    for index, (_, row) in enumerate(summary.iterrows()):
-        if row["variant"] != previous:
-            breaks.append(index)
-            previous = row["variant"]
+    body = []
+    for _, row in summary.iterrows():
         # The echo tables count unsupported trials but do not mark them.
         marks = row_marks(row, client_bound=True, unsupported=False)
         connect = row["connect_errors"]
@@ -114,7 +101,9 @@ def throughput_table(study: EchoResults, prose: Prose) -> str:
                 format_count(row["connections"]),
                 format_count(row["n"]),
                 mb_text(row["bytes_received_per_sec_mean"]) + marks,
-                _mb_interval(row["bytes_received_per_sec_ci95_low"], row["bytes_received_per_sec_ci95_high"], row["n"]),
+                table_interval(
+                    row["bytes_received_per_sec_ci95_low"], row["bytes_received_per_sec_ci95_high"], row["n"], mb_text
+                ),
                 format_ms(row["rtt_p50_s_mean"]),
                 format_ms(row["rtt_p99_s_mean"]),
                 format_ms(row["rtt_p99_9_s_mean"]),
@@ -136,7 +125,12 @@ def throughput_table(study: EchoResults, prose: Prose) -> str:
     )
     caption = prose.sentence(TEMPLATE, "throughput_caption")
     notes = [*notes, *range_notes(summary)]
-    return adjusted_table(caption, "tab:echo", render_tabular(columns, body, breaks), notes_block(notes)) + "\n"
+    return (
+        adjusted_table(
+            caption, "tab:echo", render_tabular(columns, body, group_starts(summary["variant"])), notes_block(notes)
+        )
+        + "\n"
+    )
 
 
 def max_conns_table(study: EchoResults, prose: Prose) -> str:

@@ -24,6 +24,7 @@ from archbench.report.latex import (
     format_count,
     format_decimal,
     format_percent,
+    group_starts,
     mark_notes,
     render_longtable,
     render_tabular,
@@ -60,16 +61,11 @@ def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str, notes: 
         Column(stacked(r"95\,\% CI of", "the mean (r/s)"), "r"),
     ]
     body = []
-    breaks = []
-    previous_connections = None
-    for index, (_, row) in enumerate(rows.iterrows()):
+    for _, row in rows.iterrows():
         marks = row_marks(row, client_bound=True)
         cells = []
         if show_connections:
-            if show_threads and row["connections"] != previous_connections:
-                breaks.append(index)
             cells.append(format_count(row["connections"]) + ("" if show_threads else marks))
-            previous_connections = row["connections"]
         if show_threads:
             cells.append(format_count(row["threads"]) + marks)
         cells += [
@@ -86,7 +82,10 @@ def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str, notes: 
             r"\small",
             f"\\caption{{{caption}}}",
             f"\\label{{{label}}}",
-            render_tabular(columns, body, breaks),
+            # A rule between connection counts when the table has both columns.
+            render_tabular(
+                columns, body, group_starts(rows["connections"]) if show_connections and show_threads else []
+            ),
             table_notes(rows, notes, client_bound=True),
             r"\end{table}",
         ]
@@ -139,12 +138,6 @@ def pool_size_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) ->
     return blocks
 
 
-# --------------------------------------------------------------------------- architecture comparison
-
-
-# --------------------------------------------------------------------------- figures
-
-
 def pool_size_tables(summary: pd.DataFrame, prose: Prose) -> str:
     """The source-000 tables (tables-threads.tex), or the sentence saying the campaign has none."""
     blocks = pool_size_table_blocks(summary, prose)
@@ -191,13 +184,8 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
         Column(stacked("Flagged/", "failed/unsup." if any_unsupported else "failed"), "r"),
     ]
     body = []
-    breaks = []
-    previous = None
-    for index, (_, row) in enumerate(summary.iterrows()):
-        name = short_family(row, labels)
-        if name != previous:
-            breaks.append(index)
-            previous = name
+    names = [short_family(row, labels) for _, row in summary.iterrows()]
+    for name, (_, row) in zip(names, summary.iterrows(), strict=True):
         counts = f"{format_count(row['n_flagged'])}/{format_count(row['n_failed'])}"
         if any_unsupported:
             counts += f"/{format_count(row.get('n_unsupported'))}"
@@ -227,7 +215,7 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
         body,
         caption,
         "tab:configurations",
-        breaks,
+        group_starts(names),
         tabcolsep="2.5pt",
         notes=table_notes(summary, notes, extra, client_bound=True),
     )
