@@ -498,6 +498,19 @@ def notes_for_marks(
     return notes
 
 
+def study_mark_notes(rows: pd.DataFrame, prose: Prose, template: str, threshold: str) -> list[str]:
+    """notes_for_marks for a study whose trials mean something else (echo, latency; rows marked
+    row_marks(row, client_bound=True, unsupported=False)): `template`'s own flagged_note and client_bound_note
+    (client-bound beyond `threshold` percent) and the standard failed note."""
+    return notes_for_marks(
+        rows,
+        flagged=prose.sentence(template, "flagged_note", mark=FLAGGED_MARK),
+        failed=mark_notes(prose).failed,
+        unsupported=None,
+        client_bound=prose.sentence(template, "client_bound_note", mark=CLIENT_BOUND_MARK, threshold=threshold),
+    )
+
+
 def notes_block(notes: Sequence[str]) -> str:
     """Notes set small under a table, one per line; empty without notes."""
     if not notes:

@@ -9,7 +9,6 @@ from typing import Any
 from archbench.analyze import analysis
 from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD
 from archbench.report.latex import (
-    CLIENT_BOUND_MARK,
     FAILED_MARK,
     FLAGGED_MARK,
     MISSING,
@@ -21,13 +20,13 @@ from archbench.report.latex import (
     format_significant,
     group_starts,
     is_missing,
-    mark_notes,
     notes_block,
     notes_for_marks,
     range_notes,
     render_tabular,
     row_marks,
     stacked,
+    study_mark_notes,
     table_interval,
 )
 from archbench.report.prose import Prose
@@ -66,7 +65,7 @@ def reasons_text(reasons: str) -> str:
 
 
 def flagged_note(prose: Prose) -> str:
-    """The throughput table's note on its flagged mark."""
+    """The throughput table's note on its flagged mark (as study_mark_notes puts it under the table)."""
     return prose.sentence(TEMPLATE, "flagged_note", mark=FLAGGED_MARK)
 
 
@@ -113,18 +112,11 @@ def throughput_table(study: EchoResults, prose: Prose) -> str:
                 format_count(connect),
             ]
         )
-    client_bound_note = prose.sentence(
-        TEMPLATE, "client_bound_note", mark=CLIENT_BOUND_MARK, threshold=f"{CLIENT_BOUND_THRESHOLD * 100:.0f}"
-    )
-    notes = notes_for_marks(
-        summary,
-        flagged=flagged_note(prose),
-        failed=mark_notes(prose).failed,
-        unsupported=None,
-        client_bound=client_bound_note,
-    )
+    notes = [
+        *study_mark_notes(summary, prose, TEMPLATE, f"{CLIENT_BOUND_THRESHOLD * 100:.0f}"),
+        *range_notes(summary),
+    ]
     caption = prose.sentence(TEMPLATE, "throughput_caption")
-    notes = [*notes, *range_notes(summary)]
     return (
         adjusted_table(
             caption, "tab:echo", render_tabular(columns, body, group_starts(summary["variant"])), notes_block(notes)

@@ -10,9 +10,8 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze.analysis import key_text
+from archbench.report.formats import family_row
 from archbench.report.latex import (
-    CLIENT_BOUND_MARK,
-    FLAGGED_MARK,
     MISSING,
     Column,
     adjusted_table,
@@ -21,15 +20,15 @@ from archbench.report.latex import (
     format_ms,
     format_percent,
     format_significant,
+    group_starts,
     is_missing,
-    mark_notes,
     notes_block,
-    notes_for_marks,
     range_notes,
     render_longtable,
     render_tabular,
     row_marks,
     stacked,
+    study_mark_notes,
     table_interval,
 )
 from archbench.report.prose import Prose
@@ -86,20 +85,8 @@ def _marks(row: pd.Series) -> str:
     return row_marks(row, client_bound=True, unsupported=False)
 
 
-def _timeouts(value: Any) -> str:
-    return format_significant(value, 3) if not is_missing(value) else MISSING
-
-
 def _notes(rows: pd.DataFrame, criteria: Criteria, prose: Prose) -> list[str]:
-    return notes_for_marks(
-        rows,
-        failed=mark_notes(prose).failed,
-        unsupported=None,
-        flagged=prose.sentence(TEMPLATE, "flagged_note", mark=FLAGGED_MARK),
-        client_bound=prose.sentence(
-            TEMPLATE, "client_bound_note", mark=CLIENT_BOUND_MARK, threshold=percent_text(criteria.client_bound_busy)
-        ),
-    )
+    return study_mark_notes(rows, prose, TEMPLATE, percent_text(criteria.client_bound_busy))
 
 
 def rates_table(study: LatencyResults, prose: Prose) -> str:
@@ -123,12 +110,11 @@ def rates_table(study: LatencyResults, prose: Prose) -> str:
         Column(stacked("vs.", "floor"), "c"),
     ]
     body, breaks = [], []
-    previous = None
-    for _, row in sweep.iterrows():
-        if row["server"] != previous:
+    starts = set(group_starts(sweep["server"]))
+    for index, (_, row) in enumerate(sweep.iterrows()):
+        if index in starts:
             breaks.append(len(body))
-            body.append([f"\\multicolumn{{{len(columns)}}}{{@{{}}l}}{{\\textit{{{escape(row['server'])}}}}}"])
-            previous = row["server"]
+            body.append(family_row(len(columns), escape(row["server"])))
         body.append(
             [
                 format_count(row["offered_rate"]),
@@ -141,7 +127,7 @@ def rates_table(study: LatencyResults, prose: Prose) -> str:
                 format_ms(row["latency_p99_s_median"]),
                 format_ms(row["latency_p99_9_s_median"]),
                 format_ms(row["latency_max_s_max"]),
-                _timeouts(row["timeouts_mean"]),
+                format_significant(row["timeouts_mean"], 3),
                 VERDICT.get(row["versus_floor"], MISSING),
             ]
         )
@@ -252,7 +238,7 @@ def source_001_table(study: LatencyResults, prose: Prose) -> str:
             share(row["achieved_fraction_mean"]),
             format_ms(row["latency_p99_s_mean"]),
             format_ms(row["latency_max_s_max"]),
-            _timeouts(row["timeouts_mean"]),
+            format_significant(row["timeouts_mean"], 3),
         ]
         if cited:
             cells += [
