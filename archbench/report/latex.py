@@ -386,21 +386,29 @@ def render_longtable(
     return "\n".join(lines) + "\n"
 
 
-def adjusted_table(caption: str, label: str, tabular: str, notes: str = "") -> str:
-    """A footnote-size table float whose tabular is shrunk only if its data make it wider than the text
-    (long intervals, names), with `notes` (a notes_block, may be empty) under it."""
+def adjusted_table(
+    caption: str,
+    label: str,
+    tabular: str,
+    notes: str = "",
+    size: str = r"\footnotesize",
+    shrink: bool = True,
+    skip: bool = False,
+) -> str:
+    """A table float in `size` with `notes` (a notes_block, may be empty) under it. With `shrink` its columns are
+    3pt apart and the tabular is shrunk only if its data make it wider than the text (long intervals, names);
+    `skip` puts a small space between the caption and the table."""
     return "\n".join(
         [
             r"\begin{table}[htbp]",
             r"\centering",
-            r"\footnotesize",
-            r"\setlength{\tabcolsep}{3pt}",
+            size,
+            *([r"\setlength{\tabcolsep}{3pt}"] if shrink else []),
             f"\\caption{{{caption}}}",
             f"\\label{{{label}}}",
-            r"\begin{adjustbox}{max width=\linewidth}",
-            tabular,
-            r"\end{adjustbox}",
-            notes,
+            *([r"\smallskip"] if skip else []),
+            *([r"\begin{adjustbox}{max width=\linewidth}", tabular, r"\end{adjustbox}"] if shrink else [tabular]),
+            *([notes] if notes else []),
             r"\end{table}",
         ]
     )

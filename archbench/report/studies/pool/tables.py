@@ -18,6 +18,7 @@ from archbench.report.latex import (
     NOT_MEASURED,
     Column,
     MarkNotes,
+    adjusted_table,
     any_positive,
     escape,
     format_compact,
@@ -75,20 +76,11 @@ def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str, notes: 
             table_interval(row["ci95_low"], row["ci95_high"], row.get("n")),
         ]
         body.append(cells)
-    return "\n".join(
-        [
-            r"\begin{table}[htbp]",
-            r"\centering",
-            r"\small",
-            f"\\caption{{{caption}}}",
-            f"\\label{{{label}}}",
-            # A rule between connection counts when the table has both columns.
-            render_tabular(
-                columns, body, group_starts(rows["connections"]) if show_connections and show_threads else []
-            ),
-            table_notes(rows, notes, client_bound=True),
-            r"\end{table}",
-        ]
+    # A rule between connection counts when the table has both columns.
+    breaks = group_starts(rows["connections"]) if show_connections and show_threads else []
+    tabular = render_tabular(columns, body, breaks)
+    return adjusted_table(
+        caption, label, tabular, table_notes(rows, notes, client_bound=True), size=r"\small", shrink=False
     )
 
 
