@@ -15,6 +15,7 @@ from archbench.analyze.analysis import Labeller, key_text
 from archbench.report import latex
 from archbench.report.latex import (
     MISSING,
+    count_or_zero,
     escape,
     format_count,
     format_decimal,
@@ -80,7 +81,7 @@ def truthy(value: Any) -> bool:
 
 
 def count_of(value: Any) -> int:
-    return 0 if is_missing(value) else int(float(value))
+    return int(count_or_zero(value))
 
 
 def first_named(items: Sequence[str]) -> tuple[list[str], int]:

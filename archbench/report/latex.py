@@ -506,9 +506,14 @@ def notes_for_marks(
     return notes
 
 
+def study_marks(row: pd.Series) -> str:
+    """row_marks for a study whose trials mean something else (echo, latency): it counts unsupported trials but
+    does not mark them."""
+    return row_marks(row, client_bound=True, unsupported=False)
+
+
 def study_mark_notes(rows: pd.DataFrame, prose: Prose, template: str, threshold: str) -> list[str]:
-    """notes_for_marks for a study whose trials mean something else (echo, latency; rows marked
-    row_marks(row, client_bound=True, unsupported=False)): `template`'s own flagged_note and client_bound_note
+    """notes_for_marks for the rows of such a study (marked study_marks): `template`'s own flagged_note and client_bound_note
     (client-bound beyond `threshold` percent) and the standard failed note."""
     return notes_for_marks(
         rows,

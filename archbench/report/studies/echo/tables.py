@@ -27,6 +27,7 @@ from archbench.report.latex import (
     row_marks,
     stacked,
     study_mark_notes,
+    study_marks,
     table_interval,
 )
 from archbench.report.prose import Prose
@@ -89,8 +90,6 @@ def throughput_table(study: EchoResults, prose: Prose) -> str:
     ]
     body = []
     for _, row in summary.iterrows():
-        # The echo tables count unsupported trials but do not mark them.
-        marks = row_marks(row, client_bound=True, unsupported=False)
         connect = row["connect_errors"]
         if not is_missing(row.get("not_attempted")) and float(row["not_attempted"]) > 0:
             connect = (0.0 if is_missing(connect) else float(connect)) + float(row["not_attempted"])
@@ -99,7 +98,7 @@ def throughput_table(study: EchoResults, prose: Prose) -> str:
                 escape(row["variant"]),
                 format_count(row["connections"]),
                 format_count(row["n"]),
-                mb_text(row["bytes_received_per_sec_mean"]) + marks,
+                mb_text(row["bytes_received_per_sec_mean"]) + study_marks(row),
                 table_interval(
                     row["bytes_received_per_sec_ci95_low"], row["bytes_received_per_sec_ci95_high"], row["n"], mb_text
                 ),

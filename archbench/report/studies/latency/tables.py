@@ -26,9 +26,9 @@ from archbench.report.latex import (
     range_notes,
     render_longtable,
     render_tabular,
-    row_marks,
     stacked,
     study_mark_notes,
+    study_marks,
     table_interval,
 )
 from archbench.report.prose import Prose
@@ -80,11 +80,6 @@ def share(fraction: Any) -> str:
     return text + r"\,\%"
 
 
-def _marks(row: pd.Series) -> str:
-    # The latency tables count unsupported trials but do not mark them.
-    return row_marks(row, client_bound=True, unsupported=False)
-
-
 def _notes(rows: pd.DataFrame, criteria: Criteria, prose: Prose) -> list[str]:
     return study_mark_notes(rows, prose, TEMPLATE, percent_text(criteria.client_bound_busy))
 
@@ -120,7 +115,7 @@ def rates_table(study: LatencyResults, prose: Prose) -> str:
                 format_count(row["offered_rate"]),
                 format_percent(row["rate_fraction"]),
                 format_count(row["n"]),
-                format_count(row["achieved_mean"]) + _marks(row),
+                format_count(row["achieved_mean"]) + study_marks(row),
                 share(row["achieved_fraction_mean"]),
                 format_ms(row["latency_p50_s_median"]),
                 format_ms(row["latency_p90_s_median"]),
@@ -233,7 +228,7 @@ def source_001_table(study: LatencyResults, prose: Prose) -> str:
             *([format_count(row["connections"])] if several_connections else []),
             format_count(row["n"]),
             *([format_count(row["offered_rate"])] if several_rates else []),
-            format_count(row["achieved_mean"]) + _marks(row),
+            format_count(row["achieved_mean"]) + study_marks(row),
             table_interval(row["achieved_ci95_low"], row["achieved_ci95_high"], row.get("n")),
             share(row["achieved_fraction_mean"]),
             format_ms(row["latency_p99_s_mean"]),
