@@ -15,10 +15,12 @@ from archbench.analyze.analysis import Labeller, key_text
 from archbench.report import latex
 from archbench.report.latex import (
     MISSING,
+    count_or_zero,
     escape,
     format_count,
     format_decimal,
     is_missing,
+    minus,
 )
 
 QQ_MAX_PANELS = 12
@@ -36,11 +38,6 @@ EFFECT_SYMBOLS = {"hedges_g": "$g$", "cliffs_delta": r"$\delta$"}
 
 
 # =========================================================================== formatting
-
-
-def minus(text: str) -> str:
-    """A leading hyphen as a typeset minus sign."""
-    return "$-$" + text[1:] if text.startswith("-") else text
 
 
 def fmt_rate(value: Any) -> str:
@@ -84,7 +81,7 @@ def truthy(value: Any) -> bool:
 
 
 def count_of(value: Any) -> int:
-    return 0 if is_missing(value) else int(float(value))
+    return int(count_or_zero(value))
 
 
 def first_named(items: Sequence[str]) -> tuple[list[str], int]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -167,13 +167,13 @@ def format_interval(low: Any, high: Any, n: Any = None) -> str:
     return _bare_interval(low, high) + interval_note(n)
 
 
-def table_interval(low: Any, high: Any, n: Any) -> str:
-    """An interval cell of a table that has an $n$ column: the bounds, marked RANGE_MARK when they are the
-    trials' range (`range_notes` says so under the table)."""
+def table_interval(low: Any, high: Any, n: Any, formatter: Callable[[Any], str] = format_count) -> str:
+    """An interval cell of a table that has an $n$ column: the bounds (each as `formatter` prints it), marked
+    RANGE_MARK when they are the trials' range (`range_notes` says so under the table)."""
     if is_missing(low) or is_missing(high):
         return MISSING
     few = not is_missing(n) and float(n) < MIN_TRIALS_FOR_INTERVAL
-    return _bare_interval(low, high) + (RANGE_MARK if few else "")
+    return _bare_interval(low, high, formatter) + (RANGE_MARK if few else "")
 
 
 def range_notes(rows: pd.DataFrame, n_column: str = "n") -> list[str]:
@@ -194,13 +194,13 @@ def interval_note(n: Any) -> str:
     return f" ($n={trials}$)"
 
 
-def _bare_interval(low: Any, high: Any) -> str:
-    def bound(value: Any) -> str:
-        text = format_count(value)
-        # A difference can be negative; a hyphen there would read as a range.
-        return "$-$" + text[1:] if text.startswith("-") else text
+def minus(text: str) -> str:
+    """A leading hyphen as a typeset minus sign (in a range, a hyphen would read as its dash)."""
+    return "$-$" + text[1:] if text.startswith("-") else text
 
-    return f"{bound(low)}--{bound(high)}"
+
+def _bare_interval(low: Any, high: Any, formatter: Callable[[Any], str] = format_count) -> str:
+    return f"{minus(formatter(low))}--{minus(formatter(high))}"
 
 
 def format_significant(value: Any, digits: int = 3) -> str:
@@ -317,6 +317,12 @@ def _body_lines(rows: Sequence[Sequence[str] | str], group_breaks: Iterable[int]
     return lines
 
 
+def group_starts(values: Iterable[Any]) -> list[int]:
+    """The row indices where a run of equal values starts (0 included): the group_breaks of rows in groups."""
+    values = list(values)
+    return [index for index, value in enumerate(values) if index == 0 or value != values[index - 1]]
+
+
 def render_tabular(columns: Sequence[Column], rows: Sequence[Sequence[str]], group_breaks: Iterable[int] = ()) -> str:
     """A booktabs tabular; `group_breaks` are row indices that get a \\midrule before them."""
     lines = [
@@ -380,21 +386,29 @@ def render_longtable(
     return "\n".join(lines) + "\n"
 
 
-def adjusted_table(caption: str, label: str, tabular: str, notes: str = "") -> str:
-    """A footnote-size table float whose tabular is shrunk only if its data make it wider than the text
-    (long intervals, names), with `notes` (a notes_block, may be empty) under it."""
+def adjusted_table(
+    caption: str,
+    label: str,
+    tabular: str,
+    notes: str = "",
+    size: str = r"\footnotesize",
+    shrink: bool = True,
+    skip: bool = False,
+) -> str:
+    """A table float in `size` with `notes` (a notes_block, may be empty) under it. With `shrink` its columns are
+    3pt apart and the tabular is shrunk only if its data make it wider than the text (long intervals, names);
+    `skip` puts a small space between the caption and the table."""
     return "\n".join(
         [
             r"\begin{table}[htbp]",
             r"\centering",
-            r"\footnotesize",
-            r"\setlength{\tabcolsep}{3pt}",
+            size,
+            *([r"\setlength{\tabcolsep}{3pt}"] if shrink else []),
             f"\\caption{{{caption}}}",
             f"\\label{{{label}}}",
-            r"\begin{adjustbox}{max width=\linewidth}",
-            tabular,
-            r"\end{adjustbox}",
-            notes,
+            *([r"\smallskip"] if skip else []),
+            *([r"\begin{adjustbox}{max width=\linewidth}", tabular, r"\end{adjustbox}"] if shrink else [tabular]),
+            *([notes] if notes else []),
             r"\end{table}",
         ]
     )
@@ -490,6 +504,24 @@ def notes_for_marks(
         if by_class.get(name) is not None and name in carried:
             notes.append(by_class[name])
     return notes
+
+
+def study_marks(row: pd.Series) -> str:
+    """row_marks for a study whose trials mean something else (echo, latency): it counts unsupported trials but
+    does not mark them."""
+    return row_marks(row, client_bound=True, unsupported=False)
+
+
+def study_mark_notes(rows: pd.DataFrame, prose: Prose, template: str, threshold: str) -> list[str]:
+    """notes_for_marks for the rows of such a study (marked study_marks): `template`'s own flagged_note and client_bound_note
+    (client-bound beyond `threshold` percent) and the standard failed note."""
+    return notes_for_marks(
+        rows,
+        flagged=prose.sentence(template, "flagged_note", mark=FLAGGED_MARK),
+        failed=mark_notes(prose).failed,
+        unsupported=None,
+        client_bound=prose.sentence(template, "client_bound_note", mark=CLIENT_BOUND_MARK, threshold=threshold),
+    )
 
 
 def notes_block(notes: Sequence[str]) -> str:

@@ -42,22 +42,21 @@ def source000_table(state: CrossOs, prose: Prose) -> str:
     if state.source_error or (state.source_os.empty and state.source_setups.empty):
         return prose.sentence(TEMPLATE, "source_unreadable_table", error=escape(state.source_error or "empty")) + "\n"
     columns = [
-        ("a vs b", "l"),
-        (latex.stacked("Means a, b (r/s)", "{[}$n${]}"), "r"),
-        (r"$t$ ($\nu$)", "r"),
-        (r"$p_{\mathrm{Holm}}$", "r"),
-        (latex.stacked("Difference a$-$b", r"(r/s) {[}95\,\% CI{]}"), "r"),
-        (latex.stacked("Ratio a/b", r"{[}95\,\% CI{]}"), "r"),
-        (latex.stacked("Hedges' $g$", r"{[}95\,\% CI{]}"), "r"),
-        (latex.stacked("Hardware", "differs"), "c"),
+        latex.Column("a vs b", "l"),
+        latex.Column(latex.stacked("Means a, b (r/s)", "{[}$n${]}"), "r"),
+        latex.Column(r"$t$ ($\nu$)", "r"),
+        latex.Column(r"$p_{\mathrm{Holm}}$", "r"),
+        latex.Column(latex.stacked("Difference a$-$b", r"(r/s) {[}95\,\% CI{]}"), "r"),
+        latex.Column(latex.stacked("Ratio a/b", r"{[}95\,\% CI{]}"), "r"),
+        latex.Column(latex.stacked("Hedges' $g$", r"{[}95\,\% CI{]}"), "r"),
+        latex.Column(latex.stacked("Hardware", "differs"), "c"),
     ]
     blocks = [(state.source_os, "os"), (state.source_setups, "setup")]
-    lines = []
+    lines, breaks = [], []
     for frame, block in blocks:
         if frame.empty:
             continue
-        if lines:
-            lines.append(r"\midrule")
+        breaks.append(len(lines))
         title = prose.sentence(TEMPLATE, "source_block_title", block=block, tested=int(frame["family_size"].iloc[0]))
         lines.append(family_row(len(columns), title))
         for _, row in frame.iterrows():
@@ -85,28 +84,8 @@ def source000_table(state: CrossOs, prose: Prose) -> str:
                 + r" \\[2pt]"
             )
     caption = prose.sentence(TEMPLATE, "source_caption")
-    return "\n".join(
-        [
-            r"\begin{table}[htbp]",
-            r"\centering",
-            r"\footnotesize",
-            r"\setlength{\tabcolsep}{3pt}",
-            r"\caption{" + caption + "}",
-            r"\label{tab:crossos-source000}",
-            r"\smallskip",
-            r"\begin{adjustbox}{max width=\linewidth}",
-            r"\begin{tabular}{" + "".join(a for _, a in columns) + "}",
-            r"\toprule",
-            " & ".join(h for h, _ in columns) + r" \\",
-            r"\midrule",
-            *lines,
-            r"\bottomrule",
-            r"\end{tabular}",
-            r"\end{adjustbox}",
-            r"\end{table}",
-            "",
-        ]
-    )
+    tabular = latex.render_tabular(columns, lines, breaks)
+    return latex.adjusted_table(caption, "tab:crossos-source000", tabular, skip=True) + "\n"
 
 
 def source000_facts(state: CrossOs) -> dict[str, Any]:

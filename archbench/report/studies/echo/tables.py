@@ -9,29 +9,29 @@ from typing import Any
 from archbench.analyze import analysis
 from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD
 from archbench.report.latex import (
-    CLIENT_BOUND_MARK,
     FAILED_MARK,
     FLAGGED_MARK,
     MISSING,
-    RANGE_MARK,
     Column,
     adjusted_table,
     escape,
     format_count,
     format_ms,
     format_significant,
+    group_starts,
     is_missing,
-    mark_notes,
     notes_block,
     notes_for_marks,
     range_notes,
     render_tabular,
     row_marks,
     stacked,
+    study_mark_notes,
+    study_marks,
+    table_interval,
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.echo.data import KIB, MB, EchoResults
-from archbench.stats import MIN_TRIALS_FOR_INTERVAL
 
 TEMPLATE = "echo/tables"
 
@@ -44,15 +44,6 @@ def mb_text(value: Any) -> str:
 def kib_text(value: Any) -> str:
     """Bytes as KiB, three significant digits."""
     return MISSING if is_missing(value) else format_significant(float(value) / KIB, 3)
-
-
-def _mb_interval(low: Any, high: Any, n: Any) -> str:
-    if is_missing(low) or is_missing(high):
-        return MISSING
-    lo, hi = float(low) / MB, float(high) / MB
-    text_lo = format_significant(lo, 3) if lo >= 0 else "$-$" + format_significant(-lo, 3)
-    few = not is_missing(n) and float(n) < MIN_TRIALS_FOR_INTERVAL
-    return f"{text_lo}--{format_significant(hi, 3)}" + (RANGE_MARK if few else "")
 
 
 def count_range(low: Any, high: Any) -> str:
@@ -75,7 +66,7 @@ def reasons_text(reasons: str) -> str:
 
 
 def flagged_note(prose: Prose) -> str:
-    """The throughput table's note on its flagged mark."""
+    """The throughput table's note on its flagged mark (as study_mark_notes puts it under the table)."""
     return prose.sentence(TEMPLATE, "flagged_note", mark=FLAGGED_MARK)
 
 
@@ -97,14 +88,8 @@ def throughput_table(study: EchoResults, prose: Prose) -> str:
         Column(stacked("Verify", "errors"), "r"),
         Column(stacked("Connect", "failures"), "r"),
     ]
-    body, breaks = [], []
-    previous = None
-    for index, (_, row) in enumerate(summary.iterrows()):
-        if row["variant"] != previous:
-            breaks.append(index)
-            previous = row["variant"]
-        # The echo tables count unsupported trials but do not mark them.
-        marks = row_marks(row, client_bound=True, unsupported=False)
+    body = []
+    for _, row in summary.iterrows():
         connect = row["connect_errors"]
         if not is_missing(row.get("not_attempted")) and float(row["not_attempted"]) > 0:
             connect = (0.0 if is_missing(connect) else float(connect)) + float(row["not_attempted"])
@@ -113,8 +98,10 @@ def throughput_table(study: EchoResults, prose: Prose) -> str:
                 escape(row["variant"]),
                 format_count(row["connections"]),
                 format_count(row["n"]),
-                mb_text(row["bytes_received_per_sec_mean"]) + marks,
-                _mb_interval(row["bytes_received_per_sec_ci95_low"], row["bytes_received_per_sec_ci95_high"], row["n"]),
+                mb_text(row["bytes_received_per_sec_mean"]) + study_marks(row),
+                table_interval(
+                    row["bytes_received_per_sec_ci95_low"], row["bytes_received_per_sec_ci95_high"], row["n"], mb_text
+                ),
                 format_ms(row["rtt_p50_s_mean"]),
                 format_ms(row["rtt_p99_s_mean"]),
                 format_ms(row["rtt_p99_9_s_mean"]),
@@ -124,19 +111,17 @@ def throughput_table(study: EchoResults, prose: Prose) -> str:
                 format_count(connect),
             ]
         )
-    client_bound_note = prose.sentence(
-        TEMPLATE, "client_bound_note", mark=CLIENT_BOUND_MARK, threshold=f"{CLIENT_BOUND_THRESHOLD * 100:.0f}"
-    )
-    notes = notes_for_marks(
-        summary,
-        flagged=flagged_note(prose),
-        failed=mark_notes(prose).failed,
-        unsupported=None,
-        client_bound=client_bound_note,
-    )
+    notes = [
+        *study_mark_notes(summary, prose, TEMPLATE, f"{CLIENT_BOUND_THRESHOLD * 100:.0f}"),
+        *range_notes(summary),
+    ]
     caption = prose.sentence(TEMPLATE, "throughput_caption")
-    notes = [*notes, *range_notes(summary)]
-    return adjusted_table(caption, "tab:echo", render_tabular(columns, body, breaks), notes_block(notes)) + "\n"
+    return (
+        adjusted_table(
+            caption, "tab:echo", render_tabular(columns, body, group_starts(summary["variant"])), notes_block(notes)
+        )
+        + "\n"
+    )
 
 
 def max_conns_table(study: EchoResults, prose: Prose) -> str:

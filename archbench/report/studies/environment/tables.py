@@ -59,8 +59,7 @@ def provenance_values(meta: Mapping[str, Any], records: Sequence[Mapping[str, An
 def _value_text(raw: str, typewriter: bool = False) -> str:
     value = json.loads(raw)
     if value is None:
-        text = "not recorded"
-        return text
+        return "not recorded"
     if isinstance(value, bool):
         text = "yes" if value else "no"
     elif isinstance(value, list):
@@ -71,11 +70,17 @@ def _value_text(raw: str, typewriter: bool = False) -> str:
     return r"\texttt{" + text + "}" if typewriter else text
 
 
-def _counted(
-    counter: Counter | None, typewriter: bool = False, transform: Callable[[Any], str] | None = None, trials: int = 0
-) -> str:
+def _per_trial(counter: Counter | None, show: Callable[[Any], str] = escape) -> str:
+    """The one value the trials had, or each value with how many trials had it; "not recorded" without any."""
     if not counter:
         return "not recorded"
+    if len(counter) == 1:
+        return show(next(iter(counter)))
+    return "; ".join(f"{show(value)} ({plural(count, 'trial')})" for value, count in counter.most_common())
+
+
+def _counted(counter: Counter | None, typewriter: bool = False, transform: Callable[[Any], str] | None = None) -> str:
+    """_per_trial of provenance values (JSON texts), each shown by `transform` or as text."""
 
     def show(raw: str) -> str:
         if transform is not None:
@@ -83,9 +88,7 @@ def _counted(
             return "not recorded" if value is None else transform(value)
         return _value_text(raw, typewriter)
 
-    if len(counter) == 1:
-        return show(next(iter(counter)))
-    return "; ".join(f"{show(raw)} ({plural(count, 'trial')})" for raw, count in counter.most_common())
+    return _per_trial(counter, show)
 
 
 def _gib(value: Any) -> str:
@@ -107,8 +110,18 @@ def provenance_table(
     """Every provenance fact the campaign recorded, grouped; a value that changed between trials is listed with
     how many trials had each."""
     values = provenance_values(meta, records)
-    groups: list[tuple[str, list[tuple[str, str]]]] = []
-    groups.append(
+    tools = sorted(
+        {k.split(".", 1)[1] for k in values if k.startswith("tools.")},
+        key=lambda t: (TOOL_ORDER.index(t) if t in TOOL_ORDER else len(TOOL_ORDER), t),
+    )
+    packages = sorted(k.split(".", 1)[1] for k in values if k.startswith("python_packages."))
+    needed = [((r.get("open_files") or {}).get("needed")) for r in records]
+    needed = [int(n) for n in needed if isinstance(n, (int, float))]
+    server_cpus = Counter(
+        str((r.get("server") or {}).get("cpus")) for r in records if (r.get("server") or {}).get("cpus")
+    )
+    load_cpus = Counter(str((r.get("load") or {}).get("cpus")) for r in records if (r.get("load") or {}).get("cpus"))
+    groups = [
         (
             "Hardware",
             [
@@ -117,9 +130,7 @@ def provenance_table(
                 ("CPUs the runner could use", _counted(values.get("cpu_affinity"))),
                 ("Memory", _counted(values.get("memory_bytes"), transform=_gib)),
             ],
-        )
-    )
-    groups.append(
+        ),
         (
             "Operating system",
             [
@@ -130,9 +141,7 @@ def provenance_table(
                 ("Open files (soft, hard)", _counted(values.get("open_files_limit"))),
                 (r"\texttt{net.core.somaxconn}", _counted(values.get("somaxconn"))),
             ],
-        )
-    )
-    groups.append(
+        ),
         (
             "Build of the servers",
             [
@@ -141,65 +150,38 @@ def provenance_table(
                 ("Build type", _counted(values.get("build_type"))),
                 ("Architectures built", _counted(values.get("build_architectures"))),
             ],
-        )
-    )
-    tools = sorted(
-        {k.split(".", 1)[1] for k in values if k.startswith("tools.")},
-        key=lambda t: (TOOL_ORDER.index(t) if t in TOOL_ORDER else len(TOOL_ORDER), t),
-    )
-    groups.append(
+        ),
         (
             "Tools (first line of each version output)",
             [(escape(t), _counted(values.get(f"tools.{t}"))) for t in tools] or [("Tools", "not recorded")],
-        )
-    )
-    packages = sorted(k.split(".", 1)[1] for k in values if k.startswith("python_packages."))
-    measured_python = [("Python", _counted(values.get("python")))]
-    if packages:
-        measured_python += [(escape(p), _counted(values.get(f"python_packages.{p}"))) for p in packages]
-    else:
-        measured_python.append(("Packages", "not recorded (the campaign predates their recording)"))
-    groups.append(("Python of the measurement (recorded with the trials)", measured_python))
-    analysis_packages = provenance.python_packages()
-    groups.append(
+        ),
+        (
+            "Python of the measurement (recorded with the trials)",
+            [("Python", _counted(values.get("python")))]
+            + (
+                [(escape(p), _counted(values.get(f"python_packages.{p}"))) for p in packages]
+                or [("Packages", "not recorded (the campaign predates their recording)")]
+            ),
+        ),
         (
             "Python of this analysis (the machine that built the report)",
             [("Python", escape(platform.python_version()))]
-            + [(escape(name), escape(version or "not installed")) for name, version in analysis_packages.items()],
-        )
-    )
-    needed = [((r.get("open_files") or {}).get("needed")) for r in records]
-    needed = [int(n) for n in needed if isinstance(n, (int, float))]
-    server_cpus = Counter(
-        str((r.get("server") or {}).get("cpus")) for r in records if (r.get("server") or {}).get("cpus")
-    )
-    load_cpus = Counter(str((r.get("load") or {}).get("cpus")) for r in records if (r.get("load") or {}).get("cpus"))
-    groups.append(
+            + [
+                (escape(name), escape(version or "not installed"))
+                for name, version in provenance.python_packages().items()
+            ],
+        ),
         (
             "Limits and pinning of the trials",
             [
                 (
                     "Descriptors needed per process",
-                    f"at most {format_count(max(needed))} (connections + {analysis_headroom()})"
-                    if needed
-                    else "not recorded",
+                    f"at most {format_count(max(needed))} (connections + {FD_HEADROOM})" if needed else "not recorded",
                 ),
-                (
-                    "Server CPUs (\\texttt{taskset -c})",
-                    "; ".join(f"{escape(k)} ({plural(v, 'trial')})" for k, v in server_cpus.most_common())
-                    if len(server_cpus) > 1
-                    else (escape(next(iter(server_cpus))) if server_cpus else "not recorded"),
-                ),
-                (
-                    "Load generator CPUs",
-                    "; ".join(f"{escape(k)} ({plural(v, 'trial')})" for k, v in load_cpus.most_common())
-                    if len(load_cpus) > 1
-                    else (escape(next(iter(load_cpus))) if load_cpus else "not recorded"),
-                ),
+                ("Server CPUs (\\texttt{taskset -c})", _per_trial(server_cpus)),
+                ("Load generator CPUs", _per_trial(load_cpus)),
             ],
-        )
-    )
-    groups.append(
+        ),
         (
             "Code and campaign",
             [
@@ -210,20 +192,28 @@ def provenance_table(
                 ("Seed of the trial order", escape(meta.get("seed", "not recorded"))),
                 ("Created (UTC)", escape(str(meta.get("created_at") or "not recorded")[:19].replace("T", " "))),
             ],
-        )
+        ),
+    ]
+    caption = prose.sentence(TEMPLATE, "provenance_caption")
+    return latex.render_longtable(
+        two_columns("Item", "Value"), _grouped_body(groups), caption, "tab:provenance", size=r"\footnotesize"
     )
+
+
+def _spanning(text: str) -> str:
+    """A line across both columns."""
+    return r"\multicolumn{2}{@{}l}{" + text + r"} \\"
+
+
+def _grouped_body(groups: Sequence[tuple[str, Sequence[tuple[str, str] | str]]]) -> list[str]:
+    """Each group's rows under its bold title, a rule between groups; a row is (name, value) or a whole line."""
     body = []
     for title, items in groups:
         if body:
             body.append(r"\midrule")
-        body.append(r"\multicolumn{2}{@{}l}{\textbf{" + title + r"}} \\")
-        body += [f"{name} & {value} \\\\" for name, value in items]
-    caption = prose.sentence(TEMPLATE, "provenance_caption")
-    return latex.render_longtable(two_columns("Item", "Value"), body, caption, "tab:provenance", size=r"\footnotesize")
-
-
-def analysis_headroom() -> str:
-    return str(FD_HEADROOM)
+        body.append(_spanning(r"\textbf{" + title + "}"))
+        body += [item if isinstance(item, str) else f"{item[0]} & {item[1]} \\\\" for item in items]
+    return body
 
 
 FACTOR_NAMES = {
@@ -306,27 +296,18 @@ def factors_table(
     levels = factor_levels(summary, trials)
     varying = [(name, values) for name, values in levels if len(values) > 1]
     fixed = [(name, values) for name, values in levels if len(values) == 1]
-    body = []
 
-    def level_text(items: list[tuple[str, int]], with_counts: bool) -> str:
-        return ", ".join(escape(level) + (f" ({count})" if with_counts else "") for level, count in items)
+    def level_rows(factors: list[tuple[str, list[tuple[str, int]]]], with_counts: bool) -> list[tuple[str, str]]:
+        return [
+            (
+                FACTOR_NAMES.get(name, escape(name)),
+                ", ".join(escape(level) + (f" ({count})" if with_counts else "") for level, count in items),
+            )
+            for name, items in factors
+        ]
 
-    body.append(r"\multicolumn{2}{@{}l}{\textbf{Varying factors: levels (configurations at each)}} \\")
-    body += [f"{FACTOR_NAMES.get(n, escape(n))} & {level_text(values, True)} \\\\" for n, values in varying] or [
-        r"\multicolumn{2}{@{}l}{none: the campaign has "
-        + ("one configuration" if len(summary) == 1 else "no configuration")
-        + r"} \\"
-    ]
-    body.append(r"\midrule")
-    body.append(r"\multicolumn{2}{@{}l}{\textbf{Fixed factors (one level in every configuration)}} \\")
-    body += [f"{FACTOR_NAMES.get(n, escape(n))} & {level_text(values, False)} \\\\" for n, values in fixed] or [
-        r"\multicolumn{2}{@{}l}{none} \\"
-    ]
-    body.append(r"\midrule")
-    body.append(r"\multicolumn{2}{@{}l}{\textbf{Campaign parameters (campaign.json)}} \\")
     parameters = dict(meta.get("parameters") or {})
-    if not parameters:
-        body.append(r"\multicolumn{2}{@{}l}{none recorded} \\")
+    parameter_rows: list[tuple[str, str] | str] = [] if parameters else [_spanning("none recorded")]
     for name, value in parameters.items():
         if name in PARAMETER_SKIP:
             continue
@@ -334,22 +315,32 @@ def factors_table(
             text = "; ".join(escape_identifier(_server_entry_text(e)) for e in value) or "none"
         else:
             text = escape(_parameter_text(value))
-        body.append(f"\\texttt{{{escape(name)}}} & {text} \\\\")
+        parameter_rows.append((f"\\texttt{{{escape(name)}}}", text))
     if "seed" not in parameters:
-        body.append(f"\\texttt{{seed}} & {escape(meta.get('seed', 'not recorded'))} \\\\")
+        parameter_rows.append((r"\texttt{seed}", escape(meta.get("seed", "not recorded"))))
+    no_configuration = "one configuration" if len(summary) == 1 else "no configuration"
+    groups = [
+        (
+            "Varying factors: levels (configurations at each)",
+            level_rows(varying, True) or [_spanning("none: the campaign has " + no_configuration)],
+        ),
+        ("Fixed factors (one level in every configuration)", level_rows(fixed, False) or [_spanning("none")]),
+        ("Campaign parameters (campaign.json)", parameter_rows),
+    ]
     if not trials.empty:
         measured = trials[~outliers.truthy(trials["warmup"])]
         per_config = measured.groupby("config_id").size() if not measured.empty else pd.Series(dtype=int)
         warmups = trials[outliers.truthy(trials["warmup"])].groupby("config_id").size()
-        body.append(r"\midrule")
-        body.append(r"\multicolumn{2}{@{}l}{\textbf{As run (from the trial records)}} \\")
-        body.append(f"measured trials per configuration & {format_list(sorted(set(per_config.tolist())) or [0])} \\\\")
-        body.append(f"warm-up trials per configuration & {format_list(sorted(set(warmups.tolist())) or [0])} \\\\")
         added = sum(1 for record in records if record.get("adaptive"))
-        body.append(f"trials added by adaptive repetition & {added} \\\\")
+        as_run = [
+            ("measured trials per configuration", format_list(sorted(set(per_config.tolist())) or [0])),
+            ("warm-up trials per configuration", format_list(sorted(set(warmups.tolist())) or [0])),
+            ("trials added by adaptive repetition", str(added)),
+        ]
+        groups.append(("As run (from the trial records)", as_run))
     caption = prose.sentence(TEMPLATE, "factors_caption")
     return latex.render_longtable(
-        two_columns("Factor", "Levels or value"), body, caption, "tab:factors", size=r"\footnotesize"
+        two_columns("Factor", "Levels or value"), _grouped_body(groups), caption, "tab:factors", size=r"\footnotesize"
     )
 
 

@@ -10,9 +10,8 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze.analysis import key_text
+from archbench.report.formats import family_row
 from archbench.report.latex import (
-    CLIENT_BOUND_MARK,
-    FLAGGED_MARK,
     MISSING,
     Column,
     adjusted_table,
@@ -21,15 +20,15 @@ from archbench.report.latex import (
     format_ms,
     format_percent,
     format_significant,
+    group_starts,
     is_missing,
-    mark_notes,
     notes_block,
-    notes_for_marks,
     range_notes,
     render_longtable,
     render_tabular,
-    row_marks,
     stacked,
+    study_mark_notes,
+    study_marks,
     table_interval,
 )
 from archbench.report.prose import Prose
@@ -81,25 +80,8 @@ def share(fraction: Any) -> str:
     return text + r"\,\%"
 
 
-def _marks(row: pd.Series) -> str:
-    # The latency tables count unsupported trials but do not mark them.
-    return row_marks(row, client_bound=True, unsupported=False)
-
-
-def _timeouts(value: Any) -> str:
-    return format_significant(value, 3) if not is_missing(value) else MISSING
-
-
 def _notes(rows: pd.DataFrame, criteria: Criteria, prose: Prose) -> list[str]:
-    return notes_for_marks(
-        rows,
-        failed=mark_notes(prose).failed,
-        unsupported=None,
-        flagged=prose.sentence(TEMPLATE, "flagged_note", mark=FLAGGED_MARK),
-        client_bound=prose.sentence(
-            TEMPLATE, "client_bound_note", mark=CLIENT_BOUND_MARK, threshold=percent_text(criteria.client_bound_busy)
-        ),
-    )
+    return study_mark_notes(rows, prose, TEMPLATE, percent_text(criteria.client_bound_busy))
 
 
 def rates_table(study: LatencyResults, prose: Prose) -> str:
@@ -123,25 +105,24 @@ def rates_table(study: LatencyResults, prose: Prose) -> str:
         Column(stacked("vs.", "floor"), "c"),
     ]
     body, breaks = [], []
-    previous = None
-    for _, row in sweep.iterrows():
-        if row["server"] != previous:
+    starts = set(group_starts(sweep["server"]))
+    for index, (_, row) in enumerate(sweep.iterrows()):
+        if index in starts:
             breaks.append(len(body))
-            body.append([f"\\multicolumn{{{len(columns)}}}{{@{{}}l}}{{\\textit{{{escape(row['server'])}}}}}"])
-            previous = row["server"]
+            body.append(family_row(len(columns), escape(row["server"])))
         body.append(
             [
                 format_count(row["offered_rate"]),
                 format_percent(row["rate_fraction"]),
                 format_count(row["n"]),
-                format_count(row["achieved_mean"]) + _marks(row),
+                format_count(row["achieved_mean"]) + study_marks(row),
                 share(row["achieved_fraction_mean"]),
                 format_ms(row["latency_p50_s_median"]),
                 format_ms(row["latency_p90_s_median"]),
                 format_ms(row["latency_p99_s_median"]),
                 format_ms(row["latency_p99_9_s_median"]),
                 format_ms(row["latency_max_s_max"]),
-                _timeouts(row["timeouts_mean"]),
+                format_significant(row["timeouts_mean"], 3),
                 VERDICT.get(row["versus_floor"], MISSING),
             ]
         )
@@ -247,12 +228,12 @@ def source_001_table(study: LatencyResults, prose: Prose) -> str:
             *([format_count(row["connections"])] if several_connections else []),
             format_count(row["n"]),
             *([format_count(row["offered_rate"])] if several_rates else []),
-            format_count(row["achieved_mean"]) + _marks(row),
+            format_count(row["achieved_mean"]) + study_marks(row),
             table_interval(row["achieved_ci95_low"], row["achieved_ci95_high"], row.get("n")),
             share(row["achieved_fraction_mean"]),
             format_ms(row["latency_p99_s_mean"]),
             format_ms(row["latency_max_s_max"]),
-            _timeouts(row["timeouts_mean"]),
+            format_significant(row["timeouts_mean"], 3),
         ]
         if cited:
             cells += [

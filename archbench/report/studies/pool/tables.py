@@ -18,12 +18,14 @@ from archbench.report.latex import (
     NOT_MEASURED,
     Column,
     MarkNotes,
+    adjusted_table,
     any_positive,
     escape,
     format_compact,
     format_count,
     format_decimal,
     format_percent,
+    group_starts,
     mark_notes,
     render_longtable,
     render_tabular,
@@ -60,16 +62,11 @@ def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str, notes: 
         Column(stacked(r"95\,\% CI of", "the mean (r/s)"), "r"),
     ]
     body = []
-    breaks = []
-    previous_connections = None
-    for index, (_, row) in enumerate(rows.iterrows()):
+    for _, row in rows.iterrows():
         marks = row_marks(row, client_bound=True)
         cells = []
         if show_connections:
-            if show_threads and row["connections"] != previous_connections:
-                breaks.append(index)
             cells.append(format_count(row["connections"]) + ("" if show_threads else marks))
-            previous_connections = row["connections"]
         if show_threads:
             cells.append(format_count(row["threads"]) + marks)
         cells += [
@@ -79,17 +76,11 @@ def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str, notes: 
             table_interval(row["ci95_low"], row["ci95_high"], row.get("n")),
         ]
         body.append(cells)
-    return "\n".join(
-        [
-            r"\begin{table}[htbp]",
-            r"\centering",
-            r"\small",
-            f"\\caption{{{caption}}}",
-            f"\\label{{{label}}}",
-            render_tabular(columns, body, breaks),
-            table_notes(rows, notes, client_bound=True),
-            r"\end{table}",
-        ]
+    # A rule between connection counts when the table has both columns.
+    breaks = group_starts(rows["connections"]) if show_connections and show_threads else []
+    tabular = render_tabular(columns, body, breaks)
+    return adjusted_table(
+        caption, label, tabular, table_notes(rows, notes, client_bound=True), size=r"\small", shrink=False
     )
 
 
@@ -139,12 +130,6 @@ def pool_size_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) ->
     return blocks
 
 
-# --------------------------------------------------------------------------- architecture comparison
-
-
-# --------------------------------------------------------------------------- figures
-
-
 def pool_size_tables(summary: pd.DataFrame, prose: Prose) -> str:
     """The source-000 tables (tables-threads.tex), or the sentence saying the campaign has none."""
     blocks = pool_size_table_blocks(summary, prose)
@@ -191,13 +176,8 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
         Column(stacked("Flagged/", "failed/unsup." if any_unsupported else "failed"), "r"),
     ]
     body = []
-    breaks = []
-    previous = None
-    for index, (_, row) in enumerate(summary.iterrows()):
-        name = short_family(row, labels)
-        if name != previous:
-            breaks.append(index)
-            previous = name
+    names = [short_family(row, labels) for _, row in summary.iterrows()]
+    for name, (_, row) in zip(names, summary.iterrows(), strict=True):
         counts = f"{format_count(row['n_flagged'])}/{format_count(row['n_failed'])}"
         if any_unsupported:
             counts += f"/{format_count(row.get('n_unsupported'))}"
@@ -227,7 +207,7 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
         body,
         caption,
         "tab:configurations",
-        breaks,
+        group_starts(names),
         tabcolsep="2.5pt",
         notes=table_notes(summary, notes, extra, client_bound=True),
     )
