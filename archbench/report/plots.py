@@ -153,6 +153,8 @@ def kilo(value: float, _position: int) -> str:
     return f"{value:g}"
 
 
+# An interval reaching beyond this many times the largest mean is cut at the axis edge (small n gives
+# Student-t intervals many times wider than the means they belong to, which would flatten the means).
 CLIP_FACTOR = 2.0
 CLIPPED_MARKER = {"x": ">", "y": "^"}
 
