@@ -78,6 +78,18 @@ def mean_error_bars(rows: pd.DataFrame) -> np.ndarray:
     return interval_errors(rows, "mean", "ci95_low", "ci95_high")
 
 
+def series_style(hue: str, order: Sequence[str]) -> dict[str, object]:
+    """seaborn lineplot's look of a line per `hue` level: solid, each with its marker (theme.MARKERS)."""
+    return {
+        "style": hue,
+        "style_order": list(order),
+        "markers": dict(zip(order, MARKERS, strict=False)),
+        "dashes": False,
+        "markersize": 5,
+        "linewidth": 1.2,
+    }
+
+
 def means_with_trials(
     axes: Axes,
     data: pd.DataFrame,
@@ -105,16 +117,11 @@ def means_with_trials(
     # series that skips one of them.
     sns.lineplot(
         **common,
-        style=hue,
-        style_order=list(order),
-        markers=dict(zip(order, MARKERS, strict=False)),
-        dashes=False,
+        **series_style(hue, order),
         estimator="mean",
         errorbar=t_interval,
         err_style="bars",
         err_kws={"capsize": 3, "elinewidth": 0.9, "capthick": 0.9},
-        markersize=5,
-        linewidth=1.2,
     )
     if log_y:
         axes.set_yscale("log")

@@ -22,6 +22,7 @@ from archbench.analyze.analysis import (
     multi_loop_architectures,
 )
 from archbench.analyze.bottleneck import SERVER
+from archbench.analyze.values import number
 from archbench.report.latex import bottleneck_of
 from archbench.report.plots import (
     CLIPPED_MARKER,
@@ -68,11 +69,6 @@ def _thread_note(row: pd.Series) -> str:
     if units is None or analysis.is_nan(row.get("threads")):
         return ""
     return f"N={int(float(row['threads']))}"
-
-
-def _value(row: pd.Series, column: str) -> float:
-    value = pd.to_numeric(pd.Series([row.get(column)]), errors="coerce").iloc[0]
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -165,8 +161,8 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
             rows = one.all_rows
             limit = (
                 axis_limit(
-                    [_value(r, column) for _, r in rows.iterrows()],
-                    [_value(r, metric.high) for _, r in rows.iterrows()],
+                    [number(r.get(column)) for _, r in rows.iterrows()],
+                    [number(r.get(metric.high)) for _, r in rows.iterrows()],
                 )
                 * 1.12
             )  # room for the N= notes
@@ -183,7 +179,7 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
                     axes.text(0, positions[name], " not measured", va="center", ha="left", fontsize=7, color="0.55")
             for _, row in rows.iterrows():
                 y = positions[row["family"]]
-                value = _value(row, column)
+                value = number(row.get(column))
                 if np.isnan(value):
                     if (row.get("n_unsupported") or 0) > 0:
                         axes.text(0, y, " unsupported", va="center", ha="left", fontsize=7, color="0.35")
@@ -196,7 +192,7 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
                         if abs(bar.get_y() + bar.get_height() / 2 - y) < 1e-6:
                             bar.set_hatch(CLIENT_BOUND_HATCH)
                             bar.set_edgecolor("white")
-                high = _value(row, metric.high)
+                high = number(row.get(metric.high))
                 end = max(value, high) if not np.isnan(high) else value
                 if end > limit:  # the interval leaves the axis: cut, and say so with a marker at the edge
                     axes.plot([limit], [y], marker=CLIPPED_MARKER["x"], color="0.2", markersize=3.5, clip_on=False)
@@ -204,8 +200,8 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
                 note = _thread_note(row)
                 if note:
                     axes.text(min(end, limit * 0.97), y, f" {note}", va="center", ha="left", fontsize=6.5, color="0.3")
-            if one.reference is not None and not np.isnan(_value(one.reference, column)):
-                axes.axvline(_value(one.reference, column), color=REFERENCE_COLOUR, linestyle=":", linewidth=0.9)
+            if one.reference is not None and not np.isnan(number(one.reference.get(column))):
+                axes.axvline(number(one.reference.get(column)), color=REFERENCE_COLOUR, linestyle=":", linewidth=0.9)
             if len(one.rows) and one.reference is not None:
                 axes.axhline(positions[one.reference["family"]] - 0.5, color="0.6", linewidth=0.6)
             axes.set_xlim(0, limit)

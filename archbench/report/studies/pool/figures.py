@@ -38,9 +38,10 @@ from archbench.report.plots import (
     save_figure,  # noqa: F401 (tests save a figure through this module, the figures' first home)
     save_or_none,
     seaborn_legend,
+    series_style,
     thousands,
 )
-from archbench.report.theme import MARKERS, architecture_palette, paper_theme
+from archbench.report.theme import architecture_palette, paper_theme
 
 POOL_SIZE_FIGURE = "throughput-vs-pool-size.pdf"
 CONNECTIONS_FIGURE = "throughput-vs-connections.pdf"
@@ -131,12 +132,7 @@ def connections_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | 
             hue=SERIES,
             hue_order=list(palette),
             palette=palette,
-            style=SERIES,
-            style_order=list(palette),
-            markers=dict(zip(palette, MARKERS, strict=False)),
-            dashes=False,
-            markersize=5,
-            linewidth=1.2,
+            **series_style(SERIES, list(palette)),
             errorbar=None,
             legend=False,
             ax=bottom,
