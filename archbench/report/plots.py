@@ -3,8 +3,15 @@ seaborn draws (`t_interval`, the tables' interval), means with their single tria
 (`means_with_trials`), error bars from a summary's interval columns, and the tick labels, axis limits, panel
 grids and legends the figures share.
 
+Deterministic output: no creation date in the PDF metadata, fixed sizes and fonts, so a figure regenerated from
+the same data is the same file byte for byte (the report build can then be checked for drift).
+
 Figures are matplotlib `Figure` objects drawn by seaborn's axes-level functions on our own axes, inside
-`theme.paper_theme()`, never through pyplot: importing this module selects no backend.
+`theme.paper_theme()` and coloured by `theme.architecture_palette` (one architecture, one colour in every
+figure), never through pyplot: importing this module selects no backend, so a notebook's inline backend is left
+as it is. Where seaborn computes an interval from the trials, its `errorbar` is `t_interval`, the Student-t
+interval of archbench.stats that summary.csv and the tables report; where only the summary is at hand, the
+intervals are drawn from its ci95 columns (`interval_errors`).
 """
 
 from __future__ import annotations
@@ -217,6 +224,11 @@ def seaborn_legend(axes: Axes) -> tuple[list, list[str]]:
     if axes.get_legend() is not None:
         axes.get_legend().remove()
     return handles, labels
+
+
+def figure_legend(figure: Figure, handles: list, labels: list[str], ncol: int = 1) -> None:
+    """One legend for the figure's panels, under them."""
+    figure.legend(handles, labels, loc="outside lower center", frameon=False, ncol=ncol)
 
 
 def legend_below(axes: Axes, handles: list, labels: list[str], offset: float, ncol: int) -> None:

@@ -1,10 +1,6 @@
-"""What the studies' figures share beyond drawing (archbench.report.plots): a colour per series label, and the
-figure environments (LaTeX) that include them.
-
-Figures are built with matplotlib's object API (`Figure`, never pyplot) inside `theme.paper_theme()`, so
-building the report in a notebook leaves its inline backend and pyplot's current figure untouched, and
-coloured by architecture (`label_colours`), so a server has the colour it has in every other figure.
-"""
+"""What the studies' figures share beyond drawing (archbench.report.plots): a colour per series label (its
+architecture's, so that a server has the colour it has in every other figure), and the figure environments
+(LaTeX) that include them."""
 
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ from archbench.report.plots import (
     CLIPPED_MARKER,
     FigureFile,
     axis_limit,
+    figure_legend,
     interval_errors,
     kilo,
     mean_error_bars,
@@ -45,13 +46,10 @@ ARCHITECTURES_THREADS_FIGURE = "architectures-vs-threads.pdf"
 ARCHITECTURES_CPU_FIGURE = "architectures-cpu-per-request.pdf"
 
 
-def family_colours(comparisons: list[Comparison]) -> dict[str, object]:
-    """One colour per architecture family, the same in every architecture figure: its architecture's hue
-    (theme.architecture_palette; a second family of one architecture a shade of it), nginx dark grey."""
-    return label_colours([one.all_rows for one in comparisons], "family")
-
-
 def _colour(colours: dict[str, object], row: pd.Series) -> object:
+    """A row's colour from its family's (`label_colours`: one colour per architecture family, the same in every
+    architecture figure, its architecture's hue, a second family of one architecture a shade of it), nginx dark
+    grey."""
     if row["architecture"] == REFERENCE_ARCHITECTURE:
         return REFERENCE_COLOUR
     return colours.get(row["family"], "0.5")
@@ -149,7 +147,7 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
     if not comparisons:
         return None
     categories = _categories(comparisons)
-    colours = family_colours(comparisons)
+    colours = label_colours([one.all_rows for one in comparisons], "family")
     palette = {row["family"]: _colour(colours, row) for one in comparisons for _, row in one.all_rows.iterrows()}
     positions = {name: index for index, name in enumerate(categories)}
     any_client_bound = False
@@ -216,17 +214,10 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
         first.set_yticks(range(len(categories)), categories)
         first.set_ylim(len(categories) - 0.5, -0.5)
         if any_client_bound:
-            figure.legend(
-                handles=[
-                    Patch(
-                        facecolor="0.7",
-                        hatch=CLIENT_BOUND_HATCH,
-                        edgecolor="white",
-                        label="not bound by the server alone (wrk, both, the waits or neither; see the tables)",
-                    )
-                ],
-                loc="outside lower center",
-                frameon=False,
+            figure_legend(
+                figure,
+                [Patch(facecolor="0.7", hatch=CLIENT_BOUND_HATCH, edgecolor="white")],
+                ["not bound by the server alone (wrk, both, the waits or neither; see the tables)"],
             )
     return figure
 
@@ -257,7 +248,7 @@ def _sweep_panels(summary: pd.DataFrame, swept: str, architectures: tuple[str, .
     ]
     if not panels_data:
         return None
-    colours = family_colours(comparisons)
+    colours = label_colours([one.all_rows for one in comparisons], "family")
     with paper_theme():
         figure = Figure(figsize=(6.3, 3.6), layout="constrained")
         panels = figure.subplots(1, len(panels_data), squeeze=False)
@@ -311,13 +302,7 @@ def _sweep_panels(summary: pd.DataFrame, swept: str, architectures: tuple[str, .
                     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
             axes.grid(axis="x", visible=False)
         panels[0][0].set_ylabel("Throughput (requests/s)")
-        figure.legend(
-            list(handles.values()),
-            list(handles.keys()),
-            loc="outside lower center",
-            frameon=False,
-            ncol=2 if len(handles) > 3 else 1,
-        )
+        figure_legend(figure, list(handles.values()), list(handles), 2 if len(handles) > 3 else 1)
     return figure
 
 

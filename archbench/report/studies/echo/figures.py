@@ -19,6 +19,7 @@ from archbench.report.common import sorted_rows
 from archbench.report.plots import (
     FigureFile,
     compact,
+    figure_legend,
     label_outer_panels,
     legend_below,
     means_with_trials,
@@ -195,7 +196,7 @@ def time_series_figure(study: EchoResults) -> tuple[Figure | None, pd.DataFrame]
         handles, labels = panels[0][0].get_legend_handles_labels()
         handles.append(Line2D([], [], color="0.5", linestyle=":"))
         labels.append("all clients connected")
-        figure.legend(handles, labels, loc="outside lower center", frameon=False, ncol=3)
+        figure_legend(figure, handles, labels, 3)
     return figure, picks
 
 

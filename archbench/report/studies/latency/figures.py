@@ -17,6 +17,7 @@ from archbench.report.latex import is_missing
 from archbench.report.plots import (
     FigureFile,
     compact,
+    figure_legend,
     kilo,
     label_outer_panels,
     legend_below,
@@ -182,19 +183,18 @@ def percentiles_figure(study: LatencyResults) -> Figure | None:
             axes.xaxis.set_major_formatter(kilo)
             axes.yaxis.set_major_formatter(compact)
         label_outer_panels(panels, "Offered rate (requests/s)", "Latency (ms, log)")
-        handles, labels = [], []
+        entries: dict[str, object] = {}  # label: handle, each label once over the panels
         for axes in panels.flat:
             for handle, label in zip(*axes.get_legend_handles_labels(), strict=True):
-                if label not in labels:
-                    handles.append(handle)
-                    labels.append(label)
-        handles.append(Line2D([], [], color="0.35", linestyle=THRESHOLD_STYLE, linewidth=0.8))
-        labels.append(f"{ms_text(criteria.p99_s)} ms")
-        handles.append(Line2D([], [], color="0.55", linestyle=LEVEL_STYLE, linewidth=0.8))
-        labels.append(f"{criteria.rise_multiple:g} x floor")
-        handles.append(Line2D([], [], color=KNEE_COLOUR, linestyle=":"))
-        labels.append("knee")
-        figure.legend(handles, labels, loc="outside lower center", frameon=False, ncol=5)
+                entries.setdefault(label, handle)
+        entries[f"{ms_text(criteria.p99_s)} ms"] = Line2D(
+            [], [], color="0.35", linestyle=THRESHOLD_STYLE, linewidth=0.8
+        )
+        entries[f"{criteria.rise_multiple:g} x floor"] = Line2D(
+            [], [], color="0.55", linestyle=LEVEL_STYLE, linewidth=0.8
+        )
+        entries["knee"] = Line2D([], [], color=KNEE_COLOUR, linestyle=":")
+        figure_legend(figure, list(entries.values()), list(entries), 5)
     return figure
 
 

@@ -1,23 +1,5 @@
-"""PDF figures from the processed tables.
-
-Deterministic output: no creation date in the PDF metadata, fixed sizes and
-fonts, so a figure regenerated from the same data is the same file byte for
-byte (the report build can then be checked for drift).
-
-Figures are seaborn plots on matplotlib `Figure` objects (axes-level seaborn
-functions given our own axes, a Figure saved by its own canvas), never through
-pyplot's global state: importing this module selects no backend, so a
-notebook's inline backend is left as it is. Every figure is built inside
-`theme.paper_theme()` and coloured by `theme.architecture_palette`, so one
-architecture has one colour in every figure. Where seaborn computes an
-interval from the trials, its `errorbar` is `t_interval`, the Student-t
-interval of archbench.stats that summary.csv and the tables report; where
-only the summary is at hand, the intervals are drawn from its ci95 columns.
-
-This module holds the pool study's figures (pool size, connections and
-starvation); the Figure API (saving, `t_interval`, `means_with_trials`) is
-archbench.report.plots.
-"""
+"""The pool study's figures (pool size, connections and starvation), drawn with the Figure API of
+archbench.report.plots (saving, `t_interval`, `means_with_trials`)."""
 
 from __future__ import annotations
 
