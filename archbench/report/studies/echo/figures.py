@@ -23,6 +23,7 @@ from archbench.report.plots import (
     label_outer_panels,
     legend_below,
     means_with_trials,
+    measured_ok,
     panel_axes,
     panel_grid,
     ring,
@@ -48,14 +49,8 @@ DIRECTIONS: dict[str, tuple[str, str | tuple[float, float], str]] = {
 def clean_trials(study: EchoResults, lines: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
     """The trials behind the summary's received-bytes mean and interval of each line's configurations:
     measured, ok, not flagged; received bytes in MB/s (RECEIVED_MB)."""
-    ids = {str(c) for _, rows in lines for c in rows["config_id"]}
-    trials = study.trials
-    chosen = trials[
-        trials["config_id"].astype(str).isin(ids)
-        & ~trials["warmup"].astype(bool)
-        & (trials["status"] == "ok")
-        & ~trials["flagged"].astype(bool)
-    ]
+    chosen = measured_ok(study.trials, {str(c) for _, rows in lines for c in rows["config_id"]})
+    chosen = chosen[~chosen["flagged"].astype(bool)]
     data = chosen[["variant", "connections"]].astype({"connections": float})
     return data.assign(**{RECEIVED_MB: chosen["bytes_received_per_sec"].astype(float) / MB}).dropna()
 
