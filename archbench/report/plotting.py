@@ -28,10 +28,8 @@ def label_colours(frames: Sequence[pd.DataFrame], label_column: str) -> dict[str
         labels = list(dict.fromkeys(label for f in frames for label in f[label_column]))
         palette = matplotlib.colormaps["tab10" if len(labels) <= 10 else "tab20"]
         return {label: palette(index % palette.N) for index, label in enumerate(labels)}
-    pairs = [
-        (str(label), str(arch)) for f in frames for label, arch in zip(f[label_column], f["architecture"], strict=True)
-    ]
-    return dict(architecture_palette([label for label, _ in pairs], [arch for _, arch in pairs]))
+    labels = [str(label) for f in frames for label in f[label_column]]
+    return architecture_palette(labels, [str(arch) for f in frames for arch in f["architecture"]])
 
 
 def include_path(figure: FigureFile | None, paper_dir: Path) -> str | None:
