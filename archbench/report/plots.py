@@ -1,13 +1,22 @@
 """The Figure API every figure module builds on: how a figure is saved (a deterministic PDF), the interval
 seaborn draws (`t_interval`, the tables' interval), means with their single trials
-(`means_with_trials`), and the tick labels and axis limits the figures share.
+(`means_with_trials`), error bars from a summary's interval columns, and the tick labels, axis limits, panel
+grids and legends the figures share.
+
+Deterministic output: no creation date in the PDF metadata, fixed sizes and fonts, so a figure regenerated from
+the same data is the same file byte for byte (the report build can then be checked for drift).
 
 Figures are matplotlib `Figure` objects drawn by seaborn's axes-level functions on our own axes, inside
-`theme.paper_theme()`, never through pyplot: importing this module selects no backend.
+`theme.paper_theme()` and coloured by `theme.architecture_palette` (one architecture, one colour in every
+figure), never through pyplot: importing this module selects no backend, so a notebook's inline backend is left
+as it is. Where seaborn computes an interval from the trials, its `errorbar` is `t_interval`, the Student-t
+interval of archbench.stats that summary.csv and the tables report; where only the summary is at hand, the
+intervals are drawn from its ci95 columns (`interval_errors`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,12 +71,30 @@ def measured_ok(trials: pd.DataFrame | None, config_ids: set[str]) -> pd.DataFra
     return trials[chosen & (trials["status"] == "ok")]
 
 
+def interval_errors(rows: pd.DataFrame, centre: str, low: str, high: str) -> np.ndarray:
+    """errorbar's asymmetric xerr/yerr of the points in column `centre`, from the interval ends in columns `low`
+    and `high` (read as numbers); a missing end (NaN: n < 2) draws no bar on its side."""
+    values = {name: pd.to_numeric(rows[name], errors="coerce").to_numpy(dtype=float) for name in (centre, low, high)}
+    below = np.clip(values[centre] - values[low], 0, None)
+    above = np.clip(values[high] - values[centre], 0, None)
+    return np.vstack([np.nan_to_num(below), np.nan_to_num(above)])
+
+
 def mean_error_bars(rows: pd.DataFrame) -> np.ndarray:
     """Asymmetric-capable yerr from the CI columns; NaN (n < 2) draws no bar."""
-    mean = rows["mean"].to_numpy(dtype=float)
-    low = np.clip(mean - rows["ci95_low"].to_numpy(dtype=float), 0, None)
-    high = np.clip(rows["ci95_high"].to_numpy(dtype=float) - mean, 0, None)
-    return np.vstack([np.nan_to_num(low), np.nan_to_num(high)])
+    return interval_errors(rows, "mean", "ci95_low", "ci95_high")
+
+
+def series_style(hue: str, order: Sequence[str]) -> dict[str, object]:
+    """seaborn lineplot's look of a line per `hue` level: solid, each with its marker (theme.MARKERS)."""
+    return {
+        "style": hue,
+        "style_order": list(order),
+        "markers": dict(zip(order, MARKERS, strict=False)),
+        "dashes": False,
+        "markersize": 5,
+        "linewidth": 1.2,
+    }
 
 
 def means_with_trials(
@@ -97,16 +124,11 @@ def means_with_trials(
     # series that skips one of them.
     sns.lineplot(
         **common,
-        style=hue,
-        style_order=list(order),
-        markers=dict(zip(order, MARKERS, strict=False)),
-        dashes=False,
+        **series_style(hue, order),
         estimator="mean",
         errorbar=t_interval,
         err_style="bars",
         err_kws={"capsize": 3, "elinewidth": 0.9, "capthick": 0.9},
-        markersize=5,
-        linewidth=1.2,
     )
     if log_y:
         axes.set_yscale("log")
@@ -131,8 +153,13 @@ def _fit_log_axes(axes: Axes, data: pd.DataFrame, x: str, y: str, hue: str) -> N
         set_limits(values.min() / margin, values.max() * margin)
 
 
+def compact(value: float, _position: int) -> str:
+    """A log axis's tick label: thousands separators from 1 up, plain decimals below (0.1, not 0)."""
+    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+
 def kilo(value: float, _position: int) -> str:
-    """Axis ticks in thousands: 600k, 1.2M for millions."""
+    """Axis ticks in thousands (a rate axis): 500, 600k, 1.2M for millions."""
     if abs(value) >= 1e6:
         return f"{value / 1e6:g}M"
     if abs(value) >= 1e3:
@@ -140,6 +167,8 @@ def kilo(value: float, _position: int) -> str:
     return f"{value:g}"
 
 
+# An interval reaching beyond this many times the largest mean is cut at the axis edge (small n gives
+# Student-t intervals many times wider than the means they belong to, which would flatten the means).
 CLIP_FACTOR = 2.0
 CLIPPED_MARKER = {"x": ">", "y": "^"}
 
@@ -157,5 +186,56 @@ def axis_limit(means: list[float], highs: list[float]) -> float:
 
 
 def save_or_none(figure: Figure | None, path: Path, labels: tuple[str, ...] = ()) -> FigureFile | None:
-    """The figure saved as a PDF with its series labels, or None when there is no figure."""
-    return None if figure is None else FigureFile(save_figure(figure, path), labels)
+    """The figure saved as a PDF with its series labels, or None when there is no figure (and the PDF of an
+    earlier run at `path` is deleted, so that it cannot pass for this run's)."""
+    if figure is None:
+        Path(path).unlink(missing_ok=True)
+        return None
+    return FigureFile(save_figure(figure, path), labels)
+
+
+def panel_grid(count: int, most_columns: int = 2) -> tuple[int, int]:
+    """(rows, columns) of a figure of `count` panels, at most `most_columns` side by side."""
+    columns = min(most_columns, count)
+    return math.ceil(count / columns), columns
+
+
+def panel_axes(panels: np.ndarray, count: int) -> list[Axes]:
+    """The first `count` panels of a grid in reading order; the slots after them (an odd count leaves one
+    empty) are hidden."""
+    flat = list(panels.flat)
+    for unused in flat[count:]:
+        unused.set_visible(False)
+    return flat[:count]
+
+
+def label_outer_panels(panels: np.ndarray, xlabel: str, ylabel: str) -> None:
+    """The axis labels of a panel grid: x under the bottom row, y beside the first column."""
+    for axes in panels[-1]:
+        axes.set_xlabel(xlabel)
+    for row in panels:
+        row[0].set_ylabel(ylabel)
+
+
+def seaborn_legend(axes: Axes) -> tuple[list, list[str]]:
+    """The entries of the legend seaborn drew on `axes`, and the legend taken off (one legend for the figure
+    goes elsewhere)."""
+    handles, labels = axes.get_legend_handles_labels()
+    if axes.get_legend() is not None:
+        axes.get_legend().remove()
+    return handles, labels
+
+
+def figure_legend(figure: Figure, handles: list, labels: list[str], ncol: int = 1) -> None:
+    """One legend for the figure's panels, under them."""
+    figure.legend(handles, labels, loc="outside lower center", frameon=False, ncol=ncol)
+
+
+def legend_below(axes: Axes, handles: list, labels: list[str], offset: float, ncol: int) -> None:
+    """A legend under the axes (`offset`: its top, in axes fractions), where it hides no data."""
+    axes.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, offset), frameon=False, ncol=ncol)
+
+
+def ring(axes: Axes, x: object, y: object, colour: str, size: float, **label: str) -> None:
+    """Open circles around the points (x, y) that a caption singles out (flagged or client-bound trials)."""
+    axes.scatter(x, y, s=size, facecolors="none", edgecolors=colour, linewidths=0.8, zorder=5, **label)

@@ -1,13 +1,9 @@
-"""Figure helpers the echo and latency studies share: colours, error bars, panel grids, tick labels.
-
-Figures are built with matplotlib's object API (`Figure`, never pyplot) inside `theme.paper_theme()`, so
-building the report in a notebook leaves its inline backend and pyplot's current figure untouched, and
-coloured by architecture (`label_colours`), so a server has the colour it has in every other figure.
-"""
+"""What the studies' figures share beyond drawing (archbench.report.plots): a colour per series label (its
+architecture's, so that a server has the colour it has in every other figure), and the figure environments
+(LaTeX) that include them."""
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
-import numpy as np
 import pandas as pd
 
 from archbench.report.latex import escape, figure_block
@@ -24,59 +19,22 @@ from archbench.report.prose import Prose
 from archbench.report.theme import architecture_palette
 
 
-def colours_for(labels: Sequence[str]) -> dict[str, Any]:
-    """Colours for labels whose architecture is unknown: matplotlib's tab10/tab20 in label order."""
-    palette = matplotlib.colormaps["tab10" if len(labels) <= 10 else "tab20"]
-    return {label: palette(index % palette.N) for index, label in enumerate(labels)}
-
-
 def label_colours(frames: Sequence[pd.DataFrame], label_column: str) -> dict[str, Any]:
     """{label: colour} of the labels in `label_column` of `frames`, each its architecture's colour (the
-    frames' `architecture` column) as in every figure of the report; order-of-appearance colours when a
-    frame has no architecture column."""
+    frames' `architecture` column) as in every figure of the report; matplotlib's tab10/tab20 in order of
+    appearance when a frame has no architecture column."""
     frames = [f for f in frames if not f.empty and label_column in f]
     if not all("architecture" in f for f in frames):
-        return colours_for(list(dict.fromkeys(label for f in frames for label in f[label_column])))
-    pairs = [
-        (str(label), str(arch)) for f in frames for label, arch in zip(f[label_column], f["architecture"], strict=True)
-    ]
-    return dict(architecture_palette([label for label, _ in pairs], [arch for _, arch in pairs]))
+        labels = list(dict.fromkeys(label for f in frames for label in f[label_column]))
+        palette = matplotlib.colormaps["tab10" if len(labels) <= 10 else "tab20"]
+        return {label: palette(index % palette.N) for index, label in enumerate(labels)}
+    labels = [str(label) for f in frames for label in f[label_column]]
+    return architecture_palette(labels, [str(arch) for f in frames for arch in f["architecture"]])
 
 
 def include_path(figure: FigureFile | None, paper_dir: Path) -> str | None:
     """The figure's path as \\includegraphics takes it (relative to the paper directory); None without a figure."""
     return None if figure is None else Path(os.path.relpath(figure.path, paper_dir)).as_posix()
-
-
-def panel_grid(count: int) -> tuple[int, int]:
-    """(rows, columns) of a figure with one panel per server: two columns unless there is a single panel."""
-    columns = 1 if count == 1 else 2
-    return math.ceil(count / columns), columns
-
-
-def hide_unused_panels(panels: np.ndarray, count: int) -> None:
-    """Hide the grid's slots after the first `count` panels (an odd count leaves one empty)."""
-    columns = panels.shape[1]
-    for index in range(count, panels.size):
-        panels[index // columns][index % columns].set_visible(False)
-
-
-def thousands_tick(value: float, _position: int) -> str:
-    return f"{value:,.0f}"
-
-
-def compact_tick(value: float, _position: int) -> str:
-    """A log axis's tick label: thousands separators from 1 up, plain decimals below (0.1, not 0)."""
-    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
-
-
-def kilo_tick(value: float, _position: int) -> str:
-    """A rate axis's tick label: 500, 2k, 1.5M."""
-    if value >= 1e6:
-        return f"{value / 1e6:g}M"
-    if value >= 1e3:
-        return f"{value / 1e3:g}k"
-    return f"{value:g}"
 
 
 @dataclass(frozen=True)

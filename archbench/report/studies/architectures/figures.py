@@ -13,7 +13,7 @@ import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, NullLocator
+from matplotlib.ticker import MaxNLocator, NullFormatter, NullLocator
 
 from archbench.analyze import analysis
 from archbench.analyze.analysis import (
@@ -22,18 +22,22 @@ from archbench.analyze.analysis import (
     multi_loop_architectures,
 )
 from archbench.analyze.bottleneck import SERVER
+from archbench.analyze.values import number
 from archbench.report.latex import bottleneck_of
 from archbench.report.plots import (
     CLIPPED_MARKER,
     FigureFile,
     axis_limit,
+    figure_legend,
+    interval_errors,
     kilo,
     mean_error_bars,
     measured_ok,
     save_or_none,
     thousands,
 )
-from archbench.report.theme import MARKERS, REFERENCE_COLOUR, architecture_palette, paper_theme
+from archbench.report.plotting import label_colours
+from archbench.report.theme import MARKERS, REFERENCE_COLOUR, paper_theme
 
 CLIENT_BOUND_HATCH = "////"
 ARCHITECTURES_THROUGHPUT_FIGURE = "architectures-throughput.pdf"
@@ -42,20 +46,10 @@ ARCHITECTURES_THREADS_FIGURE = "architectures-vs-threads.pdf"
 ARCHITECTURES_CPU_FIGURE = "architectures-cpu-per-request.pdf"
 
 
-def family_colours(comparisons: list[Comparison]) -> dict[str, object]:
-    """One colour per architecture family, the same in every architecture figure: its architecture's hue
-    (theme.architecture_palette; a second family of one architecture a shade of it), nginx dark grey."""
-    families: list[str] = []
-    architectures: list[str] = []
-    for one in comparisons:
-        for _, row in one.all_rows.iterrows():
-            if row["family"] not in families:
-                families.append(row["family"])
-                architectures.append(str(row["architecture"]))
-    return dict(architecture_palette(families, architectures))
-
-
 def _colour(colours: dict[str, object], row: pd.Series) -> object:
+    """A row's colour from its family's (`label_colours`: one colour per architecture family, the same in every
+    architecture figure, its architecture's hue, a second family of one architecture a shade of it), nginx dark
+    grey."""
     if row["architecture"] == REFERENCE_ARCHITECTURE:
         return REFERENCE_COLOUR
     return colours.get(row["family"], "0.5")
@@ -63,15 +57,9 @@ def _colour(colours: dict[str, object], row: pd.Series) -> object:
 
 def _categories(comparisons: list[Comparison]) -> list[str]:
     """Family names top to bottom: ours in canonical order, nginx last."""
-    ours: list[str] = []
-    reference: list[str] = []
-    for one in comparisons:
-        for _, row in one.rows.iterrows():
-            if row["family"] not in ours:
-                ours.append(row["family"])
-        if one.reference is not None and one.reference["family"] not in reference:
-            reference.append(one.reference["family"])
-    return ours + reference
+    ours = dict.fromkeys(family for one in comparisons for family in one.rows["family"])
+    reference = dict.fromkeys(one.reference["family"] for one in comparisons if one.reference is not None)
+    return list(ours) + list(reference)
 
 
 def _thread_note(row: pd.Series) -> str:
@@ -81,13 +69,6 @@ def _thread_note(row: pd.Series) -> str:
     return f"N={int(float(row['threads']))}"
 
 
-def _value(row: pd.Series, column: str) -> float:
-    value = pd.to_numeric(pd.Series([row.get(column)]), errors="coerce").iloc[0]
-    return float(value)
-
-
-# An interval reaching beyond this many times the largest mean is cut at the axis edge (small n gives
-# Student-t intervals many times wider than the means they belong to, which would flatten the means).
 @dataclass(frozen=True)
 class BarMetric:
     """What a bar figure shows: the summary's mean and CI columns, the trials' column behind them, the axis."""
@@ -136,13 +117,10 @@ def _draw_bars(
         data=drawn, x=metric.column, y="family", order=categories, hue="family", hue_order=categories,
         palette=palette, orient="y", errorbar=None, width=0.7, linewidth=0, legend=False, ax=axes,
     )  # fmt: skip
-    value = drawn[metric.column].to_numpy(dtype=float)
-    low = np.nan_to_num(np.clip(value - pd.to_numeric(drawn[metric.low], errors="coerce").to_numpy(float), 0, None))
-    high = np.nan_to_num(np.clip(pd.to_numeric(drawn[metric.high], errors="coerce").to_numpy(float) - value, 0, None))
     axes.errorbar(
-        value,
+        drawn[metric.column].to_numpy(dtype=float),
         [categories.index(f) for f in drawn["family"]],
-        xerr=np.vstack([low, high]),
+        xerr=interval_errors(drawn, metric.column, metric.low, metric.high),
         fmt="none",
         ecolor="0.2",
         elinewidth=0.8,
@@ -169,7 +147,7 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
     if not comparisons:
         return None
     categories = _categories(comparisons)
-    colours = family_colours(comparisons)
+    colours = label_colours([one.all_rows for one in comparisons], "family")
     palette = {row["family"]: _colour(colours, row) for one in comparisons for _, row in one.all_rows.iterrows()}
     positions = {name: index for index, name in enumerate(categories)}
     any_client_bound = False
@@ -181,8 +159,8 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
             rows = one.all_rows
             limit = (
                 axis_limit(
-                    [_value(r, column) for _, r in rows.iterrows()],
-                    [_value(r, metric.high) for _, r in rows.iterrows()],
+                    [number(r.get(column)) for _, r in rows.iterrows()],
+                    [number(r.get(metric.high)) for _, r in rows.iterrows()],
                 )
                 * 1.12
             )  # room for the N= notes
@@ -199,7 +177,7 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
                     axes.text(0, positions[name], " not measured", va="center", ha="left", fontsize=7, color="0.55")
             for _, row in rows.iterrows():
                 y = positions[row["family"]]
-                value = _value(row, column)
+                value = number(row.get(column))
                 if np.isnan(value):
                     if (row.get("n_unsupported") or 0) > 0:
                         axes.text(0, y, " unsupported", va="center", ha="left", fontsize=7, color="0.35")
@@ -212,7 +190,7 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
                         if abs(bar.get_y() + bar.get_height() / 2 - y) < 1e-6:
                             bar.set_hatch(CLIENT_BOUND_HATCH)
                             bar.set_edgecolor("white")
-                high = _value(row, metric.high)
+                high = number(row.get(metric.high))
                 end = max(value, high) if not np.isnan(high) else value
                 if end > limit:  # the interval leaves the axis: cut, and say so with a marker at the edge
                     axes.plot([limit], [y], marker=CLIPPED_MARKER["x"], color="0.2", markersize=3.5, clip_on=False)
@@ -220,8 +198,8 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
                 note = _thread_note(row)
                 if note:
                     axes.text(min(end, limit * 0.97), y, f" {note}", va="center", ha="left", fontsize=6.5, color="0.3")
-            if one.reference is not None and not np.isnan(_value(one.reference, column)):
-                axes.axvline(_value(one.reference, column), color=REFERENCE_COLOUR, linestyle=":", linewidth=0.9)
+            if one.reference is not None and not np.isnan(number(one.reference.get(column))):
+                axes.axvline(number(one.reference.get(column)), color=REFERENCE_COLOUR, linestyle=":", linewidth=0.9)
             if len(one.rows) and one.reference is not None:
                 axes.axhline(positions[one.reference["family"]] - 0.5, color="0.6", linewidth=0.6)
             axes.set_xlim(0, limit)
@@ -229,24 +207,17 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
             axes.set_title(f"pipeline depth {one.pipeline}\n({one.connections} connections)")
             axes.set_xlabel(metric.xlabel)
             axes.set_ylabel("")
-            axes.xaxis.set_major_formatter(FuncFormatter(kilo))
+            axes.xaxis.set_major_formatter(kilo)
             axes.xaxis.set_major_locator(MaxNLocator(4))
             axes.grid(axis="y", visible=False)
         first = panels[0][0]
         first.set_yticks(range(len(categories)), categories)
         first.set_ylim(len(categories) - 0.5, -0.5)
         if any_client_bound:
-            figure.legend(
-                handles=[
-                    Patch(
-                        facecolor="0.7",
-                        hatch=CLIENT_BOUND_HATCH,
-                        edgecolor="white",
-                        label="not bound by the server alone (wrk, both, the waits or neither; see the tables)",
-                    )
-                ],
-                loc="outside lower center",
-                frameon=False,
+            figure_legend(
+                figure,
+                [Patch(facecolor="0.7", hatch=CLIENT_BOUND_HATCH, edgecolor="white")],
+                ["not bound by the server alone (wrk, both, the waits or neither; see the tables)"],
             )
     return figure
 
@@ -262,17 +233,22 @@ def architectures_cpu_figure(summary: pd.DataFrame, trials: pd.DataFrame | None 
     return _bar_panels(analysis.comparisons(summary), CPU_BARS, trials)
 
 
+def _shifted(x: pd.Series | float, index: int, count: int, swept: str) -> pd.Series | float:
+    """Line `index` of `count`'s x values: lines share x values, and a small offset per line (a factor on the
+    log axis of connections) keeps their error bars apart."""
+    offset = (index - (count - 1) / 2) * (0.012 if swept == "connections" else 0.03)
+    return x * 10**offset if swept == "connections" else x + offset
+
+
 def _sweep_panels(summary: pd.DataFrame, swept: str, architectures: tuple[str, ...] | None) -> Figure | None:
     """Mean throughput ± 95 % CI against `swept`, one line per family, one panel per pipeline depth."""
     comparisons = analysis.comparisons(summary)
-    panels_data = []
-    for one in comparisons:
-        sweeps = analysis.family_sweeps(summary, one, swept, architectures)
-        if sweeps:
-            panels_data.append((one, sweeps))
+    panels_data = [
+        (one, sweeps) for one in comparisons if (sweeps := analysis.family_sweeps(summary, one, swept, architectures))
+    ]
     if not panels_data:
         return None
-    colours = family_colours(comparisons)
+    colours = label_colours([one.all_rows for one in comparisons], "family")
     with paper_theme():
         figure = Figure(figsize=(6.3, 3.6), layout="constrained")
         panels = figure.subplots(1, len(panels_data), squeeze=False)
@@ -280,12 +256,8 @@ def _sweep_panels(summary: pd.DataFrame, swept: str, architectures: tuple[str, .
         for axes, (one, sweeps) in zip(panels[0], panels_data, strict=True):
             for index, (label, rows) in enumerate(sweeps):
                 first = rows.iloc[0]
-                # Lines share x values; a small offset per line keeps their error bars apart.
-                offset = (index - (len(sweeps) - 1) / 2) * (0.012 if swept == "connections" else 0.03)
-                x = rows[swept].astype(float)
-                x = x * 10**offset if swept == "connections" else x + offset
                 line = axes.errorbar(
-                    x,
+                    _shifted(rows[swept].astype(float), index, len(sweeps), swept),
                     rows["mean"].astype(float),
                     yerr=mean_error_bars(rows),
                     marker=MARKERS[index % len(MARKERS)],
@@ -300,18 +272,14 @@ def _sweep_panels(summary: pd.DataFrame, swept: str, architectures: tuple[str, .
             axes.set_title(
                 f"pipeline depth {one.pipeline}" + (f" ({one.connections} connections)" if swept == "threads" else "")
             )
-            axes.yaxis.set_major_formatter(FuncFormatter(kilo))
+            axes.yaxis.set_major_formatter(kilo)
             all_rows = pd.concat([rows for _, rows in sweeps])
             limit = axis_limit(list(all_rows["mean"].astype(float)), list(all_rows["ci95_high"].astype(float)))
             axes.set_ylim(0, limit)
             for index, (_label, rows) in enumerate(sweeps):
-                offset = (index - (len(sweeps) - 1) / 2) * (0.012 if swept == "connections" else 0.03)
-                for _, row in rows.iterrows():
-                    if analysis.is_nan(row["ci95_high"]) or float(row["ci95_high"]) <= limit:
-                        continue
-                    x = float(row[swept]) * 10**offset if swept == "connections" else float(row[swept]) + offset
+                for _, row in rows[rows["ci95_high"].astype(float) > limit].iterrows():  # cut at the axis edge
                     axes.plot(
-                        [x],
+                        [_shifted(float(row[swept]), index, len(sweeps), swept)],
                         [limit],
                         marker=CLIPPED_MARKER["y"],
                         color=_colour(colours, row),
@@ -329,18 +297,12 @@ def _sweep_panels(summary: pd.DataFrame, swept: str, architectures: tuple[str, .
                 axes.set_xticks(measured, [f"{v:,.0f}" for v in measured])
                 axes.xaxis.set_minor_locator(NullLocator())
             else:
-                axes.xaxis.set_major_formatter(FuncFormatter(thousands))
+                axes.xaxis.set_major_formatter(thousands)
                 if swept != "connections":
                     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
             axes.grid(axis="x", visible=False)
         panels[0][0].set_ylabel("Throughput (requests/s)")
-        figure.legend(
-            list(handles.values()),
-            list(handles.keys()),
-            loc="outside lower center",
-            frameon=False,
-            ncol=2 if len(handles) > 3 else 1,
-        )
+        figure_legend(figure, list(handles.values()), list(handles), 2 if len(handles) > 3 else 1)
     return figure
 
 

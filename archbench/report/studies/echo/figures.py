@@ -6,25 +6,32 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import NullFormatter
 
 from archbench.analyze.analysis import number
-from archbench.report.common import remove_stale_files, sorted_rows
-from archbench.report.plots import FigureFile, means_with_trials, save_figure
-from archbench.report.plotting import (
-    compact_tick,
-    hide_unused_panels,
-    label_colours,
+from archbench.report.common import sorted_rows
+from archbench.report.plots import (
+    FigureFile,
+    compact,
+    figure_legend,
+    label_outer_panels,
+    legend_below,
+    means_with_trials,
+    measured_ok,
+    panel_axes,
     panel_grid,
-    thousands_tick,
+    ring,
+    save_or_none,
+    seaborn_legend,
+    thousands,
 )
+from archbench.report.plotting import label_colours
 from archbench.report.studies.echo.data import MB, EchoResults, representative_trials
 from archbench.report.theme import MARKERS, paper_theme
 
@@ -39,21 +46,11 @@ DIRECTIONS: dict[str, tuple[str, str | tuple[float, float], str]] = {
 }
 
 
-def _family_colours(study: EchoResults) -> dict[str, Any]:
-    return label_colours([study.summary, study.max_conns], "variant")
-
-
 def clean_trials(study: EchoResults, lines: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
     """The trials behind the summary's received-bytes mean and interval of each line's configurations:
     measured, ok, not flagged; received bytes in MB/s (RECEIVED_MB)."""
-    ids = {str(c) for _, rows in lines for c in rows["config_id"]}
-    trials = study.trials
-    chosen = trials[
-        trials["config_id"].astype(str).isin(ids)
-        & ~trials["warmup"].astype(bool)
-        & (trials["status"] == "ok")
-        & ~trials["flagged"].astype(bool)
-    ]
+    chosen = measured_ok(study.trials, {str(c) for _, rows in lines for c in rows["config_id"]})
+    chosen = chosen[~chosen["flagged"].astype(bool)]
     data = chosen[["variant", "connections"]].astype({"connections": float})
     return data.assign(**{RECEIVED_MB: chosen["bytes_received_per_sec"].astype(float) / MB}).dropna()
 
@@ -68,7 +65,7 @@ def scaling_figure(study: EchoResults) -> Figure | None:
     lines = [(v, r) for v, r in lines if r["connections"].nunique() >= 2]
     if not lines:
         return None
-    colours = _family_colours(study)
+    colours = label_colours([study.summary, study.max_conns], "variant")
     with paper_theme():
         figure = Figure(figsize=(5.6, 4.6))
         top, bottom = figure.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [1, 1]})
@@ -88,15 +85,7 @@ def scaling_figure(study: EchoResults) -> Figure | None:
             colour = colours.get(_variant)
             flagged = rows[rows["n_flagged"] > 0]
             if not flagged.empty:
-                top.scatter(
-                    flagged["connections"],
-                    flagged["bytes_received_per_sec_mean"] / MB,
-                    s=60,
-                    facecolors="none",
-                    edgecolors=FLAGGED_RING,
-                    linewidths=0.8,
-                    zorder=5,
-                )
+                ring(top, flagged["connections"], flagged["bytes_received_per_sec_mean"] / MB, FLAGGED_RING, 60)
             p99 = rows["rtt_p99_s_mean"].to_numpy(dtype=float) * 1e3
             p50 = rows["rtt_p50_s_mean"].to_numpy(dtype=float) * 1e3
             bottom.plot(rows["connections"], p99, marker=marker, markersize=4, linewidth=1.2, color=colour)
@@ -116,12 +105,10 @@ def scaling_figure(study: EchoResults) -> Figure | None:
         bottom.set_yscale("log")
         bottom.set_ylabel("RTT (ms, log)\np99 solid, p50 dashed")
         bottom.set_xlabel("Concurrent echo clients (log scale)")
-        bottom.xaxis.set_major_formatter(FuncFormatter(thousands_tick))
+        bottom.xaxis.set_major_formatter(thousands)
         bottom.xaxis.set_minor_formatter(NullFormatter())
-        bottom.yaxis.set_major_formatter(FuncFormatter(compact_tick))
-        handles, labels = top.get_legend_handles_labels()
-        if top.get_legend() is not None:
-            top.get_legend().remove()
+        bottom.yaxis.set_major_formatter(compact)
+        handles, labels = seaborn_legend(top)
         if (summary["n_flagged"] > 0).any():
             handles.append(
                 Line2D(
@@ -135,7 +122,7 @@ def scaling_figure(study: EchoResults) -> Figure | None:
                 )
             )
             labels.append("flagged trials (excluded from the mean)")
-        bottom.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.28), frameon=False, ncol=2)
+        legend_below(bottom, handles, labels, -0.28, 2)
     return figure
 
 
@@ -167,8 +154,7 @@ def time_series_figure(study: EchoResults) -> tuple[Figure | None, pd.DataFrame]
     with paper_theme():
         figure = Figure(figsize=(5.8, 0.6 + 1.85 * rows_n), layout="constrained")
         panels = figure.subplots(rows_n, columns, sharex=True, sharey=True, squeeze=False)
-        for index, (_, pick) in enumerate(picks.iterrows()):
-            axes = panels[index // columns][index % columns]
+        for axes, (_, pick) in zip(panel_axes(panels, count), picks.iterrows(), strict=True):
             samples = study.series[study.series["trial_id"] == pick["trial_id"]].sort_values("second")
             sns.lineplot(
                 data=_steps(samples),
@@ -185,8 +171,7 @@ def time_series_figure(study: EchoResults) -> tuple[Figure | None, pd.DataFrame]
                 errorbar=None,
                 ax=axes,
             )
-            if axes.get_legend() is not None:  # one legend for the figure, below the panels
-                axes.get_legend().remove()
+            seaborn_legend(axes)  # one legend for the figure, below the panels
             axes.set_xlabel("")
             axes.set_ylabel("")
             connected = number(pick.get("all_connected_s"))
@@ -194,39 +179,29 @@ def time_series_figure(study: EchoResults) -> tuple[Figure | None, pd.DataFrame]
                 axes.axvline(connected, color="0.5", linestyle=":", linewidth=0.9)
             flagged = " (flagged)" if bool(pick.get("flagged")) else ""
             axes.set_title(f"{pick['variant']}{flagged}", fontsize=8)
-        hide_unused_panels(panels, count)
         # Shared axes: limits once, after every panel is drawn (an earlier set_ylim would freeze the first's).
         shown = study.series[study.series["trial_id"].isin(set(picks["trial_id"]))]
         top = float(np.nanmax(shown[["bytes_sent_per_sec", "bytes_received_per_sec"]].to_numpy(dtype=float))) / MB
         panels[0][0].set_ylim(0, top * 1.12 if top > 0 else 1.0)  # headroom: a flat series is not the frame
         panels[0][0].set_xlim(left=0)
-        for axes in panels[-1]:
-            axes.set_xlabel("Seconds since the first connect")
+        label_outer_panels(panels, "Seconds since the first connect", "MB/s")
         if count % columns:  # the panel above the empty slot carries the axis too
             panels[-2][-1].set_xlabel("Seconds since the first connect")
             panels[-2][-1].xaxis.set_tick_params(labelbottom=True)
-        for row in panels:
-            row[0].set_ylabel("MB/s")
         handles, labels = panels[0][0].get_legend_handles_labels()
         handles.append(Line2D([], [], color="0.5", linestyle=":"))
         labels.append("all clients connected")
-        figure.legend(handles, labels, loc="outside lower center", frameon=False, ncol=3)
+        figure_legend(figure, handles, labels, 3)
     return figure, picks
 
 
 def make_echo_figures(study: EchoResults, figures_dir: Path) -> dict[str, FigureFile | None]:
     """Write the figures the study can produce (and delete those of an earlier run): {key: file or None}."""
     figures_dir = Path(figures_dir)
-    made: dict[str, FigureFile | None] = {"scaling": None, "time_series": None}
-    remove_stale_files(figures_dir, (SCALING_FIGURE, TIME_SERIES_FIGURE))
     figure = scaling_figure(study)
-    if figure is not None:
-        made["scaling"] = FigureFile(
-            save_figure(figure, figures_dir / SCALING_FIGURE), tuple(study.summary["variant"].unique())
-        )
+    variants = tuple(study.summary["variant"].unique()) if figure is not None else ()
+    made = {"scaling": save_or_none(figure, figures_dir / SCALING_FIGURE, variants)}
     figure, picks = time_series_figure(study)
-    if figure is not None:
-        made["time_series"] = FigureFile(
-            save_figure(figure, figures_dir / TIME_SERIES_FIGURE), tuple(picks["trial_id"])
-        )
+    trial_ids = tuple(picks["trial_id"]) if figure is not None else ()
+    made["time_series"] = save_or_none(figure, figures_dir / TIME_SERIES_FIGURE, trial_ids)
     return made

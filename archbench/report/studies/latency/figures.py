@@ -11,18 +11,24 @@ import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import NullFormatter
 
-from archbench.report.common import remove_stale_files
 from archbench.report.latex import is_missing
-from archbench.report.plots import FigureFile, means_with_trials, save_figure
-from archbench.report.plotting import (
-    compact_tick,
-    hide_unused_panels,
-    kilo_tick,
-    label_colours,
+from archbench.report.plots import (
+    FigureFile,
+    compact,
+    figure_legend,
+    kilo,
+    label_outer_panels,
+    legend_below,
+    means_with_trials,
+    panel_axes,
     panel_grid,
+    ring,
+    save_or_none,
+    seaborn_legend,
 )
+from archbench.report.plotting import label_colours
 from archbench.report.studies.latency.data import SETUP_SWEEP, LatencyResults, ms_text
 from archbench.report.studies.latency.knee import KNEE, NOT_MEASURED
 from archbench.report.theme import paper_theme
@@ -79,28 +85,21 @@ def achieved_figure(study: LatencyResults) -> Figure | None:
         )
         bound = sweep[sweep["n_client_bound"] > 0]
         if not bound.empty:
-            axes.scatter(
+            ring(
+                axes,
                 bound["offered_rate"].astype(float),
                 bound["achieved_mean"].astype(float),
-                s=70,
-                facecolors="none",
-                edgecolors="black",
-                linewidths=0.8,
-                zorder=5,
-            )
-        if (sweep["n_client_bound"] > 0).any():
-            axes.scatter(
-                [], [], s=70, facecolors="none", edgecolors="black", linewidths=0.8, label="with client-bound trials"
+                "black",
+                70,
+                label="with client-bound trials",
             )
         axes.set_xlim(low, high)
         for axis in (axes.xaxis, axes.yaxis):
-            axis.set_major_formatter(FuncFormatter(kilo_tick))
+            axis.set_major_formatter(kilo)
             axis.set_minor_formatter(NullFormatter())
         axes.set_xlabel("Offered rate (requests/s, log scale)")
         axes.set_ylabel("Achieved rate (requests/s, log scale)\nmean, 95 % CI")
-        axes.legend(
-            *axes.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, -0.17), frameon=False, ncol=2
-        )
+        legend_below(axes, *axes.get_legend_handles_labels(), -0.17, 2)
     return figure
 
 
@@ -134,8 +133,7 @@ def _percentile_lines(axes: Axes, rows: pd.DataFrame) -> None:
         errorbar=None,
         ax=axes,
     )
-    if axes.get_legend() is not None:  # one legend for the figure, below the panels
-        axes.get_legend().remove()
+    seaborn_legend(axes)  # one legend for the figure, below the panels
     axes.set_xlabel("")
     axes.set_ylabel("")
 
@@ -158,20 +156,17 @@ def percentiles_figure(study: LatencyResults) -> Figure | None:
     with paper_theme():
         figure = Figure(figsize=(5.9, 0.9 + 2.1 * rows_n), layout="constrained")
         panels = figure.subplots(rows_n, columns, sharey=True, squeeze=False)
-        for index, server in enumerate(servers):
-            axes = panels[index // columns][index % columns]
+        for axes, server in zip(panel_axes(panels, len(servers)), servers, strict=True):
             rows = sweep[sweep["server"] == server].sort_values("offered_rate")
             _percentile_lines(axes, rows)
             bound = rows[rows["n_client_bound"] > 0]
             if not bound.empty:
-                axes.scatter(
+                ring(
+                    axes,
                     bound["offered_rate"],
                     bound["latency_p99_s_median"] * 1e3,
-                    s=60,
-                    facecolors="none",
-                    edgecolors="black",
-                    linewidths=0.8,
-                    zorder=5,
+                    "black",
+                    60,
                     label="client-bound trials",
                 )
             axes.axhline(criteria.p99_s * 1e3, color="0.35", linestyle=THRESHOLD_STYLE, linewidth=0.8)
@@ -185,40 +180,28 @@ def percentiles_figure(study: LatencyResults) -> Figure | None:
                     axes.axvline(float(design["knee_rate"]), color=KNEE_COLOUR, linestyle=":", linewidth=1.0)
             axes.set_yscale("log")
             axes.set_title(server, fontsize=8)
-            axes.xaxis.set_major_formatter(FuncFormatter(kilo_tick))
-            axes.yaxis.set_major_formatter(FuncFormatter(compact_tick))
-        hide_unused_panels(panels, len(servers))
-        for axes in panels[-1]:
-            axes.set_xlabel("Offered rate (requests/s)")
-        for row in panels:
-            row[0].set_ylabel("Latency (ms, log)")
-        handles, labels = [], []
+            axes.xaxis.set_major_formatter(kilo)
+            axes.yaxis.set_major_formatter(compact)
+        label_outer_panels(panels, "Offered rate (requests/s)", "Latency (ms, log)")
+        entries: dict[str, object] = {}  # label: handle, each label once over the panels
         for axes in panels.flat:
             for handle, label in zip(*axes.get_legend_handles_labels(), strict=True):
-                if label not in labels:
-                    handles.append(handle)
-                    labels.append(label)
-        handles.append(Line2D([], [], color="0.35", linestyle=THRESHOLD_STYLE, linewidth=0.8))
-        labels.append(f"{ms_text(criteria.p99_s)} ms")
-        handles.append(Line2D([], [], color="0.55", linestyle=LEVEL_STYLE, linewidth=0.8))
-        labels.append(f"{criteria.rise_multiple:g} x floor")
-        handles.append(Line2D([], [], color=KNEE_COLOUR, linestyle=":"))
-        labels.append("knee")
-        figure.legend(handles, labels, loc="outside lower center", frameon=False, ncol=5)
+                entries.setdefault(label, handle)
+        entries[f"{ms_text(criteria.p99_s)} ms"] = Line2D(
+            [], [], color="0.35", linestyle=THRESHOLD_STYLE, linewidth=0.8
+        )
+        entries[f"{criteria.rise_multiple:g} x floor"] = Line2D(
+            [], [], color="0.55", linestyle=LEVEL_STYLE, linewidth=0.8
+        )
+        entries["knee"] = Line2D([], [], color=KNEE_COLOUR, linestyle=":")
+        figure_legend(figure, list(entries.values()), list(entries), 5)
     return figure
 
 
 def make_latency_figures(study: LatencyResults, figures_dir: Path) -> dict[str, FigureFile | None]:
     """Write the figures the study can produce (and delete those of an earlier run): {key: file or None}."""
-    figures_dir = Path(figures_dir)
-    made: dict[str, FigureFile | None] = {"achieved": None, "percentiles": None}
-    remove_stale_files(figures_dir, (ACHIEVED_FIGURE, PERCENTILES_FIGURE))
-    for key, build, name in (
-        ("achieved", achieved_figure, ACHIEVED_FIGURE),
-        ("percentiles", percentiles_figure, PERCENTILES_FIGURE),
-    ):
-        figure = build(study)
-        if figure is not None:
-            servers = tuple(dict.fromkeys(study.setup(SETUP_SWEEP)["server"]))
-            made[key] = FigureFile(save_figure(figure, figures_dir / name), servers)
-    return made
+    servers = tuple(dict.fromkeys(study.setup(SETUP_SWEEP).get("server", [])))  # none in an empty campaign
+    return {
+        "achieved": save_or_none(achieved_figure(study), Path(figures_dir) / ACHIEVED_FIGURE, servers),
+        "percentiles": save_or_none(percentiles_figure(study), Path(figures_dir) / PERCENTILES_FIGURE, servers),
+    }

@@ -1,23 +1,5 @@
-"""PDF figures from the processed tables.
-
-Deterministic output: no creation date in the PDF metadata, fixed sizes and
-fonts, so a figure regenerated from the same data is the same file byte for
-byte (the report build can then be checked for drift).
-
-Figures are seaborn plots on matplotlib `Figure` objects (axes-level seaborn
-functions given our own axes, a Figure saved by its own canvas), never through
-pyplot's global state: importing this module selects no backend, so a
-notebook's inline backend is left as it is. Every figure is built inside
-`theme.paper_theme()` and coloured by `theme.architecture_palette`, so one
-architecture has one colour in every figure. Where seaborn computes an
-interval from the trials, its `errorbar` is `t_interval`, the Student-t
-interval of archbench.stats that summary.csv and the tables report; where
-only the summary is at hand, the intervals are drawn from its ci95 columns.
-
-This module holds the pool study's figures (pool size, connections and
-starvation); the Figure API (saving, `t_interval`, `means_with_trials`) is
-archbench.report.plots.
-"""
+"""The pool study's figures (pool size, connections and starvation), drawn with the Figure API of
+archbench.report.plots (saving, `t_interval`, `means_with_trials`)."""
 
 from __future__ import annotations
 
@@ -27,26 +9,36 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from archbench.analyze.analysis import ORIGINAL_ARCHITECTURES, Series, series_of
-from archbench.report.plots import FigureFile, means_with_trials, measured_ok, save_figure, thousands
-from archbench.report.theme import MARKERS, architecture_palette, paper_theme
+from archbench.report.plots import (
+    FigureFile,
+    legend_below,
+    means_with_trials,
+    measured_ok,
+    save_figure,  # noqa: F401 (tests save a figure through this module, the figures' first home)
+    save_or_none,
+    seaborn_legend,
+    series_style,
+    thousands,
+)
+from archbench.report.theme import architecture_palette, paper_theme
 
 POOL_SIZE_FIGURE = "throughput-vs-pool-size.pdf"
 CONNECTIONS_FIGURE = "throughput-vs-connections.pdf"
 SERIES = "series"  # the hue column of the trial frames handed to seaborn
 
 
-def _trial_points(trials: pd.DataFrame, series: Series, swept: str) -> pd.DataFrame:
-    """Individual measured ok trials of a series, to show the spread behind each mean."""
-    chosen = measured_ok(trials, {str(c) for c in series.rows["config_id"]})
-    return chosen[[swept, "requests_per_sec"]].dropna()
-
-
 def series_trials(trials: pd.DataFrame, series: list[Series], swept: str) -> pd.DataFrame:
-    """One frame for seaborn: each series' measured ok trials, `swept` as float, the series label in SERIES."""
-    frames = [_trial_points(trials, one, swept).assign(**{SERIES: one.label}) for one in series]
+    """One frame for seaborn: each series' measured ok trials (the spread behind each mean), `swept` as float,
+    the series label in SERIES."""
+    frames = [
+        measured_ok(trials, {str(c) for c in one.rows["config_id"]})[[swept, "requests_per_sec"]]
+        .dropna()
+        .assign(**{SERIES: one.label})
+        for one in series
+    ]
     data = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[swept, "requests_per_sec"])
     return data.astype({swept: float, "requests_per_sec": float})
 
@@ -68,22 +60,6 @@ def pool_size_series(summary: pd.DataFrame) -> list[Series]:
     return [s for s in series_of(summary, "threads") if s.first["architecture"] == "thread_pool"]
 
 
-def plot_throughput_vs_pool_size(summary: pd.DataFrame, trials: pd.DataFrame, path: Path) -> FigureFile | None:
-    """The pool-size figure as a PDF; None when the campaign cannot produce it."""
-    figure = pool_size_figure(summary, trials)
-    if figure is None:
-        return None
-    return FigureFile(save_figure(figure, path), tuple(s.label for s in pool_size_series(summary)))
-
-
-def plot_throughput_vs_connections(summary: pd.DataFrame, trials: pd.DataFrame, path: Path) -> FigureFile | None:
-    """The connection-count figure as a PDF; None when the campaign cannot produce it."""
-    figure = connections_figure(summary, trials)
-    if figure is None:
-        return None
-    return FigureFile(save_figure(figure, path), tuple(s.label for s in starvation_series(summary)))
-
-
 def pool_size_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | None:
     """Mean throughput ± 95% CI against worker threads N, one line per dispatch mode, single trials behind.
 
@@ -100,12 +76,10 @@ def pool_size_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | No
         axes.set_xlabel("Worker threads N (the accepting/polling thread is one more)")
         axes.set_ylabel("Throughput (requests/s)")
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-        axes.yaxis.set_major_formatter(FuncFormatter(thousands))
+        axes.yaxis.set_major_formatter(thousands)
         axes.set_ylim(bottom=0)
         # Below the axes: inside, the legend would hide the error bars of some series.
-        axes.legend(
-            *axes.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False, ncol=1
-        )
+        legend_below(axes, *axes.get_legend_handles_labels(), -0.16, 1)
     return figure
 
 
@@ -140,12 +114,7 @@ def connections_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | 
             hue=SERIES,
             hue_order=list(palette),
             palette=palette,
-            style=SERIES,
-            style_order=list(palette),
-            markers=dict(zip(palette, MARKERS, strict=False)),
-            dashes=False,
-            markersize=5,
-            linewidth=1.2,
+            **series_style(SERIES, list(palette)),
             errorbar=None,
             legend=False,
             ax=bottom,
@@ -155,20 +124,17 @@ def connections_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | 
             line.set_zorder(3)
         top.set_xlabel("")
         top.set_ylabel("Throughput (requests/s)")
-        top.yaxis.set_major_formatter(FuncFormatter(thousands))
+        top.yaxis.set_major_formatter(thousands)
         top.set_ylim(bottom=0)
-        handles, labels = top.get_legend_handles_labels()
-        if top.get_legend() is not None:
-            top.get_legend().remove()
-        bottom.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False, ncol=1)
+        legend_below(bottom, *seaborn_legend(top), -0.3, 1)
         bottom.set_xscale("log")
         # Plain "1, 10, 100, 1,000" instead of 10^k mathtext: connection counts are read as counts.
-        bottom.xaxis.set_major_formatter(FuncFormatter(thousands))
+        bottom.xaxis.set_major_formatter(thousands)
         bottom.xaxis.set_minor_formatter(NullFormatter())
         bottom.set_xlabel("Concurrent wrk connections (log scale)")
         bottom.set_ylabel("Starved connections\n(mean per trial)")
         bottom.set_ylim(bottom=0)
-        bottom.yaxis.set_major_formatter(FuncFormatter(thousands))
+        bottom.yaxis.set_major_formatter(thousands)
     return figure
 
 
@@ -176,6 +142,14 @@ def make_pool_figures(summary: pd.DataFrame, trials: pd.DataFrame, figures_dir: 
     """The pool-size and connection figures; a value is None when the campaign lacks the data for it."""
     figures_dir = Path(figures_dir)
     return {
-        "pool_size": plot_throughput_vs_pool_size(summary, trials, figures_dir / POOL_SIZE_FIGURE),
-        "connections": plot_throughput_vs_connections(summary, trials, figures_dir / CONNECTIONS_FIGURE),
+        "pool_size": save_or_none(
+            pool_size_figure(summary, trials),
+            figures_dir / POOL_SIZE_FIGURE,
+            tuple(s.label for s in pool_size_series(summary)),
+        ),
+        "connections": save_or_none(
+            connections_figure(summary, trials),
+            figures_dir / CONNECTIONS_FIGURE,
+            tuple(s.label for s in starvation_series(summary)),
+        ),
     }

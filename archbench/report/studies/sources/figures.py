@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from archbench.report.plots import save_figure
+from archbench.report.plots import interval_errors, save_figure
 from archbench.report.theme import paper_theme
 
 
@@ -47,7 +46,7 @@ def plot_relative_curves(frame: pd.DataFrame, path: Path, x_label: str) -> Path 
             bounded = rows.dropna(subset=["low", "high"])
             if bounded.empty:
                 continue
-            errors = np.vstack([bounded["ratio"] - bounded["low"], bounded["high"] - bounded["ratio"]])
+            errors = interval_errors(bounded, "ratio", "low", "high")
             axes.errorbar(bounded["x"], bounded["ratio"], yerr=errors, fmt="none", ecolor=palette[name], capsize=3)
         axes.axhline(1.0, color=".5", linewidth=0.8, linestyle=":")
         axes.set_xlabel(x_label)

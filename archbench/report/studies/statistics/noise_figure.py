@@ -58,18 +58,7 @@ def noise_figure(table: pd.DataFrame) -> Figure | None:
             column = f"residual_{metric}"
             shown = frame.assign(percent=100.0 * frame[column]).dropna(subset=["percent"])
             ax.axhline(0.0, color="0.5", linewidth=0.7, zorder=1)
-            sns.scatterplot(
-                data=shown,
-                x="position",
-                y="percent",
-                hue="round",
-                palette=palette,
-                s=12,
-                linewidth=0,
-                ax=ax,
-                legend=False,
-                zorder=3,
-            )
+            _trial_points(ax, shown, palette)
             _round_means(ax, shown, palette)
             ax.set_ylabel(PANEL_LABELS[metric])
             limit = float(np.nanmax(np.abs(shown["percent"]))) if not shown.empty else 1.0
@@ -77,19 +66,7 @@ def noise_figure(table: pd.DataFrame) -> Figure | None:
                 ax.set_ylim(-1.15 * limit, 1.15 * limit)
         if with_steal:
             ax = axes[-1]
-            steal = frame.assign(percent=100.0 * frame["machine_steal"]).dropna(subset=["percent"])
-            sns.scatterplot(
-                data=steal,
-                x="position",
-                y="percent",
-                hue="round",
-                palette=palette,
-                s=12,
-                linewidth=0,
-                ax=ax,
-                legend=False,
-                zorder=3,
-            )
+            _trial_points(ax, frame.assign(percent=100.0 * frame["machine_steal"]).dropna(subset=["percent"]), palette)
             ax.set_ylabel(STEAL_LABEL)
             ax.set_ylim(bottom=0.0)
         axes[-1].set_xlabel("Trial in execution order")
@@ -99,6 +76,14 @@ def noise_figure(table: pd.DataFrame) -> Figure | None:
         )
         figure.tight_layout(rect=(0, 0, 1, 1 - 0.3 / (1.7 * panels + 0.5)))
     return figure
+
+
+def _trial_points(ax: Axes, shown: pd.DataFrame, palette: dict[int, object]) -> None:
+    """A point per trial: its `percent` at its position in execution order, coloured by its round."""
+    sns.scatterplot(
+        data=shown, x="position", y="percent", hue="round", palette=palette, s=12, linewidth=0, ax=ax, legend=False,
+        zorder=3,
+    )  # fmt: skip
 
 
 def _round_means(ax: Axes, shown: pd.DataFrame, palette: dict[int, object]) -> None:

@@ -3,14 +3,14 @@ paired interval (rounds as blocks) over the unpaired one (two independent means)
 
 from __future__ import annotations
 
-import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from archbench.analyze.paired import CPU_PER_REQUEST
-from archbench.report import plots
+from archbench.report.plots import interval_errors
+from archbench.report.theme import paper_theme
 
 PAIRED_COLOUR = "C0"
 UNPAIRED_COLOUR = "0.6"
@@ -42,7 +42,7 @@ def forest_figure(frame: pd.DataFrame, several_depths: bool) -> Figure | None:
     rows = forest_rows(frame)
     if rows.empty:
         return None
-    with matplotlib.rc_context(plots.STYLE):
+    with paper_theme():
         figure = Figure(figsize=(6.3, ROW_HEIGHT_IN * len(rows) + 0.9))
         axes = figure.subplots()
         positions = np.arange(len(rows))[::-1].astype(float)
@@ -50,14 +50,10 @@ def forest_figure(frame: pd.DataFrame, several_depths: bool) -> Figure | None:
             (0.0, "", PAIRED_COLOUR, "paired (within rounds)"),
             (-0.3, "unpaired_", UNPAIRED_COLOUR, "unpaired (two means)"),
         ):
-            centre = pd.to_numeric(rows[f"{prefix}ratio"], errors="coerce").to_numpy(dtype=float)
-            low = pd.to_numeric(rows[f"{prefix}low"], errors="coerce").to_numpy(dtype=float)
-            high = pd.to_numeric(rows[f"{prefix}high"], errors="coerce").to_numpy(dtype=float)
-            errors = np.vstack([np.nan_to_num(centre - low), np.nan_to_num(high - centre)])
             axes.errorbar(
-                centre,
+                pd.to_numeric(rows[f"{prefix}ratio"], errors="coerce").to_numpy(dtype=float),
                 positions + offset,
-                xerr=np.clip(errors, 0, None),
+                xerr=interval_errors(rows, f"{prefix}ratio", f"{prefix}low", f"{prefix}high"),
                 fmt="o",
                 markersize=3,
                 capsize=2,

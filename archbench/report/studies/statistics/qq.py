@@ -6,7 +6,6 @@ per-round log ratios are, beside Shapiro-Wilk's W and p on the same values."""
 from __future__ import annotations
 
 import math
-import os
 import textwrap
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from scipy import stats as scipy_stats
 from archbench import stats
 from archbench.report import latex, plots
 from archbench.report.formats import QQ_COLUMNS, QQ_MAX_PANELS
+from archbench.report.plotting import include_path
 from archbench.report.prose import Prose
 from archbench.report.statlib.comparisons import Pair, comparison_pairs, planned_results
 from archbench.report.theme import paper_theme
@@ -48,14 +48,13 @@ def qq_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | None:
     chosen, _ = qq_comparisons(summary, trials)
     if not chosen:
         return None
-    columns = min(QQ_COLUMNS, len(chosen))
-    rows = math.ceil(len(chosen) / columns)
+    rows, columns = plots.panel_grid(len(chosen), QQ_COLUMNS)
     with paper_theme(**{"axes.titlesize": 6.5, "xtick.labelsize": 6.5, "ytick.labelsize": 6.5}):
         figure = Figure(figsize=(6.3, 1.95 * rows + 0.45))
         axes = figure.subplots(rows, columns, squeeze=False, sharex=True, sharey=True)
         limit = 2.0
-        for index, (pair, result) in enumerate(chosen):
-            ax = axes[index // columns][index % columns]
+        shown = plots.panel_axes(axes, len(chosen))
+        for ax, (pair, result) in zip(shown, chosen, strict=True):
             sample = np.sort(np.asarray(result.log_ratios, dtype=float))
             n = sample.size
             theoretical = scipy_stats.norm.ppf((np.arange(1, n + 1) - 0.375) / (n + 0.25))
@@ -69,12 +68,8 @@ def qq_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | None:
             p_text = "p<0.001" if check.p_value < 0.001 else f"p={check.p_value:.3f}"
             statistic = f"n={n}, W={check.statistic:.3f}, {p_text}" if not math.isnan(check.statistic) else f"n={n}"
             ax.set_title("\n".join(textwrap.wrap(name, 30)[:2] + [statistic]), pad=3)
-        for index in range(len(chosen), rows * columns):
-            axes[index // columns][index % columns].set_visible(False)
-        for index in range(len(chosen)):
-            below = index + columns
-            if below >= len(chosen):  # nothing visible under it: label its x axis
-                axes[index // columns][index % columns].xaxis.set_tick_params(labelbottom=True)
+        for ax in shown[-columns:]:  # nothing visible under it: label its x axis
+            ax.xaxis.set_tick_params(labelbottom=True)
         for ax in axes.flat:
             ax.set_xlim(-limit, limit)
             ax.set_ylim(-limit, limit)
@@ -88,14 +83,9 @@ def qq_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | None:
 def qq_outputs(
     summary: pd.DataFrame, trials: pd.DataFrame, figures_dir: Path, paper_dir: Path, prose: Prose
 ) -> tuple[str, bool]:
-    figure = qq_figure(summary, trials)
-    path = Path(figures_dir) / QQ_FIGURE
-    if figure is None:
-        if path.exists():
-            path.unlink()
+    made = plots.save_or_none(qq_figure(summary, trials), Path(figures_dir) / QQ_FIGURE)
+    if made is None:
         return prose.block(TEMPLATE, "no_qq_figure"), False
-    plots.save_figure(figure, path)
-    include = Path(os.path.relpath(path, paper_dir)).as_posix()
     shown, total = qq_comparisons(summary, trials)
     caption = prose.sentence(TEMPLATE, "qq_caption", shown=len(shown), total=total)
-    return latex.figure_block(include, "fig:qq", caption, ""), True
+    return latex.figure_block(include_path(made, paper_dir), "fig:qq", caption, ""), True

@@ -71,8 +71,4 @@ def map_figure(study: WorkloadsResults) -> Figure | None:
 
 
 def make_workloads_figures(study: WorkloadsResults, figures_dir: Path) -> dict[str, FigureFile | None]:
-    path = Path(figures_dir) / MAP_FIGURE
-    made = save_or_none(map_figure(study), path, tuple(points(study.map)))
-    if made is None:
-        path.unlink(missing_ok=True)
-    return {"map": made}
+    return {"map": save_or_none(map_figure(study), Path(figures_dir) / MAP_FIGURE, tuple(points(study.map)))}
