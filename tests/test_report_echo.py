@@ -29,7 +29,6 @@ FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
 
 # The section's sentences these tests read, by their names in paper/templates/echo/sentences.tex.j2.
-SENTENCES = "echo/sentences"
 
 
 @pytest.fixture(scope="module")
@@ -74,21 +73,8 @@ def plain(text: str) -> str:
 
 
 def rendered(study: EchoResults, tmp_path: Path) -> tuple[dict[str, str], dict[str, str], str]:
-    """The generated files; the macros' values by name and the section's sentences by their names in
-    sentences.tex.j2 (the first sentence as "campaign"), rendered from its facts; the rendered section."""
-    macros, paper = latex.MacroSet(), Paper(tmp_path / "paper" / "figures", tmp_path / "paper")
-    figures = report_echo.ECHO.figures(study, paper.figures_dir)
-    files = report_echo.ECHO.section(study, macros, paper, figures)
-    facts = report_echo.ECHO.sentences(study, figures)
-    # Without a campaign a sentence's facts are None, and the section renders it empty.
-    said = {
-        name: paper.prose.sentence(SENTENCES, name, value) if value is not None else ""
-        for name, value in facts.items()
-        if name != "campaign"
-    }
-    said["campaign"] = paper.prose.sentence("common/studies", "campaign", facts["campaign"])
-    values = {name: m.value for name, m in macros.macros.items()}
-    return files, {**values, **said}, paper.prose.section("echo", facts)
+    """The generated files, the macros and sentences by name, and the rendered section (rendered_study)."""
+    return ss.rendered_study(report_echo.ECHO, study, tmp_path)
 
 
 def outputs_for(study: EchoResults, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:

@@ -18,12 +18,11 @@ from archbench.report import build as report
 from archbench.report import latex
 from archbench.report.studies import latency as report_latency
 from archbench.report.studies.latency.data import LatencyResults
-from archbench.report.study import Paper, ReportOptions
+from archbench.report.study import ReportOptions
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 
 # The section's sentences these tests read, by their names in paper/templates/latency/sentences.tex.j2.
-SENTENCES = "latency/sentences"
 
 
 @pytest.fixture(scope="module")
@@ -46,21 +45,8 @@ def real(tmp_path_factory) -> LatencyResults:
 
 
 def outputs_of(study: LatencyResults, tmp_path: Path) -> tuple[dict[str, str], dict[str, str], str]:
-    """The generated files; the macros' values by name and the section's sentences by their names in
-    sentences.tex.j2 (the first sentence as "campaign"), rendered from its facts; the rendered section."""
-    macros, paper = latex.MacroSet(), Paper(tmp_path / "paper" / "figures", tmp_path / "paper")
-    figures = report_latency.LATENCY.figures(study, paper.figures_dir)
-    files = report_latency.LATENCY.section(study, macros, paper, figures)
-    facts = report_latency.LATENCY.sentences(study, figures)
-    # Without a campaign a sentence's facts are None, and the section renders it empty.
-    said = {
-        name: paper.prose.sentence(SENTENCES, name, value) if value is not None else ""
-        for name, value in facts.items()
-        if name != "campaign"
-    }
-    said["campaign"] = paper.prose.sentence("common/studies", "campaign", facts["campaign"])
-    values = {name: m.value for name, m in macros.macros.items()}
-    return files, {**values, **said}, paper.prose.section("latency", facts)
+    """The generated files, the macros and sentences by name, and the rendered section (rendered_study)."""
+    return ss.rendered_study(report_latency.LATENCY, study, tmp_path)
 
 
 def macros_of(study: LatencyResults, tmp_path: Path) -> tuple[dict[str, str], dict[str, str]]:
