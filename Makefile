@@ -92,8 +92,11 @@ all-after-%:
 # System tools (apt-get as root, else the command to run), the pinned .venv and oha. `make all` leaves oha out
 # (scripts/setup.sh measure) unless PROFILE=full: nothing it measures runs oha (the latency study's client is the
 # project's open_loop), and building it is most of a bare machine's set-up time (4 to 7 minutes on 2 CPUs).
+# `make test` (scripts/setup.sh test) leaves the oha build running in the background while it builds, lints and
+# tests, and waits for it (make tools) only before the one test that runs oha.
 SETUP_MODE ?= all
 all: SETUP_MODE = $(if $(filter full,$(PROFILE)),all,measure)
+test: SETUP_MODE = test
 setup: ## system tools (apt-get as root, else prints the command), the venv and oha (scripts/setup.sh)
 	@echo "==> setup: system tools and $(VENV) from requirements.txt$(if $(filter all,$(SETUP_MODE)), and oha) (scripts/setup.sh $(SETUP_MODE))"
 	@$(SETUP) $(SETUP_MODE)
@@ -174,14 +177,18 @@ test-unit: $(VENV_STAMP) ## pytest -m 'not integration': the tests that need no 
 
 # ctest runs CTEST_JOBS tests at a time: the conformance suites mostly wait on sockets and timers. pytest runs on
 # PYTEST_JOBS workers (pytest-xdist); the tests that run servers on loopback all go to one of them, one after the
-# other (tests/conftest.py, xdist group "loopback"). The tests marked slow are left to test-slow.
+# other (tests/conftest.py, xdist group "loopback"). The tests marked slow are left to test-slow; those marked oha
+# run last, once the oha build that setup left in the background is done.
 CTEST_JOBS ?= 4
 PYTEST_JOBS ?= 3
 test: setup servers lint ## lint, C build, ctest, pytest -m 'not slow' with the abuse suite (about 5 min)
 	@echo "==> test: ctest -j $(CTEST_JOBS) (unit tests and conformance of every architecture)"
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(CTEST_JOBS)
-	@echo "==> test: pytest -m 'not slow' tests/ on $(PYTEST_JOBS) workers (make test-slow runs the rest)"
-	$(VENV)/bin/pytest -q -m 'not slow' -n $(PYTEST_JOBS) --dist loadgroup tests/
+	@echo "==> test: pytest -m 'not slow and not oha' tests/ on $(PYTEST_JOBS) workers (make test-slow runs the slow ones)"
+	$(VENV)/bin/pytest -q -m 'not slow and not oha' -n $(PYTEST_JOBS) --dist loadgroup tests/
+	@echo "==> test: oha (scripts/setup.sh tools), then pytest -m 'oha and not slow' tests/"
+	@$(SETUP) tools
+	$(VENV)/bin/pytest -q -m 'oha and not slow' tests/
 
 # The long integration tests (pytest marker `slow`), one at a time: network namespaces, ssh placement, notebook
 # kernels and JupyterLab, interrupts, the whole smoke pipeline to the PDF and the PDFs of the reports built from

@@ -197,13 +197,6 @@ def test_open_loop_commands() -> None:
 # --------------------------------------------------------------------------- a real oha trial
 
 
-@pytest.fixture
-def oha_installed() -> None:
-    reason = Oha().missing_reason()
-    if reason is not None:
-        pytest.skip(reason)
-
-
 def test_oha_trial_against_epoll(oha_installed, real_build_dir: Path, cpu_pair, tmp_path: Path) -> None:
     server_cpus, load_cpus = cpu_pair
     params = resolve_parameters(
