@@ -396,7 +396,8 @@ start_oha_build() { # start_oha_build CARGO
 }
 
 # Mode test: the build outlives the script, in a session of its own with no terminal or pipe of make's, so that
-# make goes on to the work that needs no oha. It writes its exit status beside its log for setup_tools.
+# make goes on to the work that needs no oha; at the lowest priority, so that it takes only the CPU the tests
+# leave idle (they mostly wait on sockets and timers). It writes its exit status beside its log for setup_tools.
 start_background_build() { # start_background_build CARGO
     mkdir -p "$TOOLS_ROOT"
     if ! flock --nonblock "$OHA_LOCK" true; then
@@ -405,7 +406,7 @@ start_background_build() { # start_background_build CARGO
     fi
     say_oha_building "$1" "in the background, beyond this script (log: $OHA_LOG; make tools waits for it)"
     rm -f "$OHA_STATUS"
-    setsid flock --nonblock "$OHA_LOCK" bash -c '"${@:2}"; echo $? >"$1"' build "$OHA_STATUS" \
+    setsid flock --nonblock "$OHA_LOCK" nice -n 19 bash -c '"${@:2}"; echo $? >"$1"' build "$OHA_STATUS" \
         "${OHA_ENV[@]}" "$1" "${OHA_INSTALL[@]}" >"$OHA_LOG" 2>&1 </dev/null &
 }
 
