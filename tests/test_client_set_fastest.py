@@ -1,6 +1,6 @@
 """No fastest pool size where the load generator set the rate (the pool section's main pool-size finding and its
 comparison with source 000): where it bounded half or more of the trials of the pool size with the highest mean, the
-sentences say that it set the rate instead (archbench.report.statlib.client_bound). On fixture campaigns written as
+sentences say that it set the rate instead (archbench.analyze.client_bound). On fixture campaigns written as
 raw trial records."""
 
 from __future__ import annotations

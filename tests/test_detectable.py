@@ -12,11 +12,12 @@ import pandas as pd
 import pytest
 from test_paired import _frame  # tests/ is on pytest's pythonpath
 
+from archbench.analyze.detectable import detectable_with_status
 from archbench.analyze.paired import paired_ratios
+from archbench.analyze.planned_comparisons import add_verdicts, adjust_within_families
 from archbench.config.paths import TEMPLATES_DIR
+from archbench.report.formats import detectable_number
 from archbench.report.prose import Prose
-from archbench.report.statlib.comparisons import add_verdicts, adjust_within_families
-from archbench.report.statlib.paired_power import detectable_number, detectable_with_status
 from archbench.report.studies.statistics.comparisons import TEMPLATE as COMPARISONS
 from archbench.report.studies.statistics.comparisons import holm_families_facts
 from archbench.report.studies.statistics.paired import paired_facts, paired_table

@@ -14,12 +14,12 @@ from test_adaptive_paired import _campaign as _adaptive_campaign  # tests/ is on
 from test_paired import _frame
 
 from archbench.analyze import analysis
+from archbench.analyze.detectable import (
+    detectable_against,
+)
 from archbench.analyze.paired import PAIRED_CSV, paired_ratios
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
-from archbench.report.statlib.paired_power import (
-    detectable_against,
-)
 from archbench.report.studies.statistics.paired import PAIRED_FIGURE, PAIRED_TABLE_FILE, TEMPLATE, paired_outputs
 from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
 from archbench.stats.power import welch_detectable_pct

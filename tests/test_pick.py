@@ -1,7 +1,8 @@
-"""`python -m archbench pick` (archbench.cli.pick, archbench.config.pick, archbench.report.pick): the point composed
-from the flags, pools that cover the blocking, the rounds sized to the budget, bad flags refused in one line before
-any campaign exists, and the answer (terminal table and page) rendered from fixture campaigns: resolved, refused
-where the load generator sets the rate, said to be unreliable on a busy machine, and placed on the report's map."""
+"""`python -m archbench pick` (archbench.cli.pick, archbench.config.pick, archbench.analyze.pick,
+archbench.report.pick): the point composed from the flags, pools that cover the blocking, the rounds sized to the
+budget, bad flags refused in one line before any campaign exists, and the answer (terminal table and page) rendered
+from fixture campaigns: resolved, refused where the load generator sets the rate, said to be unreliable on a busy
+machine, and placed on the report's map."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
+from archbench.analyze.pick import nearest_map_point, pick_answer
 from archbench.cli import pick as pick_cli
 from archbench.cli.main import build_parser, main
 from archbench.config import pick as pick_config
@@ -27,8 +29,7 @@ from archbench.config.pick import (
 )
 from archbench.config.plan import expand_grid
 from archbench.config.values import ParameterError
-from archbench.report.pick.facts import nearest_map_point, pick_answer
-from archbench.report.pick.render import render_page, render_terminal
+from archbench.report.pick import render_page, render_terminal
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED_MAP = REPO / "data" / "raw" / "reference-workloads-selection"

@@ -13,8 +13,8 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
 from archbench import stats
+from archbench.analyze import planned_comparisons as planned
 from archbench.report.prose import Prose
-from archbench.report.statlib import comparisons as planned
 from archbench.report.studies.statistics import comparisons
 from archbench.stats.predeclared import MAX_ROUNDS_NEEDED, aligned_by_round
 

@@ -13,8 +13,8 @@ import pytest
 import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
 from archbench.analyze import analysis
+from archbench.analyze.client_bound import client_set_rate
 from archbench.report.prose import Prose
-from archbench.report.statlib.client_bound import client_set_rate
 from archbench.report.studies import architectures, rules
 from archbench.report.studies.architectures.fastest import fastest_by_depth, fastest_summary
 

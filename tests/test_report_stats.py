@@ -23,7 +23,8 @@ import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 from statsmodels.stats.multitest import multipletests
 
 from archbench import stats
-from archbench.analyze import analysis, crossos
+from archbench.analyze import adaptive_state, analysis, crossos
+from archbench.analyze import planned_comparisons as planned
 from archbench.config.catalogue import MAIN_REFERENCE
 from archbench.data.importer import IMPORT_DIR
 from archbench.measure import provenance
@@ -31,8 +32,6 @@ from archbench.report import build as report
 from archbench.report import formats as stats_format
 from archbench.report import latex
 from archbench.report.prose import Prose
-from archbench.report.statlib import adaptive_state
-from archbench.report.statlib import comparisons as planned
 from archbench.report.studies import crossos as crossos_study
 from archbench.report.studies import environment, rules
 from archbench.report.studies import statistics as report_stats
@@ -296,9 +295,9 @@ def test_number_and_interval_formats():
     assert stats_format.fmt_bracket(1.0, math.inf) == latex.MISSING
     assert stats_format.fmt_p(0.0004) == "$<$0.001" and stats_format.fmt_p(0.0123) == "0.012"
     assert stats_format.fmt_p(0.5) == "0.50" and stats_format.fmt_p(float("nan")) == latex.MISSING
-    assert planned.p_equation(0.0004) == r"$p_{\mathrm{Holm}}<0.001$"
-    assert planned.p_equation(0.25) == r"$p_{\mathrm{Holm}}=0.25$"
-    assert planned.p_cell(0.01, True) == r"\textbf{0.010}" and planned.p_cell(0.01, False) == "0.010"
+    assert stats_format.p_equation(0.0004) == r"$p_{\mathrm{Holm}}<0.001$"
+    assert stats_format.p_equation(0.25) == r"$p_{\mathrm{Holm}}=0.25$"
+    assert stats_format.p_cell(0.01, True) == r"\textbf{0.010}" and stats_format.p_cell(0.01, False) == "0.010"
     assert stats_comparisons.pair_text("pool (request, queue), D=16: N=2") == r"pool (request, queue), $D=16$: $N=2$"
     # An interval on the second line must not be read as \\'s optional skip.
     assert stats_format.two_lines("1", "[2; 3]") == r"\begin{tabular}[t]{@{}r@{}}1\\{}[2; 3]\end{tabular}"

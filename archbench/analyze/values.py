@@ -42,6 +42,12 @@ def key_text(value: Any) -> str:
     return str(value)
 
 
+def count_text(value: Any) -> str:
+    """A count as plain text, rounded, with thousands separators ('12,345'); '--' where missing (as
+    archbench.report.latex.format_count prints it, for labels built before the report stage)."""
+    return "--" if is_nan(value) else f"{float(value):,.0f}"
+
+
 def is_nan(value: Any) -> bool:
     """Whether a value is missing: None, NaN, NaT or pd.NA (latex.is_missing is this function)."""
     if value is None:

@@ -7,7 +7,8 @@
 
 It composes the point (archbench.config.pick), runs it as an ordinary campaign under data/raw (profile `pick`,
 named pick-<host>-<UTC>; `--campaign` resumes one), with the selection of the best adding rounds only where the
-answer is open and the budget allows, then prints the answer (archbench.report.pick) and writes the page to keep.
+answer is open and the budget allows, then prints the answer (decided in archbench.analyze.pick, rendered in
+archbench.report.pick) and writes the page to keep.
 A bad flag is a one-line error (exit 2) before any campaign exists; a point this machine cannot rank is answered
 with the reason and what would make it testable (exit 1); Ctrl-C keeps the finished trials (exit 130).
 """
@@ -23,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
+from archbench.analyze.pick import nearest_map_point, pick_answer
 from archbench.config.params import default_campaign_name
 from archbench.config.paths import PROCESSED_DIR
 from archbench.config.pick import (
@@ -39,8 +41,7 @@ from archbench.config.workloads import BLOCK_DISTS, CLOSE, KEEP_ALIVE
 from archbench.measure.progress import format_duration
 from archbench.measure.runner import run_campaign
 from archbench.report.campaigns import resolve
-from archbench.report.pick.facts import nearest_map_point, pick_answer
-from archbench.report.pick.render import render_terminal, write_page
+from archbench.report.pick import render_terminal, write_page
 from archbench.report.studies.workloads import STUDY as WORKLOADS_STUDY
 
 EXIT_OK, EXIT_NOT_RANKED = 0, 1  # a bad flag exits 2 through the command line's ParameterError

@@ -1,4 +1,5 @@
-"""Number, interval and list formats of the statistics tables and sentences, and each configuration's values."""
+"""Number, interval and list formats of the statistics tables and sentences (a compared pair's cells among them), and
+each configuration's values."""
 
 from __future__ import annotations
 
@@ -137,3 +138,65 @@ def notes_after(notes: str) -> str:
     if not notes:
         return ""
     return r"\vspace{-0.5\baselineskip}" + "\n" + r"{\raggedright " + notes + r"\par}"
+
+
+# =========================================================================== compared pairs' cells
+# The table cells and running-text p values of a compared pair (archbench.analyze.planned_comparisons), for the
+# statistics study's table and the cross-OS tables.
+
+
+def effect_cell(row: Mapping[str, Any]) -> str:
+    name = str(row.get("effect_size_name") or "")
+    if name not in EFFECT_SYMBOLS or is_missing(row.get("effect_size")):
+        return MISSING
+    top = f"{EFFECT_SYMBOLS[name]}$\\,=\\,${fmt_number(row['effect_size'], 2)}"
+    return two_lines(
+        top, fmt_bracket(row.get("effect_size_ci_low"), row.get("effect_size_ci_high"), lambda v: fmt_number(v, 2))
+    )
+
+
+def difference_cell(row: Mapping[str, Any]) -> str:
+    if is_missing(row.get("difference")):
+        return MISSING
+    return two_lines(
+        fmt_rate(row["difference"]), fmt_bracket(row.get("difference_ci_low"), row.get("difference_ci_high"))
+    )
+
+
+def ratio_cell(row: Mapping[str, Any]) -> str:
+    if is_missing(row.get("ratio")):
+        return MISSING
+    return two_lines(
+        fmt_number(row["ratio"], 3),
+        fmt_bracket(row.get("ratio_ci_low"), row.get("ratio_ci_high"), lambda v: fmt_number(v, 3)),
+    )
+
+
+def p_equation(p: Any, name: str = r"p_{\mathrm{Holm}}") -> str:
+    """'$p_{Holm}=0.012$' or '$p_{Holm}<0.001$' for running text."""
+    text = fmt_p(p)
+    if text == MISSING:
+        return f"${name}$ undefined"
+    if text.startswith("$<$"):
+        return f"${name}<{text[3:]}$"
+    return f"${name}={text}$"
+
+
+def p_cell(p: Any, reject: Any) -> str:
+    text = fmt_p(p)
+    return r"\textbf{" + text + "}" if truthy(reject) and text != MISSING else text
+
+
+# Beyond this a difference detectable with 80 % power is a ratio above 11: printed as "more than" it, since with two
+# rounds and alpha / m the exact figure runs to hundreds of digits and says no more than that.
+DETECTABLE_SHOWN_UP_TO_PCT = 1000.0
+
+
+def detectable_number(value: Any, digits: int = 0) -> str:
+    """A difference detectable with 80 % power (archbench.analyze.detectable) as printed (percent, without the
+    sign): its value, or '$>$1,000'."""
+    if is_missing(value):
+        return MISSING
+    if float(value) > DETECTABLE_SHOWN_UP_TO_PCT:
+        return "$>$" + format_decimal(DETECTABLE_SHOWN_UP_TO_PCT, 0)
+    return format_decimal(value, digits)

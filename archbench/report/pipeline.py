@@ -29,9 +29,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from archbench.analyze import analysis
+from archbench.analyze.planned_comparisons import comparison_pairs, run_comparisons
 from archbench.config.params import ParameterError
 from archbench.data import storage
-from archbench.report.statlib.comparisons import comparison_pairs, run_comparisons
 from archbench.report.studies import STUDIES
 from archbench.report.study import Study
 

@@ -22,8 +22,8 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze.analysis import Labeller, our_response_bytes
+from archbench.analyze.client_bound import client_set_rate
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal, format_percent, is_missing
-from archbench.report.statlib.client_bound import client_set_rate
 
 HALF = 0.5  # a share of the baseline from which the path itself may bound the rate
 BASELINE_KEY = "bandwidth_baseline"  # archbench.measure.baseline.BASELINE_KEY (report must not import measure)

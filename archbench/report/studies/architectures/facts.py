@@ -21,8 +21,9 @@ from archbench.analyze.analysis import (
     Labeller,
     key_text,
 )
+from archbench.analyze.detectable import STATUS, VALUE, detectable_with_status
 from archbench.report.common import depth_of, describe_configuration
-from archbench.report.formats import several_depths
+from archbench.report.formats import detectable_number, several_depths
 from archbench.report.latex import (
     MISSING,
     MacroSet,
@@ -35,12 +36,6 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.statlib.paired_power import (
-    STATUS,
-    VALUE,
-    detectable_number,
-    detectable_with_status,
-)
 from archbench.report.studies.architectures.fastest import fastest_by_depth, fastest_summary
 from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
 

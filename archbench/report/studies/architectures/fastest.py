@@ -1,7 +1,7 @@
 """Which correct server was fastest at each pipeline depth, said only where the server set the rate.
 
 Where the load generator bounded the configuration with the highest mean in half or more of its trials
-(archbench.report.statlib.client_bound), its mean is the load generator's rate, not the server's, so no
+(archbench.analyze.client_bound), its mean is the load generator's rate, not the server's, so no
 server is named the fastest at that depth: the sentence says that the load generator set the rate there. Elsewhere the
 fastest correct server is named with its runner-up and the trials the load generator bounded. pong, where measured,
 is the reference floor (archbench.report.studies.architectures.floor), never an upper bound.
@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD, REFERENCE_ARCHITECTURE, Comparison, Labeller
+from archbench.analyze.client_bound import client_set_rate, trial_count
 from archbench.report.common import client_bound_rule
 from archbench.report.latex import (
     escape,
@@ -23,7 +24,6 @@ from archbench.report.latex import (
     interval_of,
     is_missing,
 )
-from archbench.report.statlib.client_bound import client_set_rate, trial_count
 from archbench.report.studies.architectures.floor import floor_facts, interval_text
 
 # What set the rate at a depth: nothing measured, one server only, the load generator, or the server.

@@ -15,11 +15,11 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze.analysis import Comparison, Labeller, key_text
+from archbench.analyze.client_bound import trial_count
 from archbench.analyze.fields import thread_units
 from archbench.analyze.published_compare import summary_ratio
 from archbench.analyze.values import number
 from archbench.report.latex import MISSING, escape, format_count, format_decimal, format_interval
-from archbench.report.statlib.client_bound import trial_count
 
 
 def thread_text(row: Mapping[str, Any]) -> str | None:

@@ -15,6 +15,8 @@ from archbench.report.formats import (
     MEASURED_SIZE,
     TEST_NAMES,
     count_of,
+    difference_cell,
+    effect_cell,
     family_row,
     fill_first,
     first_named,
@@ -22,6 +24,9 @@ from archbench.report.formats import (
     fmt_number,
     fmt_rate,
     notes_after,
+    p_cell,
+    p_equation,
+    ratio_cell,
     truthy,
     two_lines,
 )
@@ -32,7 +37,6 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.statlib.comparisons import difference_cell, effect_cell, p_cell, p_equation, ratio_cell
 from archbench.report.studies.crossos.data import FACTOR_WORDS, CrossOs, factor_names
 
 TEMPLATE = "crossos/sentences"  # paper/templates/crossos/sentences.tex.j2

@@ -16,7 +16,7 @@ from archbench.report.common import (
     provenance_facts,
     tt,
 )
-from archbench.report.formats import fmt_bracket, fmt_number, fmt_p, two_lines
+from archbench.report.formats import fmt_bracket, fmt_number, fmt_p, p_equation, two_lines
 from archbench.report.latex import (
     FLAGGED_MARK,
     MISSING,
@@ -31,7 +31,6 @@ from archbench.report.latex import (
     render_tabular,
 )
 from archbench.report.prose import Prose
-from archbench.report.statlib.comparisons import p_equation
 from archbench.report.studies.network.data import (
     FRAME_OVERHEAD_BYTES,
     LinkBound,

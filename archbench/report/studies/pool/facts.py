@@ -25,6 +25,7 @@ from archbench.analyze.analysis import (
     main_pool_series,
     series_of,
 )
+from archbench.analyze.client_bound import client_set_rate, trial_count
 from archbench.report.common import client_bound_rule, depth_of, describe_configuration
 from archbench.report.formats import several_depths
 from archbench.report.latex import (
@@ -40,7 +41,6 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.statlib.client_bound import client_set_rate, trial_count
 
 # The numbers of the main pool-size series, each also a macro of its own (\abPool...).
 POOL_NUMBERS = {

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze import analysis
+from archbench.analyze.adaptive_state import AdaptiveOutcome
 from archbench.analyze.analysis import key_text, main_pool_series
 from archbench.report import latex
 from archbench.report.formats import ALPHA
@@ -16,7 +17,6 @@ from archbench.report.latex import (
     escape,
 )
 from archbench.report.prose import Prose
-from archbench.report.statlib.adaptive_state import AdaptiveOutcome
 from archbench.report.studies.crossos.data import CrossOs
 from archbench.stats import MIN_ROUNDS, MIN_TRIALS_FOR_INTERVAL, NOT_RUN
 

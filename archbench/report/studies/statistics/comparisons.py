@@ -1,6 +1,6 @@
 """The statistics study's comparisons: the table of every planned comparison and the facts of the sentences about
 them (paper/templates/statistics/comparisons.tex.j2; the comparisons themselves are
-archbench.report.statlib.comparisons)."""
+archbench.analyze.planned_comparisons)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pandas as pd
 
 from archbench import stats
 from archbench.analyze.analysis import main_pool_series
+from archbench.analyze.client_bound import client_set_rate, trial_count
 from archbench.report import latex
 from archbench.report.formats import (
     ALPHA,
@@ -28,6 +29,8 @@ from archbench.report.formats import (
     fmt_rate,
     measured_values,
     notes_after,
+    p_cell,
+    ratio_cell,
     truthy,
 )
 from archbench.report.latex import (
@@ -38,11 +41,6 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.statlib.client_bound import client_set_rate, trial_count
-from archbench.report.statlib.comparisons import (
-    p_cell,
-    ratio_cell,
-)
 from archbench.stats.predeclared import MAX_ROUNDS_NEEDED
 
 COMPARISONS_CSV = "comparisons.csv"  # data/processed/: one row per compared pair

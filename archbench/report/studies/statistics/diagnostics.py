@@ -11,6 +11,7 @@ import pandas as pd
 
 from archbench import stats
 from archbench.analyze import outliers
+from archbench.analyze.adaptive_state import AdaptiveOutcome
 from archbench.analyze.analysis import Labeller
 from archbench.report import latex
 from archbench.report.formats import (
@@ -36,7 +37,6 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.statlib.adaptive_state import AdaptiveOutcome
 
 OUTLIERS_CSV = "outliers.csv"  # data/processed/: every measured trial beyond Tukey's fences
 TEMPLATE = "statistics/diagnostics"  # paper/templates/statistics/diagnostics.tex.j2

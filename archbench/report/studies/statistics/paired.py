@@ -29,6 +29,7 @@ from archbench.report import latex
 from archbench.report.common import saved_include
 from archbench.report.formats import (
     COMPARISONS_SIZE,
+    detectable_number,
     family_row,
     fill_first,
     first_named,
@@ -41,7 +42,6 @@ from archbench.report.formats import (
 )
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal
 from archbench.report.prose import Prose
-from archbench.report.statlib.paired_power import detectable_number
 from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
 from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
 

@@ -15,11 +15,11 @@ from matplotlib.figure import Figure
 from scipy import stats as scipy_stats
 
 from archbench import stats
+from archbench.analyze.planned_comparisons import Pair, comparison_pairs, planned_results
 from archbench.report import latex, plots
 from archbench.report.formats import QQ_COLUMNS, QQ_MAX_PANELS
 from archbench.report.plotting import include_path
 from archbench.report.prose import Prose
-from archbench.report.statlib.comparisons import Pair, comparison_pairs, planned_results
 from archbench.report.theme import paper_theme
 
 QQ_FIGURE = "qq-log-ratios.pdf"  # paper/figures/

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from archbench.analyze.values import is_nan
 from archbench.measure.adaptive import CLIENT_BOUND_SHARE
-from archbench.report.latex import is_missing
 
 
 def trial_count(value: Any) -> int:
     """A summary.csv count (n, n_client_bound), 0 where missing."""
-    return 0 if is_missing(value) else int(float(value))
+    return 0 if is_nan(value) else int(float(value))
 
 
 def client_set_rate(row: Mapping[str, Any]) -> bool:

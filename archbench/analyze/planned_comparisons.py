@@ -1,6 +1,6 @@
 """The comparison families within one campaign, as several studies use them: pairs, their pre-declared tests
-(archbench.stats.predeclared), Holm/BH adjustment within each family, minimum detectable differences, verdicts, and
-the table cells of a compared pair (the statistics study's table and the cross-OS tables)."""
+(archbench.stats.predeclared), Holm/BH adjustment within each family, minimum detectable differences and verdicts.
+Analyze stage: the table cells of a compared pair are the report's (archbench.report.formats)."""
 
 from __future__ import annotations
 
@@ -14,22 +14,9 @@ import pandas as pd
 from archbench import stats
 from archbench.analyze import analysis, outliers
 from archbench.analyze.analysis import key_text, series_of
-from archbench.report.formats import (
-    ALPHA,
-    EFFECT_SYMBOLS,
-    fmt_bracket,
-    fmt_number,
-    fmt_p,
-    fmt_rate,
-    several_depths,
-    truthy,
-    two_lines,
-)
-from archbench.report.latex import (
-    MISSING,
-    format_count,
-    is_missing,
-)
+from archbench.analyze.values import count_text
+
+ALPHA = stats.DEFAULT_ALPHA
 
 VERDICT_SIGNIFICANT, VERDICT_NOT_SIGNIFICANT, VERDICT_NOT_RUN = "significant", "not significant", "not run"
 
@@ -52,7 +39,7 @@ def comparison_pairs(summary: pd.DataFrame) -> list[Pair]:
     architecture of each comparison table against its nginx reference."""
     if summary.empty:
         return []
-    several = several_depths(summary)
+    several = len(analysis.pipeline_depths(summary)) > 1
     pairs: list[Pair] = []
 
     def depth_text(row: Mapping[str, Any]) -> str:
@@ -65,7 +52,7 @@ def comparison_pairs(summary: pd.DataFrame) -> list[Pair]:
         first = one.first
         context = (
             f"{analysis.architecture_label('thread_pool', first.get('dispatch'), first.get('handoff'), short=True)}"
-            f", {format_count(first['connections'])} conn.{depth_text(first)}"
+            f", {count_text(first['connections'])} conn.{depth_text(first)}"
         )
         records = [r for _, r in rows.iterrows()]
         for lower, higher in zip(records, records[1:], strict=False):  # neighbours
@@ -104,7 +91,7 @@ def comparison_pairs(summary: pd.DataFrame) -> list[Pair]:
             connection = rows[rows["dispatch"].map(key_text) == "connection"]
             if len(request) == 1 and len(connection) == 1:
                 row = request.iloc[0]
-                context = f"N={int(float(row['threads']))}, {format_count(row['connections'])} conn.{depth_text(row)}"
+                context = f"N={int(float(row['threads']))}, {count_text(row['connections'])} conn.{depth_text(row)}"
                 if several_handoffs:
                     context += f", {key_text(row.get('handoff'))}"
                 pairs.append(
@@ -124,9 +111,9 @@ def comparison_pairs(summary: pd.DataFrame) -> list[Pair]:
             continue
         reference = one.reference
         context = (
-            f"D={one.pipeline}, {format_count(one.point.get('connections'))} conn."
+            f"D={one.pipeline}, {count_text(one.point.get('connections'))} conn."
             if several
-            else f"{format_count(one.point.get('connections'))} conn."
+            else f"{count_text(one.point.get('connections'))} conn."
         )
         for _, row in one.rows.iterrows():
             pairs.append(
@@ -264,14 +251,15 @@ def add_verdicts(frame: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     enough) and `verdict` ("significant", "not significant" or "not run")."""
     frame = frame.copy()
     mdd_alpha, mdd, needed, verdicts = [], [], [], []
-    for _, row in frame.iterrows():
+    rejected = outliers.truthy(frame["reject_holm"])
+    for (_, row), reject in zip(frame.iterrows(), rejected, strict=True):
         run = row["test"] != stats.NOT_RUN
         level = alpha / int(row["family_size"]) if run and int(row["family_size"]) else math.nan
         mdd_alpha.append(level)
         mdd.append(stats.minimum_detectable_pct(row["standard_error"], row["df"], level) if run else math.nan)
         if run:
             needed.append(math.nan)
-            verdicts.append(VERDICT_SIGNIFICANT if truthy(row["reject_holm"]) else VERDICT_NOT_SIGNIFICANT)
+            verdicts.append(VERDICT_SIGNIFICANT if reject else VERDICT_NOT_SIGNIFICANT)
         else:
             needed.append(stats.rounds_needed(row["mean_log"], row["sd_log"], alpha / max(1, int(row["planned_size"]))))
             verdicts.append(VERDICT_NOT_RUN)
@@ -280,45 +268,3 @@ def add_verdicts(frame: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     frame["rounds_needed"] = needed
     frame["verdict"] = verdicts
     return frame
-
-
-def effect_cell(row: Mapping[str, Any]) -> str:
-    name = str(row.get("effect_size_name") or "")
-    if name not in EFFECT_SYMBOLS or is_missing(row.get("effect_size")):
-        return MISSING
-    top = f"{EFFECT_SYMBOLS[name]}$\\,=\\,${fmt_number(row['effect_size'], 2)}"
-    return two_lines(
-        top, fmt_bracket(row.get("effect_size_ci_low"), row.get("effect_size_ci_high"), lambda v: fmt_number(v, 2))
-    )
-
-
-def difference_cell(row: Mapping[str, Any]) -> str:
-    if is_missing(row.get("difference")):
-        return MISSING
-    return two_lines(
-        fmt_rate(row["difference"]), fmt_bracket(row.get("difference_ci_low"), row.get("difference_ci_high"))
-    )
-
-
-def ratio_cell(row: Mapping[str, Any]) -> str:
-    if is_missing(row.get("ratio")):
-        return MISSING
-    return two_lines(
-        fmt_number(row["ratio"], 3),
-        fmt_bracket(row.get("ratio_ci_low"), row.get("ratio_ci_high"), lambda v: fmt_number(v, 3)),
-    )
-
-
-def p_equation(p: Any, name: str = r"p_{\mathrm{Holm}}") -> str:
-    """'$p_{Holm}=0.012$' or '$p_{Holm}<0.001$' for running text."""
-    text = fmt_p(p)
-    if text == MISSING:
-        return f"${name}$ undefined"
-    if text.startswith("$<$"):
-        return f"${name}<{text[3:]}$"
-    return f"${name}={text}$"
-
-
-def p_cell(p: Any, reject: Any) -> str:
-    text = fmt_p(p)
-    return r"\textbf{" + text + "}" if truthy(reject) and text != MISSING else text

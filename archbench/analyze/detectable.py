@@ -7,7 +7,8 @@ alpha / m (`archbench.stats.power.welch_detectable_status`, each effect checked 
 solved; alpha / m is Holm's strictest step, taken for every rank: conservative), m the family's size, by default
 the rows. Beside it, whether it was computed, is undefined or was not computable. The planned comparisons of
 comparisons.csv carry their own minimum detectable difference, the smallest ratio their pre-declared test calls
-significant (archbench.report.statlib.comparisons): another quantity, under another name.
+significant (archbench.analyze.planned_comparisons): another quantity, under another name. Analyze stage: how the
+report prints the difference is archbench.report.formats.detectable_number.
 """
 
 from __future__ import annotations
@@ -19,22 +20,9 @@ from typing import Any
 import pandas as pd
 
 from archbench import stats
-from archbench.report.latex import MISSING, format_decimal, is_missing
 from archbench.stats.power import DEFAULT_POWER, UNDEFINED, holm_alpha, welch_detectable_status
 
 VALUE, STATUS = "detectable_pct", "detectable_status"
-# Beyond this a difference detectable with 80 % power is a ratio above 11: printed as "more than" it, since with two
-# rounds and alpha / m the exact figure runs to hundreds of digits and says no more than that.
-DETECTABLE_SHOWN_UP_TO_PCT = 1000.0
-
-
-def detectable_number(value: Any, digits: int = 0) -> str:
-    """A difference detectable with 80 % power as printed (percent, without the sign): its value, or '$>$1,000'."""
-    if is_missing(value):
-        return MISSING
-    if float(value) > DETECTABLE_SHOWN_UP_TO_PCT:
-        return "$>$" + format_decimal(DETECTABLE_SHOWN_UP_TO_PCT, 0)
-    return format_decimal(value, digits)
 
 
 def detectable_with_status(

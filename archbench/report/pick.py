@@ -1,5 +1,5 @@
 """A pick's answer in words: the terminal table and the page to keep, both rendered from the templates in
-paper/templates/pick/ (the words live there; this module formats the facts of archbench.report.pick.facts).
+paper/templates/pick/ (the words live there; this module formats the facts of archbench.analyze.pick).
 
 The page is one self-contained HTML file: the figure (each design's ratio to the best of the others with its
 simultaneous interval, the indifference zone shaded) is inline SVG, so the file can be mailed or archived alone.
@@ -16,8 +16,8 @@ from typing import Any
 import jinja2
 from matplotlib.figure import Figure
 
+from archbench.analyze.pick import BOUND_WORDS, DesignRow, PickAnswer
 from archbench.config.paths import TEMPLATES_DIR
-from archbench.report.pick.facts import BOUND_WORDS, DesignRow, PickAnswer
 from archbench.report.theme import paper_theme
 from archbench.stats.selection import OPEN, SLOWER, WITHIN
 
