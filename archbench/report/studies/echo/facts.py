@@ -26,6 +26,7 @@ from archbench.report.latex import (
     format_count,
     format_list,
     format_ms,
+    format_range,
     format_significant,
     is_missing,
 )
@@ -37,7 +38,7 @@ from archbench.report.studies.echo.data import (
     column_sum,
     flag_tally,
 )
-from archbench.report.studies.echo.tables import count_range, kib_text, mb_text, reasons_text
+from archbench.report.studies.echo.tables import kib_text, mb_text, reason_counts, reasons_text
 
 MAKE_TARGET = "echo-study"
 
@@ -133,6 +134,15 @@ def connect_facts(study: EchoResults) -> dict[str, Any]:
     }
 
 
+def _throughput_point(row: pd.Series) -> dict[str, str]:
+    """A server's received MB/s and RTT p99 at one client count."""
+    return {
+        "server": escape(row["variant"]),
+        "mb": mb_text(row["bytes_received_per_sec_mean"]),
+        "p99": format_ms(row["rtt_p99_s_mean"]),
+    }
+
+
 def scaling_facts(study: EchoResults) -> dict[str, Any]:
     summary = study.summary
     defined = summary[summary["bytes_received_per_sec_mean"].notna()] if not summary.empty else summary
@@ -173,16 +183,8 @@ def scaling_facts(study: EchoResults) -> dict[str, Any]:
         "any": True,
         "largest": format_count(largest),
         "smallest": format_count(smallest),
-        "best": {
-            "server": escape(best["variant"]),
-            "mb": mb_text(best["bytes_received_per_sec_mean"]),
-            "p99": format_ms(best["rtt_p99_s_mean"]),
-        },
-        "worst": {
-            "server": escape(worst["variant"]),
-            "mb": mb_text(worst["bytes_received_per_sec_mean"]),
-            "p99": format_ms(worst["rtt_p99_s_mean"]),
-        },
+        "best": _throughput_point(best),
+        "worst": _throughput_point(worst),
         "one_best_and_worst": bool(best["config_id"] == worst["config_id"]),
         "overlapping": overlapping,
         "growth": [{"factor": format_significant(g, 2), "server": escape(v)} for g, v in growth],
@@ -232,7 +234,7 @@ def source_004_facts(study: EchoResults) -> dict[str, Any]:
 
 def _stop_reasons(reasons: Any) -> list[dict[str, str]]:
     """Each stop reason of a configuration (echo_client's names) with its escaped detail after the prefix."""
-    codes = [r.rsplit(":", 1)[0] for r in str(reasons or "").split(analysis.FLAG_SEPARATOR) if r]
+    codes = [name for name, *_ in reason_counts(reasons)]
     return [{"code": code, "detail": escape(code.split("_", 1)[1] if "_" in code else code)} for code in codes]
 
 
@@ -243,11 +245,7 @@ def max_conns_facts(study: EchoResults) -> dict[str, Any]:
     held = table[table["n"] > 0]
     if held.empty:
         return {"state": "unknown"}
-    at_cap = held[
-        held["stop_reasons"]
-        .fillna("")
-        .map(lambda s: set(x.rsplit(":", 1)[0] for x in s.split(";") if x) == {"cap_reached"})
-    ]
+    at_cap = held[held["stop_reasons"].map(lambda s: {name for name, *_ in reason_counts(s)} == {"cap_reached"})]
     others = held[~held.index.isin(at_cap.index)]
     failed = table[(table["n"] == 0) & (table["n_failed"] > 0)]
     return {
@@ -257,7 +255,7 @@ def max_conns_facts(study: EchoResults) -> dict[str, Any]:
         "stopped": [
             {
                 "server": escape(row["variant"]),
-                "held": count_range(row["reached_min"], row["reached_max"]),
+                "held": format_range(row["reached_min"], row["reached_max"]),
                 "cap": format_count(row["cap"]),
                 "reasons": reasons_text(row["stop_reasons"]),
                 "stop_reasons": _stop_reasons(row["stop_reasons"]),

@@ -96,6 +96,17 @@ def percent_text(fraction: float) -> str:
     return f"{fraction * 100:.0f}"
 
 
+def rule_words(criteria: Criteria) -> dict[str, str]:
+    """The knee rule's numbers as the captions and sentences state them."""
+    return {
+        "rise": number_text(criteria.rise_multiple),
+        "alpha": number_text(criteria.alpha),
+        "kept_up": percent_text(criteria.kept_up_fraction),
+        "threshold": ms_text(criteria.p99_s),
+        "limit": ms_text(criteria.floor_limit_s),
+    }
+
+
 @dataclass(frozen=True)
 class LatencyResults:
     """The latency campaigns read into frames (all empty without a campaign)."""
