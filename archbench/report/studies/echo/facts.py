@@ -37,8 +37,9 @@ from archbench.report.studies.echo.data import (
     EchoResults,
     column_sum,
     flag_tally,
+    tally_items,
 )
-from archbench.report.studies.echo.tables import kib_text, mb_text, reason_counts, reasons_text
+from archbench.report.studies.echo.tables import kib_text, mb_text, reasons_text
 
 MAKE_TARGET = "echo-study"
 
@@ -113,10 +114,8 @@ def connect_facts(study: EchoResults) -> dict[str, Any]:
         return {"state": "clean", "trials": format_count(len(throughput))}
     kinds: dict[str, float] = {}
     for text in failures["connect_error_kinds"].fillna(""):
-        for item in str(text).split(";"):
-            if item:
-                name, _, value = item.rpartition(":")
-                kinds[name] = kinds.get(name, 0.0) + number(value)
+        for name, value in tally_items(text):
+            kinds[name] = kinds.get(name, 0.0) + number(value)
     # One entry per server and client count, in the order of "<server> at <clients> clients".
     where = {
         escape(f"{v} at {int(c):,} clients"): {"server": escape(v), "clients": f"{int(c):,}"}
@@ -234,7 +233,7 @@ def source_004_facts(study: EchoResults) -> dict[str, Any]:
 
 def _stop_reasons(reasons: Any) -> list[dict[str, str]]:
     """Each stop reason of a configuration (echo_client's names) with its escaped detail after the prefix."""
-    codes = [name for name, *_ in reason_counts(reasons)]
+    codes = [name for name, *_ in tally_items(reasons)]
     return [{"code": code, "detail": escape(code.split("_", 1)[1] if "_" in code else code)} for code in codes]
 
 
@@ -245,7 +244,7 @@ def max_conns_facts(study: EchoResults) -> dict[str, Any]:
     held = table[table["n"] > 0]
     if held.empty:
         return {"state": "unknown"}
-    at_cap = held[held["stop_reasons"].map(lambda s: {name for name, *_ in reason_counts(s)} == {"cap_reached"})]
+    at_cap = held[held["stop_reasons"].map(lambda s: {name for name, *_ in tally_items(s)} == {"cap_reached"})]
     others = held[~held.index.isin(at_cap.index)]
     failed = table[(table["n"] == 0) & (table["n_failed"] > 0)]
     return {

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from archbench.analyze import analysis
 from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD
 from archbench.report.latex import (
     FAILED_MARK,
@@ -33,7 +32,7 @@ from archbench.report.latex import (
     table_interval,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.echo.data import KIB, MB, EchoResults
+from archbench.report.studies.echo.data import KIB, MB, EchoResults, tally_items
 
 TEMPLATE = "echo/tables"
 
@@ -48,15 +47,9 @@ def kib_text(value: Any) -> str:
     return MISSING if is_missing(value) else format_significant(float(value) / KIB, 3)
 
 
-def reason_counts(reasons: Any) -> list[list[str]]:
-    """ "cap_reached:2;echo_timeout:1" -> [["cap_reached", "2"], ["echo_timeout", "1"]] (a configuration's stop
-    reasons, as echo_client names them, with their trials)."""
-    return [item.rsplit(":", 1) for item in str(reasons or "").split(analysis.FLAG_SEPARATOR) if item]
-
-
 def reasons_text(reasons: str) -> str:
     """ "cap_reached:2;echo_timeout:1" -> "cap\\_reached (2), echo\\_timeout (1)"; one reason alone without its count."""
-    items = reason_counts(reasons)
+    items = tally_items(reasons)
     if not items:
         return MISSING
     if len(items) == 1:

@@ -66,8 +66,6 @@ SETUP_FIXED = "source_001"
 # Source 001's wrk2 results, quoted as cited facts (its README, cited as src001tooomasy in paper/references.bib):
 # wrk2 -t16 -c2000 -d30s -R200000, latency avg and max as printed, requests/s and socket timeouts.
 SOURCE_001_RATE = 200_000
-SOURCE_001_CONNECTIONS = 2000
-SOURCE_001_DURATION_S = 30
 SOURCE_001_RESULTS: dict[str, dict[str, float]] = {
     "blocking": {"requests_per_sec": 97.96, "latency_avg_s": 1.12e-3, "latency_max_s": 5.66e-3, "timeouts": 28860},
     "thread_per_conn": {
