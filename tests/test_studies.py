@@ -15,6 +15,7 @@ from types import ModuleType
 
 import papermill
 import pytest
+import synthetic_studies as ss  # tests/fixtures/campaigns/synthetic_studies.py (pytest pythonpath)
 
 from archbench.cli.main import main as cli_main
 from archbench.config import catalogue
@@ -272,13 +273,7 @@ def test_a_new_study_is_one_folder_one_template_folder_and_one_registry_line(tmp
     campaign_dir(raw, "reference-toy")
     outputs = report.build_report(
         "fixture-minimal",
-        paths=report.ReportPaths(
-            raw_root=raw,
-            processed_dir=tmp_path / "processed",
-            generated_dir=paper / "generated",
-            figures_dir=paper / "figures",
-            templates_dir=paper / "templates",
-        ),
+        paths=ss.report_paths(tmp_path, raw, paper / "templates"),
         studies=studies,
     )
     generated = paper / "generated"
@@ -378,12 +373,7 @@ def test_two_studies_defining_one_macro_is_an_error(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"macro \\abCampaign defined by study method and by study twin"):
         report.build_report(
             "fixture-minimal",
-            paths=report.ReportPaths(
-                raw_root=FIXTURES,
-                processed_dir=tmp_path / "processed",
-                generated_dir=tmp_path / "generated",
-                figures_dir=tmp_path / "figures",
-            ),
+            paths=ss.report_paths(tmp_path, FIXTURES),
             studies=(*STUDIES, twin.STUDY),
         )
     sys.modules.pop("twin_study", None)
@@ -420,13 +410,7 @@ def test_a_study_section_renders_from_its_facts_and_brings_its_own_bibliography(
     (paper / "generated" / "published-000.tex").write_text("an earlier build's file\n")
     outputs = report.build_report(
         "fixture-minimal",
-        paths=report.ReportPaths(
-            raw_root=FIXTURES,
-            processed_dir=tmp_path / "processed",
-            generated_dir=paper / "generated",
-            figures_dir=paper / "figures",
-            templates_dir=paper / "templates",
-        ),
+        paths=ss.report_paths(tmp_path, FIXTURES, paper / "templates"),
         studies=(*STUDIES, worded.STUDY),
     )
     rows = len(outputs.summary)

@@ -98,13 +98,6 @@ def provenance_facts(campaign: storage.Campaign) -> dict[str, str]:
     }
 
 
-def provenance_sentence(prose: Prose, campaigns: Sequence[storage.Campaign], section: str) -> str:
-    """ "The numbers of this section come from campaign X, measured on host H (...) from T1 to T2 UTC." """
-    return prose.sentence(
-        COMMON_TEMPLATE, "provenance", section=section, campaigns=[provenance_facts(c) for c in campaigns]
-    )
-
-
 def campaign_facts(
     what: str, source: StudySource | None, campaigns: Sequence[storage.Campaign], make_target: str
 ) -> dict[str, Any]:

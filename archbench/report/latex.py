@@ -219,6 +219,16 @@ def format_ms(seconds: Any) -> str:
     return MISSING if is_missing(seconds) else format_significant(float(seconds) * 1000.0, 3)
 
 
+def format_range(low: Any, high: Any, formatter: Callable[[Any], str] = format_count) -> str:
+    """ "6,000--7,500", or one value when both bounds print alike or the upper one is missing (a dash without the
+    lower one)."""
+    if is_missing(low):
+        return MISSING
+    first = formatter(low)
+    last = first if is_missing(high) else formatter(high)
+    return first if last == first else f"{first}--{last}"
+
+
 def format_percent(fraction: Any, digits: int = 0) -> str:
     return MISSING if is_missing(fraction) else format_decimal(float(fraction) * 100.0, digits) + r"\,\%"
 
@@ -547,6 +557,11 @@ def table_notes(rows: pd.DataFrame, notes: MarkNotes, extra: Sequence[str] = (),
 def stacked(*lines: str) -> str:
     """A multi-line header cell (narrow columns keep the table inside the text width)."""
     return r"\begin{tabular}[b]{@{}c@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
+
+
+def ms_columns(*names: str) -> list[Column]:
+    """Right-aligned latency columns, each headed by its name over "(ms)"."""
+    return [Column(stacked(name, "(ms)"), "r") for name in names]
 
 
 # A figure takes the text's width unless that makes it taller than this: two figures then share a page, and a tall

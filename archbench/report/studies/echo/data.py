@@ -48,8 +48,6 @@ MODE_THROUGHPUT = "throughput"
 MODE_MAX_CONNS = "max_conns"
 MB = 1e6  # bytes per second are reported in MB/s (10^6 bytes)
 KIB = 1024.0
-# Source 004's numbers, quoted as cited facts (its report, cited as src004morneau in paper/references.bib).
-SOURCE_004_CEILINGS = {"epoll": 28_000, "poll": 6_000}
 # Linux's default ip_local_port_range, 32768-60999: the ports one source address can use.
 DEFAULT_EPHEMERAL_PORTS = 60999 - 32768 + 1
 SERIES_COLUMNS = [
@@ -124,7 +122,7 @@ def echo_trial_row(record: Mapping[str, Any], campaign_dir: Path) -> tuple[dict[
         open_at_end=number(p.get("open_at_end")),
         not_attempted=number(p.get("not_attempted")),
         connect_errors=total_count(connect_errors),
-        connect_error_kinds=";".join(f"{k}:{v}" for k, v in sorted((connect_errors or {}).items())) if parsed else "",
+        connect_error_kinds=_tally_text(connect_errors or {}) if parsed else "",
         closed_early=total_count(p.get("closed_early")),
         unanswered_messages=number(p.get("unanswered_messages")),
         verify_errors=number(p.get("verify_errors")),
@@ -238,9 +236,14 @@ def flag_tally(rows: pd.DataFrame) -> dict[str, int]:
     return dict(Counter(flags))
 
 
-def _tally_text(counts: Mapping[str, int]) -> str:
+def _tally_text(counts: Mapping[str, Any]) -> str:
     """{"a": 2, "b": 1} -> "a:2;b:1" (by name)."""
     return analysis.FLAG_SEPARATOR.join(f"{k}:{v}" for k, v in sorted(counts.items()))
+
+
+def tally_items(text: Any) -> list[list[str]]:
+    """ "a:2;b:1" -> [["a", "2"], ["b", "1"]]: a tally column (stop reasons, connect error kinds) read back."""
+    return [item.rsplit(":", 1) for item in str(text or "").split(analysis.FLAG_SEPARATOR) if item]
 
 
 def _per_mode(

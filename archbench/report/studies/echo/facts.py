@@ -26,6 +26,7 @@ from archbench.report.latex import (
     format_count,
     format_list,
     format_ms,
+    format_range,
     format_significant,
     is_missing,
 )
@@ -36,8 +37,9 @@ from archbench.report.studies.echo.data import (
     EchoResults,
     column_sum,
     flag_tally,
+    tally_items,
 )
-from archbench.report.studies.echo.tables import count_range, kib_text, mb_text, reasons_text
+from archbench.report.studies.echo.tables import kib_text, mb_text, reasons_text
 
 MAKE_TARGET = "echo-study"
 
@@ -112,10 +114,8 @@ def connect_facts(study: EchoResults) -> dict[str, Any]:
         return {"state": "clean", "trials": format_count(len(throughput))}
     kinds: dict[str, float] = {}
     for text in failures["connect_error_kinds"].fillna(""):
-        for item in str(text).split(";"):
-            if item:
-                name, _, value = item.rpartition(":")
-                kinds[name] = kinds.get(name, 0.0) + number(value)
+        for name, value in tally_items(text):
+            kinds[name] = kinds.get(name, 0.0) + number(value)
     # One entry per server and client count, in the order of "<server> at <clients> clients".
     where = {
         escape(f"{v} at {int(c):,} clients"): {"server": escape(v), "clients": f"{int(c):,}"}
@@ -130,6 +130,15 @@ def connect_facts(study: EchoResults) -> dict[str, Any]:
         "not_attempted": format_count(column_sum(failures["not_attempted"])),
         "closed_early": format_count(column_sum(failures["closed_early"])),
         "where": [where[key] for key in sorted(where)],
+    }
+
+
+def _throughput_point(row: pd.Series) -> dict[str, str]:
+    """A server's received MB/s and RTT p99 at one client count."""
+    return {
+        "server": escape(row["variant"]),
+        "mb": mb_text(row["bytes_received_per_sec_mean"]),
+        "p99": format_ms(row["rtt_p99_s_mean"]),
     }
 
 
@@ -173,16 +182,8 @@ def scaling_facts(study: EchoResults) -> dict[str, Any]:
         "any": True,
         "largest": format_count(largest),
         "smallest": format_count(smallest),
-        "best": {
-            "server": escape(best["variant"]),
-            "mb": mb_text(best["bytes_received_per_sec_mean"]),
-            "p99": format_ms(best["rtt_p99_s_mean"]),
-        },
-        "worst": {
-            "server": escape(worst["variant"]),
-            "mb": mb_text(worst["bytes_received_per_sec_mean"]),
-            "p99": format_ms(worst["rtt_p99_s_mean"]),
-        },
+        "best": _throughput_point(best),
+        "worst": _throughput_point(worst),
         "one_best_and_worst": bool(best["config_id"] == worst["config_id"]),
         "overlapping": overlapping,
         "growth": [{"factor": format_significant(g, 2), "server": escape(v)} for g, v in growth],
@@ -232,7 +233,7 @@ def source_004_facts(study: EchoResults) -> dict[str, Any]:
 
 def _stop_reasons(reasons: Any) -> list[dict[str, str]]:
     """Each stop reason of a configuration (echo_client's names) with its escaped detail after the prefix."""
-    codes = [r.rsplit(":", 1)[0] for r in str(reasons or "").split(analysis.FLAG_SEPARATOR) if r]
+    codes = [name for name, *_ in tally_items(reasons)]
     return [{"code": code, "detail": escape(code.split("_", 1)[1] if "_" in code else code)} for code in codes]
 
 
@@ -243,11 +244,7 @@ def max_conns_facts(study: EchoResults) -> dict[str, Any]:
     held = table[table["n"] > 0]
     if held.empty:
         return {"state": "unknown"}
-    at_cap = held[
-        held["stop_reasons"]
-        .fillna("")
-        .map(lambda s: set(x.rsplit(":", 1)[0] for x in s.split(";") if x) == {"cap_reached"})
-    ]
+    at_cap = held[held["stop_reasons"].map(lambda s: {name for name, *_ in tally_items(s)} == {"cap_reached"})]
     others = held[~held.index.isin(at_cap.index)]
     failed = table[(table["n"] == 0) & (table["n_failed"] > 0)]
     return {
@@ -257,7 +254,7 @@ def max_conns_facts(study: EchoResults) -> dict[str, Any]:
         "stopped": [
             {
                 "server": escape(row["variant"]),
-                "held": count_range(row["reached_min"], row["reached_max"]),
+                "held": format_range(row["reached_min"], row["reached_max"]),
                 "cap": format_count(row["cap"]),
                 "reasons": reasons_text(row["stop_reasons"]),
                 "stop_reasons": _stop_reasons(row["stop_reasons"]),

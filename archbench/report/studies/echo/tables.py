@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from archbench.analyze import analysis
 from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD
 from archbench.report.latex import (
     FAILED_MARK,
@@ -17,9 +16,11 @@ from archbench.report.latex import (
     escape,
     format_count,
     format_ms,
+    format_range,
     format_significant,
     group_starts,
     is_missing,
+    ms_columns,
     notes_block,
     notes_for_marks,
     range_notes,
@@ -31,7 +32,7 @@ from archbench.report.latex import (
     table_interval,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.echo.data import KIB, MB, EchoResults
+from archbench.report.studies.echo.data import KIB, MB, EchoResults, tally_items
 
 TEMPLATE = "echo/tables"
 
@@ -46,18 +47,9 @@ def kib_text(value: Any) -> str:
     return MISSING if is_missing(value) else format_significant(float(value) / KIB, 3)
 
 
-def count_range(low: Any, high: Any) -> str:
-    """ "17,000", or "6,000--7,500" when the trials differ."""
-    if is_missing(low):
-        return MISSING
-    if is_missing(high) or float(low) == float(high):
-        return format_count(low)
-    return f"{format_count(low)}--{format_count(high)}"
-
-
 def reasons_text(reasons: str) -> str:
     """ "cap_reached:2;echo_timeout:1" -> "cap\\_reached (2), echo\\_timeout (1)"; one reason alone without its count."""
-    items = [item.rsplit(":", 1) for item in str(reasons or "").split(analysis.FLAG_SEPARATOR) if item]
+    items = tally_items(reasons)
     if not items:
         return MISSING
     if len(items) == 1:
@@ -80,10 +72,7 @@ def throughput_table(study: EchoResults, prose: Prose) -> str:
         Column("$n$", "r"),
         Column(stacked("Received", "(MB/s)"), "r"),
         Column(stacked(r"95\,\% CI", "(MB/s)"), "r"),
-        Column(stacked("RTT p50", "(ms)"), "r"),
-        Column(stacked("p99", "(ms)"), "r"),
-        Column(stacked("p99.9", "(ms)"), "r"),
-        Column(stacked("max", "(ms)"), "r"),
+        *ms_columns("RTT p50", "p99", "p99.9", "max"),
         Column(stacked("Flagged/", "failed"), "r"),
         Column(stacked("Verify", "errors"), "r"),
         Column(stacked("Connect", "failures"), "r"),
@@ -147,7 +136,7 @@ def max_conns_table(study: EchoResults, prose: Prose) -> str:
                 escape(row["variant"]),
                 format_count(row["cap"]),
                 format_count(row["n"]),
-                count_range(row["reached_min"], row["reached_max"]) + marks,
+                format_range(row["reached_min"], row["reached_max"]) + marks,
                 format_count(row["alive_at_end_min"]),
                 reasons_text(row["stop_reasons"]),
                 kib_text(row["rss_per_conn_bytes_median"]),

@@ -66,8 +66,6 @@ SETUP_FIXED = "source_001"
 # Source 001's wrk2 results, quoted as cited facts (its README, cited as src001tooomasy in paper/references.bib):
 # wrk2 -t16 -c2000 -d30s -R200000, latency avg and max as printed, requests/s and socket timeouts.
 SOURCE_001_RATE = 200_000
-SOURCE_001_CONNECTIONS = 2000
-SOURCE_001_DURATION_S = 30
 SOURCE_001_RESULTS: dict[str, dict[str, float]] = {
     "blocking": {"requests_per_sec": 97.96, "latency_avg_s": 1.12e-3, "latency_max_s": 5.66e-3, "timeouts": 28860},
     "thread_per_conn": {
@@ -94,6 +92,17 @@ def number_text(value: float) -> str:
 def percent_text(fraction: float) -> str:
     """0.99 -> "99": a criterion's fraction as the text states it."""
     return f"{fraction * 100:.0f}"
+
+
+def rule_words(criteria: Criteria) -> dict[str, str]:
+    """The knee rule's numbers as the captions and sentences state them."""
+    return {
+        "rise": number_text(criteria.rise_multiple),
+        "alpha": number_text(criteria.alpha),
+        "kept_up": percent_text(criteria.kept_up_fraction),
+        "threshold": ms_text(criteria.p99_s),
+        "limit": ms_text(criteria.floor_limit_s),
+    }
 
 
 @dataclass(frozen=True)

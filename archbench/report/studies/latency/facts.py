@@ -15,6 +15,7 @@ from archbench.report.common import (
     and_list,
     campaign_facts,
     distinct_values,
+    measured_ok,
     quoted_load_command,
     tt,
 )
@@ -27,6 +28,7 @@ from archbench.report.latex import (
     format_list,
     format_ms,
     format_percent,
+    format_range,
     format_significant,
     is_missing,
 )
@@ -40,6 +42,7 @@ from archbench.report.studies.latency.data import (
     ms_text,
     number_text,
     percent_text,
+    rule_words,
 )
 from archbench.report.studies.latency.knee import (
     FLOOR_DOMINATES,
@@ -83,7 +86,7 @@ def tool_facts(study: LatencyResults) -> dict[str, Any]:
 
 
 def client_bound_facts(study: LatencyResults) -> dict[str, Any]:
-    measured = _measured(study)
+    measured = measured_ok(study.trials)
     if measured.empty:
         return {"state": "none"}
     bound = measured[measured["client_bound"].astype(bool)]
@@ -96,20 +99,13 @@ def client_bound_facts(study: LatencyResults) -> dict[str, Any]:
     }
 
 
-def _measured(study: LatencyResults) -> pd.DataFrame:
-    trials = study.trials
-    if trials.empty:
-        return trials
-    return trials[~trials["warmup"].astype(bool) & (trials["status"] == "ok")]
-
-
 def _with_check(part: pd.DataFrame, check: str) -> int:
     return int(part["checks"].map(lambda checks: check in str(checks).split(";")).sum())
 
 
 def checks_facts(study: LatencyResults) -> dict[str, Any]:
     """How many measured trials passed the run checks, per set-up, and which servers fell behind where."""
-    measured = _measured(study)
+    measured = measured_ok(study.trials)
     if measured.empty or "usable" not in measured:
         return {"any": False, "setups": []}
     setups = []
@@ -192,10 +188,7 @@ def left_out_facts(study: LatencyResults) -> list[dict[str, Any]]:
 def _ms_range(values: pd.Series) -> str:
     """ "0.25--0.31" (ms), or one value when they round alike."""
     finite = sorted(float(v) for v in values if not is_missing(v) and math.isfinite(float(v)))
-    if not finite:
-        return ""
-    low, high = format_ms(finite[0]), format_ms(finite[-1])
-    return low if low == high else f"{low}--{high}"
+    return format_range(finite[0], finite[-1], format_ms) if finite else ""
 
 
 def floor_facts(study: LatencyResults) -> dict[str, Any]:
@@ -273,20 +266,20 @@ def knee_facts(study: LatencyResults) -> dict[str, Any]:
         )
     sweep = study.setup(SETUP_SWEEP)
     steps = sorted(set(sweep["rate_fraction"].dropna().round(4))) if not sweep.empty else []
-    tested = table[table["floor_state"] == FLOOR_WELL_UNDER_STATE] if not table.empty else table
+    # Trials per rate of the designs the rule tested (their floor well under the threshold).
+    per_rate = (
+        table.loc[table["floor_state"] == FLOOR_WELL_UNDER_STATE, "trials_per_rate"] if not table.empty else table
+    )
     return {
         "any": not table.empty,
         "groups": groups,
         "knee_groups": _knee_groups(groups[KNEE]),
-        "rise": number_text(criteria.rise_multiple),
-        "alpha": number_text(criteria.alpha),
-        "threshold": ms_text(criteria.p99_s),
-        "limit": ms_text(criteria.floor_limit_s),
+        **rule_words(criteria),
         "least": format_count(criteria.min_floor_trials),
-        "trials": _count_range(tested["trials_per_rate"]) if not tested.empty else "",
+        "trials": format_range(per_rate.min(), per_rate.max()) if not per_rate.empty else "",
         "fractions": [format_percent(f) for f in steps],
         "left_out": left_out_facts(study),
-        "sweep_connections": _sweep_connections(study),
+        "sweep_connections": [format_count(c) for c in distinct_values(sweep, "connections")],
     }
 
 
@@ -302,16 +295,6 @@ def _knee_groups(knees: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _count_range(counts: pd.Series) -> str:
-    low, high = int(counts.min()), int(counts.max())
-    return format_count(low) if low == high else f"{format_count(low)}--{format_count(high)}"
-
-
-def _sweep_connections(study: LatencyResults) -> list[str]:
-    sweep = study.setup(SETUP_SWEEP)
-    return [format_count(c) for c in sorted(set(sweep["connections"].dropna()))] if not sweep.empty else []
-
-
 def setup_facts(study: LatencyResults) -> dict[str, Any]:
     fixed = study.setup(SETUP_FIXED)
     if fixed.empty:
@@ -321,8 +304,8 @@ def setup_facts(study: LatencyResults) -> dict[str, Any]:
     return {
         "any": True,
         "servers": [escape(v) for v in dict.fromkeys(fixed["variant"])],
-        "connections": [format_count(c) for c in sorted(set(fixed["connections"].dropna()))],
-        "offered": [format_count(r) for r in sorted(set(fixed["offered_rate"].dropna()))],
+        "connections": [format_count(c) for c in distinct_values(fixed, "connections")],
+        "offered": [format_count(r) for r in distinct_values(fixed, "offered_rate")],
         "derived": not is_missing(fraction) and not is_missing(first.get("saturation_rate")),
         "fraction": format_percent(fraction),
         "saturation": format_count(first.get("saturation_rate")),
@@ -385,6 +368,13 @@ def latency_sentences(study: LatencyResults, present: Mapping[str, bool]) -> dic
     names += ("finding", "setup", "source_001")
     if not study.available:
         return {"campaign": campaign, **dict.fromkeys(names)}
+    # The finding quotes the work, knees, checks and floor sentences' facts.
+    finding = {
+        "work": work_facts(study),
+        "knees": knee_facts(study),
+        "checks": checks_facts(study),
+        "floor": floor_facts(study),
+    }
     return {
         "campaign": campaign,
         "tool": tool_facts(study),
@@ -396,21 +386,16 @@ def latency_sentences(study: LatencyResults, present: Mapping[str, bool]) -> dic
         },
         "saturation": saturation_facts(study),
         "client_bound": client_bound_facts(study),
-        "checks": checks_facts(study),
-        "work": work_facts(study),
+        "checks": finding["checks"],
+        "work": finding["work"],
         "results": {
             "achieved": bool(present.get("achieved")),
             "percentiles": bool(present.get("percentiles")),
             "table": not study.setup(SETUP_SWEEP).empty,
         },
-        "floor": floor_facts(study),
-        "knees": knee_facts(study),
-        "finding": {
-            "work": work_facts(study),
-            "knees": knee_facts(study),
-            "checks": checks_facts(study),
-            "floor": floor_facts(study),
-        },
+        "floor": finding["floor"],
+        "knees": finding["knees"],
+        "finding": finding,
         "setup": setup_facts(study),
         "source_001": source_001_facts(study),
     }

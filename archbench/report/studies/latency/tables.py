@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze.analysis import key_text
+from archbench.report.common import distinct_values
 from archbench.report.formats import family_row
 from archbench.report.latex import (
     MISSING,
@@ -22,6 +23,7 @@ from archbench.report.latex import (
     format_significant,
     group_starts,
     is_missing,
+    ms_columns,
     notes_block,
     range_notes,
     render_longtable,
@@ -38,9 +40,8 @@ from archbench.report.studies.latency.data import (
     SOURCE_001_RATE,
     SOURCE_001_RESULTS,
     LatencyResults,
-    ms_text,
-    number_text,
     percent_text,
+    rule_words,
 )
 from archbench.report.studies.latency.knee import (
     KNEE,
@@ -96,11 +97,7 @@ def rates_table(study: LatencyResults, prose: Prose) -> str:
         Column("$n$", "r"),
         Column(stacked("Achieved", "(req/s)"), "r"),
         Column(stacked("of", "offered"), "r"),
-        Column(stacked("p50", "(ms)"), "r"),
-        Column(stacked("p90", "(ms)"), "r"),
-        Column(stacked("p99", "(ms)"), "r"),
-        Column(stacked("p99.9", "(ms)"), "r"),
-        Column(stacked("max", "(ms)"), "r"),
+        *ms_columns("p50", "p90", "p99", "p99.9", "max"),
         Column(stacked("Time-", "outs"), "r"),
         Column(stacked("vs.", "floor"), "c"),
     ]
@@ -126,21 +123,10 @@ def rates_table(study: LatencyResults, prose: Prose) -> str:
                 VERDICT.get(row["versus_floor"], MISSING),
             ]
         )
-    caption = prose.sentence(TEMPLATE, "rates_caption", **_rule_words(criteria))
+    caption = prose.sentence(TEMPLATE, "rates_caption", **rule_words(criteria))
     return render_longtable(
         columns, body, caption, "tab:latency-rates", breaks, notes=notes_block(_notes(sweep, criteria, prose))
     )
-
-
-def _rule_words(criteria: Criteria) -> dict[str, str]:
-    """The knee rule's numbers as the captions state them."""
-    return {
-        "rise": number_text(criteria.rise_multiple),
-        "alpha": number_text(criteria.alpha),
-        "kept_up": percent_text(criteria.kept_up_fraction),
-        "threshold": ms_text(criteria.p99_s),
-        "limit": ms_text(criteria.floor_limit_s),
-    }
 
 
 def p99_cell(seconds: Any) -> str:
@@ -192,7 +178,7 @@ def knees_table(study: LatencyResults, prose: Prose) -> str:
             ]
         )
     disturbed = "/".join(f"{share * 100:g}" for share in study.interference_shares)
-    caption = prose.sentence(TEMPLATE, "knees_caption", disturbed=disturbed, **_rule_words(criteria))
+    caption = prose.sentence(TEMPLATE, "knees_caption", disturbed=disturbed, **rule_words(criteria))
     return adjusted_table(caption, "tab:latency-knees", render_tabular(columns, body)) + "\n"
 
 
@@ -212,8 +198,7 @@ def source_001_table(study: LatencyResults, prose: Prose) -> str:
         Column(stacked("Achieved", "(req/s)"), "r"),
         Column(stacked(r"95\,\% CI", "(req/s)"), "r"),
         Column(stacked("of", "offered"), "r"),
-        Column(stacked("p99", "(ms)"), "r"),
-        Column(stacked("max", "(ms)"), "r"),
+        *ms_columns("p99", "max"),
         Column(stacked("Timeouts", "per trial"), "r"),
         Column(stacked("001:", "req/s"), "r"),
         Column(stacked("001:", "of offered"), "r"),
@@ -248,8 +233,8 @@ def source_001_table(study: LatencyResults, prose: Prose) -> str:
     caption = prose.sentence(
         TEMPLATE,
         "source_001_caption",
-        offered=[format_count(r) for r in sorted(set(fixed["offered_rate"].dropna()))],
-        connections=[format_count(c) for c in sorted(set(fixed["connections"].dropna()))],
+        offered=[format_count(r) for r in distinct_values(fixed, "offered_rate")],
+        connections=[format_count(c) for c in distinct_values(fixed, "connections")],
     )
     return (
         adjusted_table(
