@@ -35,9 +35,14 @@ SEPARATOR = ";"
 DEFAULT_BY: tuple[str, ...] = ("campaign", "config_id")
 
 
+def is_true(value: Any) -> bool:
+    """A boolean cell as read from any CSV: True, "True", "true", 1 -> True; False, "", NaN -> False."""
+    return str(value).strip().lower() in ("true", "1", "1.0", "yes")
+
+
 def truthy(column: pd.Series) -> pd.Series:
-    """A boolean column as read from any CSV: True, "True", "true", 1 -> True; False, "", NaN -> False."""
-    return column.map(lambda v: str(v).strip().lower() in ("true", "1", "1.0", "yes")).astype(bool)
+    """A boolean column as read from any CSV, cell by cell as `is_true` reads it."""
+    return column.map(is_true).astype(bool)
 
 
 def measured_ok(trials: pd.DataFrame) -> pd.DataFrame:

@@ -77,8 +77,7 @@ def two_lines(top: str, bottom: str) -> str:
     return r"\begin{tabular}[t]{@{}r@{}}" + top + r"\\{}" + bottom + r"\end{tabular}"
 
 
-def truthy(value: Any) -> bool:
-    return str(value).strip().lower() in ("true", "1", "1.0", "yes")
+truthy = outliers.is_true  # one cell; outliers.truthy reads a whole column
 
 
 def count_of(value: Any) -> int:

@@ -34,6 +34,7 @@ from archbench.analyze import analysis, bottleneck
 from archbench.analyze.analysis import (
     CLIENT_BOUND_THRESHOLD,
 )
+from archbench.analyze.values import count_text
 from archbench.report.prose import Prose
 from archbench.stats import MIN_TRIALS_FOR_INTERVAL, RANGE_METHOD, ConfidenceInterval
 
@@ -134,13 +135,9 @@ def macro_name(*words: str) -> str:
 # What counts as no value (None, NaN, NaT, pd.NA) is decided once, in analysis; tables and macros print
 # it as MISSING.
 is_missing = analysis.is_nan
-
-
-def format_count(value: Any) -> str:
-    """A rounded integer with thousands separators (source 000's r/s style), or a dash."""
-    if is_missing(value):
-        return MISSING
-    return f"{float(value):,.0f}"
+# A rounded integer with thousands separators (source 000's r/s style), or MISSING: the analyze stage's count_text,
+# under the name the report's modules know it by.
+format_count = count_text
 
 
 def format_decimal(value: Any, digits: int = 1) -> str:
