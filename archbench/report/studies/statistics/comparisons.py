@@ -25,7 +25,6 @@ from archbench.report.formats import (
     fmt_bracket,
     fmt_number,
     fmt_p,
-    fmt_pct,
     fmt_rate,
     measured_values,
     notes_after,
@@ -33,14 +32,9 @@ from archbench.report.formats import (
     ratio_cell,
     truthy,
 )
-from archbench.report.latex import (
-    MISSING,
-    escape,
-    format_count,
-    format_decimal,
-    is_missing,
-)
+from archbench.report.latex import MISSING, escape, format_count, format_decimal, is_missing
 from archbench.report.prose import Prose
+from archbench.report.studies.statistics.diagnostics import numbers, pct_range
 from archbench.stats.predeclared import MAX_ROUNDS_NEEDED
 
 COMPARISONS_CSV = "comparisons.csv"  # data/processed/: one row per compared pair
@@ -124,28 +118,16 @@ def comparisons_table(frame: pd.DataFrame, prose: Prose) -> str:
     )
 
 
-def _pct_range(values: pd.Series) -> dict[str, Any]:
-    values = pd.to_numeric(values, errors="coerce").dropna()
-    if values.empty:
-        return {"count": 0}
-    return {
-        "count": len(values),
-        "min": fmt_pct(values.min()),
-        "max": fmt_pct(values.max()),
-        "median": fmt_pct(values.median()),
-    }
-
-
 def comparison_facts(frame: pd.DataFrame) -> dict[str, Any]:
     """What the comparison sentence states: the tests run by kind, the verdicts, the minimum detectable differences
     of the tests not significant, the rounds the tests not run need, the log ratios' Shapiro-Wilk (diagnostic)."""
     run = frame[frame["test"] != stats.NOT_RUN]
     not_run = frame[frame["test"] == stats.NOT_RUN]
     kept = run[~run["reject_holm"].map(truthy)]
-    needed = pd.to_numeric(not_run["rounds_needed"], errors="coerce")
+    needed = numbers(not_run, "rounds_needed")
     finite = needed[np.isfinite(needed)]
     paired_run = run[run["test"] == stats.PAIRED_TEST]
-    shapiro = pd.to_numeric(paired_run["shapiro_p_log"], errors="coerce")
+    shapiro = numbers(paired_run, "shapiro_p_log")
     return {
         "count": len(frame),
         "paired": int((run["test"] == stats.PAIRED_TEST).sum()),
@@ -157,11 +139,11 @@ def comparison_facts(frame: pd.DataFrame) -> dict[str, Any]:
         "needed_beyond": int(np.isinf(needed).sum()),
         "search_max": format_count(MAX_ROUNDS_NEEDED),
         "tested": len(run),
-        "raw": int((pd.to_numeric(run["p_value"], errors="coerce") < ALPHA).sum()),
+        "raw": int((numbers(run, "p_value") < ALPHA).sum()),
         "alpha": format_decimal(ALPHA, 2),
         "holm": int(frame["reject_holm"].map(truthy).sum()),
         "bh": int(frame["reject_bh"].map(truthy).sum()),
-        "mdd": _pct_range(kept["mdd_pct"]),
+        "mdd": pct_range(kept["mdd_pct"]),
         "shapiro_checked": int(shapiro.notna().sum()),
         "shapiro_failing": int((shapiro < ALPHA).sum()),
         "csv": COMPARISONS_CSV,

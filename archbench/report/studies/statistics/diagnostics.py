@@ -12,7 +12,7 @@ import pandas as pd
 from archbench import stats
 from archbench.analyze import outliers
 from archbench.analyze.adaptive_state import AdaptiveOutcome
-from archbench.analyze.analysis import Labeller
+from archbench.analyze.analysis import Labeller, number
 from archbench.report import latex
 from archbench.report.formats import (
     ALPHA,
@@ -29,17 +29,31 @@ from archbench.report.formats import (
     several_depths,
     two_lines,
 )
-from archbench.report.latex import (
-    MISSING,
-    escape_identifier,
-    format_count,
-    format_decimal,
-    is_missing,
-)
+from archbench.report.latex import MISSING, escape_identifier, format_count, format_decimal
 from archbench.report.prose import Prose
 
 OUTLIERS_CSV = "outliers.csv"  # data/processed/: every measured trial beyond Tukey's fences
 TEMPLATE = "statistics/diagnostics"  # paper/templates/statistics/diagnostics.tex.j2
+
+
+def numbers(frame: pd.DataFrame, column: str) -> pd.Series:
+    """The column as numbers (NaN where unparseable), or all NaN in a frame without it."""
+    if column not in frame:
+        return pd.Series(math.nan, index=frame.index, dtype=float)
+    return pd.to_numeric(frame[column], errors="coerce")
+
+
+def pct_range(values: pd.Series) -> dict[str, Any]:
+    """How many values are defined and their least, greatest and median, as percentages."""
+    values = pd.to_numeric(values, errors="coerce").dropna()
+    if values.empty:
+        return {"count": 0}
+    return {
+        "count": len(values),
+        "min": fmt_pct(values.min()),
+        "max": fmt_pct(values.max()),
+        "median": fmt_pct(values.median()),
+    }
 
 
 def diagnostics_table(summary: pd.DataFrame, adaptive_state: AdaptiveOutcome, prose: Prose) -> str:
@@ -82,9 +96,7 @@ def diagnostics_table(summary: pd.DataFrame, adaptive_state: AdaptiveOutcome, pr
             two_lines(
                 fmt_rate(row.get("median")), fmt_bracket(row.get("median_ci95_low"), row.get("median_ci95_high"))
             ),
-            format_decimal(100.0 * float(row["median_ci_coverage"]), 1)
-            if not is_missing(row.get("median_ci_coverage"))
-            else MISSING,
+            format_decimal(100.0 * number(row.get("median_ci_coverage")), 1),
             format_decimal(row.get("shapiro_w"), 3),
             fmt_p(row.get("shapiro_p")),
             outlier_cell,
@@ -101,22 +113,18 @@ def diagnostics_table(summary: pd.DataFrame, adaptive_state: AdaptiveOutcome, pr
     caption = prose.sentence(
         TEMPLATE, "table_caption", adaptive=adaptive_state.enabled, target=format_decimal(adaptive_state.target_pct, 1)
     )
+    # The explanations of the flagged / failed / unsupported marks that `latex.row_marks` put on the rows.
+    marks = latex.mark_notes(prose)
+    notes = latex.notes_for_marks(summary, marks.flagged, marks.failed, marks.unsupported)
     return latex.render_longtable(
         fill_first(columns),
         body,
         caption,
         "tab:diagnostics",
         tabcolsep="2.5pt",
-        notes=notes_after(mark_notes_of(summary, prose)),
+        notes=notes_after(" ".join(notes)),
         size=DIAGNOSTICS_SIZE,
     )
-
-
-def mark_notes_of(rows: pd.DataFrame, prose: Prose) -> str:
-    """The explanations of the flagged / failed / unsupported marks that `latex.row_marks` puts on these rows,
-    run together (a longtable's notes paragraph)."""
-    notes = latex.mark_notes(prose)
-    return " ".join(latex.notes_for_marks(rows, notes.flagged, notes.failed, notes.unsupported))
 
 
 def median_coverage_facts(summary: pd.DataFrame) -> dict[str, Any]:
@@ -139,15 +147,10 @@ def median_coverage_facts(summary: pd.DataFrame) -> dict[str, Any]:
 
 
 def determinism_facts(summary: pd.DataFrame) -> dict[str, Any]:
-    rows = (
-        summary[pd.to_numeric(summary.get("n", pd.Series(dtype=float)), errors="coerce") >= 2]
-        if not summary.empty
-        else summary
-    )
+    rows = summary[numbers(summary, "n") >= 2]
     if rows.empty:
         return {"none": True}
-    sd = pd.to_numeric(rows["sd"], errors="coerce")
-    mean = pd.to_numeric(rows["mean"], errors="coerce")
+    sd, mean = numbers(rows, "sd"), numbers(rows, "mean")
     cv = (100.0 * sd / mean.abs()).replace([np.inf, -np.inf], np.nan).dropna()
     constant = int((sd == 0).sum())
     return {
@@ -163,9 +166,9 @@ def determinism_facts(summary: pd.DataFrame) -> dict[str, Any]:
 def normality_facts(summary: pd.DataFrame, labels: Labeller, several: bool) -> dict[str, Any]:
     if summary.empty:
         return {"empty": True}
-    n = pd.to_numeric(summary["n"], errors="coerce").fillna(0)
+    n = numbers(summary, "n").fillna(0)
     checkable = summary[n >= 3]
-    p = pd.to_numeric(checkable.get("shapiro_p", pd.Series(dtype=float)), errors="coerce")
+    p = numbers(checkable, "shapiro_p")
     failing, more = first_named([config_text(r, labels, several) for _, r in checkable[p < ALPHA].iterrows()])
     return {
         "empty": False,
@@ -182,9 +185,7 @@ def normality_facts(summary: pd.DataFrame, labels: Labeller, several: bool) -> d
 def rate_summary_facts(summary: pd.DataFrame, labels: Labeller, several: bool) -> dict[str, Any]:
     if summary.empty:
         return {"empty": True}
-    mean = pd.to_numeric(summary["mean"], errors="coerce")
-    total = pd.to_numeric(summary.get("total_rate", pd.Series(math.nan, index=summary.index)), errors="coerce")
-    harmonic = pd.to_numeric(summary.get("harmonic_mean", pd.Series(math.nan, index=summary.index)), errors="coerce")
+    mean, total, harmonic = (numbers(summary, c) for c in ("mean", "total_rate", "harmonic_mean"))
     valid = mean.notna() & total.notna() & (total > 0)
     if not valid.any():
         return {"empty": False, "valid": 0}
@@ -206,7 +207,7 @@ def outlier_facts(trials: pd.DataFrame, summary: pd.DataFrame, prose: Prose) -> 
         if not trials.empty and "requests_per_sec" in trials
         else pd.DataFrame(columns=["config_id", "trial_id", "value", "kind"])
     )
-    n = pd.to_numeric(summary.get("n", pd.Series(dtype=float)), errors="coerce").fillna(0)
+    n = numbers(summary, "n").fillna(0)
     named, more = first_named(
         [
             prose.sentence(
@@ -258,36 +259,26 @@ def adaptive_facts(state: AdaptiveOutcome, labels: Labeller, summary: pd.DataFra
 
 
 def half_width_facts(summary: pd.DataFrame, labels: Labeller, several: bool) -> dict[str, Any]:
-    half = (
-        pd.to_numeric(summary.get("ci95_half_width_pct", pd.Series(dtype=float)), errors="coerce")
-        if not summary.empty
-        else pd.Series(dtype=float)
-    )
-    defined = half.dropna()
-    if defined.empty:
+    half = numbers(summary, "ci95_half_width_pct").dropna()
+    if half.empty:
         return {"count": 0}
     return {
-        "count": len(defined),
-        "median": fmt_pct(defined.median()),
-        "min": fmt_pct(defined.min()),
-        "max": fmt_pct(defined.max()),
-        "narrowest": config_text(summary.loc[defined.idxmin()], labels, several),
-        "widest": config_text(summary.loc[defined.idxmax()], labels, several),
+        **pct_range(half),
+        "narrowest": config_text(summary.loc[half.idxmin()], labels, several),
+        "widest": config_text(summary.loc[half.idxmax()], labels, several),
     }
 
 
 def mean_median_facts(summary: pd.DataFrame) -> dict[str, Any]:
     if summary.empty:
         return {"empty": True}
-    rows = summary[pd.to_numeric(summary["n"], errors="coerce") >= 2]
+    rows = summary[numbers(summary, "n") >= 2]
     if rows.empty:
         return {"empty": False, "count": 0}
-    if (pd.to_numeric(rows["n"], errors="coerce") == 2).all():
+    if (numbers(rows, "n") == 2).all():
         return {"empty": False, "count": len(rows), "all_two": True}
-    mean = pd.to_numeric(rows["mean"], errors="coerce")
-    median = pd.to_numeric(rows["median"], errors="coerce")
+    mean, median, half = (numbers(rows, c) for c in ("mean", "median", "ci95_half_width_pct"))
     gap = (100.0 * (mean - median).abs() / mean.abs()).replace([np.inf, -np.inf], np.nan)
-    half = pd.to_numeric(rows.get("ci95_half_width_pct", pd.Series(math.nan, index=rows.index)), errors="coerce")
     return {
         "empty": False,
         "count": len(rows),

@@ -42,6 +42,7 @@ from archbench.report.formats import (
 )
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal
 from archbench.report.prose import Prose
+from archbench.report.studies.statistics.diagnostics import numbers
 from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
 from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
 
@@ -56,10 +57,6 @@ def _ratio_cell(ratio: Any, low: Any, high: Any) -> str:
     if latex.is_missing(ratio):
         return MISSING
     return two_lines(fmt_number(ratio, 3), fmt_bracket(low, high, lambda v: fmt_number(v, 3)))
-
-
-def _pct_cell(value: Any) -> str:
-    return MISSING if latex.is_missing(value) else format_decimal(value, 1)
 
 
 def _detectable_cell(value: Any, status: Any, prose: Prose) -> str:
@@ -106,10 +103,10 @@ def paired_table(frame: pd.DataFrame, several_depths: bool, prose: Prose) -> str
                 prose.sentence(TEMPLATE, "metric_short", metric=row["metric"]),
                 format_count(row["n_rounds"]) + (f" ({dropped})" if dropped else ""),
                 _ratio_cell(row["ratio"], row["low"], row["high"]),
-                _pct_cell(row["half_width_pct"]),
+                format_decimal(row["half_width_pct"], 1),
                 _detectable_cell(row["detectable_pct"], row.get("detectable_status"), prose),
                 _ratio_cell(row["unpaired_ratio"], row["unpaired_low"], row["unpaired_high"]),
-                _pct_cell(row["unpaired_half_width_pct"]),
+                format_decimal(row["unpaired_half_width_pct"], 1),
                 _detectable_cell(row["unpaired_detectable_pct"], row.get("unpaired_detectable_status"), prose),
             ]
             body.append(" & ".join(cells) + r" \\[2pt]")
@@ -161,15 +158,12 @@ def paired_facts(frame: pd.DataFrame, several_depths: bool) -> dict[str, Any]:
     bound = compared[compared["client_bound"].astype(bool)]
     rejected = compared[compared["reject_holm"].astype(bool)]
     kept = compared[~compared["reject_holm"].astype(bool)]
-    detectable = pd.to_numeric(kept["detectable_pct"], errors="coerce")[kept["detectable_status"] == COMPUTED]
+    detectable = numbers(kept, "detectable_pct")[kept["detectable_status"] == COMPUTED]
     boot_inside = compared[
-        (pd.to_numeric(compared["bootstrap_low"], errors="coerce") >= compared["low"])
-        & (pd.to_numeric(compared["bootstrap_high"], errors="coerce") <= compared["high"])
+        (numbers(compared, "bootstrap_low") >= compared["low"])
+        & (numbers(compared, "bootstrap_high") <= compared["high"])
     ]
-    narrower = (
-        pd.to_numeric(compared["half_width_pct"], errors="coerce")
-        < pd.to_numeric(compared["unpaired_half_width_pct"], errors="coerce")
-    ).sum()
+    narrower = (numbers(compared, "half_width_pct") < numbers(compared, "unpaired_half_width_pct")).sum()
     named, more = first_named(
         [escape(r["variant"]) + (f", $D={int(r['pipeline'])}$" if several_depths else "") for _, r in kept.iterrows()]
     )

@@ -17,8 +17,8 @@ from scipy import stats as scipy_stats
 from archbench import stats
 from archbench.analyze.planned_comparisons import Pair, comparison_pairs, planned_results
 from archbench.report import latex, plots
+from archbench.report.common import saved_include
 from archbench.report.formats import QQ_COLUMNS, QQ_MAX_PANELS
-from archbench.report.plotting import include_path
 from archbench.report.prose import Prose
 from archbench.report.theme import paper_theme
 
@@ -83,9 +83,9 @@ def qq_figure(summary: pd.DataFrame, trials: pd.DataFrame) -> Figure | None:
 def qq_outputs(
     summary: pd.DataFrame, trials: pd.DataFrame, figures_dir: Path, paper_dir: Path, prose: Prose
 ) -> tuple[str, bool]:
-    made = plots.save_or_none(qq_figure(summary, trials), Path(figures_dir) / QQ_FIGURE)
-    if made is None:
+    include = saved_include(qq_figure(summary, trials), Path(figures_dir) / QQ_FIGURE, paper_dir)
+    if include is None:
         return prose.block(TEMPLATE, "no_qq_figure"), False
     shown, total = qq_comparisons(summary, trials)
     caption = prose.sentence(TEMPLATE, "qq_caption", shown=len(shown), total=total)
-    return latex.figure_block(include_path(made, paper_dir), "fig:qq", caption, ""), True
+    return latex.figure_block(include, "fig:qq", caption, ""), True
