@@ -71,7 +71,7 @@ def write(
 ) -> StudyOutput:
     processed, prose = context.processed, context.prose
     summary, trials, campaign = processed.summary, processed.trials, processed.campaign
-    labels = Labeller(summary if not summary.empty else pd.DataFrame(columns=["architecture"]))
+    labels = Labeller(summary)
     several = several_depths(summary)
     macros = MacroSet()
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,12 @@ def pct_range(values: pd.Series) -> dict[str, Any]:
         "max": fmt_pct(values.max()),
         "median": fmt_pct(values.median()),
     }
+
+
+def config_names(summary: pd.DataFrame, labels: Labeller, several: bool) -> Callable[[Any], str]:
+    """A configuration's name in a sentence from its id: `config_text`, or its escaped id where the summary lacks it."""
+    names = {str(row["config_id"]): config_text(row, labels, several) for _, row in summary.iterrows()}
+    return lambda cid: names.get(str(cid), escape_identifier(str(cid)))
 
 
 def diagnostics_table(summary: pd.DataFrame, adaptive_state: AdaptiveOutcome, prose: Prose) -> str:
@@ -238,11 +245,7 @@ def adaptive_facts(state: AdaptiveOutcome, labels: Labeller, summary: pd.DataFra
     total = len(state.configs)
     met = [cid for cid, c in state.configs.items() if c.get("met")]
     stopped = [cid for cid, c in state.configs.items() if not c.get("met") and c.get("stopped_by") == "max_trials"]
-    by_id = {str(r["config_id"]): r for _, r in summary.iterrows()} if not summary.empty else {}
-
-    def name(cid: str) -> str:
-        return config_text(by_id[cid], labels, several) if cid in by_id else escape_identifier(cid)
-
+    name = config_names(summary, labels, several)
     named, more = first_named([name(c) for c in stopped])
     return {
         "enabled": True,

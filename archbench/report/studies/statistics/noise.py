@@ -18,10 +18,10 @@ from archbench.analyze import analysis
 from archbench.analyze.noise import NoiseDiagnostics, noise_diagnostics
 from archbench.report import latex
 from archbench.report.common import saved_include
-from archbench.report.formats import ALPHA, config_text, first_named, fmt_bracket, fmt_number, fmt_p, fmt_pct
-from archbench.report.formats import several_depths as several_depths_of
+from archbench.report.formats import ALPHA, first_named, fmt_bracket, fmt_number, fmt_p, fmt_pct, several_depths
 from archbench.report.latex import MISSING, MacroSet, escape_identifier, format_decimal
 from archbench.report.prose import Prose
+from archbench.report.studies.statistics.diagnostics import config_names
 from archbench.report.studies.statistics.noise_figure import noise_figure, residual_panels, steal_recorded
 from archbench.stats.autocorrelation import Autocorrelation
 
@@ -62,13 +62,13 @@ def _acf_facts(result: Autocorrelation, within: Autocorrelation) -> dict[str, An
 
 def metric_facts(diagnostics: NoiseDiagnostics, summary: pd.DataFrame) -> list[dict[str, Any]]:
     """Per metric: drift, autocorrelation and round-effect facts, formatted for the template."""
-    names = _config_names(summary)
+    name = config_names(summary, analysis.Labeller(summary), several_depths(summary))
     facts = []
     for metric, key in METRIC_KEYS.items():
         drift = diagnostics.drift_summary[metric]
         rows = diagnostics.drift
         drifting = rows[(rows["metric"] == metric) & rows["drifting"].astype(bool)] if not rows.empty else rows
-        named, more = first_named([names.get(str(c), escape_identifier(str(c))) for c in drifting.get("config_id", [])])
+        named, more = first_named([name(c) for c in drifting.get("config_id", [])])
         effect = diagnostics.round_effect[metric]
         pooled = drift.pooled
         facts.append(
@@ -90,13 +90,6 @@ def metric_facts(diagnostics: NoiseDiagnostics, summary: pd.DataFrame) -> list[d
             }
         )
     return facts
-
-
-def _config_names(summary: pd.DataFrame) -> dict[str, str]:
-    if summary.empty:
-        return {}
-    labels, several = analysis.Labeller(summary), several_depths_of(summary)
-    return {str(row["config_id"]): config_text(row, labels, several) for _, row in summary.iterrows()}
 
 
 def steal_facts(diagnostics: NoiseDiagnostics) -> dict[str, Any]:
