@@ -38,14 +38,15 @@ def write(context: StudyContext) -> StudyOutput:
     summary, trials = processed.summary, processed.trials
     macros = MacroSet()
     findings = pool_findings(macros, summary, prose)
+    blocks = pool_size_table_blocks(summary, prose)
     made = make_pool_figures(summary, trials, context.figures_dir)
-    result = TablesAndFigures(tuple(label for label, _ in pool_size_table_blocks(summary, prose)), made)
+    result = TablesAndFigures(tuple(label for label, _ in blocks), made)
     findings["citations"] = citations(result.table_labels, result.figures_present, not summary.empty)
     files = {
-        POOL_TABLES_FILE: pool_size_tables(summary, prose),
+        POOL_TABLES_FILE: pool_size_tables(blocks, prose),
         CONFIGURATIONS_TABLE_FILE: configurations_table(summary, prose),
+        **figure_blocks(made, FIGURES, FIGURES_TEMPLATE, prose, context.paper_dir),
     }
-    files.update(figure_blocks(made, FIGURES, FIGURES_TEMPLATE, prose, context.paper_dir))
     return StudyOutput(macros, files, result, findings)
 
 

@@ -130,9 +130,9 @@ def pool_size_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) ->
     return blocks
 
 
-def pool_size_tables(summary: pd.DataFrame, prose: Prose) -> str:
-    """The source-000 tables (tables-threads.tex), or the sentence saying the campaign has none."""
-    blocks = pool_size_table_blocks(summary, prose)
+def pool_size_tables(blocks: Sequence[tuple[str, str]], prose: Prose) -> str:
+    """The source-000 tables (tables-threads.tex) of `blocks` (pool_size_table_blocks), or the sentence saying the
+    campaign has none."""
     if not blocks:
         return prose.sentence(TABLES_TEMPLATE, "no_pool_size_table") + "\n"
     return "\n\n".join(tex for _, tex in blocks) + "\n"
