@@ -3,8 +3,6 @@ its tables and figures; a table the campaign cannot produce becomes a sentence s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pandas as pd
 
 from archbench.analyze import analysis
@@ -115,19 +113,6 @@ def comparison_table(one: Comparison, labels: Labeller, prose: Prose) -> str:
         render_tabular(columns, body, breaks),
         table_notes(all_rows, notes, extra, client_bound=True),
     )
-
-
-def citations(table_labels: Sequence[str], figures_present: dict[str, bool]) -> dict:
-    """What the section's sentences that cite the comparison tables and figures need, so the text never \\ref's one
-    the campaign could not produce (paper/templates/architectures/citations.tex.j2); without a table,
-    tables-architectures.tex itself says, per depth, why there is none."""
-    return {
-        "labels": list(table_labels),
-        "throughput_figure": bool(figures_present.get("architectures_throughput")),
-        "connections_figure": bool(figures_present.get("architectures_connections")),
-        "threads_figure": bool(figures_present.get("architectures_threads")),
-        "cpu_figure": bool(figures_present.get("architectures_cpu")),
-    }
 
 
 def comparison_tables(summary: pd.DataFrame, prose: Prose) -> tuple[tuple[str, ...], str]:

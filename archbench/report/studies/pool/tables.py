@@ -140,13 +140,12 @@ def pool_size_tables(blocks: Sequence[tuple[str, str]], prose: Prose) -> str:
 
 def citations(table_labels: Sequence[str], figures_present: dict[str, bool], has_configurations: bool) -> dict:
     """What the section's sentences that cite tables and figures need, so the text never \\ref's one the campaign
-    could not produce (paper/templates/pool/citations.tex.j2)."""
+    could not produce (paper/templates/pool/citations.tex.j2; a figure by its key: whether it was made)."""
     return {
         "labels": list(table_labels),
         "split_by_depth": any(re.search(r"-p\d+$", label) for label in table_labels),
         "has_configurations": has_configurations,
-        "pool_figure": bool(figures_present.get("pool_size")),
-        "connections_figure": bool(figures_present.get("connections")),
+        **figures_present,
     }
 
 
