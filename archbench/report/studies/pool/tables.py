@@ -13,7 +13,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from archbench.analyze.analysis import ORIGINAL_ARCHITECTURES, Labeller, architecture_label, key_text
-from archbench.report.common import short_family, starved_cell
+from archbench.report.common import depth_of, short_family, starved_cell
+from archbench.report.formats import several_depths
 from archbench.report.latex import (
     NOT_MEASURED,
     Column,
@@ -104,12 +105,12 @@ def pool_size_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) ->
         return []
     blocks = []
     group_fields = [f for f in ("architecture", "dispatch", "handoff", "pipeline") if f in summary]
-    several_depths = "pipeline" in summary and summary["pipeline"].map(key_text).nunique() > 1
+    depths = several_depths(summary)
     keyed = summary.assign(_key=[tuple(key_text(r[f]) for f in group_fields) for _, r in summary.iterrows()])
     for key, rows in keyed.groupby("_key", sort=False):
         rows = rows.drop(columns="_key")
         first = rows.iloc[0]
-        depth = key_text(first.get("pipeline")) or "1"
+        depth = depth_of(first)
         name = architecture_label(first["architecture"], first.get("dispatch"), first.get("handoff"))
         connections = sorted(rows["connections"].dropna().unique())
         caption = prose.sentence(
@@ -117,7 +118,7 @@ def pool_size_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) ->
             "pool_size_caption",
             {
                 "name": escape(name),
-                "depth": depth if several_depths else None,
+                "depth": depth if depths else None,
                 "pool": _is_pool(rows),
                 "connections": format_count(connections[0]) if len(connections) == 1 else None,
                 "architecture": str(first["architecture"]),
@@ -157,10 +158,10 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
     if summary.empty:
         return prose.sentence(TABLES_TEMPLATE, "no_configurations") + "\n"
     labels = Labeller(summary)
-    several_depths = "pipeline" in summary and summary["pipeline"].map(key_text).nunique() > 1
+    depths = several_depths(summary)
     any_unsupported = any_positive(summary, "n_unsupported")
     columns = [Column("Architecture", "l")]
-    if several_depths:
+    if depths:
         columns.append(Column("$D$", "r"))
     columns += [
         Column("$N$", "r"),
@@ -181,8 +182,8 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
         if any_unsupported:
             counts += f"/{format_count(row.get('n_unsupported'))}"
         cells = [escape(name)]
-        if several_depths:
-            cells.append(escape(key_text(row.get("pipeline")) or "1"))
+        if depths:
+            cells.append(escape(depth_of(row)))
         cells += [
             format_count(row["threads"]),
             format_count(row["connections"]),
@@ -197,7 +198,7 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
         ]
         body.append(cells)
     caption = prose.sentence(
-        TABLES_TEMPLATE, "configurations_caption", several_depths=several_depths, any_unsupported=any_unsupported
+        TABLES_TEMPLATE, "configurations_caption", several_depths=depths, any_unsupported=any_unsupported
     )
     notes = mark_notes(prose)
     extra = [notes.not_measured] if any(starved_cell(r) == NOT_MEASURED for _, r in summary.iterrows()) else []
