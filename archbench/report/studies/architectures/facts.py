@@ -250,7 +250,7 @@ def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
     rows = summary[summary["n_unsupported"].fillna(0) > 0]
     labels = Labeller(summary)
     depths = several_depths(summary)
-    facts = {
+    return {
         "trials": format_count(rows["n_unsupported"].sum()),
         "configurations": format_count(len(rows)),
         "one_configuration": len(rows) == 1,
@@ -263,4 +263,3 @@ def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
             for _, r in rows.iterrows()
         ],
     }
-    return facts
