@@ -33,7 +33,6 @@ from archbench.report.studies.network.data import (
     pool_rows,
 )
 
-SENTENCES_TEMPLATE = "network/sentences"
 TABLES_TEMPLATE = "network/tables"
 ALPHA = 0.05
 MAKE_TARGET = "network-study"  # what measures both campaigns

@@ -38,7 +38,6 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 
 TABLES_TEMPLATE = "pool/tables"  # captions and "no table" sentences
-CITATIONS_TEMPLATE = "pool/citations"  # the macros citing tables and figures
 
 
 def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str, notes: MarkNotes) -> str:
