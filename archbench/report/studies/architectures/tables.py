@@ -1,5 +1,5 @@
-"""The architecture comparison's tables (paper/generated/tables-architectures.tex) and the facts of the sentences citing
-its tables and figures; a table the campaign cannot produce becomes a sentence saying why."""
+"""The architecture comparison's tables (paper/generated/tables-architectures.tex); a table the campaign cannot
+produce becomes a sentence saying why."""
 
 from __future__ import annotations
 

@@ -1,13 +1,12 @@
-"""The main tables' files and the sentences that cite them (paper/generated/tables-*.tex, table-configurations.tex).
+"""The pool study's tables (paper/generated/tables-threads.tex, table-configurations.tex).
 
-A table the campaign cannot produce becomes a sentence saying why; the sentences
-citing tables and figures are macros, empty (or a plain statement) when the
-thing they would cite does not exist, so report.tex never \\ref's a missing label.
+A table the campaign cannot produce becomes a sentence saying why; the sentences citing tables and figures
+(paper/templates/pool/citations.tex.j2) are empty (or a plain statement) when the thing they would cite does not
+exist, so report.tex never \\ref's a missing label.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import pandas as pd
@@ -136,17 +135,6 @@ def pool_size_tables(blocks: Sequence[tuple[str, str]], prose: Prose) -> str:
     if not blocks:
         return prose.sentence(TABLES_TEMPLATE, "no_pool_size_table") + "\n"
     return "\n\n".join(tex for _, tex in blocks) + "\n"
-
-
-def citations(table_labels: Sequence[str], figures_present: dict[str, bool], has_configurations: bool) -> dict:
-    """What the section's sentences that cite tables and figures need, so the text never \\ref's one the campaign
-    could not produce (paper/templates/pool/citations.tex.j2; a figure by its key: whether it was made)."""
-    return {
-        "labels": list(table_labels),
-        "split_by_depth": any(re.search(r"-p\d+$", label) for label in table_labels),
-        "has_configurations": has_configurations,
-        **figures_present,
-    }
 
 
 def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
