@@ -63,17 +63,11 @@ def _nginx_facts(one: Comparison, labels: Labeller, family_size: int | None) -> 
     ratios = pd.to_numeric(ours["ratio_to_nginx"], errors="coerce")
     low, high = ours.loc[ratios.idxmin()], ours.loc[ratios.idxmax()]
     ref_ci = interval_of(reference)
-    faster = slower = 0
-    undistinguished = []
-    for index, row in ours.iterrows():
-        ci = interval_of(row)
-        if ci.is_defined and ref_ci.is_defined and not ci.overlaps(ref_ci):
-            if row["mean"] > reference["mean"]:
-                faster += 1
-            else:
-                slower += 1
-        else:
-            undistinguished.append(index)
+    cis = [interval_of(row) for _, row in ours.iterrows()]
+    apart = pd.Series([ci.is_defined and ref_ci.is_defined and not ci.overlaps(ref_ci) for ci in cis], index=ours.index)
+    faster = int((apart & (ours["mean"] > reference["mean"])).sum())
+    slower = int(apart.sum()) - faster
+    undistinguished = ours.index[~apart]
     # "Not distinguishable" says nothing without the size of difference these trials could have shown.
     checked = detectable_with_status(ours, reference, family_size=family_size).loc[undistinguished]
     detectable = checked.loc[checked[STATUS] == COMPUTED, VALUE]
