@@ -21,7 +21,7 @@ from archbench.analyze.analysis import (
     Labeller,
     key_text,
 )
-from archbench.report.common import depth_of, describe_configuration
+from archbench.report.common import depth_of, describe_configuration, distinct_values
 from archbench.report.formats import several_depths
 from archbench.report.latex import (
     MISSING,
@@ -100,11 +100,7 @@ def response_bytes_findings(macros: MacroSet, summary: pd.DataFrame) -> dict[str
     macros.add(
         r"\abOurResponseBytes", format_count(ours), f"length of our {response} response, computed from its format"
     )
-    measured = (
-        sorted({float(v) for v in nginx["response_bytes"] if not is_missing(v)})
-        if not nginx.empty and "response_bytes" in nginx
-        else []
-    )
+    measured = distinct_values(nginx, "response_bytes")
     macros.add(
         r"\abNginxResponseBytes",
         format_list(measured) if measured else MISSING,
