@@ -208,6 +208,5 @@ def link_bound(source: StudySource, summary: pd.DataFrame) -> LinkBound | None:
             rate = LinkModel.parse(str(link)).rate_bits_per_s
         except PlacementError:
             rate = math.nan
-    sizes = stats.as_sample(pool_rows(summary)["bytes_per_response_mean"]) if not summary.empty else []
-    size = float(pd.Series(sizes).median()) if len(sizes) else math.nan
+    size = stats.sample_median(pool_rows(summary)["bytes_per_response_mean"]) if not summary.empty else math.nan
     return LinkBound(str(link) if link else None, rate, size)
