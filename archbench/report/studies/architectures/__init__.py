@@ -18,7 +18,7 @@ from archbench.report.studies.architectures import figures
 from archbench.report.studies.architectures.baseline import baseline_findings
 from archbench.report.studies.architectures.facts import architecture_findings
 from archbench.report.studies.architectures.figures import make_architecture_figures
-from archbench.report.studies.architectures.tables import citations, comparison_table_blocks, comparison_tables
+from archbench.report.studies.architectures.tables import comparison_tables
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 TABLES_FILE = "tables-architectures.tex"
@@ -40,11 +40,13 @@ def write(context: StudyContext) -> StudyOutput:
     baseline = baseline_findings(macros, processed.campaign.meta, summary)
     # The difference detectable against nginx is at Holm's first step of the planned family against nginx.
     findings = architecture_findings(macros, summary, prose, family_tests(summary, trials, "nginx"))
+    table_labels, tables = comparison_tables(summary, prose)
     made = make_architecture_figures(summary, trials, context.figures_dir)
-    result = TablesAndFigures(tuple(label for label, _ in comparison_table_blocks(summary, prose)), made)
-    findings.update(baseline=baseline, citations=citations(result.table_labels, result.figures_present))
-    files = {TABLES_FILE: comparison_tables(summary, prose)}
-    files.update(figure_blocks(made, FIGURES, FIGURES_TEMPLATE, prose, context.paper_dir))
+    result = TablesAndFigures(table_labels, made)
+    # The sentences citing the tables and figures (architectures/citations.tex.j2) cite only those that exist; without
+    # a table, tables-architectures.tex itself says, per depth, why there is none.
+    findings.update(baseline=baseline, citations={"labels": list(table_labels), **result.figures_present})
+    files = {TABLES_FILE: tables, **figure_blocks(made, FIGURES, FIGURES_TEMPLATE, prose, context.paper_dir)}
     return StudyOutput(macros, files, result, findings)
 
 

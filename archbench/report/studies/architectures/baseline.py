@@ -63,7 +63,7 @@ def baseline_facts(meta: Mapping[str, Any], summary: pd.DataFrame) -> dict[str, 
     measured = status == "ok" and isinstance(bits, (int, float)) and bits > 0
     fastest = fastest_row(summary)
     bytes_per_s = math.nan if fastest is None else float(fastest["mean"]) * response_length(fastest)
-    facts: dict[str, Any] = {
+    return {
         "recorded": baseline is not None,
         "measured": measured,
         "status": escape(status or ""),
@@ -84,7 +84,6 @@ def baseline_facts(meta: Mapping[str, Any], summary: pd.DataFrame) -> dict[str, 
         "share": format_percent(bytes_per_s * 8 / bits, 1) if measured and fastest is not None else MISSING,
         "below_half": bool(measured and fastest is not None and bytes_per_s * 8 / bits < HALF),
     }
-    return facts
 
 
 def baseline_findings(macros: MacroSet, meta: Mapping[str, Any], summary: pd.DataFrame) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from archbench.analyze.analysis import (
     key_text,
 )
 from archbench.analyze.detectable import STATUS, VALUE, detectable_with_status
-from archbench.report.common import depth_of, describe_configuration
+from archbench.report.common import depth_of, describe_configuration, distinct_values
 from archbench.report.formats import detectable_number, several_depths
 from archbench.report.latex import (
     MISSING,
@@ -58,17 +58,11 @@ def _nginx_facts(one: Comparison, labels: Labeller, family_size: int | None) -> 
     ratios = pd.to_numeric(ours["ratio_to_nginx"], errors="coerce")
     low, high = ours.loc[ratios.idxmin()], ours.loc[ratios.idxmax()]
     ref_ci = interval_of(reference)
-    faster = slower = 0
-    undistinguished = []
-    for index, row in ours.iterrows():
-        ci = interval_of(row)
-        if ci.is_defined and ref_ci.is_defined and not ci.overlaps(ref_ci):
-            if row["mean"] > reference["mean"]:
-                faster += 1
-            else:
-                slower += 1
-        else:
-            undistinguished.append(index)
+    cis = [interval_of(row) for _, row in ours.iterrows()]
+    apart = pd.Series([ci.is_defined and ref_ci.is_defined and not ci.overlaps(ref_ci) for ci in cis], index=ours.index)
+    faster = int((apart & (ours["mean"] > reference["mean"])).sum())
+    slower = int(apart.sum()) - faster
+    undistinguished = ours.index[~apart]
     # "Not distinguishable" says nothing without the size of difference these trials could have shown.
     checked = detectable_with_status(ours, reference, family_size=family_size).loc[undistinguished]
     detectable = checked.loc[checked[STATUS] == COMPUTED, VALUE]
@@ -101,11 +95,7 @@ def response_bytes_findings(macros: MacroSet, summary: pd.DataFrame) -> dict[str
     macros.add(
         r"\abOurResponseBytes", format_count(ours), f"length of our {response} response, computed from its format"
     )
-    measured = (
-        sorted({float(v) for v in nginx["response_bytes"] if not is_missing(v)})
-        if not nginx.empty and "response_bytes" in nginx
-        else []
-    )
+    measured = distinct_values(nginx, "response_bytes")
     macros.add(
         r"\abNginxResponseBytes",
         format_list(measured) if measured else MISSING,
@@ -245,7 +235,7 @@ def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
     rows = summary[summary["n_unsupported"].fillna(0) > 0]
     labels = Labeller(summary)
     depths = several_depths(summary)
-    facts = {
+    return {
         "trials": format_count(rows["n_unsupported"].sum()),
         "configurations": format_count(len(rows)),
         "one_configuration": len(rows) == 1,
@@ -258,4 +248,3 @@ def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
             for _, r in rows.iterrows()
         ],
     }
-    return facts

@@ -44,10 +44,9 @@ def _client_bound_clause(row: pd.Series, threshold: float = CLIENT_BOUND_THRESHO
     }
 
 
-def _runner_up(correct: pd.DataFrame, fastest: pd.Series, labels: Labeller) -> dict[str, Any]:
-    others = correct[
-        (correct["config_id"] != fastest["config_id"]) & pd.to_numeric(correct["mean"], errors="coerce").notna()
-    ]
+def _runner_up(measured: pd.DataFrame, fastest: pd.Series, labels: Labeller) -> dict[str, Any]:
+    """The correct server with the highest mean after `fastest` (`measured`: the correct servers with a mean)."""
+    others = measured[measured["config_id"] != fastest["config_id"]]
     if others.empty:
         return {"runner_up": None}
     runner_up = others.loc[pd.to_numeric(others["mean"]).idxmax()]

@@ -157,13 +157,9 @@ def _bar_panels(comparisons: list[Comparison], metric: BarMetric, trials: pd.Dat
         panels = figure.subplots(1, len(comparisons), sharey=True, squeeze=False)
         for axes, one in zip(panels[0], comparisons, strict=True):
             rows = one.all_rows
-            limit = (
-                axis_limit(
-                    [number(r.get(column)) for _, r in rows.iterrows()],
-                    [number(r.get(metric.high)) for _, r in rows.iterrows()],
-                )
-                * 1.12
-            )  # room for the N= notes
+            values = [number(r.get(column)) for _, r in rows.iterrows()]
+            highs = [number(r.get(metric.high)) for _, r in rows.iterrows()]
+            limit = axis_limit(values, highs) * 1.12  # room for the N= notes
             drawn = _draw_bars(axes, rows, metric, categories, palette)
             points = _bar_trials(trials, drawn, metric) if not drawn.empty else pd.DataFrame()
             if not points.empty:

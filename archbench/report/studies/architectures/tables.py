@@ -1,9 +1,7 @@
-"""The architecture comparison's tables (paper/generated/tables-architectures.tex) and the facts of the sentences citing
-its tables and figures; a table the campaign cannot produce becomes a sentence saying why."""
+"""The architecture comparison's tables (paper/generated/tables-architectures.tex); a table the campaign cannot
+produce becomes a sentence saying why."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import pandas as pd
 
@@ -117,37 +115,14 @@ def comparison_table(one: Comparison, labels: Labeller, prose: Prose) -> str:
     )
 
 
-def comparison_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) -> list[tuple[str, str]]:
-    """(label, table) per pipeline depth at which two or more servers can be compared (captions from `prose`,
-    by default the repository's templates)."""
-    prose = prose or Prose()
+def comparison_tables(summary: pd.DataFrame, prose: Prose) -> tuple[tuple[str, ...], str]:
+    """(the labels of the comparison tables, tables-architectures.tex): a table per pipeline depth at which two or
+    more servers can be compared, else a sentence saying why there is none."""
     labels = Labeller(summary) if not summary.empty else None
-    blocks = []
+    table_labels, parts = [], []
     for one in analysis.comparisons(summary):
         if len(one.all_rows) >= 2:
-            blocks.append((comparison_label(one), comparison_table(one, labels, prose)))
-    return blocks
-
-
-def citations(table_labels: Sequence[str], figures_present: dict[str, bool]) -> dict:
-    """What the section's sentences that cite the comparison tables and figures need, so the text never \\ref's one
-    the campaign could not produce (paper/templates/architectures/citations.tex.j2); without a table,
-    tables-architectures.tex itself says, per depth, why there is none."""
-    return {
-        "labels": list(table_labels),
-        "throughput_figure": bool(figures_present.get("architectures_throughput")),
-        "connections_figure": bool(figures_present.get("architectures_connections")),
-        "threads_figure": bool(figures_present.get("architectures_threads")),
-        "cpu_figure": bool(figures_present.get("architectures_cpu")),
-    }
-
-
-def comparison_tables(summary: pd.DataFrame, prose: Prose) -> str:
-    """The comparison tables, or a sentence per depth saying why there is none."""
-    labels = Labeller(summary) if not summary.empty else None
-    parts = []
-    for one in analysis.comparisons(summary):
-        if len(one.all_rows) >= 2:
+            table_labels.append(comparison_label(one))
             parts.append(comparison_table(one, labels, prose))
         else:
             only = one.all_rows.iloc[0]
@@ -161,5 +136,5 @@ def comparison_tables(summary: pd.DataFrame, prose: Prose) -> str:
                 + "\n"
             )
     if not parts:
-        return prose.sentence(TABLES_TEMPLATE, "no_comparison") + "\n"
-    return "\n\n".join(parts) + "\n"
+        return (), prose.sentence(TABLES_TEMPLATE, "no_comparison") + "\n"
+    return tuple(table_labels), "\n\n".join(parts) + "\n"

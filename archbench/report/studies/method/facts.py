@@ -279,7 +279,7 @@ def flag_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any] | None:
     unsupported = summary[summary.get("n_unsupported", pd.Series(0, index=summary.index)).fillna(0) > 0]
     labels = Labeller(summary)
     depths = several_depths(summary)
-    facts = {
+    return {
         "flagged": None if flagged.empty else format_count(len(flagged)),
         "flagged_trials": format_count(summary["n_flagged"].fillna(0).sum()),
         "flagged_names": [describe_configuration(r, labels, depths, prose) for _, r in flagged.iterrows()],
@@ -287,7 +287,6 @@ def flag_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any] | None:
         "failed_trials": format_count(summary["n_failed"].fillna(0).sum()),
         "unsupported": None if unsupported.empty else format_count(unsupported["n_unsupported"].sum()),
     }
-    return facts
 
 
 def client_bound_finding(
@@ -306,7 +305,7 @@ def client_bound_finding(
     ranked = bound.assign(_share=bound["n_client_bound"] / bound["n"].where(bound["n"] > 0)).sort_values(
         ["_share", "load_cpu_utilisation_mean"], ascending=False, kind="stable"
     )
-    facts = {
+    return {
         "no_data": False,
         "rule": client_bound_rule(threshold),
         "highest": format_percent(highest["load_cpu_utilisation_mean"]),
@@ -325,7 +324,6 @@ def client_bound_finding(
         ],
         "more": format_count(len(ranked) - MAX_LISTED) if len(ranked) > MAX_LISTED else None,
     }
-    return facts
 
 
 def nginx_cpu_source_finding(summary: pd.DataFrame) -> dict[str, str]:

@@ -125,10 +125,6 @@ def source000_pools(table: pd.DataFrame | None = None) -> pd.DataFrame:
     return frames[0].join(frames[1], how="inner").sort_index()
 
 
-def _side(row: pd.Series | None, side: str) -> dict[str, Any]:
-    return {f"{side}_{name}": math.nan if row is None else row.get(name, math.nan) for name in SIDE_COLUMNS}
-
-
 def _count(value: Any) -> int:
     return 0 if analysis.is_nan(value) else int(value)
 
@@ -146,17 +142,17 @@ def compare_pools(network: pd.DataFrame, loopback: pd.DataFrame, source: pd.Data
     )
     rows = []
     for threads, connections in keys:
-        by_side = {}
+        row: dict[str, Any] = {"threads": threads, "connections": connections}
         for side, frame in (("network", network), ("loopback", loopback)):
             match = (
                 frame[(frame["threads"] == threads) & (frame["connections"] == connections)]
                 if not frame.empty
                 else frame
             )
-            by_side[side] = None if match.empty else match.iloc[0]
-        row: dict[str, Any] = {"threads": threads, "connections": connections}
-        for side in SIDES:
-            row.update(_side(by_side[side], side))
+            found = None if match.empty else match.iloc[0]
+            row.update(
+                {f"{side}_{name}": math.nan if found is None else found.get(name, math.nan) for name in SIDE_COLUMNS}
+            )
         net = (row["network_mean"], row["network_sd"], _count(row["network_n"]))
         loop = (row["loopback_mean"], row["loopback_sd"], _count(row["loopback_n"]))
         estimate, interval = stats.ratio_ci_from_stats(*net, *loop)
@@ -212,6 +208,5 @@ def link_bound(source: StudySource, summary: pd.DataFrame) -> LinkBound | None:
             rate = LinkModel.parse(str(link)).rate_bits_per_s
         except PlacementError:
             rate = math.nan
-    sizes = stats.as_sample(pool_rows(summary)["bytes_per_response_mean"]) if not summary.empty else []
-    size = float(pd.Series(sizes).median()) if len(sizes) else math.nan
+    size = stats.sample_median(pool_rows(summary)["bytes_per_response_mean"]) if not summary.empty else math.nan
     return LinkBound(str(link) if link else None, rate, size)

@@ -9,13 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from archbench.analyze.analysis import is_nan
-from archbench.report.common import (
-    NOT_FOUND,
-    StudySource,
-    distinct_values,
-    provenance_facts,
-    tt,
-)
+from archbench.report.common import campaign_facts, distinct_values, provenance_facts, tt
 from archbench.report.formats import fmt_bracket, fmt_number, fmt_p, p_equation, two_lines
 from archbench.report.latex import (
     FLAGGED_MARK,
@@ -38,19 +32,12 @@ from archbench.report.studies.network.data import (
     pool_rows,
 )
 
-SENTENCES_TEMPLATE = "network/sentences"
 TABLES_TEMPLATE = "network/tables"
 ALPHA = 0.05
+MAKE_TARGET = "network-study"  # what measures both campaigns
 
 
 # --------------------------------------------------------------------------- macros
-
-
-def _missing_facts(source: StudySource) -> dict[str, Any]:
-    return {
-        "requested": escape(source.requested) if source.requested else None,
-        "not_found": source.missing == NOT_FOUND,
-    }
 
 
 def network_macros(macros: MacroSet, study: NetworkResults) -> None:
@@ -67,10 +54,11 @@ def network_macros(macros: MacroSet, study: NetworkResults) -> None:
 def network_sentences(study: NetworkResults) -> dict[str, Any]:
     """The facts of the section's sentences: without both campaigns, which is missing (the others None: empty)."""
     if not study.available:
+        # Which campaign is missing, and why (`requested`, `not_found`: network/sentences.tex.j2 `no_campaign`).
         campaign = {
             "available": False,
-            "network": _missing_facts(study.network),
-            "loopback": _missing_facts(study.loopback),
+            "network": campaign_facts("network", study.network, (), MAKE_TARGET),
+            "loopback": campaign_facts("loopback", study.loopback, (), MAKE_TARGET),
         }
         return {"campaign": campaign, "method": None, "ratio": None, "source": None, "link_bound": None}
     campaigns = [study.network.campaign, study.loopback.campaign]

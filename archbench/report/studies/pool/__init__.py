@@ -5,6 +5,7 @@ paper/templates/pool/.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from matplotlib.figure import Figure
@@ -15,12 +16,7 @@ from archbench.report.plotting import TablesAndFigures, figure_blocks
 from archbench.report.studies.pool import figures
 from archbench.report.studies.pool.facts import pool_findings
 from archbench.report.studies.pool.figures import make_pool_figures
-from archbench.report.studies.pool.tables import (
-    citations,
-    configurations_table,
-    pool_size_table_blocks,
-    pool_size_tables,
-)
+from archbench.report.studies.pool.tables import configurations_table, pool_size_table_blocks, pool_size_tables
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 POOL_TABLES_FILE = "tables-threads.tex"
@@ -38,14 +34,21 @@ def write(context: StudyContext) -> StudyOutput:
     summary, trials = processed.summary, processed.trials
     macros = MacroSet()
     findings = pool_findings(macros, summary, prose)
+    blocks = pool_size_table_blocks(summary, prose)
     made = make_pool_figures(summary, trials, context.figures_dir)
-    result = TablesAndFigures(tuple(label for label, _ in pool_size_table_blocks(summary, prose)), made)
-    findings["citations"] = citations(result.table_labels, result.figures_present, not summary.empty)
-    files = {
-        POOL_TABLES_FILE: pool_size_tables(summary, prose),
-        CONFIGURATIONS_TABLE_FILE: configurations_table(summary, prose),
+    result = TablesAndFigures(tuple(label for label, _ in blocks), made)
+    # The sentences citing the tables and figures (pool/citations.tex.j2) cite only those that exist.
+    findings["citations"] = {
+        "labels": list(result.table_labels),
+        "split_by_depth": any(re.search(r"-p\d+$", label) for label in result.table_labels),
+        "has_configurations": not summary.empty,
+        **result.figures_present,
     }
-    files.update(figure_blocks(made, FIGURES, FIGURES_TEMPLATE, prose, context.paper_dir))
+    files = {
+        POOL_TABLES_FILE: pool_size_tables(blocks, prose),
+        CONFIGURATIONS_TABLE_FILE: configurations_table(summary, prose),
+        **figure_blocks(made, FIGURES, FIGURES_TEMPLATE, prose, context.paper_dir),
+    }
     return StudyOutput(macros, files, result, findings)
 
 

@@ -182,12 +182,11 @@ def starvation_finding(summary: pd.DataFrame) -> dict[str, Any] | None:
                 "timeouts": format_compact(row["timeouts_mean"]),
             }
         )
-    facts = {
+    return {
         "total": format_count(len(summary)),
         "starving": format_count(len(starving)),
         "groups": [{"name": escape(name), "entries": entries} for name, entries in groups.items()],
     }
-    return facts
 
 
 def cpu_cost_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:

@@ -1,19 +1,19 @@
-"""The main tables' files and the sentences that cite them (paper/generated/tables-*.tex, table-configurations.tex).
+"""The pool study's tables (paper/generated/tables-threads.tex, table-configurations.tex).
 
-A table the campaign cannot produce becomes a sentence saying why; the sentences
-citing tables and figures are macros, empty (or a plain statement) when the
-thing they would cite does not exist, so report.tex never \\ref's a missing label.
+A table the campaign cannot produce becomes a sentence saying why; the sentences citing tables and figures
+(paper/templates/pool/citations.tex.j2) are empty (or a plain statement) when the thing they would cite does not
+exist, so report.tex never \\ref's a missing label.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import pandas as pd
 
 from archbench.analyze.analysis import ORIGINAL_ARCHITECTURES, Labeller, architecture_label, key_text
-from archbench.report.common import short_family, starved_cell
+from archbench.report.common import depth_of, short_family, starved_cell
+from archbench.report.formats import several_depths
 from archbench.report.latex import (
     NOT_MEASURED,
     Column,
@@ -37,7 +37,6 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 
 TABLES_TEMPLATE = "pool/tables"  # captions and "no table" sentences
-CITATIONS_TEMPLATE = "pool/citations"  # the macros citing tables and figures
 
 
 def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str, notes: MarkNotes) -> str:
@@ -104,12 +103,12 @@ def pool_size_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) ->
         return []
     blocks = []
     group_fields = [f for f in ("architecture", "dispatch", "handoff", "pipeline") if f in summary]
-    several_depths = "pipeline" in summary and summary["pipeline"].map(key_text).nunique() > 1
+    depths = several_depths(summary)
     keyed = summary.assign(_key=[tuple(key_text(r[f]) for f in group_fields) for _, r in summary.iterrows()])
     for key, rows in keyed.groupby("_key", sort=False):
         rows = rows.drop(columns="_key")
         first = rows.iloc[0]
-        depth = key_text(first.get("pipeline")) or "1"
+        depth = depth_of(first)
         name = architecture_label(first["architecture"], first.get("dispatch"), first.get("handoff"))
         connections = sorted(rows["connections"].dropna().unique())
         caption = prose.sentence(
@@ -117,7 +116,7 @@ def pool_size_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) ->
             "pool_size_caption",
             {
                 "name": escape(name),
-                "depth": depth if several_depths else None,
+                "depth": depth if depths else None,
                 "pool": _is_pool(rows),
                 "connections": format_count(connections[0]) if len(connections) == 1 else None,
                 "architecture": str(first["architecture"]),
@@ -130,24 +129,12 @@ def pool_size_table_blocks(summary: pd.DataFrame, prose: Prose | None = None) ->
     return blocks
 
 
-def pool_size_tables(summary: pd.DataFrame, prose: Prose) -> str:
-    """The source-000 tables (tables-threads.tex), or the sentence saying the campaign has none."""
-    blocks = pool_size_table_blocks(summary, prose)
+def pool_size_tables(blocks: Sequence[tuple[str, str]], prose: Prose) -> str:
+    """The source-000 tables (tables-threads.tex) of `blocks` (pool_size_table_blocks), or the sentence saying the
+    campaign has none."""
     if not blocks:
         return prose.sentence(TABLES_TEMPLATE, "no_pool_size_table") + "\n"
     return "\n\n".join(tex for _, tex in blocks) + "\n"
-
-
-def citations(table_labels: Sequence[str], figures_present: dict[str, bool], has_configurations: bool) -> dict:
-    """What the section's sentences that cite tables and figures need, so the text never \\ref's one the campaign
-    could not produce (paper/templates/pool/citations.tex.j2)."""
-    return {
-        "labels": list(table_labels),
-        "split_by_depth": any(re.search(r"-p\d+$", label) for label in table_labels),
-        "has_configurations": has_configurations,
-        "pool_figure": bool(figures_present.get("pool_size")),
-        "connections_figure": bool(figures_present.get("connections")),
-    }
 
 
 def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
@@ -158,10 +145,10 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
     if summary.empty:
         return prose.sentence(TABLES_TEMPLATE, "no_configurations") + "\n"
     labels = Labeller(summary)
-    several_depths = "pipeline" in summary and summary["pipeline"].map(key_text).nunique() > 1
+    depths = several_depths(summary)
     any_unsupported = any_positive(summary, "n_unsupported")
     columns = [Column("Architecture", "l")]
-    if several_depths:
+    if depths:
         columns.append(Column("$D$", "r"))
     columns += [
         Column("$N$", "r"),
@@ -182,8 +169,8 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
         if any_unsupported:
             counts += f"/{format_count(row.get('n_unsupported'))}"
         cells = [escape(name)]
-        if several_depths:
-            cells.append(escape(key_text(row.get("pipeline")) or "1"))
+        if depths:
+            cells.append(escape(depth_of(row)))
         cells += [
             format_count(row["threads"]),
             format_count(row["connections"]),
@@ -198,7 +185,7 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
         ]
         body.append(cells)
     caption = prose.sentence(
-        TABLES_TEMPLATE, "configurations_caption", several_depths=several_depths, any_unsupported=any_unsupported
+        TABLES_TEMPLATE, "configurations_caption", several_depths=depths, any_unsupported=any_unsupported
     )
     notes = mark_notes(prose)
     extra = [notes.not_measured] if any(starved_cell(r) == NOT_MEASURED for _, r in summary.iterrows()) else []
