@@ -15,7 +15,6 @@ published-002-workers.pdf), and the facts of the method section's sentence on wr
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from archbench.report import latex
 from archbench.report.common import tt
 from archbench.report.latex import Column, format_count, format_decimal, format_interval
 from archbench.report.prose import Prose
-from archbench.report.studies.sources.data import SourcesCampaign, no_sources_campaign
+from archbench.report.studies.sources.data import SourcesCampaign
 from archbench.report.studies.sources.figures import plot_relative_curves
 from archbench.report.study import Paper
 from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
@@ -320,14 +319,15 @@ def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
             if not measured.empty
             else measured
         )
-        mean = ours["bytes_received_per_sec_mean"].iloc[0] if not ours.empty else math.nan
-        low = ours["bytes_received_per_sec_ci95_low"].iloc[0] if not ours.empty else math.nan
-        high = ours["bytes_received_per_sec_ci95_high"].iloc[0] if not ours.empty else math.nan
-        n = ours["n"].iloc[0] if not ours.empty and "n" in ours else None
+        first = ours.iloc[0] if not ours.empty else pd.Series(dtype=float)
+        mean, low, high = (
+            first.get(f"bytes_received_per_sec_{s}", math.nan) for s in ("mean", "ci95_low", "ci95_high")
+        )
+        interval = f"{low / 1e6:.1f}--{high / 1e6:.1f}" + latex.interval_note(first.get("n"))
         rows.append(
             [architecture_label(row.our_architecture), format_count(row.connections),
              format_decimal(row.bytes_per_s / 1e6, 1), format_decimal(mean / 1e6, 1),
-             latex.MISSING if math.isnan(low) else f"{low / 1e6:.1f}--{high / 1e6:.1f}" + latex.interval_note(n)]
+             latex.MISSING if math.isnan(low) else interval]
         )  # fmt: skip
     columns = [
         Column("server", "l"),
@@ -376,7 +376,7 @@ def collect(
 ) -> tuple[dict[str, SourceFacts], dict[str, Any]]:
     """Every source's facts, and the frames and tables the section draws. Sources 000, 002 and 003 come from the
     sources campaign where it measured them (their own protocols), else from the main campaign."""
-    sources = sources if sources is not None else no_sources_campaign()
+    sources = sources if sources is not None else SourcesCampaign()
     cpus = server_cpu_count(trials)
     sources_cpus = server_cpu_count(sources.trials) if sources.available else cpus
     # Source 000's sweep: the sources campaign only when it ran on the main campaign's host, so that `make all` on
@@ -425,16 +425,6 @@ def load_threads_facts(trials: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def figure_or_sentence(
-    key: str, frame: pd.DataFrame, path: Path, paper_dir: Path, label: str, prose: Prose, x_label: str
-) -> str:
-    made = plot_relative_curves(frame, path, x_label) if not frame.empty else None
-    include = None if made is None else Path(os.path.relpath(made, paper_dir)).as_posix()
-    return latex.figure_block(
-        include, label, prose.sentence(TABLES, f"{key}_caption"), prose.sentence(TABLES, f"{key}_missing")
-    )
-
-
 def published_outputs(
     summary: pd.DataFrame,
     trials: pd.DataFrame,
@@ -446,18 +436,24 @@ def published_outputs(
     """The section's generated figures and tables (name -> text) and every source's facts (its sentences', and the
     summary's)."""
     sources, drawn = collect(summary, trials, processed_dir, external, sources_campaign)
-    prose, figures_dir, paper_dir = paper.prose, paper.figures_dir, paper.paper_dir
+    prose = paper.prose
     curve000 = pd.concat(
         [
             drawn["published000"].assign(series="source 000 (published)"),
             drawn["measured000"].assign(series="this machine"),
         ]
     ).rename(columns={"pool_size": "x", "ratio_low": "low", "ratio_high": "high"})
-    figure000 = figure_or_sentence(
-        "fig000", curve000, Path(figures_dir) / FIGURE_000, paper_dir, "fig:published-000", prose, "pool size $N$"
+    figure000 = paper.figure(
+        plot_relative_curves(curve000, Path(paper.figures_dir) / FIGURE_000, "pool size $N$"),
+        "fig:published-000",
+        TABLES,
+        ("fig000_caption", "fig000_missing"),
     )
-    figure002 = figure_or_sentence(
-        "fig002", drawn["curves002"], Path(figures_dir) / FIGURE_002, paper_dir, "fig:published-002", prose, "workers"
+    figure002 = paper.figure(
+        plot_relative_curves(drawn["curves002"], Path(paper.figures_dir) / FIGURE_002, "workers"),
+        "fig:published-002",
+        TABLES,
+        ("fig002_caption", "fig002_missing"),
     )
     files = {
         "published-000-figure.tex": figure000,
