@@ -16,6 +16,7 @@ generated/artifact-experiments.tex, the table the appendix inputs.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -215,12 +216,11 @@ def campaign_span_s(campaign: storage.Campaign) -> float | None:
 
 def io_uring_statuses(trials: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """How the io_uring server's trials ended (ok, failed, unsupported): whether this kernel had io_uring."""
-    counts: dict[str, int] = {}
-    for record in trials:
-        if (record.get("config") or {}).get("architecture") == "io_uring":
-            status = str(record.get("status") or "unknown")
-            counts[status] = counts.get(status, 0) + 1
-    return counts
+    return Counter(
+        str(record.get("status") or "unknown")
+        for record in trials
+        if (record.get("config") or {}).get("architecture") == "io_uring"
+    )
 
 
 def format_duration(seconds: float) -> str:
@@ -235,14 +235,10 @@ def format_duration(seconds: float) -> str:
     return f"{hours}\\,h" + (f"\\,{rest}\\,min" if rest else "")
 
 
-def _campaign_or_none(raw_root: Path, name: str | None) -> storage.Campaign | None:
-    if not name or not (Path(raw_root) / name / storage.CAMPAIGN_FILE).is_file():
-        return None
-    return storage.load_campaign(Path(raw_root) / name)
-
-
 def _present(raw_root: Path, names: Sequence[str | None]) -> tuple[storage.Campaign, ...]:
-    return tuple(c for c in (_campaign_or_none(raw_root, n) for n in names) if c is not None)
+    """The named campaigns that exist under raw_root."""
+    paths = [Path(raw_root) / name for name in names if name]
+    return tuple(storage.load_campaign(path) for path in paths if (path / storage.CAMPAIGN_FILE).is_file())
 
 
 def _profile_duration(profile: str) -> float | None:

@@ -31,10 +31,6 @@ from archbench.report.prose import Prose
 TEMPLATE = "environment/tables"  # paper/templates/environment/tables.tex.j2
 
 
-def trial_records(campaign: Any) -> list[dict[str, Any]]:
-    return list(getattr(campaign, "trials", []) or [])
-
-
 def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
     if isinstance(value, Mapping):
         for key, inner in value.items():
@@ -117,10 +113,9 @@ def provenance_table(
     packages = sorted(k.split(".", 1)[1] for k in values if k.startswith("python_packages."))
     needed = [((r.get("open_files") or {}).get("needed")) for r in records]
     needed = [int(n) for n in needed if isinstance(n, (int, float))]
-    server_cpus = Counter(
-        str((r.get("server") or {}).get("cpus")) for r in records if (r.get("server") or {}).get("cpus")
+    server_cpus, load_cpus = (
+        Counter(str(cpus) for r in records if (cpus := (r.get(side) or {}).get("cpus"))) for side in ("server", "load")
     )
-    load_cpus = Counter(str((r.get("load") or {}).get("cpus")) for r in records if (r.get("load") or {}).get("cpus"))
     groups = [
         (
             "Hardware",
