@@ -32,11 +32,11 @@ class SourcesStudy(CampaignStudy[SourcesCampaign]):
     processed_files = (TRIALS_CSV, SUMMARY_CSV)
 
     def process(self, sources: Sequence[StudySource], options: ReportOptions) -> SourcesCampaign:
-        campaign = sources[0].campaign
-        if campaign is None:
-            return SourcesCampaign()
-        trials = analysis.trials_frame(campaign)
-        return SourcesCampaign(trials, analysis.summary_frame(trials, campaign.meta.get("plan") or ()))
+        source = sources[0]
+        if source.campaign is None:
+            return SourcesCampaign(source, pd.DataFrame(), pd.DataFrame())
+        trials = analysis.trials_frame(source.campaign)
+        return SourcesCampaign(source, trials, analysis.summary_frame(trials, source.campaign.meta.get("plan") or ()))
 
     def csvs(self, result: SourcesCampaign) -> Mapping[str, pd.DataFrame]:
         return {TRIALS_CSV: result.trials, SUMMARY_CSV: result.summary}

@@ -9,9 +9,11 @@ the way the main campaign's are and written as sources-trials.csv and sources-su
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
+
+from archbench.report.common import StudySource
 
 TRIALS_CSV = "sources-trials.csv"
 SUMMARY_CSV = "sources-summary.csv"
@@ -21,9 +23,18 @@ SUMMARY_CSV = "sources-summary.csv"
 class SourcesCampaign:
     """The sources campaign's tidy trials and per-configuration summary (both empty without a campaign)."""
 
-    trials: pd.DataFrame = field(default_factory=pd.DataFrame)
-    summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    source: StudySource
+    trials: pd.DataFrame
+    summary: pd.DataFrame
 
     @property
     def available(self) -> bool:
         return not self.summary.empty
+
+    @property
+    def name(self) -> str:
+        return self.source.name
+
+
+def no_sources_campaign() -> SourcesCampaign:
+    return SourcesCampaign(StudySource(None, None, None), pd.DataFrame(), pd.DataFrame())

@@ -31,7 +31,7 @@ from archbench.report import latex
 from archbench.report.common import tt
 from archbench.report.latex import Column, format_count, format_decimal, format_interval
 from archbench.report.prose import Prose
-from archbench.report.studies.sources.data import SourcesCampaign
+from archbench.report.studies.sources.data import SourcesCampaign, no_sources_campaign
 from archbench.report.studies.sources.figures import plot_relative_curves
 from archbench.report.study import Paper
 from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
@@ -144,7 +144,7 @@ def source_000(
     return SourceFacts("000", compare.direction_verdict(theirs, ours), facts), published, measured
 
 
-def source_001(latency_summary: pd.DataFrame, external: Path) -> tuple[SourceFacts, str]:
+def source_001(latency_summary: pd.DataFrame, external: Path, prose: Prose) -> tuple[SourceFacts, str]:
     published = source_001_throughput(external).set_index("our_architecture")
     order = ["reactor", "epoll", "thread_per_conn", "blocking"]
     measured = compare.source_001_measured(latency_summary)
@@ -187,7 +187,8 @@ def source_001(latency_summary: pd.DataFrame, external: Path) -> tuple[SourceFac
         Column("timeouts", "r"),
     ]
     notes = latex.notes_block(latex.range_notes(measured.reset_index())) if not measured.empty else ""
-    table = latex.render_longtable(columns, rows, "", "tab:published-001", notes=notes)
+    caption = prose.sentence(TABLES, "t001_caption")
+    table = latex.render_longtable(columns, rows, caption, "tab:published-001", notes=notes)
     return SourceFacts("001", verdict, facts), table
 
 
@@ -303,7 +304,7 @@ def source_004_ordering_facts(published: pd.DataFrame, measured: pd.DataFrame) -
     return orderings
 
 
-def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
+def source_004(processed_dir: Path, external: Path, prose: Prose) -> tuple[SourceFacts, str]:
     published = source_004_echo(external)
     ceilings = compare.source_004_ceilings(published_table("004", external))
     echo = read_processed(processed_dir, ECHO_SUMMARY_CSV)
@@ -336,7 +337,7 @@ def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
         Column("ours MB/s", "r"),
         Column("95\\,\\% CI", "r"),
     ]
-    table = latex.render_longtable(columns, rows, "", "tab:published-004")
+    table = latex.render_longtable(columns, rows, prose.sentence(TABLES, "t004_caption"), "tab:published-004")
     campaign = ""
     if not echo.empty and "campaign" in echo:
         campaign = r"\texttt{" + latex.escape(str(echo["campaign"].iloc[0])) + "}"
@@ -371,12 +372,13 @@ def collect(
     summary: pd.DataFrame,
     trials: pd.DataFrame,
     processed_dir: Path,
+    prose: Prose,
     external: Path = EXTERNAL_DIR,
     sources: SourcesCampaign | None = None,
 ) -> tuple[dict[str, SourceFacts], dict[str, Any]]:
     """Every source's facts, and the frames and tables the section draws. Sources 000, 002 and 003 come from the
     sources campaign where it measured them (their own protocols), else from the main campaign."""
-    sources = sources if sources is not None else SourcesCampaign()
+    sources = sources if sources is not None else no_sources_campaign()
     cpus = server_cpu_count(trials)
     sources_cpus = server_cpu_count(sources.trials) if sources.available else cpus
     # Source 000's sweep: the sources campaign only when it ran on the main campaign's host, so that `make all` on
@@ -391,7 +393,7 @@ def collect(
         facts000, server_cpu_number(sources.trials if from_sources else trials), "measured_last_n"
     )
     facts000.facts["campaign_tt"] = campaign_name(sources.summary if from_sources else summary)
-    facts001, table001 = source_001(read_processed(processed_dir, LATENCY_SUMMARY_CSV), external)
+    facts001, table001 = source_001(read_processed(processed_dir, LATENCY_SUMMARY_CSV), external, prose)
     # Sources 002 and 003: the sources campaign where it measured them, else the main campaign.
     for source_summary, source_trials, source_cpus in (
         (sources.summary, sources.trials, sources_cpus),
@@ -407,7 +409,7 @@ def collect(
         facts003.facts["campaign_tt"] = campaign_name(source_summary)
         if facts003.facts["measured"]:
             break
-    facts004, table004 = source_004(processed_dir, external)
+    facts004, table004 = source_004(processed_dir, external, prose)
     sources = {f.source: f for f in (facts000, facts001, facts002, facts003, facts004)}
     drawn = {"published000": published000, "measured000": measured000, "curves002": curves002,
              "table001": table001, "table004": table004}  # fmt: skip
@@ -435,7 +437,7 @@ def published_outputs(
 ) -> tuple[dict[str, str], dict[str, SourceFacts]]:
     """The section's generated figures and tables (name -> text) and every source's facts (its sentences', and the
     summary's)."""
-    sources, drawn = collect(summary, trials, processed_dir, external, sources_campaign)
+    sources, drawn = collect(summary, trials, processed_dir, paper.prose, external, sources_campaign)
     prose = paper.prose
     curve000 = pd.concat(
         [
@@ -458,16 +460,12 @@ def published_outputs(
     files = {
         "published-000-figure.tex": figure000,
         "published-000-table.tex": table_000(drawn["published000"], drawn["measured000"], prose),
-        "published-001-table.tex": captioned(drawn["table001"], prose.sentence(TABLES, "t001_caption")),
+        "published-001-table.tex": drawn["table001"],
         "published-002-figure.tex": figure002 if sources["002"].facts["measured"] else "",
         "published-002-table.tex": table_002(sources["002"].facts["one_worker_rows"], prose),
-        "published-004-table.tex": captioned(drawn["table004"], prose.sentence(TABLES, "t004_caption")),
+        "published-004-table.tex": drawn["table004"],
     }
     return files, sources
-
-
-def captioned(table: str, caption: str) -> str:
-    return table.replace(r"\caption{}", r"\caption{" + caption + "}")
 
 
 def table_002(rows: list[list[str]], prose: Prose) -> str:
