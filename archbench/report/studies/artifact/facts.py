@@ -16,6 +16,7 @@ generated/artifact-experiments.tex, the table the appendix inputs.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,7 +29,7 @@ from archbench.config.catalogue import CATALOGUE, MAKE_ALL_PROFILES
 from archbench.config.paths import REPO_ROOT
 from archbench.config.plan import expected_duration_s
 from archbench.data import storage
-from archbench.report.common import and_list, tt
+from archbench.report.common import and_list, provenance_facts, tt
 from archbench.report.latex import (
     FILL_COLUMN,
     MISSING,
@@ -94,21 +95,20 @@ class ArtifactAppendix:
 
     def facts(self, prose: Prose) -> dict[str, Any]:
         provenance = campaign_provenance(self.main.meta, self.main.trials)
+        shared = provenance_facts(self.main)  # the campaign, host, CPU, kernel and commit as every section names them
         memory = provenance.get("memory_bytes")
         expected = [e.expected_s * e.expected_runs for e in self.experiments if e.expected_s is not None]
         return {
-            "campaign": tt(self.main.name),
+            "campaign": shared["campaign_tt"],
             "profile": escape(self.main.meta.get("profile") or "unknown"),
             "architecture_count": len(provenance.get("build_architectures") or ()) or MISSING,
-            "host": tt(provenance.get("hostname") or "unrecorded"),
-            "cpu": escape(str(provenance.get("cpu_model") or "unknown CPU").strip().splitlines()[0]),
+            "host": shared["host_tt"],
+            **{key: shared[key] for key in ("cpu", "kernel", "commit")},
             "cpus": escape(provenance.get("cpu_count") if provenance.get("cpu_count") is not None else MISSING),
             "memory_gib": escape(f"{memory / 2**30:.0f}") if isinstance(memory, (int, float)) else MISSING,
-            "kernel": escape(provenance.get("kernel") or "unknown"),
             "os": escape(provenance.get("os") or "unknown"),
             "compiler": escape(provenance.get("compiler") or "unknown"),
             "python": escape(provenance.get("python") or "unknown"),
-            "commit": escape(str(provenance.get("git_commit") or "unknown")[:12]),
             "io_uring": {"ok": 0, "unsupported": 0, "failed": 0, **io_uring_statuses(self.main.trials)},
             "system_packages": and_list(prose, [r"\texttt{" + escape(p) + "}" for p in self.system_packages]),
             "python_pins": and_list(prose, [escape(f"{name} {version}") for name, version in self.pins]),
@@ -215,12 +215,11 @@ def campaign_span_s(campaign: storage.Campaign) -> float | None:
 
 def io_uring_statuses(trials: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """How the io_uring server's trials ended (ok, failed, unsupported): whether this kernel had io_uring."""
-    counts: dict[str, int] = {}
-    for record in trials:
-        if (record.get("config") or {}).get("architecture") == "io_uring":
-            status = str(record.get("status") or "unknown")
-            counts[status] = counts.get(status, 0) + 1
-    return counts
+    return Counter(
+        str(record.get("status") or "unknown")
+        for record in trials
+        if (record.get("config") or {}).get("architecture") == "io_uring"
+    )
 
 
 def format_duration(seconds: float) -> str:
@@ -235,14 +234,10 @@ def format_duration(seconds: float) -> str:
     return f"{hours}\\,h" + (f"\\,{rest}\\,min" if rest else "")
 
 
-def _campaign_or_none(raw_root: Path, name: str | None) -> storage.Campaign | None:
-    if not name or not (Path(raw_root) / name / storage.CAMPAIGN_FILE).is_file():
-        return None
-    return storage.load_campaign(Path(raw_root) / name)
-
-
 def _present(raw_root: Path, names: Sequence[str | None]) -> tuple[storage.Campaign, ...]:
-    return tuple(c for c in (_campaign_or_none(raw_root, n) for n in names) if c is not None)
+    """The named campaigns that exist under raw_root."""
+    paths = [Path(raw_root) / name for name in names if name]
+    return tuple(storage.load_campaign(path) for path in paths if (path / storage.CAMPAIGN_FILE).is_file())
 
 
 def _profile_duration(profile: str) -> float | None:

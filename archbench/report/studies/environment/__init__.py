@@ -9,7 +9,6 @@ from archbench.report.studies.environment.tables import (
     environment_facts,
     factors_table,
     provenance_table,
-    trial_records,
 )
 from archbench.report.study import Study, StudyContext, StudyOutput
 
@@ -20,7 +19,7 @@ FACTORS_TABLE_FILE = "table-factors.tex"
 def write(context: StudyContext) -> StudyOutput:
     processed, prose = context.processed, context.prose
     summary, trials, meta = processed.summary, processed.trials, processed.campaign.meta
-    records = trial_records(processed.campaign)
+    records = list(processed.campaign.trials)
     files = {
         PROVENANCE_TABLE_FILE: provenance_table(meta, records, trials, prose),
         FACTORS_TABLE_FILE: factors_table(meta, summary, trials, records, prose),

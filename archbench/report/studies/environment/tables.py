@@ -31,10 +31,6 @@ from archbench.report.prose import Prose
 TEMPLATE = "environment/tables"  # paper/templates/environment/tables.tex.j2
 
 
-def trial_records(campaign: Any) -> list[dict[str, Any]]:
-    return list(getattr(campaign, "trials", []) or [])
-
-
 def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
     if isinstance(value, Mapping):
         for key, inner in value.items():
@@ -56,8 +52,8 @@ def provenance_values(meta: Mapping[str, Any], records: Sequence[Mapping[str, An
     return values
 
 
-def _value_text(raw: str, typewriter: bool = False) -> str:
-    value = json.loads(raw)
+def _value_text(value: Any) -> str:
+    """A recorded value as one escaped line: yes or no, a list joined by commas, "not recorded" for null."""
     if value is None:
         return "not recorded"
     if isinstance(value, bool):
@@ -66,8 +62,15 @@ def _value_text(raw: str, typewriter: bool = False) -> str:
         text = ", ".join(str(v) for v in value)
     else:
         text = str(value)
-    text = escape(text.strip().splitlines()[0] if text.strip() else text)
-    return r"\texttt{" + text + "}" if typewriter else text
+    return escape(text.strip().splitlines()[0] if text.strip() else text)
+
+
+def _typewriter(value: Any) -> str:
+    return "not recorded" if value is None else r"\texttt{" + _value_text(value) + "}"
+
+
+def _gib(value: Any) -> str:
+    return "not recorded" if value is None else format_decimal(float(value) / 2**30, 1) + r"\,GiB"
 
 
 def _per_trial(counter: Counter | None, show: Callable[[Any], str] = escape) -> str:
@@ -79,20 +82,9 @@ def _per_trial(counter: Counter | None, show: Callable[[Any], str] = escape) -> 
     return "; ".join(f"{show(value)} ({plural(count, 'trial')})" for value, count in counter.most_common())
 
 
-def _counted(counter: Counter | None, typewriter: bool = False, transform: Callable[[Any], str] | None = None) -> str:
-    """_per_trial of provenance values (JSON texts), each shown by `transform` or as text."""
-
-    def show(raw: str) -> str:
-        if transform is not None:
-            value = json.loads(raw)
-            return "not recorded" if value is None else transform(value)
-        return _value_text(raw, typewriter)
-
-    return _per_trial(counter, show)
-
-
-def _gib(value: Any) -> str:
-    return format_decimal(float(value) / 2**30, 1) + r"\,GiB"
+def _counted(counter: Counter | None, show: Callable[[Any], str] = _value_text) -> str:
+    """_per_trial of provenance values (JSON texts), each decoded and shown by `show`."""
+    return _per_trial(counter, lambda raw: show(json.loads(raw)))
 
 
 NAME_COLUMN = r">{\raggedright\arraybackslash}p{4.4cm}"
@@ -117,10 +109,9 @@ def provenance_table(
     packages = sorted(k.split(".", 1)[1] for k in values if k.startswith("python_packages."))
     needed = [((r.get("open_files") or {}).get("needed")) for r in records]
     needed = [int(n) for n in needed if isinstance(n, (int, float))]
-    server_cpus = Counter(
-        str((r.get("server") or {}).get("cpus")) for r in records if (r.get("server") or {}).get("cpus")
+    server_cpus, load_cpus = (
+        Counter(str(cpus) for r in records if (cpus := (r.get(side) or {}).get("cpus"))) for side in ("server", "load")
     )
-    load_cpus = Counter(str((r.get("load") or {}).get("cpus")) for r in records if (r.get("load") or {}).get("cpus"))
     groups = [
         (
             "Hardware",
@@ -128,7 +119,7 @@ def provenance_table(
                 ("CPU model", _counted(values.get("cpu_model"))),
                 ("Logical CPUs", _counted(values.get("cpu_count"))),
                 ("CPUs the runner could use", _counted(values.get("cpu_affinity"))),
-                ("Memory", _counted(values.get("memory_bytes"), transform=_gib)),
+                ("Memory", _counted(values.get("memory_bytes"), _gib)),
             ],
         ),
         (
@@ -146,7 +137,7 @@ def provenance_table(
             "Build of the servers",
             [
                 ("Compiler", _counted(values.get("compiler"))),
-                ("C flags", _counted(values.get("c_flags"), typewriter=True)),
+                ("C flags", _counted(values.get("c_flags"), _typewriter)),
                 ("Build type", _counted(values.get("build_type"))),
                 ("Architectures built", _counted(values.get("build_architectures"))),
             ],
@@ -185,7 +176,7 @@ def provenance_table(
         (
             "Code and campaign",
             [
-                ("Git commit", _counted(values.get("git_commit"), typewriter=True)),
+                ("Git commit", _counted(values.get("git_commit"), _typewriter)),
                 ("Uncommitted changes", _counted(values.get("git_dirty"))),
                 ("Campaign", escape(meta.get("campaign", ""))),
                 ("Profile", escape(meta.get("profile") or "not recorded")),

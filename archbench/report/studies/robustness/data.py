@@ -67,7 +67,7 @@ OBSERVED_LIMIT = 500  # characters of an observed text quoted in the notes (a sa
 # --------------------------------------------------------------------------- text helpers
 
 
-def _collapsed(text: Any) -> str:
+def collapsed(text: Any) -> str:
     """Whitespace runs (newlines included) to one space."""
     return re.sub(r"\s+", " ", "" if text is None else str(text)).strip()
 
@@ -75,7 +75,7 @@ def _collapsed(text: Any) -> str:
 def plain(text: Any) -> str:
     """Data text made safe for LaTeX: whitespace runs (newlines included) to one space, anything outside printable
     ASCII as <U+XXXX> (inputenc cannot typeset every character a failure message may hold), then escaped."""
-    ascii_only = "".join(c if 32 <= ord(c) < 127 else f"<U+{ord(c):04X}>" for c in _collapsed(text))
+    ascii_only = "".join(c if 32 <= ord(c) < 127 else f"<U+{ord(c):04X}>" for c in collapsed(text))
     return escape(ascii_only)
 
 
@@ -97,8 +97,8 @@ class Quoted:
 
 
 def truncated(text: Any, limit: int = OBSERVED_LIMIT) -> Quoted:
-    collapsed = _collapsed(text)
-    return Quoted(breakable(collapsed[:limit]), len(collapsed) > limit)
+    whole = collapsed(text)
+    return Quoted(breakable(whole[:limit]), len(whole) > limit)
 
 
 def tt(text: Any) -> str:

@@ -29,9 +29,11 @@ from archbench.report.studies.robustness.data import (
     RESULT_FILE,
     SKIPPED,
     TABLE_FILE,
+    Quoted,
     RobustnessResult,
     breakable,
     case_label,
+    collapsed,
     display_path,
     number_or_none,
     plain,
@@ -298,7 +300,7 @@ def _expectations(result: RobustnessResult) -> list[dict[str, Any]]:
         groups: dict[str, list[str]] = {}
         for row in result.variants:
             cell = result.cells.get((row.name, case))
-            expected = re.sub(r"\s+", " ", str((cell or {}).get("expected") or "")).strip()
+            expected = collapsed((cell or {}).get("expected"))
             if expected:
                 groups.setdefault(expected, []).append(row.name)
         cases.append(
@@ -325,24 +327,22 @@ def notes(result: RobustnessResult, prose: Prose) -> str:
         }
         for (variant, case), number in failure_numbers(result).items()
     ]
-    skipped: dict[tuple[str, str], list[str]] = {}  # (variant, reason) -> cases
-    reasons = {}
+    skipped: dict[tuple[str, Quoted], list[str]] = {}  # (variant, reason) -> cases
     for row in result.variants:
         for case in result.cases:
             if result.outcome(row.name, case) == SKIPPED:
                 reason = truncated(result.cells[(row.name, case)].get("observed"))
-                reasons[(row.name, reason.text, reason.cut)] = reason
-                skipped.setdefault((row.name, reason.text, reason.cut), []).append(case)
+                skipped.setdefault((row.name, reason), []).append(case)
     facts = {
         "failed": failed,
         "skipped": [
             {
-                "variant": tt(key[0]),
-                "reason": reasons[key],
+                "variant": tt(variant),
+                "reason": reason,
                 "every_case": len(cases) == len(result.cases),
                 "labels": [case_label(c) for c in cases],
             }
-            for key, cases in skipped.items()
+            for (variant, reason), cases in skipped.items()
         ],
         "not_run": result.counts()[NOT_RUN],
         "cases": _expectations(result),

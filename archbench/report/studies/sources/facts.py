@@ -15,7 +15,6 @@ published-002-workers.pdf), and the facts of the method section's sentence on wr
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -145,7 +144,7 @@ def source_000(
     return SourceFacts("000", compare.direction_verdict(theirs, ours), facts), published, measured
 
 
-def source_001(latency_summary: pd.DataFrame, external: Path) -> tuple[SourceFacts, str]:
+def source_001(latency_summary: pd.DataFrame, external: Path, prose: Prose) -> tuple[SourceFacts, str]:
     published = source_001_throughput(external).set_index("our_architecture")
     order = ["reactor", "epoll", "thread_per_conn", "blocking"]
     measured = compare.source_001_measured(latency_summary)
@@ -188,7 +187,8 @@ def source_001(latency_summary: pd.DataFrame, external: Path) -> tuple[SourceFac
         Column("timeouts", "r"),
     ]
     notes = latex.notes_block(latex.range_notes(measured.reset_index())) if not measured.empty else ""
-    table = latex.render_longtable(columns, rows, "", "tab:published-001", notes=notes)
+    caption = prose.sentence(TABLES, "t001_caption")
+    table = latex.render_longtable(columns, rows, caption, "tab:published-001", notes=notes)
     return SourceFacts("001", verdict, facts), table
 
 
@@ -304,7 +304,7 @@ def source_004_ordering_facts(published: pd.DataFrame, measured: pd.DataFrame) -
     return orderings
 
 
-def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
+def source_004(processed_dir: Path, external: Path, prose: Prose) -> tuple[SourceFacts, str]:
     published = source_004_echo(external)
     ceilings = compare.source_004_ceilings(published_table("004", external))
     echo = read_processed(processed_dir, ECHO_SUMMARY_CSV)
@@ -320,14 +320,15 @@ def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
             if not measured.empty
             else measured
         )
-        mean = ours["bytes_received_per_sec_mean"].iloc[0] if not ours.empty else math.nan
-        low = ours["bytes_received_per_sec_ci95_low"].iloc[0] if not ours.empty else math.nan
-        high = ours["bytes_received_per_sec_ci95_high"].iloc[0] if not ours.empty else math.nan
-        n = ours["n"].iloc[0] if not ours.empty and "n" in ours else None
+        first = ours.iloc[0] if not ours.empty else pd.Series(dtype=float)
+        mean, low, high = (
+            first.get(f"bytes_received_per_sec_{s}", math.nan) for s in ("mean", "ci95_low", "ci95_high")
+        )
+        interval = f"{low / 1e6:.1f}--{high / 1e6:.1f}" + latex.interval_note(first.get("n"))
         rows.append(
             [architecture_label(row.our_architecture), format_count(row.connections),
              format_decimal(row.bytes_per_s / 1e6, 1), format_decimal(mean / 1e6, 1),
-             latex.MISSING if math.isnan(low) else f"{low / 1e6:.1f}--{high / 1e6:.1f}" + latex.interval_note(n)]
+             latex.MISSING if math.isnan(low) else interval]
         )  # fmt: skip
     columns = [
         Column("server", "l"),
@@ -336,7 +337,7 @@ def source_004(processed_dir: Path, external: Path) -> tuple[SourceFacts, str]:
         Column("ours MB/s", "r"),
         Column("95\\,\\% CI", "r"),
     ]
-    table = latex.render_longtable(columns, rows, "", "tab:published-004")
+    table = latex.render_longtable(columns, rows, prose.sentence(TABLES, "t004_caption"), "tab:published-004")
     campaign = ""
     if not echo.empty and "campaign" in echo:
         campaign = r"\texttt{" + latex.escape(str(echo["campaign"].iloc[0])) + "}"
@@ -371,6 +372,7 @@ def collect(
     summary: pd.DataFrame,
     trials: pd.DataFrame,
     processed_dir: Path,
+    prose: Prose,
     external: Path = EXTERNAL_DIR,
     sources: SourcesCampaign | None = None,
 ) -> tuple[dict[str, SourceFacts], dict[str, Any]]:
@@ -391,7 +393,7 @@ def collect(
         facts000, server_cpu_number(sources.trials if from_sources else trials), "measured_last_n"
     )
     facts000.facts["campaign_tt"] = campaign_name(sources.summary if from_sources else summary)
-    facts001, table001 = source_001(read_processed(processed_dir, LATENCY_SUMMARY_CSV), external)
+    facts001, table001 = source_001(read_processed(processed_dir, LATENCY_SUMMARY_CSV), external, prose)
     # Sources 002 and 003: the sources campaign where it measured them, else the main campaign.
     for source_summary, source_trials, source_cpus in (
         (sources.summary, sources.trials, sources_cpus),
@@ -407,7 +409,7 @@ def collect(
         facts003.facts["campaign_tt"] = campaign_name(source_summary)
         if facts003.facts["measured"]:
             break
-    facts004, table004 = source_004(processed_dir, external)
+    facts004, table004 = source_004(processed_dir, external, prose)
     sources = {f.source: f for f in (facts000, facts001, facts002, facts003, facts004)}
     drawn = {"published000": published000, "measured000": measured000, "curves002": curves002,
              "table001": table001, "table004": table004}  # fmt: skip
@@ -425,16 +427,6 @@ def load_threads_facts(trials: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def figure_or_sentence(
-    key: str, frame: pd.DataFrame, path: Path, paper_dir: Path, label: str, prose: Prose, x_label: str
-) -> str:
-    made = plot_relative_curves(frame, path, x_label) if not frame.empty else None
-    include = None if made is None else Path(os.path.relpath(made, paper_dir)).as_posix()
-    return latex.figure_block(
-        include, label, prose.sentence(TABLES, f"{key}_caption"), prose.sentence(TABLES, f"{key}_missing")
-    )
-
-
 def published_outputs(
     summary: pd.DataFrame,
     trials: pd.DataFrame,
@@ -445,33 +437,35 @@ def published_outputs(
 ) -> tuple[dict[str, str], dict[str, SourceFacts]]:
     """The section's generated figures and tables (name -> text) and every source's facts (its sentences', and the
     summary's)."""
-    sources, drawn = collect(summary, trials, processed_dir, external, sources_campaign)
-    prose, figures_dir, paper_dir = paper.prose, paper.figures_dir, paper.paper_dir
+    sources, drawn = collect(summary, trials, processed_dir, paper.prose, external, sources_campaign)
+    prose = paper.prose
     curve000 = pd.concat(
         [
             drawn["published000"].assign(series="source 000 (published)"),
             drawn["measured000"].assign(series="this machine"),
         ]
     ).rename(columns={"pool_size": "x", "ratio_low": "low", "ratio_high": "high"})
-    figure000 = figure_or_sentence(
-        "fig000", curve000, Path(figures_dir) / FIGURE_000, paper_dir, "fig:published-000", prose, "pool size $N$"
+    figure000 = paper.figure(
+        plot_relative_curves(curve000, Path(paper.figures_dir) / FIGURE_000, "pool size $N$"),
+        "fig:published-000",
+        TABLES,
+        ("fig000_caption", "fig000_missing"),
     )
-    figure002 = figure_or_sentence(
-        "fig002", drawn["curves002"], Path(figures_dir) / FIGURE_002, paper_dir, "fig:published-002", prose, "workers"
+    figure002 = paper.figure(
+        plot_relative_curves(drawn["curves002"], Path(paper.figures_dir) / FIGURE_002, "workers"),
+        "fig:published-002",
+        TABLES,
+        ("fig002_caption", "fig002_missing"),
     )
     files = {
         "published-000-figure.tex": figure000,
         "published-000-table.tex": table_000(drawn["published000"], drawn["measured000"], prose),
-        "published-001-table.tex": captioned(drawn["table001"], prose.sentence(TABLES, "t001_caption")),
+        "published-001-table.tex": drawn["table001"],
         "published-002-figure.tex": figure002 if sources["002"].facts["measured"] else "",
         "published-002-table.tex": table_002(sources["002"].facts["one_worker_rows"], prose),
-        "published-004-table.tex": captioned(drawn["table004"], prose.sentence(TABLES, "t004_caption")),
+        "published-004-table.tex": drawn["table004"],
     }
     return files, sources
-
-
-def captioned(table: str, caption: str) -> str:
-    return table.replace(r"\caption{}", r"\caption{" + caption + "}")
 
 
 def table_002(rows: list[list[str]], prose: Prose) -> str:

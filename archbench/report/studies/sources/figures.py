@@ -16,15 +16,16 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from archbench.report.plots import interval_errors, save_figure
+from archbench.report.plots import FigureFile, interval_errors, save_or_none
 from archbench.report.theme import paper_theme
 
 
-def plot_relative_curves(frame: pd.DataFrame, path: Path, x_label: str) -> Path | None:
-    """Columns series, x, ratio, low, high -> a PDF at `path`; None when there is nothing to draw."""
-    frame = frame.dropna(subset=["ratio"])
+def plot_relative_curves(frame: pd.DataFrame, path: Path, x_label: str) -> FigureFile | None:
+    """Columns series, x, ratio, low, high -> a PDF at `path`; None when there is nothing to draw (and an earlier
+    run's PDF there is removed)."""
+    frame = frame.dropna(subset=["ratio"]) if "ratio" in frame else frame
     if frame.empty:
-        return None
+        return save_or_none(None, path)
     series = list(dict.fromkeys(frame["series"]))
     palette = dict(zip(series, sns.color_palette("colorblind", len(series)), strict=True))
     with paper_theme():
@@ -54,4 +55,4 @@ def plot_relative_curves(frame: pd.DataFrame, path: Path, x_label: str) -> Path 
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.legend(title=None)
         figure.tight_layout()
-        return save_figure(figure, path)
+        return save_or_none(figure, path)

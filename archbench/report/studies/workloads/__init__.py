@@ -23,6 +23,7 @@ from archbench.config.catalogue import CATALOGUE
 from archbench.measure.selection import point_selections
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet, format_count
+from archbench.report.plots import save_or_none
 from archbench.report.prose import Prose
 from archbench.report.studies.workloads.data import (
     MAP_CSV,
@@ -30,11 +31,12 @@ from archbench.report.studies.workloads.data import (
     TRIALS_CSV,
     WorkloadsResults,
     decision_map,
+    points,
     summarise,
     workload_columns,
 )
 from archbench.report.studies.workloads.facts import workloads_macros, workloads_sentences
-from archbench.report.studies.workloads.figures import make_workloads_figures
+from archbench.report.studies.workloads.figures import MAP_FIGURE, map_figure
 from archbench.report.studies.workloads.tables import map_table, picks_table
 from archbench.report.study import CampaignStudy, Paper, ReportOptions
 
@@ -77,7 +79,7 @@ class WorkloadsStudy(CampaignStudy[WorkloadsResults]):
         return {TRIALS_CSV: result.trials, SUMMARY_CSV: result.summary, MAP_CSV: result.map}
 
     def figures(self, result: WorkloadsResults, figures_dir: Path) -> Mapping[str, Any]:
-        return make_workloads_figures(result, figures_dir)
+        return {"map": save_or_none(map_figure(result), Path(figures_dir) / MAP_FIGURE, tuple(points(result.map)))}
 
     def facts(self, result: WorkloadsResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
         workloads_macros(macros, result)

@@ -5,15 +5,12 @@ seaborn's heatmap on our own Figure inside the paper theme (never pyplot)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
 from archbench.analyze.labels import architecture_rank
-from archbench.report.plots import FigureFile, save_or_none
 from archbench.report.studies.workloads.data import WorkloadsResults, points
 from archbench.report.studies.workloads.tables import BOTTLENECK_LETTER
 from archbench.report.theme import paper_theme
@@ -68,7 +65,3 @@ def map_figure(study: WorkloadsResults) -> Figure | None:
         axes.set_yticklabels(axes.get_yticklabels(), rotation=0, fontsize=7)
         axes.set_facecolor("0.92")  # a server not measured at a point (a workload it cannot take part in)
     return figure
-
-
-def make_workloads_figures(study: WorkloadsResults, figures_dir: Path) -> dict[str, FigureFile | None]:
-    return {"map": save_or_none(map_figure(study), Path(figures_dir) / MAP_FIGURE, tuple(points(study.map)))}
