@@ -47,7 +47,7 @@ def write(
     # The other campaigns are read beside the main one (the reference, imported campaigns).
     raw_root = campaign_dir.parent
     cross = CrossOs()
-    source000_frames(cross, None)
+    source000_frames(cross)
     # What the catalogue's crossos entry chose: the campaign compared with, and the imported ones beside it.
     compared = context.campaigns.choice(STUDY_NAME)
     others = compared_campaigns(compared.read, campaign_dir.name)
@@ -86,7 +86,7 @@ def write_crossos_csv(processed_dir: Path, cross: CrossOs) -> None:
             ("source000_cross_os_cpu_share", cross.source_cpu_share),
             ("source000_setups", cross.source_setups),
             ("measured", cross.measured),
-            ("reference", cross.reference if cross.reference is not None else pd.DataFrame()),
+            ("reference", cross.reference),
         )
         if frame is not None and not frame.empty
     ]

@@ -168,8 +168,9 @@ def measured_table(frame: pd.DataFrame | None, label: str, caption: str, empty_c
     rows, the LaTeX comment `empty_comment` (the section's sentence already says why there is no table)."""
     if frame is None or frame.empty:
         return empty_comment
+    one_pair = frame[["a", "b"]].astype(str).drop_duplicates().shape[0] == 1
     columns = [
-        ("Configuration; a vs b", "l"),
+        ("Configuration" if one_pair else "Configuration; a vs b", "l"),
         (r"$n_a/n_b$", "r"),
         (latex.stacked("Mean a (r/s)", r"{[}95\,\% CI{]}"), "r"),
         (latex.stacked("Mean b (r/s)", r"{[}95\,\% CI{]}"), "r"),
@@ -179,34 +180,23 @@ def measured_table(frame: pd.DataFrame | None, label: str, caption: str, empty_c
         (latex.stacked("Effect size", r"{[}95\,\% CI{]}"), "r"),
         (latex.stacked("Hard-", "ware"), "c"),
     ]
-    one_pair = frame[["a", "b"]].astype(str).drop_duplicates().shape[0] == 1
-    cells_of_rows = []
+    body = []
     for _, row in frame.iterrows():
         confounded = row.get("confounded_with_hardware")
-        hardware = (
-            "?" if confounded is None or is_missing(confounded) else ("differs" if truthy(confounded) else "same")
-        )
+        hardware = "?" if is_missing(confounded) else ("differs" if truthy(confounded) else "same")
         groups = "" if one_pair else r"\newline " + f"{escape(row['a'])} vs {escape(row['b'])}"
-        cells_of_rows.append(
-            [
-                _measured_label(row) + groups,
-                f"{count_of(row['n_a'])}/{count_of(row['n_b'])}",
-                two_lines(
-                    fmt_rate(row.get("mean_a")), fmt_bracket(row.get("mean_ci_low_a"), row.get("mean_ci_high_a"))
-                ),
-                two_lines(
-                    fmt_rate(row.get("mean_b")), fmt_bracket(row.get("mean_ci_low_b"), row.get("mean_ci_high_b"))
-                ),
-                TEST_NAMES.get(str(row["test"]), escape(row["test"])),
-                p_cell(row.get("p_adjusted"), row.get("reject")),
-                difference_cell(row),
-                effect_cell(row),
-                hardware,
-            ]
-        )
-    if one_pair:
-        columns[0] = ("Configuration", columns[0][1])
-    body = [" & ".join(cells) + r" \\[2pt]" for cells in cells_of_rows]
+        cells = [
+            _measured_label(row) + groups,
+            f"{count_of(row['n_a'])}/{count_of(row['n_b'])}",
+            two_lines(fmt_rate(row.get("mean_a")), fmt_bracket(row.get("mean_ci_low_a"), row.get("mean_ci_high_a"))),
+            two_lines(fmt_rate(row.get("mean_b")), fmt_bracket(row.get("mean_ci_low_b"), row.get("mean_ci_high_b"))),
+            TEST_NAMES.get(str(row["test"]), escape(row["test"])),
+            p_cell(row.get("p_adjusted"), row.get("reject")),
+            difference_cell(row),
+            effect_cell(row),
+            hardware,
+        ]
+        body.append(" & ".join(cells) + r" \\[2pt]")
     if one_pair:
         first = frame.iloc[0]
         body.insert(0, family_row(len(columns), f"a = {escape(first['a'])}, b = {escape(first['b'])}"))
@@ -217,8 +207,8 @@ def measured_table(frame: pd.DataFrame | None, label: str, caption: str, empty_c
 
 
 def _confounding_summary(frame: pd.DataFrame) -> dict[str, Any]:
-    differs = frame[frame["confounded_with_hardware"].map(lambda v: v is not None and not is_missing(v) and truthy(v))]
-    unknown = frame[frame["confounded_with_hardware"].map(lambda v: v is None or is_missing(v))]
+    differs = frame[frame["confounded_with_hardware"].map(truthy)]
+    unknown = frame[frame["confounded_with_hardware"].map(is_missing)]
     factors = sorted({FACTOR_WORDS.get(f, f) for c in frame["confounded_with"] for f in factor_names(c)})
     return {"differs": len(differs), "unknown": len(unknown), "factors": factors}
 
@@ -253,7 +243,7 @@ def reference_facts(state: CrossOs, campaign: str) -> dict[str, Any]:
         "campaign": escape(campaign),
         "configurations": 0 if frame is None else len(frame),
     }
-    if state.reference_status not in ("self", "missing", "error") and frame is not None and not frame.empty:
+    if state.reference_status == "ran" and not frame.empty:
         facts.update(
             tested=int((frame["test"] != "none").sum()),
             holm=int(frame["reject"].map(truthy).sum()),

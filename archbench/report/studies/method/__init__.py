@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from archbench.report.latex import MacroSet
-from archbench.report.studies.method.facts import environment_findings, environment_table, trials_findings
+from archbench.report.studies.method import facts
 from archbench.report.studies.method.interference import CampaignTrials, interference_findings
 from archbench.report.study import Study, StudyContext, StudyOutput
 
@@ -24,11 +24,17 @@ def write(context: StudyContext) -> StudyOutput:
     processed, prose = context.processed, context.prose
     summary, trials, campaign = processed.summary, processed.trials, processed.campaign
     macros = MacroSet()
-    findings = environment_findings(macros, campaign.meta, campaign.trials, trials, summary, prose)
-    findings.update(trials_findings(summary, prose))
     campaigns = [CampaignTrials("main", "", trials, campaign.meta), _workloads(context)]
-    findings["interference"] = interference_findings(macros, campaigns)
-    return StudyOutput(macros, {ENVIRONMENT_FILE: environment_table(prose)}, None, findings)
+    findings = {
+        **facts.environment_findings(macros, campaign.meta, campaign.trials, trials, summary, prose),
+        # The sentences on the campaign's trials (the threats to validity quote client_bound too).
+        "client_bound": facts.client_bound_finding(summary, prose),
+        "flags": facts.flag_finding(summary, prose),
+        "nginx_cpu_source": facts.nginx_cpu_source_finding(summary),
+        "interference": interference_findings(macros, campaigns),
+    }
+    # The environment table holds only macros, so it always matches macros.tex.
+    return StudyOutput(macros, {ENVIRONMENT_FILE: prose.block(facts.TEMPLATE, "table")}, None, findings)
 
 
 def _workloads(context: StudyContext) -> CampaignTrials:

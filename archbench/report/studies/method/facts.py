@@ -265,11 +265,6 @@ def pinning_finding(trials: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def environment_table(prose: Prose) -> str:
-    """Hardware and software table; it holds only macros, so it always matches macros.tex."""
-    return prose.block(TEMPLATE, "table")
-
-
 def flag_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any] | None:
     """The configurations with flagged, failed and unsupported trials (None: the campaign has no configuration)."""
     if summary.empty:
@@ -329,19 +324,11 @@ def client_bound_finding(
 def nginx_cpu_source_finding(summary: pd.DataFrame) -> dict[str, str]:
     """Whose CPU time nginx's is: its own processes', the launched process tree's, or neither recorded."""
     nginx = summary[summary["architecture"] == REFERENCE_ARCHITECTURE] if not summary.empty else summary
-    sources = (
-        {
-            s
-            for value in nginx.get("server_cpu_source", pd.Series(dtype=str)).fillna("")
-            for s in str(value).split(";")
-            if s
-        }
-        if not nginx.empty
-        else set()
-    )
     if nginx.empty:
-        kind = "no_nginx"
-    elif sources == {analysis.CPU_SOURCE_STATS}:
+        return {"kind": "no_nginx"}
+    values = nginx.get("server_cpu_source", pd.Series(dtype=str)).fillna("")
+    sources = {s for value in values for s in str(value).split(";") if s}
+    if sources == {analysis.CPU_SOURCE_STATS}:
         kind = "own_processes"
     elif sources == {analysis.CPU_SOURCE_TREE}:
         kind = "process_tree"
@@ -350,13 +337,3 @@ def nginx_cpu_source_finding(summary: pd.DataFrame) -> dict[str, str]:
     else:
         kind = "mixed"
     return {"kind": kind}
-
-
-def trials_findings(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
-    """The facts of the sentences on the campaign's trials: client-bound trials (the threats to validity quote them),
-    flags and failures, and nginx's CPU time."""
-    return {
-        "client_bound": client_bound_finding(summary, prose),
-        "flags": flag_finding(summary, prose),
-        "nginx_cpu_source": nginx_cpu_source_finding(summary),
-    }

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.analyze.noise import InterferenceCounts, interference_counts
+from archbench.analyze.noise import interference_counts
 from archbench.config.params import DEFAULT_INTERFERENCE_SHARE, DEFAULT_MAX_RERUNS
 from archbench.report.latex import MISSING, MacroSet, format_compact, format_count
 
@@ -39,44 +39,39 @@ def _parameter(meta: Mapping[str, Any], name: str, default: Any) -> Any:
     return default if value is None else value
 
 
-def _facts(campaign: CampaignTrials, counts: InterferenceCounts) -> dict[str, Any]:
-    return {
-        "role": campaign.role,
-        "trials": format_count(counts.trials),
-        "judged": counts.judged,
-        "derived": counts.judged > 0 and counts.recorded == 0,
-        "disturbed": format_count(counts.disturbed),
-        "one_disturbed": counts.disturbed == 1,
-        "reruns": format_count(counts.reruns) if counts.reruns else None,
-        "one_rerun": counts.reruns == 1,
-        "still": format_count(counts.still_disturbed),
-        "one_still": counts.still_disturbed == 1,
-    }
-
-
 def interference_findings(macros: MacroSet, campaigns: list[CampaignTrials]) -> dict[str, Any]:
     """The counts of every campaign and the rule's parameters as macros; returns the facts of the sentence."""
     facts = []
     for campaign in campaigns:
         counts = interference_counts(campaign.trials)
-        where = f"{campaign.role} campaign"
-        prefix = rf"\ab{campaign.prefix}"
         present = not campaign.trials.empty
-
-        def count(value: int, judged: bool = True, *, present: bool = present) -> str:
-            return format_count(value) if present and judged else MISSING
-
-        judged = counts.judged > 0
-        macros.add(f"{prefix}JudgedTrialCount", count(counts.judged), f"{where}: measured ok trials judged")
-        macros.add(f"{prefix}DisturbedTrialCount", count(counts.disturbed, judged), f"{where}: disturbed trials")
-        macros.add(f"{prefix}RerunTrialCount", count(counts.reruns, judged), f"{where}: re-runs of disturbed trials")
-        macros.add(
-            f"{prefix}StillDisturbedCount",
-            count(counts.still_disturbed, judged),
-            f"{where}: rounds still disturbed after their re-runs",
-        )
+        judged = present and counts.judged > 0
+        for name, value, shown, what in (
+            ("JudgedTrialCount", counts.judged, present, "measured ok trials judged"),
+            ("DisturbedTrialCount", counts.disturbed, judged, "disturbed trials"),
+            ("RerunTrialCount", counts.reruns, judged, "re-runs of disturbed trials"),
+            ("StillDisturbedCount", counts.still_disturbed, judged, "rounds still disturbed after their re-runs"),
+        ):
+            macros.add(
+                rf"\ab{campaign.prefix}{name}",
+                format_count(value) if shown else MISSING,
+                f"{campaign.role} campaign: {what}",
+            )
         if present:
-            facts.append(_facts(campaign, counts))
+            facts.append(
+                {
+                    "role": campaign.role,
+                    "trials": format_count(counts.trials),
+                    "judged": counts.judged,
+                    "derived": counts.judged > 0 and counts.recorded == 0,
+                    "disturbed": format_count(counts.disturbed),
+                    "one_disturbed": counts.disturbed == 1,
+                    "reruns": format_count(counts.reruns) if counts.reruns else None,
+                    "one_rerun": counts.reruns == 1,
+                    "still": format_count(counts.still_disturbed),
+                    "one_still": counts.still_disturbed == 1,
+                }
+            )
     main_meta = campaigns[0].meta if campaigns else {}
     share = float(_parameter(main_meta, "interference_share", DEFAULT_INTERFERENCE_SHARE))
     macros.add(r"\abInterferenceShare", format_compact(100 * share), "percent of a CPU set's ticks that disturb")
