@@ -44,8 +44,7 @@ def cpu_table(depths: Sequence[dict[str, Any]], prose: Prose) -> str:
 def _campaign_metas(context: StudyContext) -> list[dict]:
     """The recorded parameters of the main campaign and of the network study's campaigns (where they ran)."""
     metas = [context.processed.campaign.meta]
-    network = context.earlier.get("network")
-    study = network.result if network is not None else None
+    study = getattr(context.earlier.get("network"), "result", None)
     for source in (getattr(study, "network", None), getattr(study, "loopback", None)):
         if source is not None and source.campaign is not None:
             metas.append(source.campaign.meta)
@@ -54,10 +53,9 @@ def _campaign_metas(context: StudyContext) -> list[dict]:
 
 def write(context: StudyContext) -> StudyOutput:
     processed = context.processed
-    workloads = context.earlier.get("workloads")
-    picks = pick_facts(workloads.result if workloads is not None else None)
-    sources = context.earlier.get("sources")
-    verdicts = [facts.verdict for facts in (sources.result or {}).values()] if sources is not None else []
+    picks = pick_facts(getattr(context.earlier.get("workloads"), "result", None))
+    sources = getattr(context.earlier.get("sources"), "result", None) or {}
+    verdicts = [facts.verdict for facts in sources.values()]
     architectures = context.earlier.get("architectures")
     pool = context.earlier.get("pool")
     depths = cpu_facts(processed.summary)

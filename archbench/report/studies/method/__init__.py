@@ -39,8 +39,7 @@ def write(context: StudyContext) -> StudyOutput:
 
 def _workloads(context: StudyContext) -> CampaignTrials:
     """The workloads study's campaign and trials, empty when it has none (or did not run)."""
-    earlier = context.earlier.get("workloads")
-    study = earlier.result if earlier is not None else None
+    study = getattr(context.earlier.get("workloads"), "result", None)
     source = getattr(study, "campaign", None)
     trials = getattr(study, "trials", None) if source is not None else None
     meta = source.meta if source is not None else {}

@@ -7,29 +7,14 @@ paper/templates/rules/ (its section, section.tex.j2, is rendered with the summar
 
 from __future__ import annotations
 
-from archbench.report.studies.rules.facts import ReportContext, rule_rows, rules_summary, rules_table
+from archbench.report.studies.rules.facts import rule_rows, rules_summary, rules_table
 from archbench.report.study import Study, StudyContext, StudyOutput
 
 RULES_TABLE_FILE = "table-rules.tex"
 
 
 def write(context: StudyContext) -> StudyOutput:
-    processed = context.processed
-    pool, architectures = context.result("pool"), context.result("architectures")
-    statistics = context.result("statistics")
-    rules_context = ReportContext(
-        summary=processed.summary,
-        trials=processed.trials,
-        meta=processed.campaign.meta,
-        pool_table_labels=list(pool.table_labels),
-        architecture_table_labels=list(architectures.table_labels),
-        figures_present={**pool.figures_present, **architectures.figures_present},
-        qq_present=statistics.qq_present,
-        comparisons=statistics.comparisons,
-        cross=context.result("crossos"),
-        adaptive_state=statistics.adaptive_state,
-    )
-    rows = rule_rows(rules_context, context.prose)
+    rows = rule_rows(context)
     return StudyOutput(
         files={RULES_TABLE_FILE: rules_table(rows, context.prose)}, section={"summary": rules_summary(rows)}
     )

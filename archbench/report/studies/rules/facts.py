@@ -3,43 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from archbench.analyze import analysis
-from archbench.analyze.adaptive_state import AdaptiveOutcome
 from archbench.analyze.analysis import key_text, main_pool_series
 from archbench.report import latex
 from archbench.report.formats import ALPHA
-from archbench.report.latex import (
-    escape,
-)
+from archbench.report.latex import escape
 from archbench.report.prose import Prose
-from archbench.report.studies.crossos.data import CrossOs
+from archbench.report.study import StudyContext
 from archbench.stats import MIN_ROUNDS, MIN_TRIALS_FOR_INTERVAL, NOT_RUN
 
-# =========================================================================== the twelve rules
-
-
 TEMPLATE = "rules/sentences"  # paper/templates/rules/sentences.tex.j2
-
-
-@dataclass
-class ReportContext:
-    """What the rules table may cite: which tables and figures exist in this build, and the key facts."""
-
-    summary: pd.DataFrame
-    trials: pd.DataFrame
-    meta: Mapping[str, Any]
-    pool_table_labels: list[str]
-    architecture_table_labels: list[str]
-    figures_present: dict[str, bool]
-    qq_present: bool
-    comparisons: pd.DataFrame
-    cross: CrossOs
-    adaptive_state: AdaptiveOutcome
 
 
 def main_pool_table_label(main: Any, labels: Sequence[str]) -> str | None:
@@ -65,33 +42,33 @@ def cpus_in_use(trials: pd.DataFrame, meta: Mapping[str, Any]) -> tuple[set[int]
     return used, int(count) if isinstance(count, (int, float)) and not isinstance(count, bool) else 0
 
 
-def rule_facts(ctx: ReportContext) -> list[dict[str, Any]]:
-    """The facts each of the twelve rules' text needs, in rule order, each with its status (met, partly, n/a)."""
-    summary = ctx.summary
-    has_data = bool(not summary.empty and (pd.to_numeric(summary["n"], errors="coerce").fillna(0) > 0).any())
+def rule_facts(context: StudyContext) -> list[dict[str, Any]]:
+    """The facts each of the twelve rules' text needs, in rule order, each with its status (met, partly, n/a): from
+    the main campaign and the results of the pool, architecture, statistics and cross-OS studies."""
+    summary, trials, meta = context.processed.summary, context.processed.trials, context.processed.campaign.meta
+    pool, architectures = context.result("pool"), context.result("architectures")
+    statistics, cross = context.result("statistics"), context.result("crossos")
     n = pd.to_numeric(summary.get("n", pd.Series(dtype=float)), errors="coerce").fillna(0)
-    architecture_tables = list(ctx.architecture_table_labels)
-    comparisons = not ctx.comparisons.empty
+    has_data = bool((n > 0).any())
+    architecture_tables = list(architectures.table_labels)
+    compared = statistics.comparisons
+    comparisons = not compared.empty
 
     main = main_pool_series(summary) if not summary.empty else None
     main_sweep = main is not None and bool(main.rows["mean"].notna().any())
     rule1 = {
         "status": "met" if main_sweep or architecture_tables else "n/a",
         "main_sweep": main_sweep,
-        "pool_table": main_pool_table_label(main, ctx.pool_table_labels) if main_sweep else None,
+        "pool_table": main_pool_table_label(main, list(pool.table_labels)) if main_sweep else None,
         "architecture_tables": architecture_tables,
     }
 
-    missing = (
-        int(pd.to_numeric(summary.get("n_missing", pd.Series(dtype=float)), errors="coerce").fillna(0).sum())
-        if not summary.empty
-        else 0
-    )
-    used, total = cpus_in_use(ctx.trials, ctx.meta)
+    missing = int(pd.to_numeric(summary.get("n_missing", pd.Series(dtype=float)), errors="coerce").fillna(0).sum())
+    used, total = cpus_in_use(trials, meta)
     idle = total - len(used) if total else 0
     rule2 = {
         "status": "partly" if idle > 0 else "met",
-        "profile": escape(ctx.meta.get("profile") or "unknown"),
+        "profile": escape(meta.get("profile") or "unknown"),
         "missing": missing,
         "idle": idle,
         "total": total,
@@ -99,20 +76,18 @@ def rule_facts(ctx: ReportContext) -> list[dict[str, Any]]:
 
     checkable = summary[n >= 3] if not summary.empty else summary
     failing = int((pd.to_numeric(checkable["shapiro_p"], errors="coerce") < ALPHA).sum()) if not checkable.empty else 0
-    tested = ctx.comparisons[ctx.comparisons["test"] != NOT_RUN] if comparisons else ctx.comparisons
+    tested = compared[compared["test"] != NOT_RUN] if comparisons else compared
     ratio_p = pd.to_numeric(tested.get("shapiro_p_log", pd.Series(dtype=float)), errors="coerce")
     ratios_failing = int((ratio_p < ALPHA).sum())
     # The t tests assume the log ratios roughly normal: met when every tested comparison's log ratios pass the check.
     normality_met = bool(ratio_p.notna().any()) and ratios_failing == 0
-    cross_campaigns = not ctx.cross.measured.empty or (
-        ctx.cross.reference is not None and not ctx.cross.reference.empty
-    )
-    any_figure = any(ctx.figures_present.values()) or ctx.qq_present
+    cross_campaigns = not cross.measured.empty or (cross.reference is not None and not cross.reference.empty)
+    any_figure = any({**pool.figures_present, **architectures.figures_present}.values()) or statistics.qq_present
     return [
         rule1,
         rule2,
         {"status": "met" if has_data else "n/a", "has_data": has_data},
-        {"status": "met", "comparisons": comparisons, "paired": bool(comparisons and ctx.comparisons["paired"].any())},
+        {"status": "met", "comparisons": comparisons, "paired": bool(comparisons and compared["paired"].any())},
         {"status": "met" if (n >= MIN_TRIALS_FOR_INTERVAL).any() else "partly"},
         {
             "status": "met" if normality_met else "partly",
@@ -120,14 +95,14 @@ def rule_facts(ctx: ReportContext) -> list[dict[str, Any]]:
             "failing": failing,
             "ratios_checked": int(ratio_p.notna().sum()),
             "ratios_failing": ratios_failing,
-            "qq": ctx.qq_present,
+            "qq": statistics.qq_present,
             "has_summary": not summary.empty,
         },
         {
             "status": "met" if len(tested) else "partly",
             "comparisons": comparisons,
             "tested": len(tested),
-            "not_run": len(ctx.comparisons) - len(tested),
+            "not_run": len(compared) - len(tested),
             "minimum": MIN_ROUNDS,
             "cross_campaigns": cross_campaigns,
         },
@@ -137,7 +112,7 @@ def rule_facts(ctx: ReportContext) -> list[dict[str, Any]]:
             "has_summary": not summary.empty,
             "architecture_tables": architecture_tables,
         },
-        {"status": "met", "source000": not ctx.cross.source_os.empty},
+        {"status": "met", "source000": not cross.source_os.empty},
         {"status": "met"},
         {
             "status": "partly",
@@ -145,15 +120,15 @@ def rule_facts(ctx: ReportContext) -> list[dict[str, Any]]:
             # pong at some compared depth: the same decision as the architecture sentences' reference floor.
             "floor": any(one.upper_bound is not None for one in analysis.comparisons(summary)) if has_data else False,
         },
-        {"status": "met" if any_figure else "partly", "qq": ctx.qq_present},
+        {"status": "met" if any_figure else "partly", "qq": statistics.qq_present},
     ]
 
 
-def rule_rows(ctx: ReportContext, prose: Prose) -> list[tuple[str, str]]:
+def rule_rows(context: StudyContext) -> list[tuple[str, str]]:
     """(status, where and how) for each of the twelve rules, citing only what this build contains."""
     return [
-        (facts["status"], prose.sentence(TEMPLATE, f"rule{number}", facts))
-        for number, facts in enumerate(rule_facts(ctx), start=1)
+        (facts["status"], context.prose.sentence(TEMPLATE, f"rule{number}", facts))
+        for number, facts in enumerate(rule_facts(context), start=1)
     ]
 
 

@@ -87,10 +87,6 @@ class ServingOrderResults:
         return any(not look.comparison.empty for look in self.looks)
 
     @property
-    def campaigns(self) -> list[storage.Campaign]:
-        return [look.campaign for look in self.looks]
-
-    @property
     def level(self) -> float:
         return look_level(len(self.looks))
 

@@ -108,7 +108,7 @@ def serving_order_sentences(study: ServingOrderResults) -> dict[str, Any]:
     if not study.available:
         return {"campaigns": None, "usable": None, "finding": None}
     return {
-        "campaigns": {"section": "section", "campaigns": [provenance_facts(c) for c in study.campaigns]},
+        "campaigns": {"section": "section", "campaigns": [provenance_facts(look.campaign) for look in study.looks]},
         "usable": {
             "looks": [{**usable_facts(look), "number": i + 1} for i, look in enumerate(study.looks)],
             "tolerance": format_count(100 * SUSTAIN_TOLERANCE),

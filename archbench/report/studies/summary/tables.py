@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from archbench.analyze import published_compare as compare
-from archbench.report.latex import Column, format_count, render_longtable
+from archbench.report.latex import Column, format_count, format_list, render_longtable
 from archbench.report.prose import Prose
 from archbench.report.studies.sources.facts import SourceFacts
 from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
@@ -55,8 +55,7 @@ def reproduced_facts(sources: Mapping[str, SourceFacts]) -> dict[str, Any]:
     for verdict in VERDICT_ORDER:
         numbers = sorted(n for n, facts in sources.items() if facts.verdict == verdict)
         if numbers:
-            joined = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
-            groups.append({"verdict": verdict, "count": len(numbers), "sources": joined})
+            groups.append({"verdict": verdict, "count": len(numbers), "sources": format_list(numbers)})
     return {"total": len(sources), "groups": groups}
 
 
