@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from archbench import stats
+from archbench.analyze import crossos
 from archbench.config.catalogue import CATALOGUE
 from archbench.report.studies.crossos.data import (
     CrossOs,
@@ -51,10 +52,9 @@ def write(
     # What the catalogue's crossos entry chose: the campaign compared with, and the imported ones beside it.
     compared = context.campaigns.choice(STUDY_NAME)
     others = compared_campaigns(compared.read, campaign_dir.name)
-    measured_cross_host(cross, processed.trials, campaign_dir.name, raw_root, others, seed=seed, resamples=resamples)
-    reference_comparison(
-        cross, processed.trials, campaign_dir.name, raw_root, compared.name, seed=seed, resamples=resamples
-    )
+    testing = crossos.Testing(seed=seed, resamples=resamples)
+    measured_cross_host(cross, processed.trials, campaign_dir.name, raw_root, others, testing)
+    reference_comparison(cross, processed.trials, campaign_dir.name, raw_root, compared.name, testing)
     facts = {
         "source": source000_facts(cross),
         "cross_host": cross_host_facts(cross),

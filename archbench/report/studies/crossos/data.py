@@ -94,9 +94,7 @@ def measured_cross_host(
     campaign: str,
     raw_root: Path | None,
     others: Sequence[str],
-    *,
-    seed: int | None,
-    resamples: int,
+    testing: crossos.Testing,
 ) -> None:
     """(b): every configuration measured on two or more OSes (else hosts) among `campaign` and `others`."""
     frames = [trials.assign(campaign=campaign)]
@@ -118,9 +116,7 @@ def measured_cross_host(
             state.measured_groups[column] = sorted({str(v) for v in rows[column].dropna()})
     if not group or rows.empty:
         return
-    state.measured = crossos.measured_comparisons(
-        combined, group, testing=crossos.Testing(seed=seed, resamples=resamples), family=f"throughput by {group}"
-    )
+    state.measured = crossos.measured_comparisons(combined, group, testing=testing, family=f"throughput by {group}")
 
 
 def reference_comparison(
@@ -129,9 +125,7 @@ def reference_comparison(
     campaign: str,
     raw_root: Path | None,
     reference_name: str | None,
-    *,
-    seed: int | None,
-    resamples: int,
+    testing: crossos.Testing,
 ) -> None:
     """(c): this campaign against the one the catalogue's crossos entry chose (data/raw/reference unless
     CAMPAIGNS names another), configuration by configuration."""
@@ -148,7 +142,5 @@ def reference_comparison(
         state.reference_error = f"{type(error).__name__}: {error}"
         return
     local = _http_only(trials.assign(campaign=campaign))
-    state.reference = crossos.compare_with_reference(
-        local, reference, testing=crossos.Testing(seed=seed, resamples=resamples)
-    )
+    state.reference = crossos.compare_with_reference(local, reference, testing=testing)
     state.reference_status = "ran"
