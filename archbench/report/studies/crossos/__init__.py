@@ -15,6 +15,7 @@ import pandas as pd
 
 from archbench import stats
 from archbench.analyze import crossos
+from archbench.analyze.analysis import write_csvs
 from archbench.config.catalogue import CATALOGUE
 from archbench.report.studies.crossos.data import (
     CrossOs,
@@ -91,8 +92,7 @@ def write_crossos_csv(processed_dir: Path, cross: CrossOs) -> None:
         if frame is not None and not frame.empty
     ]
     combined = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["table"])
-    processed_dir.mkdir(parents=True, exist_ok=True)
-    combined.to_csv(processed_dir / CROSSOS_CSV, index=False, lineterminator="\n")
+    write_csvs(processed_dir, {CROSSOS_CSV: combined})
 
 
 STUDY = Study(

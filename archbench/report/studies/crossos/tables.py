@@ -30,12 +30,7 @@ from archbench.report.formats import (
     truthy,
     two_lines,
 )
-from archbench.report.latex import (
-    escape,
-    format_count,
-    format_decimal,
-    is_missing,
-)
+from archbench.report.latex import escape, format_count, format_decimal, is_missing
 from archbench.report.prose import Prose
 from archbench.report.studies.crossos.data import FACTOR_WORDS, CrossOs, factor_names
 
@@ -126,11 +121,7 @@ def source000_facts(state: CrossOs) -> dict[str, Any]:
         "alpha": format_decimal(ALPHA, 2),
         "significant": named,
         "more": more,
-        "confounding": {
-            "total": len(frame),
-            "confounded": len(confounded),
-            "pairs": pairs,
-        },
+        "confounding": {"total": len(frame), "confounded": len(confounded), "pairs": pairs},
         "setup": None if setups.empty else _setup_facts(setups),
         "share": None if share.empty else {"significant": int(share["reject"].map(truthy).sum()), "total": len(share)},
     }

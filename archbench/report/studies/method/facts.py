@@ -198,10 +198,7 @@ def environment_findings(
             int((measured["flagged"].astype(bool) & (status == "ok")).sum()) if not measured.empty else 0,
             "measured ok trials flagged by wrk output",
         ),
-        r"\abMissingTrialCount": (
-            max(0, len(plan) - len(trials)) if plan else 0,
-            "planned trials without a record",
-        ),
+        r"\abMissingTrialCount": (max(0, len(plan) - len(trials)) if plan else 0, "planned trials without a record"),
     }
     for name, (value, comment) in counts.items():
         macros.add(name, format_count(value), comment)

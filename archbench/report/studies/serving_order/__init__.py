@@ -19,12 +19,7 @@ from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
-from archbench.report.studies.serving_order.data import (
-    COMPARISON_CSV,
-    TRIALS_CSV,
-    ServingOrderResults,
-    read_looks,
-)
+from archbench.report.studies.serving_order.data import COMPARISON_CSV, TRIALS_CSV, ServingOrderResults, read_looks
 from archbench.report.studies.serving_order.facts import serving_order_macros, serving_order_sentences
 from archbench.report.studies.serving_order.tables import comparison_table
 from archbench.report.study import CampaignStudy, Paper, ReportOptions, StudyContext
