@@ -78,10 +78,9 @@ def _first_record(trial_records: Sequence[dict[str, Any]], wanted) -> dict[str, 
     return (ok or matching or [None])[0]
 
 
-def _interleaving(trials: pd.DataFrame) -> tuple[int, int]:
+def _interleaving(measured: pd.DataFrame) -> tuple[int, int]:
     """(configuration changes between consecutive measured trials, possible changes)."""
-    measured = trials[~trials["warmup"].astype(bool)].sort_values("order_index", kind="stable")
-    ids = list(measured["config_id"])
+    ids = list(measured.sort_values("order_index", kind="stable")["config_id"])
     return sum(1 for a, b in zip(ids, ids[1:], strict=False) if a != b), max(0, len(ids) - 1)
 
 
@@ -176,10 +175,9 @@ def environment_findings(
         escape(repetitions if repetitions is not None else "unknown"),
         "measured trials per configuration",
     )
-    per_config_warmups = warmups.groupby("config_id").size() if not warmups.empty else pd.Series(dtype=int)
     macros.add(
         r"\abWarmupsPerConfiguration",
-        format_list(sorted(set(per_config_warmups))) if len(per_config_warmups) else "0",
+        format_list(sorted(set(warmups.groupby("config_id").size()))) if not warmups.empty else "0",
         "warm-up trials per configuration",
     )
 
@@ -203,7 +201,7 @@ def environment_findings(
     for name, (value, comment) in counts.items():
         macros.add(name, format_count(value), comment)
 
-    changes, possible = _interleaving(trials) if not trials.empty else (0, 0)
+    changes, possible = _interleaving(measured) if not measured.empty else (0, 0)
     record = _representative_record(trial_records, summary)
     server_command = _server_command(record) if record else ""
     macros.add(r"\abLoadCommand", escape_command(load_command(record) or "unknown"), "exact load command of one trial")
