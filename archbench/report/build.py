@@ -42,7 +42,7 @@ from archbench.report import latex, pipeline
 from archbench.report.campaigns import CAMPAIGNS_FILE, MAIN, Campaigns, parse_overrides, resolve
 from archbench.report.pipeline import resolve_campaign
 from archbench.report.plots import FigureFile
-from archbench.report.plotting import TablesAndFigures
+from archbench.report.plots import TablesAndFigures
 from archbench.report.prose import Prose
 from archbench.report.studies import STUDIES
 from archbench.report.study import PARTS, ReportOptions, Study, StudyContext, StudyOutput

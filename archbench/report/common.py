@@ -29,8 +29,7 @@ from archbench.report.latex import (
     format_count,
     is_missing,
 )
-from archbench.report.plots import save_or_none
-from archbench.report.plotting import include_path
+from archbench.report.plots import include_path, save_or_none
 from archbench.report.prose import Prose
 
 COMMON_TEMPLATE = "common/studies"
@@ -349,7 +348,6 @@ def quoted_load_command(
 
 def saved_include(figure: Any, path: Path, paper_dir: Path) -> str | None:
     """Save a figure (None: none drawn) as a PDF at `path` and return its path as \\includegraphics takes it
-    (relative to paper_dir); without a figure an earlier run's PDF there is removed and the answer is None."""
-    if figure is None:
-        Path(path).unlink(missing_ok=True)
+    (relative to paper_dir); without a figure an earlier run's PDF there is removed (save_or_none) and the answer
+    is None."""
     return include_path(save_or_none(figure, path), paper_dir)

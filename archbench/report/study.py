@@ -39,8 +39,7 @@ from archbench.report.common import (
     write_study_csvs,
 )
 from archbench.report.latex import MacroSet, figure_block
-from archbench.report.plots import FigureFile
-from archbench.report.plotting import include_path
+from archbench.report.plots import FigureFile, include_path
 from archbench.report.prose import SECTION_TEMPLATE, Prose
 
 Part = Literal["front", "body", "appendix"]
