@@ -288,15 +288,34 @@ def figure_blocks(
     key's `<key>_caption` and `<key>_missing` (the sentence standing in for a figure the campaign cannot make). A
     caption gets the figure's series (`series`, LaTeX-escaped), so that it names only what the figure shows."""
     return {
-        name: figure_block(
-            include_path(made[key], paper_dir),
+        name: figure_environment(
+            made[key],
             label,
-            prose.sentence(
-                template,
-                f"{key}_caption",
-                series=[escape(s) for s in made[key].series_labels] if made[key] is not None else [],
-            ),
-            prose.sentence(template, f"{key}_missing"),
+            paper_dir,
+            prose,
+            template,
+            (f"{key}_caption", f"{key}_missing"),
+            {"series": [escape(s) for s in made[key].series_labels] if made[key] is not None else []},
         )
         for name, (label, key) in blocks.items()
     }
+
+
+def figure_environment(
+    made: FigureFile | None,
+    label: str,
+    paper_dir: Path,
+    prose: Prose,
+    template: str,
+    keys: tuple[str, str],
+    facts: Mapping[str, Any],
+) -> str:
+    """The figure's environment (included relative to paper_dir), its caption the template's `keys[0]` rendered
+    with `facts`, or without the figure the sentence `keys[1]`."""
+    caption, missing = keys
+    return figure_block(
+        include_path(made, paper_dir),
+        label,
+        prose.sentence(template, caption, facts),
+        prose.sentence(template, missing),
+    )

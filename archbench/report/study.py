@@ -38,8 +38,8 @@ from archbench.report.common import (
     remove_stale_files,
     write_study_csvs,
 )
-from archbench.report.latex import MacroSet, figure_block
-from archbench.report.plots import FigureFile, include_path
+from archbench.report.latex import MacroSet
+from archbench.report.plots import FigureFile, figure_environment
 from archbench.report.prose import SECTION_TEMPLATE, Prose
 
 Part = Literal["front", "body", "appendix"]
@@ -76,13 +76,7 @@ class Paper:
 
     def figure(self, made: FigureFile | None, label: str, template: str, keys: tuple[str, str], **facts: Any) -> str:
         """The figure's environment, its caption the template's `keys[0]`, or without it the sentence `keys[1]`."""
-        caption, missing = keys
-        return figure_block(
-            include_path(made, self.paper_dir),
-            label,
-            self.prose.sentence(template, caption, facts),
-            self.prose.sentence(template, missing),
-        )
+        return figure_environment(made, label, self.paper_dir, self.prose, template, keys, facts)
 
 
 @dataclass
@@ -110,7 +104,7 @@ class StudyContext:
 
     def campaign(self, key: str) -> str | None:
         """The campaign (or file) chosen for `key`, None when there is none."""
-        return self.campaigns.name(key)
+        return self.campaigns.get(key)
 
     def result(self, study: str) -> Any:
         """The result of an earlier study (a KeyError names a study that has not run before this one)."""
