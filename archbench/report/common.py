@@ -1,5 +1,5 @@
 """What the echo and latency studies share: which campaign a section reads, trial-record outcomes, labels,
-CSV writing, row order and the sentences every study section opens with (provenance, no campaign)."""
+row order and the sentences every study section opens with (provenance, no campaign)."""
 
 from __future__ import annotations
 
@@ -256,21 +256,6 @@ def sample_min(values: Any) -> float:
     """The smallest number of a column; NaN when it has none."""
     sample = stats.as_sample(values)
     return float(sample.min()) if sample.size else math.nan
-
-
-def remove_stale_files(directory: Path, names: Sequence[str]) -> None:
-    """Delete these outputs of an earlier run, so none of them can pass for this run's."""
-    for name in names:
-        (Path(directory) / name).unlink(missing_ok=True)
-
-
-def write_study_csvs(
-    processed_dir: Path, campaigns: Sequence[storage.Campaign], frames: Mapping[str, pd.DataFrame]
-) -> dict[str, Path]:
-    """Write a study's CSVs into processed_dir, which must not be inside any of its (immutable) raw campaigns."""
-    for campaign in campaigns:
-        analysis.refuse_inside_raw(Path(processed_dir), campaign.path)
-    return analysis.write_csvs(Path(processed_dir), frames)
 
 
 def distinct_values(frame: pd.DataFrame, column: str) -> list[float]:

@@ -492,7 +492,7 @@ def notes_for_marks(
     ):
         if note is not None and any_positive(rows, column):
             notes.append(note)
-    carried = {bottleneck_of(row) for _, row in rows.iterrows()} if not rows.empty else set()
+    carried = {bottleneck_of(row) for _, row in rows.iterrows()}
     by_class = {bottleneck.CLIENT: client_bound, **(bottlenecks or {})}
     for name in (bottleneck.CLIENT, bottleneck.BOTH, bottleneck.WAIT, bottleneck.NEITHER):
         if by_class.get(name) is not None and name in carried:

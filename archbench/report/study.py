@@ -35,8 +35,6 @@ from archbench.report.common import (
     StudySource,
     absent_files,
     load_campaign_or_reason,
-    remove_stale_files,
-    write_study_csvs,
 )
 from archbench.report.latex import MacroSet
 from archbench.report.plots import FigureFile, figure_environment
@@ -187,9 +185,14 @@ class CampaignStudy(ABC, Generic[Result]):
         sources = self.load(names, raw_root)
         result = self.process(sources, options or ReportOptions())
         if processed_dir is not None and result.available:
-            write_study_csvs(processed_dir, [s.campaign for s in sources if s.campaign is not None], self.csvs(result))
+            # processed_dir must not be inside any of its (immutable) raw campaigns.
+            for source in sources:
+                if source.campaign is not None:
+                    analysis.refuse_inside_raw(Path(processed_dir), source.campaign.path)
+            analysis.write_csvs(Path(processed_dir), self.csvs(result))
         elif processed_dir is not None:
-            remove_stale_files(processed_dir, self.processed_files)
+            for name in self.processed_files:
+                (Path(processed_dir) / name).unlink(missing_ok=True)
         return result
 
     def figures(self, result: Result, figures_dir: Path) -> Mapping[str, Any]:
