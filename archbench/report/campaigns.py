@@ -220,11 +220,11 @@ def _choose(key: str, rule: CampaignRule, given: str | None, raw_root: Path, pro
             raise ParameterError(
                 PARAMETER, f"{key}={given}: no {what} for it under {raw_root}; available campaigns: {available}"
             )
-        how, detail = _classify(rule, given, host, raw_root, processed_dir)
-        return Choice(key, given, how, detail, _read(rule, given, raw_root))
-    candidates = [_expand(p, host, raw_root, processed_dir) for p, _ in rule.measured]
-    if rule.reference is not None:
-        candidates.append(_expand(rule.reference, host, raw_root, processed_dir))
+        candidates = [given]
+    else:
+        candidates = [_expand(p, host, raw_root, processed_dir) for p, _ in rule.measured]
+        if rule.reference is not None:
+            candidates.append(_expand(rule.reference, host, raw_root, processed_dir))
     for name in dict.fromkeys(candidates):
         if _exists(rule, name, raw_root):
             how, detail = _classify(rule, name, host, raw_root, processed_dir)
