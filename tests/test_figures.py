@@ -10,7 +10,7 @@ import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from archbench.analyze import analysis
-from archbench.report import plots, plotting
+from archbench.report import plots
 from archbench.report.prose import Prose
 from archbench.report.studies.architectures import figures as architecture_figures
 from archbench.report.studies.pool import figures
@@ -183,14 +183,14 @@ def test_captions_name_only_the_series_a_figure_shows(tmp_path):
     made = {
         "architectures_threads": plots.FigureFile(tmp_path / "figures" / "t.pdf", ("thread pool (request, queue)",))
     }
-    blocks = plotting.figure_blocks(
+    blocks = plots.figure_blocks(
         made, {"t.tex": ("fig:t", "architectures_threads")}, "architectures/figures", Prose(), tmp_path
     )
     caption = blocks["t.tex"]
     assert "(thread pool (request, queue))" in caption
     assert "reactor" not in caption and "nginx" not in caption  # neither is plotted
     made["architectures_threads"] = plots.FigureFile(tmp_path / "figures" / "t.pdf", ("io_uring", "nginx"))
-    caption = plotting.figure_blocks(
+    caption = plots.figure_blocks(
         made, {"t.tex": ("fig:t", "architectures_threads")}, "architectures/figures", Prose(), tmp_path
     )["t.tex"]
     assert r"(io\_uring and nginx)" in caption and "nginx dashed" in caption

@@ -10,7 +10,7 @@ import pytest
 
 from archbench.config.servers import server_specs
 from archbench.report import plots, theme
-from archbench.report.plotting import label_colours
+from archbench.report.plots import label_colours
 
 
 def _hue(colour) -> float:

@@ -40,9 +40,8 @@ from archbench.config.paths import (
 )
 from archbench.report import latex, pipeline
 from archbench.report.campaigns import CAMPAIGNS_FILE, MAIN, Campaigns, parse_overrides, resolve
-from archbench.report.pipeline import resolve_campaign
 from archbench.report.plots import FigureFile
-from archbench.report.plotting import TablesAndFigures
+from archbench.report.plots import TablesAndFigures
 from archbench.report.prose import Prose
 from archbench.report.studies import STUDIES
 from archbench.report.study import PARTS, ReportOptions, Study, StudyContext, StudyOutput
@@ -54,20 +53,6 @@ PART_FILES = {"front": "front.tex", "body": "body.tex", "appendix": "appendices.
 # study that cites a new source brings its entries in its template folder.
 BIBLIOGRAPHY_FILE = "bibliography.tex"
 STUDY_BIBLIOGRAPHY = "references.bib"
-
-__all__ = [
-    "MACROS_FILE",
-    "ParameterError",
-    "ReportOutputs",
-    "ReportPaths",
-    "build_pdf",
-    "build_report",
-    "choose_campaigns",
-    "main",
-    "resolve_campaign",
-    "write_report",
-]
-
 
 @dataclass(frozen=True)
 class ReportPaths:

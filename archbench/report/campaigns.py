@@ -75,14 +75,11 @@ class Choice:
     read: tuple[str, ...] = ()
 
     def explain(self) -> str:
-        if self.how == GIVEN:
-            why = "given in CAMPAIGNS"
-        elif self.how == MEASURED:
-            why = f"this machine's ({self.detail})"
-        elif self.how == REFERENCE:
-            why = f"the shipped reference ({self.detail})"
-        else:
-            why = f"none ({self.detail})"
+        why = {
+            GIVEN: "given in CAMPAIGNS",
+            MEASURED: f"this machine's ({self.detail})",
+            REFERENCE: f"the shipped reference ({self.detail})",
+        }.get(self.how, f"none ({self.detail})")
         extra = [r for r in self.read if r != self.name]
         also = f"; also reads {', '.join(extra)}" if extra else ""
         return f"{self.name or '-'}: {why}{also}"
@@ -102,9 +99,6 @@ class Campaigns(Mapping[str, "str | None"]):
 
     def __len__(self) -> int:
         return len(self.choices)
-
-    def name(self, key: str) -> str | None:
-        return self.get(key)
 
     def choice(self, key: str) -> Choice:
         for choice in self.choices:
@@ -226,11 +220,11 @@ def _choose(key: str, rule: CampaignRule, given: str | None, raw_root: Path, pro
             raise ParameterError(
                 PARAMETER, f"{key}={given}: no {what} for it under {raw_root}; available campaigns: {available}"
             )
-        how, detail = _classify(rule, given, host, raw_root, processed_dir)
-        return Choice(key, given, how, detail, _read(rule, given, raw_root))
-    candidates = [_expand(p, host, raw_root, processed_dir) for p, _ in rule.measured]
-    if rule.reference is not None:
-        candidates.append(_expand(rule.reference, host, raw_root, processed_dir))
+        candidates = [given]
+    else:
+        candidates = [_expand(p, host, raw_root, processed_dir) for p, _ in rule.measured]
+        if rule.reference is not None:
+            candidates.append(_expand(rule.reference, host, raw_root, processed_dir))
     for name in dict.fromkeys(candidates):
         if _exists(rule, name, raw_root):
             how, detail = _classify(rule, name, host, raw_root, processed_dir)

@@ -1,5 +1,5 @@
 """What the echo and latency studies share: which campaign a section reads, trial-record outcomes, labels,
-CSV writing, row order and the sentences every study section opens with (provenance, no campaign)."""
+row order and the sentences every study section opens with (provenance, no campaign)."""
 
 from __future__ import annotations
 
@@ -29,8 +29,7 @@ from archbench.report.latex import (
     format_count,
     is_missing,
 )
-from archbench.report.plots import save_or_none
-from archbench.report.plotting import include_path
+from archbench.report.plots import include_path, save_or_none
 from archbench.report.prose import Prose
 
 COMMON_TEMPLATE = "common/studies"
@@ -259,21 +258,6 @@ def sample_min(values: Any) -> float:
     return float(sample.min()) if sample.size else math.nan
 
 
-def remove_stale_files(directory: Path, names: Sequence[str]) -> None:
-    """Delete these outputs of an earlier run, so none of them can pass for this run's."""
-    for name in names:
-        (Path(directory) / name).unlink(missing_ok=True)
-
-
-def write_study_csvs(
-    processed_dir: Path, campaigns: Sequence[storage.Campaign], frames: Mapping[str, pd.DataFrame]
-) -> dict[str, Path]:
-    """Write a study's CSVs into processed_dir, which must not be inside any of its (immutable) raw campaigns."""
-    for campaign in campaigns:
-        analysis.refuse_inside_raw(Path(processed_dir), campaign.path)
-    return analysis.write_csvs(Path(processed_dir), frames)
-
-
 def distinct_values(frame: pd.DataFrame, column: str) -> list[float]:
     """The distinct numbers of a column, ascending; none for an empty frame or a column it lacks."""
     if frame.empty or column not in frame:
@@ -349,7 +333,6 @@ def quoted_load_command(
 
 def saved_include(figure: Any, path: Path, paper_dir: Path) -> str | None:
     """Save a figure (None: none drawn) as a PDF at `path` and return its path as \\includegraphics takes it
-    (relative to paper_dir); without a figure an earlier run's PDF there is removed and the answer is None."""
-    if figure is None:
-        Path(path).unlink(missing_ok=True)
+    (relative to paper_dir); without a figure an earlier run's PDF there is removed (save_or_none) and the answer
+    is None."""
     return include_path(save_or_none(figure, path), paper_dir)

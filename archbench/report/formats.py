@@ -12,8 +12,9 @@ import pandas as pd
 
 from archbench import stats
 from archbench.analyze import analysis, outliers
-from archbench.analyze.analysis import Labeller, key_text
+from archbench.analyze.analysis import Labeller
 from archbench.report import latex
+from archbench.report.common import depth_of
 from archbench.report.latex import (
     MISSING,
     count_or_zero,
@@ -98,7 +99,7 @@ def config_text(row: Mapping[str, Any], labels: Labeller, several_depths: bool) 
     """'epoll (edge), 50 conn., $D=16$' (escaped) for a summary row."""
     text = f"{escape(labels.variant(row))}, {format_count(row.get('connections'))} conn."
     if several_depths:
-        text += f", $D={key_text(row.get('pipeline')) or '1'}$"
+        text += f", $D={depth_of(row)}$"
     return text
 
 
@@ -144,31 +145,27 @@ def notes_after(notes: str) -> str:
 # statistics study's table and the cross-OS tables.
 
 
+def _estimate_cell(row: Mapping[str, Any], column: str, formatter: Callable[[Any], str], prefix: str = "") -> str:
+    """The estimate in `column` (after `prefix`) over its interval (`<column>_ci_low`, `<column>_ci_high`)."""
+    if is_missing(row.get(column)):
+        return MISSING
+    bracket = fmt_bracket(row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high"), formatter)
+    return two_lines(prefix + formatter(row[column]), bracket)
+
+
 def effect_cell(row: Mapping[str, Any]) -> str:
     name = str(row.get("effect_size_name") or "")
-    if name not in EFFECT_SYMBOLS or is_missing(row.get("effect_size")):
+    if name not in EFFECT_SYMBOLS:
         return MISSING
-    top = f"{EFFECT_SYMBOLS[name]}$\\,=\\,${fmt_number(row['effect_size'], 2)}"
-    return two_lines(
-        top, fmt_bracket(row.get("effect_size_ci_low"), row.get("effect_size_ci_high"), lambda v: fmt_number(v, 2))
-    )
+    return _estimate_cell(row, "effect_size", lambda v: fmt_number(v, 2), f"{EFFECT_SYMBOLS[name]}$\\,=\\,$")
 
 
 def difference_cell(row: Mapping[str, Any]) -> str:
-    if is_missing(row.get("difference")):
-        return MISSING
-    return two_lines(
-        fmt_rate(row["difference"]), fmt_bracket(row.get("difference_ci_low"), row.get("difference_ci_high"))
-    )
+    return _estimate_cell(row, "difference", fmt_rate)
 
 
 def ratio_cell(row: Mapping[str, Any]) -> str:
-    if is_missing(row.get("ratio")):
-        return MISSING
-    return two_lines(
-        fmt_number(row["ratio"], 3),
-        fmt_bracket(row.get("ratio_ci_low"), row.get("ratio_ci_high"), lambda v: fmt_number(v, 3)),
-    )
+    return _estimate_cell(row, "ratio", lambda v: fmt_number(v, 3))
 
 
 def p_equation(p: Any, name: str = r"p_{\mathrm{Holm}}") -> str:

@@ -31,9 +31,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze import analysis, bottleneck
-from archbench.analyze.analysis import (
-    CLIENT_BOUND_THRESHOLD,
-)
+from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD
 from archbench.analyze.values import count_text
 from archbench.report.prose import Prose
 from archbench.stats import MIN_TRIALS_FOR_INTERVAL, RANGE_METHOD, ConfidenceInterval
@@ -74,18 +72,7 @@ _LATEX_SPECIALS = {
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
 }
-_NUMBER_WORDS = (
-    "Zero",
-    "One",
-    "Two",
-    "Three",
-    "Four",
-    "Five",
-    "Six",
-    "Seven",
-    "Eight",
-    "Nine",
-)
+_NUMBER_WORDS = "Zero One Two Three Four Five Six Seven Eight Nine".split()
 
 
 # --------------------------------------------------------------------------- primitives
@@ -505,7 +492,7 @@ def notes_for_marks(
     ):
         if note is not None and any_positive(rows, column):
             notes.append(note)
-    carried = {bottleneck_of(row) for _, row in rows.iterrows()} if not rows.empty else set()
+    carried = {bottleneck_of(row) for _, row in rows.iterrows()}
     by_class = {bottleneck.CLIENT: client_bound, **(bottlenecks or {})}
     for name in (bottleneck.CLIENT, bottleneck.BOTH, bottleneck.WAIT, bottleneck.NEITHER):
         if by_class.get(name) is not None and name in carried:

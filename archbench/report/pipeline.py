@@ -35,19 +35,6 @@ from archbench.data import storage
 from archbench.report.studies import STUDIES
 from archbench.report.study import Study
 
-__all__ = [
-    "check_parameters",
-    "check_thresholds",
-    "inline_figures",
-    "load_campaign",
-    "process_main_campaign",
-    "resolve_campaign",
-    "statistical_tests",
-    "summarise",
-    "tidy_trials",
-    "write_processed",
-]
-
 
 def resolve_campaign(campaign: str, raw_root: Path) -> Path:
     """The campaign directory, or a ParameterError that lists what exists."""
@@ -61,17 +48,13 @@ def resolve_campaign(campaign: str, raw_root: Path) -> Path:
     return raw_root / campaign
 
 
-def check_thresholds(**thresholds_ms: object) -> None:
-    """Each value is a latency threshold in milliseconds > 0; a ParameterError names the first that is not."""
-    for name, value in thresholds_ms.items():
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
-            raise ParameterError(name, f"a latency threshold in milliseconds > 0, got {value!r}")
-
-
 def check_parameters(campaign: str, raw_root: Path, latency_knee_p99_ms: object) -> Path:
-    """Step 1: the campaign directory, once every parameter is known to be usable."""
+    """Step 1: the campaign directory, once every parameter is known to be usable (the knee threshold is a
+    latency in milliseconds > 0)."""
     campaign_dir = resolve_campaign(campaign, Path(raw_root))
-    check_thresholds(latency_knee_p99_ms=latency_knee_p99_ms)
+    value = latency_knee_p99_ms
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+        raise ParameterError("latency_knee_p99_ms", f"a latency threshold in milliseconds > 0, got {value!r}")
     return campaign_dir
 
 

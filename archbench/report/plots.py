@@ -1,7 +1,8 @@
 """The Figure API every figure module builds on: how a figure is saved (a deterministic PDF), the interval
 seaborn draws (`t_interval`, the tables' interval), means with their single trials
 (`means_with_trials`), error bars from a summary's interval columns, and the tick labels, axis limits, panel
-grids and legends the figures share.
+grids and legends the figures share; a colour per series label (its architecture's, so that a server has the
+colour it has in every other figure), and the figure environments (LaTeX) that include the saved figures.
 
 Deterministic output: no creation date in the PDF metadata, fixed sizes and fonts, so a figure regenerated from
 the same data is the same file byte for byte (the report build can then be checked for drift).
@@ -17,10 +18,13 @@ intervals are drawn from its ci95 columns (`interval_errors`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import matplotlib
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -28,7 +32,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from archbench import stats
-from archbench.report.theme import MARKERS, PAPER_RC
+from archbench.report.latex import escape, figure_block
+from archbench.report.prose import Prose
+from archbench.report.theme import MARKERS, PAPER_RC, architecture_palette
 
 # Kept for callers that apply the theme themselves (matplotlib.rc_context(STYLE)); new code: paper_theme().
 STYLE: dict[str, object] = PAPER_RC
@@ -239,3 +245,77 @@ def legend_below(axes: Axes, handles: list, labels: list[str], offset: float, nc
 def ring(axes: Axes, x: object, y: object, colour: str, size: float, **label: str) -> None:
     """Open circles around the points (x, y) that a caption singles out (flagged or client-bound trials)."""
     axes.scatter(x, y, s=size, facecolors="none", edgecolors=colour, linewidths=0.8, zorder=5, **label)
+
+
+def label_colours(frames: Sequence[pd.DataFrame], label_column: str) -> dict[str, Any]:
+    """{label: colour} of the labels in `label_column` of `frames`, each its architecture's colour (the
+    frames' `architecture` column) as in every figure of the report; matplotlib's tab10/tab20 in order of
+    appearance when a frame has no architecture column."""
+    frames = [f for f in frames if not f.empty and label_column in f]
+    if not all("architecture" in f for f in frames):
+        labels = list(dict.fromkeys(label for f in frames for label in f[label_column]))
+        palette = matplotlib.colormaps["tab10" if len(labels) <= 10 else "tab20"]
+        return {label: palette(index % palette.N) for index, label in enumerate(labels)}
+    labels = [str(label) for f in frames for label in f[label_column]]
+    return architecture_palette(labels, [str(arch) for f in frames for arch in f["architecture"]])
+
+
+def include_path(figure: FigureFile | None, paper_dir: Path) -> str | None:
+    """The figure's path as \\includegraphics takes it (relative to the paper directory); None without a figure."""
+    return None if figure is None else Path(os.path.relpath(figure.path, paper_dir)).as_posix()
+
+
+@dataclass(frozen=True)
+class TablesAndFigures:
+    """What a study of the main campaign lets later studies cite: its tables' labels and the figures it made."""
+
+    table_labels: tuple[str, ...]
+    figures: dict[str, FigureFile | None]
+
+    @property
+    def figures_present(self) -> dict[str, bool]:
+        return {key: made is not None for key, made in self.figures.items()}
+
+
+def figure_blocks(
+    made: Mapping[str, FigureFile | None],
+    blocks: Mapping[str, tuple[str, str]],
+    template: str,
+    prose: Prose,
+    paper_dir: Path,
+) -> dict[str, str]:
+    """{generated file: figure environment} for `blocks` ({file: (label, figure key)}); the template holds each
+    key's `<key>_caption` and `<key>_missing` (the sentence standing in for a figure the campaign cannot make). A
+    caption gets the figure's series (`series`, LaTeX-escaped), so that it names only what the figure shows."""
+    return {
+        name: figure_environment(
+            made[key],
+            label,
+            paper_dir,
+            prose,
+            template,
+            (f"{key}_caption", f"{key}_missing"),
+            {"series": [escape(s) for s in made[key].series_labels] if made[key] is not None else []},
+        )
+        for name, (label, key) in blocks.items()
+    }
+
+
+def figure_environment(
+    made: FigureFile | None,
+    label: str,
+    paper_dir: Path,
+    prose: Prose,
+    template: str,
+    keys: tuple[str, str],
+    facts: Mapping[str, Any],
+) -> str:
+    """The figure's environment (included relative to paper_dir), its caption the template's `keys[0]` rendered
+    with `facts`, or without the figure the sentence `keys[1]`."""
+    caption, missing = keys
+    return figure_block(
+        include_path(made, paper_dir),
+        label,
+        prose.sentence(template, caption, facts),
+        prose.sentence(template, missing),
+    )

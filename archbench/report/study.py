@@ -35,12 +35,9 @@ from archbench.report.common import (
     StudySource,
     absent_files,
     load_campaign_or_reason,
-    remove_stale_files,
-    write_study_csvs,
 )
-from archbench.report.latex import MacroSet, figure_block
-from archbench.report.plots import FigureFile
-from archbench.report.plotting import include_path
+from archbench.report.latex import MacroSet
+from archbench.report.plots import FigureFile, figure_environment
 from archbench.report.prose import SECTION_TEMPLATE, Prose
 
 Part = Literal["front", "body", "appendix"]
@@ -77,13 +74,7 @@ class Paper:
 
     def figure(self, made: FigureFile | None, label: str, template: str, keys: tuple[str, str], **facts: Any) -> str:
         """The figure's environment, its caption the template's `keys[0]`, or without it the sentence `keys[1]`."""
-        caption, missing = keys
-        return figure_block(
-            include_path(made, self.paper_dir),
-            label,
-            self.prose.sentence(template, caption, facts),
-            self.prose.sentence(template, missing),
-        )
+        return figure_environment(made, label, self.paper_dir, self.prose, template, keys, facts)
 
 
 @dataclass
@@ -111,7 +102,7 @@ class StudyContext:
 
     def campaign(self, key: str) -> str | None:
         """The campaign (or file) chosen for `key`, None when there is none."""
-        return self.campaigns.name(key)
+        return self.campaigns.get(key)
 
     def result(self, study: str) -> Any:
         """The result of an earlier study (a KeyError names a study that has not run before this one)."""
@@ -194,9 +185,14 @@ class CampaignStudy(ABC, Generic[Result]):
         sources = self.load(names, raw_root)
         result = self.process(sources, options or ReportOptions())
         if processed_dir is not None and result.available:
-            write_study_csvs(processed_dir, [s.campaign for s in sources if s.campaign is not None], self.csvs(result))
+            # processed_dir must not be inside any of its (immutable) raw campaigns.
+            for source in sources:
+                if source.campaign is not None:
+                    analysis.refuse_inside_raw(Path(processed_dir), source.campaign.path)
+            analysis.write_csvs(Path(processed_dir), self.csvs(result))
         elif processed_dir is not None:
-            remove_stale_files(processed_dir, self.processed_files)
+            for name in self.processed_files:
+                (Path(processed_dir) / name).unlink(missing_ok=True)
         return result
 
     def figures(self, result: Result, figures_dir: Path) -> Mapping[str, Any]:

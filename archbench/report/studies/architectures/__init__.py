@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from archbench.analyze import analysis
 from archbench.analyze.planned_comparisons import family_tests
 from archbench.report.latex import MacroSet
-from archbench.report.plotting import TablesAndFigures, figure_blocks
+from archbench.report.plots import TablesAndFigures, figure_blocks
 from archbench.report.studies.architectures import figures
 from archbench.report.studies.architectures.baseline import baseline_findings
 from archbench.report.studies.architectures.facts import architecture_findings

@@ -31,12 +31,12 @@ from archbench.report.plots import (
     figure_legend,
     interval_errors,
     kilo,
+    label_colours,
     mean_error_bars,
     measured_ok,
     save_or_none,
     thousands,
 )
-from archbench.report.plotting import label_colours
 from archbench.report.theme import MARKERS, REFERENCE_COLOUR, paper_theme
 
 CLIENT_BOUND_HATCH = "////"

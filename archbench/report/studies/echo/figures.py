@@ -20,6 +20,7 @@ from archbench.report.plots import (
     FigureFile,
     compact,
     figure_legend,
+    label_colours,
     label_outer_panels,
     legend_below,
     means_with_trials,
@@ -31,7 +32,6 @@ from archbench.report.plots import (
     seaborn_legend,
     thousands,
 )
-from archbench.report.plotting import label_colours
 from archbench.report.studies.echo.data import MB, EchoResults, representative_trials
 from archbench.report.theme import MARKERS, paper_theme
 

@@ -20,6 +20,7 @@ from archbench.report.plots import (
     compact,
     figure_legend,
     kilo,
+    label_colours,
     label_outer_panels,
     legend_below,
     means_with_trials,
@@ -29,7 +30,6 @@ from archbench.report.plots import (
     save_or_none,
     seaborn_legend,
 )
-from archbench.report.plotting import label_colours
 from archbench.report.studies.latency.data import SETUP_SWEEP, LatencyResults, ms_text
 from archbench.report.studies.latency.knee import KNEE, NOT_MEASURED
 from archbench.report.theme import paper_theme

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 
 from archbench.analyze import analysis
 from archbench.report.latex import MacroSet
-from archbench.report.plotting import TablesAndFigures, figure_blocks
+from archbench.report.plots import TablesAndFigures, figure_blocks
 from archbench.report.studies.pool import figures
 from archbench.report.studies.pool.facts import pool_findings
 from archbench.report.studies.pool.figures import make_pool_figures
