@@ -92,11 +92,10 @@ all-after-%:
 # System tools (apt-get as root, else the command to run), the pinned .venv and oha. `make all` leaves oha out
 # (scripts/setup.sh measure) unless PROFILE=full: nothing it measures runs oha (the latency study's client is the
 # project's open_loop), and building it is most of a bare machine's set-up time (4 to 7 minutes on 2 CPUs).
-# `make test` (scripts/setup.sh test) leaves the oha build running in the background while it builds, lints and
-# tests, and waits for it (make tools) only before the one test that runs oha.
+# `make test` leaves it out too: its one test that runs oha is marked slow, and `make test-slow` builds oha first.
 SETUP_MODE ?= all
 all: SETUP_MODE = $(if $(filter full,$(PROFILE)),all,measure)
-test: SETUP_MODE = test
+test: SETUP_MODE = measure
 setup: ## system tools (apt-get as root, else prints the command), the venv and oha (scripts/setup.sh)
 	@echo "==> setup: system tools and $(VENV) from requirements.txt$(if $(filter all,$(SETUP_MODE)), and oha) (scripts/setup.sh $(SETUP_MODE))"
 	@$(SETUP) $(SETUP_MODE)
@@ -177,24 +176,21 @@ test-unit: $(VENV_STAMP) ## pytest -m 'not integration': the tests that need no 
 
 # ctest runs CTEST_JOBS tests at a time: the conformance suites mostly wait on sockets and timers. pytest runs on
 # PYTEST_JOBS workers (pytest-xdist); the tests that run servers on loopback all go to one of them, one after the
-# other (tests/conftest.py, xdist group "loopback"). The tests marked slow are left to test-slow; those marked oha
-# run last, once the oha build that setup left in the background is done.
+# other (tests/conftest.py, xdist group "loopback"). The tests marked slow are left to test-slow.
 CTEST_JOBS ?= 4
 PYTEST_JOBS ?= 3
 test: setup servers lint ## lint, C build, ctest, pytest -m 'not slow' with the abuse suite (about 5 min)
 	@echo "==> test: ctest -j $(CTEST_JOBS) (unit tests and conformance of every architecture)"
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(CTEST_JOBS)
-	@echo "==> test: pytest -m 'not slow and not oha' tests/ on $(PYTEST_JOBS) workers (make test-slow runs the slow ones)"
-	$(VENV)/bin/pytest -q -m 'not slow and not oha' -n $(PYTEST_JOBS) --dist loadgroup tests/
-	@echo "==> test: oha (scripts/setup.sh tools), then pytest -m 'oha and not slow' tests/"
-	@$(SETUP) tools
-	$(VENV)/bin/pytest -q -m 'oha and not slow' tests/
+	@echo "==> test: pytest -m 'not slow' tests/ on $(PYTEST_JOBS) workers (make test-slow runs the rest)"
+	$(VENV)/bin/pytest -q -m 'not slow' -n $(PYTEST_JOBS) --dist loadgroup tests/
 
 # The long integration tests (pytest marker `slow`), one at a time: network namespaces, ssh placement, notebook
-# kernels and JupyterLab, interrupts, the whole smoke pipeline to the PDF and the PDFs of the reports built from
-# unusual campaigns. (The abuse suite stays in `make test`: it writes the report's robustness appendix.)
-test-slow: servers $(VENV_STAMP) ## pytest -m slow: namespaces, ssh, notebooks, interrupts, pipeline, PDFs
-	@echo "==> test-slow: pytest -m slow tests/ (namespaces, ssh, notebooks, interrupts, pipeline, PDFs)"
+# kernels and JupyterLab, interrupts, the whole smoke pipeline to the PDF, the PDFs of the reports built from
+# unusual campaigns, and a real oha trial (oha is built first: make tools). (The abuse suite stays in `make test`:
+# it writes the report's robustness appendix.)
+test-slow: servers $(VENV_STAMP) tools ## pytest -m slow: namespaces, ssh, notebooks, interrupts, pipeline, PDFs, oha
+	@echo "==> test-slow: pytest -m slow tests/ (namespaces, ssh, notebooks, interrupts, pipeline, PDFs, an oha trial)"
 	$(VENV)/bin/pytest -q -m slow tests/
 
 # Every check: make test, the slow tests, the sanitizers with the abuse suite under them, and the fuzzers (CI runs

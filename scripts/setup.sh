@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set-up for archbench: system tools (Debian/Ubuntu packages) and the pinned .venv.
 #
-#   scripts/setup.sh [all|measure|test|system|venv|tools]  (default: all; `make setup` runs `all`, `make all` runs
-#   `measure` unless PROFILE=full, `make test` runs `test`)
+#   scripts/setup.sh [all|measure|system|venv|tools]  (default: all; `make setup` runs `all`, `make all` runs
+#   `measure` unless PROFILE=full)
 #
 #   system  checks gcc/make, cmake, liburing, OpenSSL's and SQLite's headers and pkg-config (the oha
 #           build), wrk, httperf, iperf3, nginx, taskset, python3 with venv, latexmk, pdflatex and
@@ -24,8 +24,7 @@
 #           4 to 7 minutes on 2 CPUs, depending on what else runs.
 #           Without cargo it says how to get it and goes on: the runner's preflight then refuses oha
 #           campaigns, naming the missing tool, and the oha test is skipped with that reason. A build
-#           that fails is an error (exit 1), its log's last lines shown. A build that mode `test` left
-#           running in the background is waited for, not started again.
+#           that fails is an error (exit 1), its log's last lines shown.
 #   all     the three, with the oha build in the background (log: .tools/oha-build.log) while apt-get
 #           and pip run, and waited for before the script ends, so that nothing compiles while
 #           anything measures. On a machine without them, apt-get installs what the build needs first
@@ -35,12 +34,8 @@
 #           packages); apt-get's install of the rest (about 2.5 min) and pip (1.5 min) run beside it.
 #   measure system and venv, side by side, without oha: what `make all` needs for its default profile and short studies,
 #           none of which runs oha (the short latency study is left out of `make all` because oha, not the
-#           server, set its rates on a 2-CPU machine). `make tools`, `make setup` and `make test` build it.
-#   test    system and venv as `all` does, with the oha build left running in the background after the script
-#           ends (log: .tools/oha-build.log): `make test` builds the servers, lints and runs the tests that need
-#           no oha meanwhile, then waits for it with `tools` before the one test that runs oha. Every oha build
-#           holds .tools/oha-build.lock, so no two run at once; the background one writes its exit status to
-#           .tools/oha-build.status for `tools` to report.
+#           server, set its rates on a 2-CPU machine). `make tools`, `make setup` and `make test-slow` build it;
+#           `make test` runs measure too.
 #
 # Idempotent: with everything present it only checks (about a second).
 #
@@ -72,9 +67,9 @@ say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 case "$MODE" in
-    all | measure | test | system | venv | tools) ;;
+    all | measure | system | venv | tools) ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown mode '$MODE' (all, measure, test, system, venv or tools)" ;;
+    *) die "unknown mode '$MODE' (all, measure, system, venv or tools)" ;;
 esac
 
 pretend_missing() { [[ "$PRETEND_MISSING" == *" $1 "* ]]; }
@@ -287,8 +282,6 @@ OHA_ENV=(env LIBSQLITE3_SYS_USE_PKG_CONFIG=1)
 OHA_INSTALL=(install "oha@$OHA_VERSION" --locked --no-default-features --features native-tls --root "$TOOLS_ROOT")
 OHA_BUILD_DEBS=(build-essential libssl-dev libsqlite3-dev pkg-config)
 OHA_LOG="$TOOLS_ROOT/oha-build.log"
-OHA_LOCK="$TOOLS_ROOT/oha-build.lock"     # held by every build: one at a time
-OHA_STATUS="$TOOLS_ROOT/oha-build.status" # the exit status of the build mode test leaves in the background
 OHA_PID=""     # the background build (mode all), a process group of its own
 OHA_STARTED=0
 
@@ -340,22 +333,7 @@ oha_failed() { # oha_failed STATUS SECONDS [LOG]
     die "${OHA_ENV[*]:1} cargo ${OHA_INSTALL[*]} failed (exit status $1, after $2 s): oha is not installed, so the latency study cannot run (make setup tries again)"
 }
 
-# A build that mode test left running: wait for it (it holds the lock), then report its failure, if it failed.
-wait_for_background_build() {
-    mkdir -p "$TOOLS_ROOT"
-    flock --nonblock "$OHA_LOCK" true && return 0
-    local waited=$SECONDS
-    say "waiting for the oha build setup left in the background (log: $OHA_LOG)"
-    flock "$OHA_LOCK" true
-    say "waited $((SECONDS - waited)) s for it"
-    oha_ready && return 0
-    say "the last lines of $OHA_LOG:" >&2
-    tail -n 30 "$OHA_LOG" | sed 's/^/    /' >&2
-    die "the background oha build failed (exit status $(cat "$OHA_STATUS" 2>/dev/null || echo unknown)): oha is not installed, so the latency study cannot run (make tools tries again)"
-}
-
 setup_tools() {
-    wait_for_background_build
     if oha_ready; then
         say_oha_present
         return
@@ -369,7 +347,7 @@ setup_tools() {
         die "building oha needs gcc, make, pkg-config and OpenSSL's and SQLite's headers: run \`scripts/setup.sh system\` first (as root)"
     say_oha_building "$cargo" "(its output follows)"
     local started=$SECONDS status=0
-    flock "$OHA_LOCK" "${OHA_ENV[@]}" "$cargo" "${OHA_INSTALL[@]}" || status=$?
+    "${OHA_ENV[@]}" "$cargo" "${OHA_INSTALL[@]}" || status=$?
     ((status == 0)) || oha_failed "$status" $((SECONDS - started))
     say "oha built in $((SECONDS - started)) s: $(oha_version) ($OHA)"
 }
@@ -391,23 +369,8 @@ start_oha_build() { # start_oha_build CARGO
     say_oha_building "$1" "in the background (log: $OHA_LOG)"
     OHA_STARTED=$SECONDS
     trap stop_oha_build EXIT
-    setsid --wait flock "$OHA_LOCK" "${OHA_ENV[@]}" "$1" "${OHA_INSTALL[@]}" >"$OHA_LOG" 2>&1 </dev/null &
+    setsid --wait "${OHA_ENV[@]}" "$1" "${OHA_INSTALL[@]}" >"$OHA_LOG" 2>&1 </dev/null &
     OHA_PID=$!
-}
-
-# Mode test: the build outlives the script, in a session of its own with no terminal or pipe of make's, so that
-# make goes on to the work that needs no oha; at the lowest priority, so that it takes only the CPU the tests
-# leave idle (they mostly wait on sockets and timers). It writes its exit status beside its log for setup_tools.
-start_background_build() { # start_background_build CARGO
-    mkdir -p "$TOOLS_ROOT"
-    if ! flock --nonblock "$OHA_LOCK" true; then
-        say "an oha build is already running (log: $OHA_LOG): make tools waits for it"
-        return
-    fi
-    say_oha_building "$1" "in the background, beyond this script (log: $OHA_LOG; make tools waits for it)"
-    rm -f "$OHA_STATUS"
-    setsid flock --nonblock "$OHA_LOCK" nice -n 19 bash -c '"${@:2}"; echo $? >"$1"' build "$OHA_STATUS" \
-        "${OHA_ENV[@]}" "$1" "${OHA_INSTALL[@]}" >"$OHA_LOG" 2>&1 </dev/null &
 }
 
 finish_oha_build() {
@@ -420,8 +383,8 @@ finish_oha_build() {
     say "oha built in $((SECONDS - OHA_STARTED)) s (setup waited $((SECONDS - waited)) s for it): $(oha_version) ($OHA)"
 }
 
-setup_all() { # setup_all [wait|leave]: wait for the oha build, or leave it running (mode test)
-    local started=$SECONDS cargo="" oha_said="" oha_build=${1:-wait}
+setup_all() {
+    local started=$SECONDS cargo="" oha_said=""
     if oha_ready; then
         oha_said=present
     elif ! cargo=$(find_cargo); then
@@ -435,10 +398,7 @@ setup_all() { # setup_all [wait|leave]: wait for the oha build, or leave it runn
             apt_install "${OHA_BUILD_DEBS[@]}"
             say "installed in $((SECONDS - first)) s: ${OHA_BUILD_DEBS[*]}"
         fi
-        if oha_build_ready && [[ "$oha_build" == leave ]]; then
-            start_background_build "$cargo"
-            oha_said=background
-        elif oha_build_ready; then
+        if oha_build_ready; then
             start_oha_build "$cargo"
         fi
     fi
@@ -447,7 +407,6 @@ setup_all() { # setup_all [wait|leave]: wait for the oha build, or leave it runn
     case "$oha_said" in
         present) say_oha_present ;;
         no-cargo) say_no_cargo ;;
-        background) say "oha still building in the background (log: $OHA_LOG): make tools waits for it" ;;
         *)
             if [[ -n "$OHA_PID" ]]; then
                 finish_oha_build
@@ -500,8 +459,7 @@ setup_measure() {
 }
 
 case "$MODE" in
-    all) setup_all wait ;;
-    test) setup_all leave ;;
+    all) setup_all ;;
     measure) setup_measure ;;
     system) setup_system ;;
     venv) setup_venv ;;

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from archbench.config import topology as cpu_topology
-from archbench.config.loadgen import Oha
 from archbench.report import build as report
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -132,14 +131,6 @@ INTEGRATION_TESTS: dict[str, frozenset[str]] = {
 LOOPBACK_FIXTURES = INTEGRATION_FIXTURES | {"cpu_pair", "fake_build_dir"}
 
 
-@pytest.fixture
-def oha_installed() -> None:
-    """oha, built by scripts/setup.sh; a test that runs it takes this fixture, which marks it `oha`."""
-    reason = Oha().missing_reason()
-    if reason is not None:
-        pytest.skip(reason)
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "integration: runs servers, load generators, notebooks or LaTeX (deselect with -m 'not integration')"
@@ -147,12 +138,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "slow: long integration (network namespaces, ssh placement, notebook kernels, interrupts, the whole pipeline, "
-        "edge-case report PDFs): `make test` deselects them, `make test-slow` (part of `make check` and CI) runs them",
-    )
-    config.addinivalue_line(
-        "markers",
-        "oha: runs oha (given to the tests that take the oha_installed fixture): `make test` runs them last, once the "
-        "oha build that its setup left in the background is done",
+        "edge-case report PDFs, a real oha trial): `make test` deselects them, `make test-slow` (part of `make check` and CI) runs them",
     )
 
 
@@ -169,8 +155,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             or name in INTEGRATION_TESTS.get(module, frozenset())
         ):
             item.add_marker(pytest.mark.integration)
-        if "oha_installed" in fixtures:
-            item.add_marker(pytest.mark.oha)
         if module in INTEGRATION_MODULES or LOOPBACK_FIXTURES.intersection(fixtures):
             item.add_marker(pytest.mark.xdist_group("loopback"))
 

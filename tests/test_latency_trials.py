@@ -197,6 +197,16 @@ def test_open_loop_commands() -> None:
 # --------------------------------------------------------------------------- a real oha trial
 
 
+@pytest.fixture
+def oha_installed() -> None:
+    reason = Oha().missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+
+
+# Slow: not the trial (seconds) but oha, which `make test-slow` builds (4 to 7 minutes on 2 CPUs) and `make test`
+# leaves out.
+@pytest.mark.slow
 def test_oha_trial_against_epoll(oha_installed, real_build_dir: Path, cpu_pair, tmp_path: Path) -> None:
     server_cpus, load_cpus = cpu_pair
     params = resolve_parameters(
