@@ -107,7 +107,7 @@ def test_trials_csv_says_which_trials_were_disturbed(campaign: storage.Campaign)
 
 def test_statistics_leave_disturbed_trials_out_and_count_them(campaign: storage.Campaign) -> None:
     trials = trials_frame(campaign)
-    used = outliers.measured_ok(trials)
+    used = outliers.measured_ok_undisturbed(trials)
     assert sorted(used["requests_per_sec"]) == [20_000.0, 21_000.0]
     (row,) = summary_frame(trials, campaign.meta["plan"]).to_dict("records")
     assert (row["n"], row["n_disturbed"], row["mean"]) == (2, 4, 20_500.0)

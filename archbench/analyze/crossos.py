@@ -435,7 +435,7 @@ def load_campaign_trials(campaign_dir: Path | str, parse: Any = None) -> pd.Data
 def choose_group(trials: pd.DataFrame) -> str:
     """The first of GROUP_CANDIDATES (os, hostname, campaign) with two or more values among the
     measured ok trials, else the first one present; ValueError when none is."""
-    rows = outliers.measured_ok(trials)
+    rows = outliers.measured_ok_undisturbed(trials)
     present = [c for c in GROUP_CANDIDATES if c in rows]
     if not present:
         raise ValueError(f"trials have none of the grouping columns {GROUP_CANDIDATES}")
@@ -474,7 +474,7 @@ def measured_comparisons(
     if key not in trials:
         raise ValueError(f"trials have no {key!r} column")
     level, alpha = testing.interval_level, testing.alpha
-    rows = outliers.measured_ok(trials)
+    rows = outliers.measured_ok_undisturbed(trials)
     rows = rows[rows[group].notna()]
     order = list(dict.fromkeys(rows[group].tolist()))
     wanted = None if pairs is None else [tuple(p) for p in pairs]
@@ -554,7 +554,7 @@ def group_summaries(
     trials have both: the rate of all trials together, see stats.harmonic_mean) and the
     Shapiro-Wilk W, p and pass flag (shapiro_w, shapiro_p, normal)."""
     group = group or choose_group(trials)
-    rows = outliers.measured_ok(trials)
+    rows = outliers.measured_ok_undisturbed(trials)
     rows = rows[rows[group].notna()]
     out = []
     for (config, group_value), group_rows in rows.groupby([key, group], sort=False, dropna=False):

@@ -22,7 +22,7 @@ summary.csv uses):
   CPU sets lost STEAL_FLAG_SHARE or more to steal is flagged. Older campaigns have none: that part says
   so (`StealSummary.recorded` is 0) and the others still run.
 * Interference (archbench.measure.interference). A trial that other work, steal or uncounted ticks disturbed is
-  not among the trials above (archbench.analyze.outliers.measured_ok leaves it out); `interference_counts` says how
+  not among the trials above (archbench.analyze.outliers.measured_ok_undisturbed leaves it out); `interference_counts` says how
   many there were, how many re-runs the runner added for them (archbench.measure.reruns) and how many rounds of a
   configuration were still disturbed after them.
 
@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict
 from scipy import stats as scipy_stats
 
 from archbench import stats
-from archbench.analyze.outliers import measured_ok, truthy
+from archbench.analyze.outliers import measured_ok_undisturbed, truthy
 from archbench.measure.reruns import attempt, original_id
 from archbench.stats.autocorrelation import Autocorrelation, autocorrelation
 from archbench.stats.drift import RelativeSlope, relative_slope
@@ -222,7 +222,7 @@ def _numbers(values: Iterable[Any]) -> pd.Series:
 
 def execution_order(trials: pd.DataFrame) -> pd.DataFrame:
     """The measured ok trials with a round number, sorted by start time (then by planned order)."""
-    rows = measured_ok(trials).copy() if not trials.empty else trials.copy()
+    rows = measured_ok_undisturbed(trials).copy() if not trials.empty else trials.copy()
     if rows.empty or "repetition" not in rows:
         return rows.iloc[0:0]
     rows["round"] = _numbers(rows["repetition"]).to_numpy()

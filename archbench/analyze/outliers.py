@@ -45,7 +45,7 @@ def truthy(column: pd.Series) -> pd.Series:
     return column.map(is_true).astype(bool)
 
 
-def measured_ok(trials: pd.DataFrame) -> pd.DataFrame:
+def measured_ok_undisturbed(trials: pd.DataFrame) -> pd.DataFrame:
     """Measured (non-warm-up) trials whose status is ok and that no other work disturbed (trials.csv `disturbed`,
     archbench.measure.interference): the rows summary.csv's statistics use."""
     rows = trials
@@ -87,7 +87,7 @@ def _group_outliers(
     measured_only: bool,
 ) -> tuple[list[str], list[GroupOutliers]]:
     """The group key columns present and, per group in order of first appearance, its Tukey report."""
-    rows_in = measured_ok(trials) if measured_only else trials
+    rows_in = measured_ok_undisturbed(trials) if measured_only else trials
     keys = [c for c in by if c in rows_in]
     groups = []
     for key, rows in _groups(rows_in, keys):

@@ -96,12 +96,12 @@ class PairedRatioRow(BaseModel):
 COLUMNS: tuple[str, ...] = tuple(PairedRatioRow.model_fields)
 
 
-def measured_ok(trials: pd.DataFrame) -> pd.DataFrame:
+def closed_loop_measured_ok(trials: pd.DataFrame) -> pd.DataFrame:
     """The measured ok trials summary.csv uses (flagged ones included), closed-loop only: an open-loop trial
     (offered_rate set) has no saturation throughput to compare."""
     if trials.empty or "repetition" not in trials:
         return trials.iloc[0:0]
-    measured = outliers.measured_ok(trials)
+    measured = outliers.measured_ok_undisturbed(trials)
     if "offered_rate" in measured:
         measured = measured[pd.to_numeric(measured["offered_rate"], errors="coerce").isna()]
     return measured
@@ -237,7 +237,7 @@ def paired_ratios(
     resamples: int = stats.DEFAULT_RESAMPLES,
 ) -> pd.DataFrame:
     """paired-ratios.csv from trials.csv's frame: two rows (metrics) per configuration with a reference at its point."""
-    measured = measured_ok(trials)
+    measured = closed_loop_measured_ok(trials)
     if measured.empty:
         return pd.DataFrame(columns=list(COLUMNS))
     fields = tuple(f for f in POINT_FIELDS if f in measured)

@@ -139,7 +139,7 @@ class RoundSample:
 
 def round_samples(trials: pd.DataFrame, value: str = "requests_per_sec") -> dict[str, RoundSample]:
     """config_id -> its measured ok trials' values (the ones summary.csv uses) with their rounds (`repetition`)."""
-    rows = outliers.measured_ok(trials) if not trials.empty else trials
+    rows = outliers.measured_ok_undisturbed(trials) if not trials.empty else trials
     if rows.empty or value not in rows:
         return {}
     samples = {}

@@ -36,7 +36,7 @@ Records of later schema revisions are read as follows:
   judged after the fact from its `cpu_shares`, busy fractions, own CPU times and load wall time) or "" (the record
   holds too little: not disturbed, as far as anyone can tell). `reruns` names the disturbed trial a re-run was run
   again for (archbench.measure.reruns), empty otherwise. A disturbed trial stays a row; the statistics leave it out
-  as they leave out failed ones (archbench.analyze.outliers.measured_ok, summary.csv).
+  as they leave out failed ones (archbench.analyze.outliers.measured_ok_undisturbed, summary.csv).
 """
 
 from __future__ import annotations

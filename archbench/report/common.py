@@ -223,8 +223,9 @@ def study_trials_frame(rows: Sequence[Mapping[str, Any]], empty_columns: Sequenc
     return trials
 
 
-def measured_ok(trials: pd.DataFrame) -> pd.DataFrame:
-    """The measured (not warm-up) trials with status ok."""
+def measured_ok_including_disturbed(trials: pd.DataFrame) -> pd.DataFrame:
+    """The measured (not warm-up) trials with status ok, disturbed ones included (unlike
+    archbench.analyze.outliers.measured_ok_undisturbed, the rows of summary.csv's statistics)."""
     return trials[~trials["warmup"].astype(bool) & (trials["status"] == "ok")]
 
 

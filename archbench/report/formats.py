@@ -116,7 +116,7 @@ def family_row(columns: int, text: str) -> str:
 
 def measured_values(trials: pd.DataFrame, value: str = "requests_per_sec") -> dict[str, np.ndarray]:
     """config_id -> the measured ok trials' values (flagged ones included, as in summary.csv)."""
-    rows = outliers.measured_ok(trials) if not trials.empty else trials
+    rows = outliers.measured_ok_undisturbed(trials) if not trials.empty else trials
     if rows.empty or value not in rows:
         return {}
     return {

@@ -69,8 +69,9 @@ def t_interval(values: Sequence[float]) -> tuple[float, float]:
     return min(interval.low, mean), max(interval.high, mean)
 
 
-def measured_ok(trials: pd.DataFrame | None, config_ids: set[str]) -> pd.DataFrame:
-    """The trials a summary row's mean and interval are computed from: measured (not warm-up), status ok."""
+def measured_ok_of_configs(trials: pd.DataFrame | None, config_ids: set[str]) -> pd.DataFrame:
+    """The trials of the configurations `config_ids` a summary row's mean and interval are computed from: measured
+    (not warm-up), status ok, disturbed ones included (report.common.measured_ok_including_disturbed's rule)."""
     if trials is None or trials.empty:
         return pd.DataFrame(columns=["config_id", "requests_per_sec"])
     chosen = trials["config_id"].astype(str).isin(config_ids) & ~trials["warmup"].astype(bool)

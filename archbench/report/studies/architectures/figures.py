@@ -33,7 +33,7 @@ from archbench.report.plots import (
     kilo,
     label_colours,
     mean_error_bars,
-    measured_ok,
+    measured_ok_of_configs,
     save_or_none,
     thousands,
 )
@@ -95,7 +95,7 @@ CPU_BARS = BarMetric(
 def _bar_trials(trials: pd.DataFrame | None, rows: pd.DataFrame, metric: BarMetric) -> pd.DataFrame:
     """The single trials behind a panel's bars, each with its bar's family (the y category)."""
     family_of = dict(zip(rows["config_id"].astype(str), rows["family"], strict=True))
-    chosen = measured_ok(trials, set(family_of))
+    chosen = measured_ok_of_configs(trials, set(family_of))
     if chosen.empty or metric.trial_column not in chosen:
         return pd.DataFrame(columns=["family", metric.trial_column])
     points = pd.DataFrame(

@@ -108,7 +108,7 @@ def measured_cross_host(
                 state.measured_unreadable.append(f"{name} ({type(error).__name__})")
     state.measured_campaigns = names
     combined = _http_only(pd.concat(frames, ignore_index=True))
-    rows = outliers.measured_ok(combined) if not combined.empty else combined
+    rows = outliers.measured_ok_undisturbed(combined) if not combined.empty else combined
     group = next((c for c in ("os", "hostname") if c in rows and rows[c].dropna().nunique() >= 2), "")
     state.measured_group = group
     for column in ("os", "hostname"):

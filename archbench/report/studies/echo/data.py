@@ -32,7 +32,7 @@ from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD, number
 from archbench.data import storage
 from archbench.report.common import (
     StudySource,
-    measured_ok,
+    measured_ok_including_disturbed,
     per_configuration,
     sample_max,
     sample_min,
@@ -85,8 +85,8 @@ class EchoResults:
         return self.trials[~self.trials["warmup"].astype(bool)]
 
     @property
-    def measured_ok(self) -> pd.DataFrame:
-        return measured_ok(self.trials) if not self.trials.empty else self.trials
+    def measured_ok_including_disturbed(self) -> pd.DataFrame:
+        return measured_ok_including_disturbed(self.trials) if not self.trials.empty else self.trials
 
 
 # --------------------------------------------------------------------------- trials
@@ -366,7 +366,7 @@ def representative_trials(
         connections = float(pd.to_numeric(summary["connections"]).max())
     chosen = []
     for _, config in summary[pd.to_numeric(summary["connections"]) == connections].iterrows():
-        group = measured_ok(trials[trials["config_id"] == config["config_id"]])
+        group = measured_ok_including_disturbed(trials[trials["config_id"] == config["config_id"]])
         if group.empty:
             continue
         clean = group[~group["flagged"].astype(bool)]

@@ -80,7 +80,7 @@ def trials_facts(study: EchoResults) -> dict[str, Any]:
 
 
 def verify_facts(study: EchoResults) -> dict[str, Any]:
-    ok = study.measured_ok
+    ok = study.measured_ok_including_disturbed
     if ok.empty:
         return {"state": "none"}
     with_errors = ok[ok["verify_errors"].fillna(0) > 0]
@@ -101,7 +101,7 @@ def verify_facts(study: EchoResults) -> dict[str, Any]:
 
 
 def connect_facts(study: EchoResults) -> dict[str, Any]:
-    ok = study.measured_ok
+    ok = study.measured_ok_including_disturbed
     throughput = ok[ok["mode"] == MODE_THROUGHPUT] if not ok.empty else ok
     if throughput.empty:
         return {"state": "none"}

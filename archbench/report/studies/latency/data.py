@@ -39,7 +39,7 @@ from archbench.config.plan import saturation_key
 from archbench.data import storage
 from archbench.report.common import (
     StudySource,
-    measured_ok,
+    measured_ok_including_disturbed,
     per_configuration,
     sample_max,
     sample_min,
@@ -365,7 +365,7 @@ def knee_decisions(trials: pd.DataFrame, criteria: Criteria) -> dict[str, KneeDe
     """Each fraction-sweep design's floor and knee (archbench.report.studies.latency.knee), by server key."""
     if trials.empty:
         return {}
-    sweep = measured_ok(trials[trials["setup"] == SETUP_SWEEP])
+    sweep = measured_ok_including_disturbed(trials[trials["setup"] == SETUP_SWEEP])
     decisions = {}
     for key, design in sweep.groupby("server_key", sort=False):
         rates = {}
@@ -399,7 +399,9 @@ def knees(summary: pd.DataFrame, trials: pd.DataFrame, decisions: Mapping[str, K
         group = group.sort_values("offered_rate")
         first = group.iloc[0]
         decision = decisions.get(str(key))
-        server_trials = measured_ok(trials[(trials["server_key"] == key) & (trials["setup"] == SETUP_SWEEP)])
+        server_trials = measured_ok_including_disturbed(
+            trials[(trials["server_key"] == key) & (trials["setup"] == SETUP_SWEEP)]
+        )
         eligible = server_trials[~server_trials["client_bound"].astype(bool)]
         pool = eligible if not eligible.empty else server_trials
         p99 = pd.to_numeric(pool["latency_p99_s"], errors="coerce")

@@ -15,7 +15,7 @@ from archbench.report.common import (
     and_list,
     campaign_facts,
     distinct_values,
-    measured_ok,
+    measured_ok_including_disturbed,
     quoted_load_command,
     tt,
 )
@@ -86,7 +86,7 @@ def tool_facts(study: LatencyResults) -> dict[str, Any]:
 
 
 def client_bound_facts(study: LatencyResults) -> dict[str, Any]:
-    measured = measured_ok(study.trials)
+    measured = measured_ok_including_disturbed(study.trials)
     if measured.empty:
         return {"state": "none"}
     bound = measured[measured["client_bound"].astype(bool)]
@@ -105,7 +105,7 @@ def _with_check(part: pd.DataFrame, check: str) -> int:
 
 def checks_facts(study: LatencyResults) -> dict[str, Any]:
     """How many measured trials passed the run checks, per set-up, and which servers fell behind where."""
-    measured = measured_ok(study.trials)
+    measured = measured_ok_including_disturbed(study.trials)
     if measured.empty or "usable" not in measured:
         return {"any": False, "setups": []}
     setups = []

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
-from archbench.report.common import measured_ok
+from archbench.report.common import measured_ok_including_disturbed
 from archbench.report.latex import is_missing
 from archbench.report.plots import (
     FigureFile,
@@ -57,7 +57,7 @@ def sweep_trials(study: LatencyResults, sweep: pd.DataFrame) -> pd.DataFrame:
     keys = set(zip(sweep["campaign"].astype(str), sweep["config_id"].astype(str), strict=True))
     trials = study.trials
     ours = [(str(c), str(i)) in keys for c, i in zip(trials["campaign"], trials["config_id"], strict=True)]
-    chosen = measured_ok(trials[pd.Series(ours, index=trials.index, dtype=bool)])
+    chosen = measured_ok_including_disturbed(trials[pd.Series(ours, index=trials.index, dtype=bool)])
     return (
         chosen[["server", "offered_rate", "achieved_rate"]]
         .dropna()

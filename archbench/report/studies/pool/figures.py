@@ -16,7 +16,7 @@ from archbench.report.plots import (
     FigureFile,
     legend_below,
     means_with_trials,
-    measured_ok,
+    measured_ok_of_configs,
     save_figure,  # noqa: F401 (tests save a figure through this module, the figures' first home)
     save_or_none,
     seaborn_legend,
@@ -34,7 +34,7 @@ def series_trials(trials: pd.DataFrame, series: list[Series], swept: str) -> pd.
     """One frame for seaborn: each series' measured ok trials (the spread behind each mean), `swept` as float,
     the series label in SERIES."""
     frames = [
-        measured_ok(trials, {str(c) for c in one.rows["config_id"]})[[swept, "requests_per_sec"]]
+        measured_ok_of_configs(trials, {str(c) for c in one.rows["config_id"]})[[swept, "requests_per_sec"]]
         .dropna()
         .assign(**{SERIES: one.label})
         for one in series

@@ -32,7 +32,7 @@ import pandas as pd
 from archbench.analyze.open_loop_checks import RATE_TOLERANCE
 from archbench.analyze.paired import by_round
 from archbench.data import storage
-from archbench.report.common import measured_ok
+from archbench.report.common import measured_ok_including_disturbed
 from archbench.report.studies.latency.data import Criteria, latency_trials
 from archbench.stats.paired import paired_log_ratio
 
@@ -133,7 +133,7 @@ def serving_order_trials(campaign: storage.Campaign) -> pd.DataFrame:
 def compare(trials: pd.DataFrame, level: float = 1.0 - FAMILY_ERROR) -> pd.DataFrame:
     """One row per offered rate: each hand-off's median percentiles and usable trials, and LIFO / FIFO per
     percentile paired within rounds (ratio, interval at `level`, rounds)."""
-    measured = measured_ok(trials) if not trials.empty else trials
+    measured = measured_ok_including_disturbed(trials) if not trials.empty else trials
     rows = []
     for rate, at_rate in measured.groupby("offered_rate", sort=True):
         usable = at_rate[at_rate["usable"]]

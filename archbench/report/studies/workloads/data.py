@@ -33,7 +33,7 @@ from archbench.analyze.values import key_text, number
 from archbench.config.workloads import POINT_DEFAULTS, point_key, point_label
 from archbench.data import storage
 from archbench.measure.selection import REFERENCE_FLOOR, PointSelection, SelectionSettings
-from archbench.report.common import measured_ok
+from archbench.report.common import measured_ok_including_disturbed
 from archbench.stats.paired import paired_log_ratio
 from archbench.stats.selection import Look
 
@@ -102,7 +102,7 @@ def decision_map(trials: pd.DataFrame, summary: pd.DataFrame, selections: Sequen
     design, p99 and the bottleneck (module docstring)."""
     if summary.empty:
         return pd.DataFrame()
-    ok = measured_ok(trials)
+    ok = measured_ok_including_disturbed(trials)
     if "disturbed" in ok:
         ok = ok[~ok["disturbed"].fillna(False).astype(bool)]
     by_key = {selection.point.key: selection for selection in selections}

@@ -28,7 +28,7 @@ import pandas as pd
 from archbench.analyze.bottleneck import SERVER, WAIT
 from archbench.analyze.labels import architecture_label
 from archbench.analyze.values import number
-from archbench.report.common import measured_ok, provenance_facts
+from archbench.report.common import measured_ok_including_disturbed, provenance_facts
 from archbench.report.latex import MacroSet, escape, format_count, format_significant
 from archbench.report.studies.workloads.data import WorkloadsResults, points, rankable
 from archbench.report.studies.workloads.tables import point_outcome, selection_method_facts
@@ -183,7 +183,7 @@ def bound_share(study: WorkloadsResults) -> dict[str, Any]:
     """How many measured ok trials the server (or its waits) bounded: the share a ranking can rest on; and the same
     among the trials sized to load the server (per-request work or a wait), with the designs that stayed unbounded
     there (e.g. the blocking server, which serves one connection at a time and leaves its CPU idle between them)."""
-    ok = measured_ok(study.trials) if not study.trials.empty else study.trials
+    ok = measured_ok_including_disturbed(study.trials) if not study.trials.empty else study.trials
     if ok.empty:
         return {"trials": "0", "bound": "0", "percent": "0", "sized": "0"}
     is_bound = ok["bottleneck"].isin((SERVER, WAIT))
