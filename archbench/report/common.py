@@ -283,16 +283,28 @@ def sorted_rows(frame: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
 MAX_LISTED = 6  # configurations named in one generated sentence before "and N more"
 
 
-def describe_configuration(row: pd.Series, labels: Labeller, several_depths: bool, prose: Prose) -> str:
-    """ "reactor, 2 threads, 50 connections, depth 16" (escaped)."""
-    connections = format_count(row["connections"])
-    facts = {
-        "variant": escape(labels.variant(row)),
-        "connections": connections,
-        "one_connection": connections == "1",
-        "depth": depth_of(row) if several_depths else None,
-    }
-    return prose.sentence(CONFIGURATION_TEMPLATE, "configuration", facts)
+def configuration_describer(summary: pd.DataFrame, prose: Prose) -> Callable[[pd.Series], str]:
+    """What names a row of `summary` in a sentence: "reactor, 2 threads, 50 connections, depth 16" (escaped), the
+    depth only when the summary holds several (formats.several_depths's rule; formats imports this module)."""
+    labels = Labeller(summary)
+    several_depths = len(analysis.pipeline_depths(summary)) > 1
+
+    def describe(row: pd.Series) -> str:
+        connections = format_count(row["connections"])
+        facts = {
+            "variant": escape(labels.variant(row)),
+            "connections": connections,
+            "one_connection": connections == "1",
+            "depth": depth_of(row) if several_depths else None,
+        }
+        return prose.sentence(CONFIGURATION_TEMPLATE, "configuration", facts)
+
+    return describe
+
+
+def rows_with_any(frame: pd.DataFrame, count: str) -> pd.DataFrame:
+    """The rows of `frame` whose column `count` is above 0 (none when it has no such column)."""
+    return frame[frame.get(count, pd.Series(0, index=frame.index)).fillna(0) > 0]
 
 
 def client_bound_rule(threshold: float = CLIENT_BOUND_THRESHOLD) -> str:

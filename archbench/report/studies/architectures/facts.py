@@ -22,8 +22,8 @@ from archbench.analyze.analysis import (
     key_text,
 )
 from archbench.analyze.detectable import STATUS, VALUE, detectable_with_status
-from archbench.report.common import depth_of, describe_configuration, distinct_values
-from archbench.report.formats import detectable_number, several_depths
+from archbench.report.common import configuration_describer, depth_of, distinct_values, rows_with_any
+from archbench.report.formats import detectable_number
 from archbench.report.latex import (
     MISSING,
     MacroSet,
@@ -232,16 +232,15 @@ def architecture_findings(
 def unsupported_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
     if summary.empty or "n_unsupported" not in summary:
         return {"names": []}
-    rows = summary[summary["n_unsupported"].fillna(0) > 0]
-    labels = Labeller(summary)
-    depths = several_depths(summary)
+    rows = rows_with_any(summary, "n_unsupported")
+    describe = configuration_describer(summary, prose)
     return {
         "trials": format_count(rows["n_unsupported"].sum()),
         "configurations": format_count(len(rows)),
         "one_configuration": len(rows) == 1,
         "names": [
             {
-                "configuration": describe_configuration(r, labels, depths, prose),
+                "configuration": describe(r),
                 "unsupported": format_count(r["n_unsupported"]),
                 "measured": format_count(r["n_measured"]),
             }

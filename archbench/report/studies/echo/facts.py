@@ -16,6 +16,7 @@ from archbench.report.common import (
     campaign_facts,
     distinct_values,
     quoted_load_command,
+    rows_with_any,
     tt,
 )
 from archbench.report.latex import (
@@ -83,7 +84,7 @@ def verify_facts(study: EchoResults) -> dict[str, Any]:
     ok = study.measured_ok_including_disturbed
     if ok.empty:
         return {"state": "none"}
-    with_errors = ok[ok["verify_errors"].fillna(0) > 0]
+    with_errors = rows_with_any(ok, "verify_errors")
     if with_errors.empty:
         return {
             "state": "clean",

@@ -20,8 +20,14 @@ from archbench.analyze.analysis import (
     main_pool_series,
     parse_cpu_list,
 )
-from archbench.report.common import MAX_LISTED, client_bound_rule, describe_configuration, distinct_values, load_command
-from archbench.report.formats import several_depths
+from archbench.report.common import (
+    MAX_LISTED,
+    client_bound_rule,
+    configuration_describer,
+    distinct_values,
+    load_command,
+    rows_with_any,
+)
 from archbench.report.latex import (
     MacroSet,
     campaign_provenance,
@@ -264,15 +270,14 @@ def flag_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any] | None:
     """The configurations with flagged, failed and unsupported trials (None: the campaign has no configuration)."""
     if summary.empty:
         return None
-    flagged = summary[summary["n_flagged"].fillna(0) > 0]
-    failed = summary[summary["n_failed"].fillna(0) > 0]
-    unsupported = summary[summary.get("n_unsupported", pd.Series(0, index=summary.index)).fillna(0) > 0]
-    labels = Labeller(summary)
-    depths = several_depths(summary)
+    flagged = rows_with_any(summary, "n_flagged")
+    failed = rows_with_any(summary, "n_failed")
+    unsupported = rows_with_any(summary, "n_unsupported")
+    describe = configuration_describer(summary, prose)
     return {
         "flagged": None if flagged.empty else format_count(len(flagged)),
         "flagged_trials": format_count(summary["n_flagged"].fillna(0).sum()),
-        "flagged_names": [describe_configuration(r, labels, depths, prose) for _, r in flagged.iterrows()],
+        "flagged_names": [describe(r) for _, r in flagged.iterrows()],
         "failed": None if failed.empty else format_count(len(failed)),
         "failed_trials": format_count(summary["n_failed"].fillna(0).sum()),
         "unsupported": None if unsupported.empty else format_count(unsupported["n_unsupported"].sum()),
@@ -288,9 +293,8 @@ def client_bound_finding(
     if rows.empty or "load_cpu_utilisation_mean" not in rows or rows["load_cpu_utilisation_mean"].isna().all():
         return {"no_data": True}
     highest = rows.loc[rows["load_cpu_utilisation_mean"].idxmax()]
-    bound = rows[rows.get("n_client_bound", pd.Series(0, index=rows.index)).fillna(0) > 0]
-    labels = Labeller(summary)
-    depths = several_depths(summary)
+    bound = rows_with_any(rows, "n_client_bound")
+    describe = configuration_describer(summary, prose)
     # The most client-bound configurations first; a long list is cut, the tables mark every one.
     ranked = bound.assign(_share=bound["n_client_bound"] / bound["n"].where(bound["n"] > 0)).sort_values(
         ["_share", "load_cpu_utilisation_mean"], ascending=False, kind="stable"
@@ -299,14 +303,14 @@ def client_bound_finding(
         "no_data": False,
         "rule": client_bound_rule(threshold),
         "highest": format_percent(highest["load_cpu_utilisation_mean"]),
-        "highest_configuration": describe_configuration(highest, labels, depths, prose),
+        "highest_configuration": describe(highest),
         "trials": format_count(int(bound["n_client_bound"].sum()) if not bound.empty else 0),
         "total": format_count(int(rows["n"].fillna(0).sum())),
         "configurations": format_count(len(bound)),
         "one_configuration": len(bound) == 1,
         "names": [
             {
-                "configuration": describe_configuration(r, labels, depths, prose),
+                "configuration": describe(r),
                 "bound": format_count(r["n_client_bound"]),
                 "trials": format_count(r["n"]),
             }

@@ -26,7 +26,7 @@ from archbench.analyze.analysis import (
     series_of,
 )
 from archbench.analyze.client_bound import client_set_rate, trial_count
-from archbench.report.common import client_bound_rule, depth_of, describe_configuration
+from archbench.report.common import client_bound_rule, configuration_describer, depth_of
 from archbench.report.formats import several_depths
 from archbench.report.latex import (
     MISSING,
@@ -195,13 +195,12 @@ def cpu_cost_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
         return {"cheapest": None}
     cheapest = rows.loc[rows["server_cpu_us_per_request"].idxmin()]
     dearest = rows.loc[rows["server_cpu_us_per_request"].idxmax()]
-    labels = Labeller(summary)
-    several = several_depths(summary)
+    describe = configuration_describer(summary, prose)
     return {
         "cheapest": format_decimal(cheapest["server_cpu_us_per_request"], 1),
-        "cheapest_configuration": describe_configuration(cheapest, labels, several, prose),
+        "cheapest_configuration": describe(cheapest),
         "dearest": format_decimal(dearest["server_cpu_us_per_request"], 1),
-        "dearest_configuration": describe_configuration(dearest, labels, several, prose),
+        "dearest_configuration": describe(dearest),
     }
 
 
