@@ -116,17 +116,8 @@ SOURCE000_HARDWARE: tuple[str, ...] = ("machine", "cpu", "logical_processors", "
 # Other factors that differ with the OS or the setup and are named in `confounded_with`.
 SOURCE000_OTHER_FACTORS: tuple[str, ...] = ("os_version", "compiler", "client", "load_command")
 
-# Per-trial provenance (docs/contracts.md section 2, `provenance`) used for the confounding check.
-PROVENANCE_FIELDS: tuple[str, ...] = (
-    "os",
-    "os_family",
-    "hostname",
-    "cpu_model",
-    "cpu_count",
-    "memory_bytes",
-    "kernel",
-    "compiler",
-)
+# The confounding check compares the per-trial provenance (docs/contracts.md section 2, `provenance`) that
+# trials.csv carries (analysis.PROVENANCE_COLUMNS); of it, the hardware and the other factors:
 MEASURED_HARDWARE: tuple[str, ...] = ("cpu_model", "cpu_count", "memory_bytes")
 MEASURED_OTHER_FACTORS: tuple[str, ...] = ("os", "kernel", "compiler", "hostname")
 # Grouping columns tried in order when `group` is not given.
@@ -416,13 +407,13 @@ def source000_setups(
 
 def load_campaign_trials(campaign_dir: Path | str, parse: Any = None) -> pd.DataFrame:
     """trials.csv's rows for a raw campaign (archbench.analyze.analysis.trials_frame) plus the provenance
-    columns of PROVENANCE_FIELDS from each trial record (campaign.json's when a record has none),
+    columns of analysis.PROVENANCE_COLUMNS from each trial record (campaign.json's when a record has none),
     so campaigns from different machines can be grouped and their hardware compared."""
     campaign = analysis.load_raw_campaign(Path(campaign_dir))
     trials = analysis.trials_frame(campaign, parse)
     fallback = dict(campaign.meta.get("provenance") or {})
     by_id = {record.get("trial_id"): dict(record.get("provenance") or fallback) for record in campaign.trials}
-    for name in PROVENANCE_FIELDS:
+    for name in analysis.PROVENANCE_COLUMNS:
         if name not in trials:
             trials[name] = (
                 [by_id.get(trial_id, fallback).get(name) for trial_id in trials["trial_id"]]
@@ -634,7 +625,7 @@ def _differences(a: Mapping[str, Any], b: Mapping[str, Any], fields: Iterable[st
 def _provenance(rows: pd.DataFrame, override: Mapping[str, Any] | None) -> dict[str, set[str]]:
     """Provenance values of one group: field -> set of distinct texts (several = pooled machines)."""
     profile: dict[str, set[str]] = {}
-    for name in PROVENANCE_FIELDS:
+    for name in analysis.PROVENANCE_COLUMNS:
         if override is not None and name in override:
             profile[name] = {_text(override[name])} - {""}
         elif name in rows:

@@ -27,13 +27,12 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.analyze import analysis
+from archbench.analyze import analysis, outliers
 from archbench.analyze.paired import by_round
 from archbench.analyze.values import key_text, number
 from archbench.config.workloads import POINT_DEFAULTS, point_key, point_label
 from archbench.data import storage
 from archbench.measure.selection import REFERENCE_FLOOR, PointSelection, SelectionSettings
-from archbench.report.common import measured_ok_including_disturbed
 from archbench.stats.paired import paired_log_ratio
 from archbench.stats.selection import Look
 
@@ -102,9 +101,7 @@ def decision_map(trials: pd.DataFrame, summary: pd.DataFrame, selections: Sequen
     design, p99 and the bottleneck (module docstring)."""
     if summary.empty:
         return pd.DataFrame()
-    ok = measured_ok_including_disturbed(trials)
-    if "disturbed" in ok:
-        ok = ok[~ok["disturbed"].fillna(False).astype(bool)]
+    ok = outliers.measured_ok_undisturbed(trials)
     by_key = {selection.point.key: selection for selection in selections}
     by_config = {row["config_id"]: row for _, row in summary.iterrows()}
     rows: list[dict[str, Any]] = []
