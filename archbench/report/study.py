@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 import pandas as pd
 
 from archbench.analyze import analysis
+from archbench.config import catalogue
 from archbench.config.catalogue import CampaignRule
 from archbench.config.paths import TEMPLATES_DIR
 from archbench.report.common import (
@@ -145,15 +146,25 @@ class CampaignStudy(ABC, Generic[Result]):
     """A study with a campaign of its own: its rule, its CSVs and generated files, and the steps it differs in.
 
     A subclass says how its campaigns become a result (`process`), which frames of it are CSVs (`csvs`, written
-    only when it has data), its figures, its macros (`facts`, with or without data) and its files when it has
-    data (`files`); loading, the CSVs and the not-measured section are the same for every such study."""
+    only when it has data), its figures and where their environments go (`figure_files`), its macros (`facts`, with
+    or without data) and its tables when it has data (`files`); loading, the CSVs, the figure environments and the
+    not-measured section are the same for every such study."""
 
     name: ClassVar[str]
     title: ClassVar[str]
     part: ClassVar[Part]
-    rule: ClassVar[CampaignRule]
     processed_files: ClassVar[tuple[str, ...]] = ()  # its CSVs in data/processed/
     generated_files: ClassVar[tuple[str, ...]] = ()  # its files in paper/generated/
+    # {generated file: (label, figure key)}: each figure's environment, its caption and the sentence standing in for
+    # it without the figure the macros `figure_keys` names (formatted with the key) of `figure_template`.
+    figure_files: ClassVar[Mapping[str, tuple[str, str]]] = {}
+    figure_template: ClassVar[str] = ""
+    figure_keys: ClassVar[tuple[str, str]] = ("{}_caption", "no_{}_figure")
+
+    @property
+    def rule(self) -> CampaignRule:
+        """Its entry in the catalogue (its profile's `[catalogue]` table), by its name."""
+        return catalogue.CATALOGUE[self.name]
 
     @property
     def study(self) -> Study:
@@ -208,8 +219,27 @@ class CampaignStudy(ABC, Generic[Result]):
         return {}
 
     def files(self, result: Result, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        """Its generated files when it has data."""
+        """Its generated files but the figure environments, when it has data."""
         return {}
+
+    def figure_facts(self, result: Result) -> Mapping[str, Mapping[str, Any]]:
+        """The facts a figure's caption renders with, by figure key (none by default)."""
+        return {}
+
+    def figure_environments(self, result: Result, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
+        """Every figure's environment in `figure_files`: the figure with its caption, or the sentence saying why
+        there is none."""
+        facts = self.figure_facts(result)
+        return {
+            name: paper.figure(
+                figures[key],
+                label,
+                self.figure_template,
+                (self.figure_keys[0].format(key), self.figure_keys[1].format(key)),
+                **facts.get(key, {}),
+            )
+            for name, (label, key) in self.figure_files.items()
+        }
 
     def section(
         self, result: Result, macros: MacroSet, paper: Paper, figures: Mapping[str, Any] | None = None
@@ -220,7 +250,7 @@ class CampaignStudy(ABC, Generic[Result]):
         self.facts(result, macros, paper.prose, figures)
         if not result.available:
             return absent_files(paper.prose, self.name, self.generated_files)
-        return self.files(result, paper, figures)
+        return {**self.files(result, paper, figures), **self.figure_environments(result, paper, figures)}
 
     def write(self, context: StudyContext) -> StudyOutput:
         result = self.read(self.chosen(context), context.raw_root, context.processed_dir, context.options)

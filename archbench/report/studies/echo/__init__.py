@@ -26,7 +26,6 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
@@ -50,16 +49,19 @@ TRIALS_CSV = "echo-trials.csv"
 SUMMARY_CSV = "echo-summary.csv"
 MAX_CONNS_CSV = "echo-max-conns.csv"
 SERIES_CSV = "echo-series.csv"
-FIGURES_TEMPLATE = "echo/figures"
 
 
 class EchoStudy(CampaignStudy[EchoResults]):
     name = "echo"
     title = "echo servers at 100 to 10,000 clients (source 004)"
     part = "appendix"
-    rule = CATALOGUE[name]
     processed_files = (TRIALS_CSV, SUMMARY_CSV, MAX_CONNS_CSV, SERIES_CSV)
     generated_files = (TABLE_FILE, MAX_CONNS_TABLE_FILE, SCALING_FIGURE_FILE, TIME_SERIES_FIGURE_FILE)
+    figure_files = {
+        SCALING_FIGURE_FILE: ("fig:echo-scaling", "scaling"),
+        TIME_SERIES_FIGURE_FILE: ("fig:echo-time-series", "time_series"),
+    }
+    figure_template = "echo/figures"
 
     def process(self, sources: Sequence[StudySource], options: ReportOptions) -> EchoResults:
         source = sources[0]
@@ -89,16 +91,9 @@ class EchoStudy(CampaignStudy[EchoResults]):
         return echo_sentences(result, present, picks)
 
     def files(self, result: EchoResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        keys = {key: (f"{key}_caption", f"no_{key}_figure") for key in ("scaling", "time_series")}
         return {
             TABLE_FILE: throughput_table(result, paper.prose),
             MAX_CONNS_TABLE_FILE: max_conns_table(result, paper.prose),
-            SCALING_FIGURE_FILE: paper.figure(
-                figures["scaling"], "fig:echo-scaling", FIGURES_TEMPLATE, keys["scaling"]
-            ),
-            TIME_SERIES_FIGURE_FILE: paper.figure(
-                figures["time_series"], "fig:echo-time-series", FIGURES_TEMPLATE, keys["time_series"]
-            ),
         }
 
 

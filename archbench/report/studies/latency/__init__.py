@@ -34,7 +34,6 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.config.catalogue import CATALOGUE
 from archbench.data import storage
 from archbench.report.common import StudySource, load_campaign_or_reason
 from archbench.report.latex import MacroSet
@@ -64,7 +63,6 @@ PERCENTILES_FIGURE_FILE = "latency-figure-percentiles.tex"
 TRIALS_CSV = "latency-trials.csv"
 SUMMARY_CSV = "latency-summary.csv"
 KNEES_CSV = "latency-knees.csv"
-FIGURES_TEMPLATE = "latency/figures"
 SOURCE_001_SUFFIX = "-001"
 
 
@@ -75,7 +73,6 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
     name = "latency"
     title = "latency under a fixed offered load (source 001)"
     part = "body"
-    rule = CATALOGUE[name]
     processed_files = (TRIALS_CSV, SUMMARY_CSV, KNEES_CSV)
     generated_files = (
         RATES_TABLE_FILE,
@@ -84,6 +81,11 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
         ACHIEVED_FIGURE_FILE,
         PERCENTILES_FIGURE_FILE,
     )
+    figure_files = {
+        ACHIEVED_FIGURE_FILE: ("fig:latency-achieved", "achieved"),
+        PERCENTILES_FIGURE_FILE: ("fig:latency-percentiles", "percentiles"),
+    }
+    figure_template = "latency/figures"
 
     def load(self, names: Sequence[str | None], raw_root: Path) -> list[StudySource]:
         """The chosen campaign, then source 001's: the second name if given, else `<chosen>-001` when it exists."""
@@ -116,24 +118,15 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
         return latency_sentences(result, {key: value is not None for key, value in figures.items()})
 
     def files(self, result: LatencyResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        prose = paper.prose
-        keys = {key: (f"{key}_caption", f"no_{key}_figure") for key in ("achieved", "percentiles")}
-        achieved = paper.figure(figures["achieved"], "fig:latency-achieved", FIGURES_TEMPLATE, keys["achieved"])
-        percentiles = paper.figure(
-            figures["percentiles"],
-            "fig:latency-percentiles",
-            FIGURES_TEMPLATE,
-            keys["percentiles"],
-            rise=number_text(result.criteria.rise_multiple),
-            threshold=ms_text(result.criteria.p99_s),
-        )
         return {
-            RATES_TABLE_FILE: rates_table(result, prose),
-            KNEES_TABLE_FILE: knees_table(result, prose),
-            SOURCE_001_TABLE_FILE: source_001_table(result, prose),
-            ACHIEVED_FIGURE_FILE: achieved,
-            PERCENTILES_FIGURE_FILE: percentiles,
+            RATES_TABLE_FILE: rates_table(result, paper.prose),
+            KNEES_TABLE_FILE: knees_table(result, paper.prose),
+            SOURCE_001_TABLE_FILE: source_001_table(result, paper.prose),
         }
+
+    def figure_facts(self, result: LatencyResults) -> Mapping[str, Mapping[str, Any]]:
+        criteria = result.criteria
+        return {"percentiles": {"rise": number_text(criteria.rise_multiple), "threshold": ms_text(criteria.p99_s)}}
 
 
 LATENCY = LatencyStudy()

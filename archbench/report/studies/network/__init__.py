@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.config.catalogue import CATALOGUE, LOOPBACK_SUFFIX
+from archbench.config.catalogue import LOOPBACK_SUFFIX
 from archbench.report.common import StudySource, load_campaign_or_reason
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
@@ -53,7 +53,6 @@ class NetworkStudy(CampaignStudy[NetworkResults]):
     name = "network"
     title = "a separate client against loopback (source 000)"
     part = "appendix"
-    rule = CATALOGUE[name]
     processed_files = (COMPARISON_CSV,)
     generated_files = (TABLE_FILE,)
 

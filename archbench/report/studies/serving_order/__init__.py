@@ -15,7 +15,6 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
@@ -33,7 +32,6 @@ class ServingOrderStudy(CampaignStudy[ServingOrderResults]):
     name = "serving_order"
     title = "serving order and the tail"
     part = "body"
-    rule = CATALOGUE[name]
     processed_files = (TRIALS_CSV, COMPARISON_CSV)
     generated_files = (TABLE_FILE,)
 

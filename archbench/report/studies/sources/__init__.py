@@ -14,7 +14,6 @@ from pathlib import Path
 import pandas as pd
 
 from archbench.analyze import analysis
-from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import StudySource
 from archbench.report.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign
 from archbench.report.studies.sources.facts import load_threads_facts, published_outputs
@@ -28,7 +27,6 @@ class SourcesStudy(CampaignStudy[SourcesCampaign]):
     name = "sources"
     title = "published beside measured (each source's own protocol)"
     part = "appendix"
-    rule = CATALOGUE[name]
     processed_files = (TRIALS_CSV, SUMMARY_CSV)
 
     def process(self, sources: Sequence[StudySource], options: ReportOptions) -> SourcesCampaign:

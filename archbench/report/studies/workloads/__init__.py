@@ -19,7 +19,6 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze import analysis
-from archbench.config.catalogue import CATALOGUE
 from archbench.measure.selection import point_selections
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet, format_count
@@ -43,7 +42,6 @@ from archbench.report.study import CampaignStudy, Paper, ReportOptions
 MAP_TABLE_FILE = "workloads-table-map.tex"
 PICKS_TABLE_FILE = "workloads-table-picks.tex"
 MAP_FIGURE_FILE = "workloads-figure-map.tex"
-FIGURES_TEMPLATE = "workloads/figures"
 
 
 def in_family_order(summary: pd.DataFrame, meta: dict) -> pd.DataFrame:
@@ -61,9 +59,11 @@ class WorkloadsStudy(CampaignStudy[WorkloadsResults]):
     name = "workloads"
     title = "which architecture for which workload"
     part = "body"
-    rule = CATALOGUE[name]
     processed_files = (TRIALS_CSV, SUMMARY_CSV, MAP_CSV)
     generated_files = (MAP_TABLE_FILE, PICKS_TABLE_FILE, MAP_FIGURE_FILE)
+    figure_files = {MAP_FIGURE_FILE: ("fig:workloads-map", "map")}
+    figure_template = "workloads/figures"
+    figure_keys = ("{}_caption", "no_{}")
 
     def process(self, sources: Sequence[StudySource], options: ReportOptions) -> WorkloadsResults:
         campaign = sources[0].campaign
@@ -88,19 +88,10 @@ class WorkloadsStudy(CampaignStudy[WorkloadsResults]):
         return workloads_sentences(result, figures["map"] is not None)
 
     def files(self, result: WorkloadsResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        prose = paper.prose
-        figure = paper.figure(
-            figures["map"],
-            "fig:workloads-map",
-            FIGURES_TEMPLATE,
-            ("map_caption", "no_map"),
-            delta=format_count(100 * result.settings.delta),
-        )
-        return {
-            MAP_TABLE_FILE: map_table(result, prose),
-            PICKS_TABLE_FILE: picks_table(result, prose),
-            MAP_FIGURE_FILE: figure,
-        }
+        return {MAP_TABLE_FILE: map_table(result, paper.prose), PICKS_TABLE_FILE: picks_table(result, paper.prose)}
+
+    def figure_facts(self, result: WorkloadsResults) -> Mapping[str, Mapping[str, Any]]:
+        return {"map": {"delta": format_count(100 * result.settings.delta)}}
 
 
 WORKLOADS = WorkloadsStudy()
