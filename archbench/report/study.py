@@ -153,8 +153,10 @@ class CampaignStudy(ABC, Generic[Result]):
     name: ClassVar[str]
     title: ClassVar[str]
     part: ClassVar[Part]
-    processed_files: ClassVar[tuple[str, ...]] = ()  # its CSVs in data/processed/
-    generated_files: ClassVar[tuple[str, ...]] = ()  # its files in paper/generated/
+    # {CSV in data/processed/: the attribute of its result holding the frame}, written only when it has data.
+    csv_frames: ClassVar[Mapping[str, str]] = {}
+    # {generated file: the table made of its result (and the prose)}, written only when it has data.
+    table_files: ClassVar[Mapping[str, Callable[[Any, Prose], str]]] = {}
     # {generated file: (label, figure key)}: each figure's environment, its caption and the sentence standing in for
     # it without the figure the macros `figure_keys` names (formatted with the key) of `figure_template`.
     figure_files: ClassVar[Mapping[str, tuple[str, str]]] = {}
@@ -165,6 +167,16 @@ class CampaignStudy(ABC, Generic[Result]):
     def rule(self) -> CampaignRule:
         """Its entry in the catalogue (its profile's `[catalogue]` table), by its name."""
         return catalogue.CATALOGUE[self.name]
+
+    @property
+    def processed_files(self) -> tuple[str, ...]:
+        """Its CSVs in data/processed/ (an earlier run's are removed when it has no data)."""
+        return tuple(self.csv_frames)
+
+    @property
+    def generated_files(self) -> tuple[str, ...]:
+        """Its files in paper/generated/: its tables, then its figures (without data, each the not-measured comment)."""
+        return (*self.table_files, *self.figure_files)
 
     @property
     def study(self) -> Study:
@@ -181,8 +193,9 @@ class CampaignStudy(ABC, Generic[Result]):
     @abstractmethod
     def process(self, sources: Sequence[StudySource], options: ReportOptions) -> Result: ...
 
-    @abstractmethod
-    def csvs(self, result: Result) -> Mapping[str, pd.DataFrame]: ...
+    def csvs(self, result: Result) -> Mapping[str, pd.DataFrame]:
+        """Its CSVs' frames, by file name."""
+        return {name: getattr(result, frame) for name, frame in self.csv_frames.items()}
 
     def read(
         self,
@@ -219,8 +232,8 @@ class CampaignStudy(ABC, Generic[Result]):
         return {}
 
     def files(self, result: Result, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        """Its generated files but the figure environments, when it has data."""
-        return {}
+        """Its generated files but the figure environments, when it has data: its tables."""
+        return {name: table(result, paper.prose) for name, table in self.table_files.items()}
 
     def figure_facts(self, result: Result) -> Mapping[str, Mapping[str, Any]]:
         """The facts a figure's caption renders with, by figure key (none by default)."""

@@ -32,8 +32,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from archbench.data import storage
 from archbench.report.common import StudySource, load_campaign_or_reason
 from archbench.report.latex import MacroSet
@@ -51,7 +49,7 @@ from archbench.report.studies.latency.facts import latency_macros, latency_sente
 from archbench.report.studies.latency.figures import make_latency_figures
 from archbench.report.studies.latency.knee import KNEE_P99_S, Criteria
 from archbench.report.studies.latency.tables import knees_table, rates_table, source_001_table
-from archbench.report.study import CampaignStudy, Paper, ReportOptions
+from archbench.report.study import CampaignStudy, ReportOptions
 
 __all__ = ["KNEE_P99_S", "LATENCY", "Criteria", "LatencyStudy"]
 
@@ -73,14 +71,12 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
     name = "latency"
     title = "latency under a fixed offered load (source 001)"
     part = "body"
-    processed_files = (TRIALS_CSV, SUMMARY_CSV, KNEES_CSV)
-    generated_files = (
-        RATES_TABLE_FILE,
-        KNEES_TABLE_FILE,
-        SOURCE_001_TABLE_FILE,
-        ACHIEVED_FIGURE_FILE,
-        PERCENTILES_FIGURE_FILE,
-    )
+    csv_frames = {TRIALS_CSV: "trials", SUMMARY_CSV: "summary", KNEES_CSV: "knees"}
+    table_files = {
+        RATES_TABLE_FILE: rates_table,
+        KNEES_TABLE_FILE: knees_table,
+        SOURCE_001_TABLE_FILE: source_001_table,
+    }
     figure_files = {
         ACHIEVED_FIGURE_FILE: ("fig:latency-achieved", "achieved"),
         PERCENTILES_FIGURE_FILE: ("fig:latency-percentiles", "percentiles"),
@@ -105,9 +101,6 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
         summary = rate_summary(trials, decisions)
         return LatencyResults(tuple(sources), criteria, trials, summary, knees(summary, trials, decisions))
 
-    def csvs(self, result: LatencyResults) -> Mapping[str, pd.DataFrame]:
-        return {TRIALS_CSV: result.trials, SUMMARY_CSV: result.summary, KNEES_CSV: result.knees}
-
     def figures(self, result: LatencyResults, figures_dir: Path) -> Mapping[str, Any]:
         return make_latency_figures(result, figures_dir)
 
@@ -116,13 +109,6 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
 
     def sentences(self, result: LatencyResults, figures: Mapping[str, Any]) -> dict[str, Any]:
         return latency_sentences(result, {key: value is not None for key, value in figures.items()})
-
-    def files(self, result: LatencyResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        return {
-            RATES_TABLE_FILE: rates_table(result, paper.prose),
-            KNEES_TABLE_FILE: knees_table(result, paper.prose),
-            SOURCE_001_TABLE_FILE: source_001_table(result, paper.prose),
-        }
 
     def figure_facts(self, result: LatencyResults) -> Mapping[str, Mapping[str, Any]]:
         criteria = result.criteria
