@@ -111,6 +111,10 @@ class StudyContext:
             raise KeyError(f"study {study!r} has not run before this one; order the registry so that it does")
         return self.earlier[study].result
 
+    def result_if_run(self, study: str) -> Any:
+        """The result of an earlier study, None when it has not run (a report built of fewer studies)."""
+        return self.earlier[study].result if study in self.earlier else None
+
 
 @dataclass(frozen=True)
 class Study:
