@@ -149,10 +149,12 @@ Result = TypeVar("Result", bound=StudyResult)
 class CampaignStudy(ABC, Generic[Result]):
     """A study with a campaign of its own: its rule, its CSVs and generated files, and the steps it differs in.
 
-    A subclass says how its campaigns become a result (`process`), which frames of it are CSVs (`csvs`, written
-    only when it has data), its figures and where their environments go (`figure_files`), its macros (`facts`, with
-    or without data) and its tables when it has data (`files`); loading, the CSVs, the figure environments and the
-    not-measured section are the same for every such study."""
+    A subclass says how its campaigns become a result (`process`), which frames of it are CSVs (`csv_frames`, written
+    only when it has data), its tables (`table_files`), its figures (`figures`) and where their environments go
+    (`figure_files`), and its macros (`facts`, with or without data); its catalogue entry is the one of its name.
+    Loading, the CSVs, the generated files and the not-measured section are the same for every such study; a study
+    whose CSVs or files are not so simple overrides `csvs` or `files` (and names them in `processed_files` and
+    `generated_files`)."""
 
     name: ClassVar[str]
     title: ClassVar[str]
@@ -161,8 +163,8 @@ class CampaignStudy(ABC, Generic[Result]):
     csv_frames: ClassVar[Mapping[str, str]] = {}
     # {generated file: the table made of its result (and the prose)}, written only when it has data.
     table_files: ClassVar[Mapping[str, Callable[[Any, Prose], str]]] = {}
-    # {generated file: (label, figure key)}: each figure's environment, its caption and the sentence standing in for
-    # it without the figure the macros `figure_keys` names (formatted with the key) of `figure_template`.
+    # {generated file: (label, figure key)}: each figure's environment; its caption, and the sentence standing in
+    # for a figure not drawn, are the macros of `figure_template` that `figure_keys` names (formatted with the key).
     figure_files: ClassVar[Mapping[str, tuple[str, str]]] = {}
     figure_template: ClassVar[str] = ""
     figure_keys: ClassVar[tuple[str, str]] = ("{}_caption", "no_{}_figure")
