@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 import pandas as pd
 
 from archbench.analyze import analysis
+from archbench.config import catalogue
 from archbench.config.catalogue import CampaignRule
 from archbench.config.paths import TEMPLATES_DIR
 from archbench.report.common import (
@@ -110,6 +111,10 @@ class StudyContext:
             raise KeyError(f"study {study!r} has not run before this one; order the registry so that it does")
         return self.earlier[study].result
 
+    def result_if_run(self, study: str) -> Any:
+        """The result of an earlier study, None when it has not run (a report built of fewer studies)."""
+        return self.earlier[study].result if study in self.earlier else None
+
 
 @dataclass(frozen=True)
 class Study:
@@ -144,16 +149,40 @@ Result = TypeVar("Result", bound=StudyResult)
 class CampaignStudy(ABC, Generic[Result]):
     """A study with a campaign of its own: its rule, its CSVs and generated files, and the steps it differs in.
 
-    A subclass says how its campaigns become a result (`process`), which frames of it are CSVs (`csvs`, written
-    only when it has data), its figures, its macros (`facts`, with or without data) and its files when it has
-    data (`files`); loading, the CSVs and the not-measured section are the same for every such study."""
+    A subclass says how its campaigns become a result (`process`), which frames of it are CSVs (`csv_frames`, written
+    only when it has data), its tables (`table_files`), its figures (`figures`) and where their environments go
+    (`figure_files`), and its macros (`facts`, with or without data); its catalogue entry is the one of its name.
+    Loading, the CSVs, the generated files and the not-measured section are the same for every such study; a study
+    whose CSVs or files are not so simple overrides `csvs` or `files` (and names them in `processed_files` and
+    `generated_files`)."""
 
     name: ClassVar[str]
     title: ClassVar[str]
     part: ClassVar[Part]
-    rule: ClassVar[CampaignRule]
-    processed_files: ClassVar[tuple[str, ...]] = ()  # its CSVs in data/processed/
-    generated_files: ClassVar[tuple[str, ...]] = ()  # its files in paper/generated/
+    # {CSV in data/processed/: the attribute of its result holding the frame}, written only when it has data.
+    csv_frames: ClassVar[Mapping[str, str]] = {}
+    # {generated file: the table made of its result (and the prose)}, written only when it has data.
+    table_files: ClassVar[Mapping[str, Callable[[Any, Prose], str]]] = {}
+    # {generated file: (label, figure key)}: each figure's environment; its caption, and the sentence standing in
+    # for a figure not drawn, are the macros of `figure_template` that `figure_keys` names (formatted with the key).
+    figure_files: ClassVar[Mapping[str, tuple[str, str]]] = {}
+    figure_template: ClassVar[str] = ""
+    figure_keys: ClassVar[tuple[str, str]] = ("{}_caption", "no_{}_figure")
+
+    @property
+    def rule(self) -> CampaignRule:
+        """Its entry in the catalogue (its profile's `[catalogue]` table), by its name."""
+        return catalogue.CATALOGUE[self.name]
+
+    @property
+    def processed_files(self) -> tuple[str, ...]:
+        """Its CSVs in data/processed/ (an earlier run's are removed when it has no data)."""
+        return tuple(self.csv_frames)
+
+    @property
+    def generated_files(self) -> tuple[str, ...]:
+        """Its files in paper/generated/: its tables, then its figures (without data, each the not-measured comment)."""
+        return (*self.table_files, *self.figure_files)
 
     @property
     def study(self) -> Study:
@@ -170,8 +199,9 @@ class CampaignStudy(ABC, Generic[Result]):
     @abstractmethod
     def process(self, sources: Sequence[StudySource], options: ReportOptions) -> Result: ...
 
-    @abstractmethod
-    def csvs(self, result: Result) -> Mapping[str, pd.DataFrame]: ...
+    def csvs(self, result: Result) -> Mapping[str, pd.DataFrame]:
+        """Its CSVs' frames, by file name."""
+        return {name: getattr(result, frame) for name, frame in self.csv_frames.items()}
 
     def read(
         self,
@@ -208,8 +238,27 @@ class CampaignStudy(ABC, Generic[Result]):
         return {}
 
     def files(self, result: Result, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        """Its generated files when it has data."""
+        """Its generated files but the figure environments, when it has data: its tables."""
+        return {name: table(result, paper.prose) for name, table in self.table_files.items()}
+
+    def figure_facts(self, result: Result) -> Mapping[str, Mapping[str, Any]]:
+        """The facts a figure's caption renders with, by figure key (none by default)."""
         return {}
+
+    def figure_environments(self, result: Result, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
+        """Every figure's environment in `figure_files`: the figure with its caption, or the sentence saying why
+        there is none."""
+        facts = self.figure_facts(result)
+        return {
+            name: paper.figure(
+                figures[key],
+                label,
+                self.figure_template,
+                (self.figure_keys[0].format(key), self.figure_keys[1].format(key)),
+                **facts.get(key, {}),
+            )
+            for name, (label, key) in self.figure_files.items()
+        }
 
     def section(
         self, result: Result, macros: MacroSet, paper: Paper, figures: Mapping[str, Any] | None = None
@@ -220,7 +269,7 @@ class CampaignStudy(ABC, Generic[Result]):
         self.facts(result, macros, paper.prose, figures)
         if not result.available:
             return absent_files(paper.prose, self.name, self.generated_files)
-        return self.files(result, paper, figures)
+        return {**self.files(result, paper, figures), **self.figure_environments(result, paper, figures)}
 
     def write(self, context: StudyContext) -> StudyOutput:
         result = self.read(self.chosen(context), context.raw_root, context.processed_dir, context.options)

@@ -26,7 +26,6 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
@@ -40,7 +39,7 @@ from archbench.report.studies.echo.data import (
 from archbench.report.studies.echo.facts import echo_macros, echo_sentences
 from archbench.report.studies.echo.figures import make_echo_figures
 from archbench.report.studies.echo.tables import max_conns_table, throughput_table
-from archbench.report.study import CampaignStudy, Paper, ReportOptions
+from archbench.report.study import CampaignStudy, ReportOptions
 
 TABLE_FILE = "echo-table.tex"
 MAX_CONNS_TABLE_FILE = "echo-table-max-conns.tex"
@@ -50,16 +49,19 @@ TRIALS_CSV = "echo-trials.csv"
 SUMMARY_CSV = "echo-summary.csv"
 MAX_CONNS_CSV = "echo-max-conns.csv"
 SERIES_CSV = "echo-series.csv"
-FIGURES_TEMPLATE = "echo/figures"
 
 
 class EchoStudy(CampaignStudy[EchoResults]):
     name = "echo"
     title = "echo servers at 100 to 10,000 clients (source 004)"
     part = "appendix"
-    rule = CATALOGUE[name]
-    processed_files = (TRIALS_CSV, SUMMARY_CSV, MAX_CONNS_CSV, SERIES_CSV)
-    generated_files = (TABLE_FILE, MAX_CONNS_TABLE_FILE, SCALING_FIGURE_FILE, TIME_SERIES_FIGURE_FILE)
+    csv_frames = {TRIALS_CSV: "trials", SUMMARY_CSV: "summary", MAX_CONNS_CSV: "max_conns", SERIES_CSV: "series"}
+    table_files = {TABLE_FILE: throughput_table, MAX_CONNS_TABLE_FILE: max_conns_table}
+    figure_files = {
+        SCALING_FIGURE_FILE: ("fig:echo-scaling", "scaling"),
+        TIME_SERIES_FIGURE_FILE: ("fig:echo-time-series", "time_series"),
+    }
+    figure_template = "echo/figures"
 
     def process(self, sources: Sequence[StudySource], options: ReportOptions) -> EchoResults:
         source = sources[0]
@@ -68,14 +70,6 @@ class EchoStudy(CampaignStudy[EchoResults]):
             return EchoResults(source, empty, empty, empty, empty)
         trials, series = echo_trials(source.campaign)
         return EchoResults(source, trials, series, throughput_summary(trials), max_conns_summary(trials))
-
-    def csvs(self, result: EchoResults) -> Mapping[str, pd.DataFrame]:
-        return {
-            TRIALS_CSV: result.trials,
-            SUMMARY_CSV: result.summary,
-            MAX_CONNS_CSV: result.max_conns,
-            SERIES_CSV: result.series,
-        }
 
     def figures(self, result: EchoResults, figures_dir: Path) -> Mapping[str, Any]:
         return make_echo_figures(result, figures_dir)
@@ -87,19 +81,6 @@ class EchoStudy(CampaignStudy[EchoResults]):
         present = {key: value is not None for key, value in figures.items()}
         picks = representative_trials(result.trials, result.summary) if result.available else pd.DataFrame()
         return echo_sentences(result, present, picks)
-
-    def files(self, result: EchoResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        keys = {key: (f"{key}_caption", f"no_{key}_figure") for key in ("scaling", "time_series")}
-        return {
-            TABLE_FILE: throughput_table(result, paper.prose),
-            MAX_CONNS_TABLE_FILE: max_conns_table(result, paper.prose),
-            SCALING_FIGURE_FILE: paper.figure(
-                figures["scaling"], "fig:echo-scaling", FIGURES_TEMPLATE, keys["scaling"]
-            ),
-            TIME_SERIES_FIGURE_FILE: paper.figure(
-                figures["time_series"], "fig:echo-time-series", FIGURES_TEMPLATE, keys["time_series"]
-            ),
-        }
 
 
 ECHO = EchoStudy()

@@ -44,7 +44,7 @@ def cpu_table(depths: Sequence[dict[str, Any]], prose: Prose) -> str:
 def _campaign_metas(context: StudyContext) -> list[dict]:
     """The recorded parameters of the main campaign and of the network study's campaigns (where they ran)."""
     metas = [context.processed.campaign.meta]
-    study = getattr(context.earlier.get("network"), "result", None)
+    study = context.result_if_run("network")
     for source in (getattr(study, "network", None), getattr(study, "loopback", None)):
         if source is not None and source.campaign is not None:
             metas.append(source.campaign.meta)
@@ -53,22 +53,20 @@ def _campaign_metas(context: StudyContext) -> list[dict]:
 
 def write(context: StudyContext) -> StudyOutput:
     processed = context.processed
-    picks = pick_facts(getattr(context.earlier.get("workloads"), "result", None))
-    sources = getattr(context.earlier.get("sources"), "result", None) or {}
-    verdicts = [facts.verdict for facts in sources.values()]
-    architectures = context.earlier.get("architectures")
-    pool = context.earlier.get("pool")
+    picks = pick_facts(context.result_if_run("workloads"))
+    verdicts = [facts.verdict for facts in (context.result_if_run("sources") or {}).values()]
+    architectures, pool = context.result_if_run("architectures"), context.result_if_run("pool")
     depths = cpu_facts(processed.summary)
     facts = {
         "picks": picks,
         "cpu": {
             "depths": depths,
-            "figure": bool(architectures and architectures.result.figures_present.get("architectures_cpu")),
+            "figure": bool(architectures and architectures.figures_present.get("architectures_cpu")),
         },
         "cpu_table": cpu_table(depths, context.prose),
         "starvation": {
             **starvation_facts(processed.summary),
-            "figure": bool(pool and pool.result.figures_present.get("connections")),
+            "figure": bool(pool and pool.figures_present.get("connections")),
         },
         "limits": limit_facts(processed.trials, _campaign_metas(context), picks, verdicts),
     }

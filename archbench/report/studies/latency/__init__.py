@@ -32,9 +32,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from archbench.config.catalogue import CATALOGUE
 from archbench.data import storage
 from archbench.report.common import StudySource, load_campaign_or_reason
 from archbench.report.latex import MacroSet
@@ -52,7 +49,7 @@ from archbench.report.studies.latency.facts import latency_macros, latency_sente
 from archbench.report.studies.latency.figures import make_latency_figures
 from archbench.report.studies.latency.knee import KNEE_P99_S, Criteria
 from archbench.report.studies.latency.tables import knees_table, rates_table, source_001_table
-from archbench.report.study import CampaignStudy, Paper, ReportOptions
+from archbench.report.study import CampaignStudy, ReportOptions
 
 __all__ = ["KNEE_P99_S", "LATENCY", "Criteria", "LatencyStudy"]
 
@@ -64,7 +61,6 @@ PERCENTILES_FIGURE_FILE = "latency-figure-percentiles.tex"
 TRIALS_CSV = "latency-trials.csv"
 SUMMARY_CSV = "latency-summary.csv"
 KNEES_CSV = "latency-knees.csv"
-FIGURES_TEMPLATE = "latency/figures"
 SOURCE_001_SUFFIX = "-001"
 
 
@@ -75,15 +71,17 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
     name = "latency"
     title = "latency under a fixed offered load (source 001)"
     part = "body"
-    rule = CATALOGUE[name]
-    processed_files = (TRIALS_CSV, SUMMARY_CSV, KNEES_CSV)
-    generated_files = (
-        RATES_TABLE_FILE,
-        KNEES_TABLE_FILE,
-        SOURCE_001_TABLE_FILE,
-        ACHIEVED_FIGURE_FILE,
-        PERCENTILES_FIGURE_FILE,
-    )
+    csv_frames = {TRIALS_CSV: "trials", SUMMARY_CSV: "summary", KNEES_CSV: "knees"}
+    table_files = {
+        RATES_TABLE_FILE: rates_table,
+        KNEES_TABLE_FILE: knees_table,
+        SOURCE_001_TABLE_FILE: source_001_table,
+    }
+    figure_files = {
+        ACHIEVED_FIGURE_FILE: ("fig:latency-achieved", "achieved"),
+        PERCENTILES_FIGURE_FILE: ("fig:latency-percentiles", "percentiles"),
+    }
+    figure_template = "latency/figures"
 
     def load(self, names: Sequence[str | None], raw_root: Path) -> list[StudySource]:
         """The chosen campaign, then source 001's: the second name if given, else `<chosen>-001` when it exists."""
@@ -103,9 +101,6 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
         summary = rate_summary(trials, decisions)
         return LatencyResults(tuple(sources), criteria, trials, summary, knees(summary, trials, decisions))
 
-    def csvs(self, result: LatencyResults) -> Mapping[str, pd.DataFrame]:
-        return {TRIALS_CSV: result.trials, SUMMARY_CSV: result.summary, KNEES_CSV: result.knees}
-
     def figures(self, result: LatencyResults, figures_dir: Path) -> Mapping[str, Any]:
         return make_latency_figures(result, figures_dir)
 
@@ -115,25 +110,9 @@ class LatencyStudy(CampaignStudy[LatencyResults]):
     def sentences(self, result: LatencyResults, figures: Mapping[str, Any]) -> dict[str, Any]:
         return latency_sentences(result, {key: value is not None for key, value in figures.items()})
 
-    def files(self, result: LatencyResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        prose = paper.prose
-        keys = {key: (f"{key}_caption", f"no_{key}_figure") for key in ("achieved", "percentiles")}
-        achieved = paper.figure(figures["achieved"], "fig:latency-achieved", FIGURES_TEMPLATE, keys["achieved"])
-        percentiles = paper.figure(
-            figures["percentiles"],
-            "fig:latency-percentiles",
-            FIGURES_TEMPLATE,
-            keys["percentiles"],
-            rise=number_text(result.criteria.rise_multiple),
-            threshold=ms_text(result.criteria.p99_s),
-        )
-        return {
-            RATES_TABLE_FILE: rates_table(result, prose),
-            KNEES_TABLE_FILE: knees_table(result, prose),
-            SOURCE_001_TABLE_FILE: source_001_table(result, prose),
-            ACHIEVED_FIGURE_FILE: achieved,
-            PERCENTILES_FIGURE_FILE: percentiles,
-        }
+    def figure_facts(self, result: LatencyResults) -> Mapping[str, Mapping[str, Any]]:
+        criteria = result.criteria
+        return {"percentiles": {"rise": number_text(criteria.rise_multiple), "threshold": ms_text(criteria.p99_s)}}
 
 
 LATENCY = LatencyStudy()

@@ -39,7 +39,7 @@ def write(context: StudyContext) -> StudyOutput:
 
 def _workloads(context: StudyContext) -> CampaignTrials:
     """The workloads study's campaign and trials, empty when it has none (or did not run)."""
-    study = getattr(context.earlier.get("workloads"), "result", None)
+    study = context.result_if_run("workloads")
     source = getattr(study, "campaign", None)
     trials = getattr(study, "trials", None) if source is not None else None
     meta = source.meta if source is not None else {}

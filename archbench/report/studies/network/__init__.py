@@ -18,9 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from archbench.config.catalogue import CATALOGUE, LOOPBACK_SUFFIX
+from archbench.config.catalogue import LOOPBACK_SUFFIX
 from archbench.report.common import StudySource, load_campaign_or_reason
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
@@ -32,7 +30,7 @@ from archbench.report.studies.network.data import (
     source000_pools,
 )
 from archbench.report.studies.network.facts import comparison_table, network_macros, network_sentences
-from archbench.report.study import CampaignStudy, Paper, ReportOptions
+from archbench.report.study import CampaignStudy, ReportOptions
 
 __all__ = ["LOOPBACK_SUFFIX", "NETWORK", "NetworkStudy", "loopback_name"]
 
@@ -53,9 +51,8 @@ class NetworkStudy(CampaignStudy[NetworkResults]):
     name = "network"
     title = "a separate client against loopback (source 000)"
     part = "appendix"
-    rule = CATALOGUE[name]
-    processed_files = (COMPARISON_CSV,)
-    generated_files = (TABLE_FILE,)
+    csv_frames = {COMPARISON_CSV: "comparison"}
+    table_files = {TABLE_FILE: comparison_table}
 
     def load(self, names: Sequence[str | None], raw_root: Path) -> list[StudySource]:
         """The netns campaign and its loopback twin: the second name if given, else `<netns>-loopback`."""
@@ -72,17 +69,11 @@ class NetworkStudy(CampaignStudy[NetworkResults]):
         comparison = compare_pools(summaries["network"], summaries["loopback"], source000_pools())
         return NetworkResults(network, twin, summaries, comparison, link_bound(network, summaries["network"]))
 
-    def csvs(self, result: NetworkResults) -> Mapping[str, pd.DataFrame]:
-        return {COMPARISON_CSV: result.comparison}
-
     def facts(self, result: NetworkResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
         network_macros(macros, result)
 
     def sentences(self, result: NetworkResults, figures: Mapping[str, Any]) -> dict[str, Any]:
         return network_sentences(result)
-
-    def files(self, result: NetworkResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        return {TABLE_FILE: comparison_table(result, paper.prose)}
 
 
 NETWORK = NetworkStudy()

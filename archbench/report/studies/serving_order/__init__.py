@@ -13,16 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pandas as pd
-
-from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
 from archbench.report.studies.serving_order.data import COMPARISON_CSV, TRIALS_CSV, ServingOrderResults, read_looks
 from archbench.report.studies.serving_order.facts import serving_order_macros, serving_order_sentences
 from archbench.report.studies.serving_order.tables import comparison_table
-from archbench.report.study import CampaignStudy, Paper, ReportOptions, StudyContext
+from archbench.report.study import CampaignStudy, ReportOptions, StudyContext
 
 TABLE_FILE = "serving-order-table.tex"
 
@@ -33,9 +30,8 @@ class ServingOrderStudy(CampaignStudy[ServingOrderResults]):
     name = "serving_order"
     title = "serving order and the tail"
     part = "body"
-    rule = CATALOGUE[name]
-    processed_files = (TRIALS_CSV, COMPARISON_CSV)
-    generated_files = (TABLE_FILE,)
+    csv_frames = {TRIALS_CSV: "trials", COMPARISON_CSV: "comparison"}
+    table_files = {TABLE_FILE: comparison_table}
 
     def chosen(self, context: StudyContext) -> Sequence[str | None]:
         """Every look that exists (the chosen campaign and the one after it), in the order they ran."""
@@ -46,17 +42,11 @@ class ServingOrderStudy(CampaignStudy[ServingOrderResults]):
     def process(self, sources: Sequence[StudySource], options: ReportOptions) -> ServingOrderResults:
         return read_looks([s.campaign for s in sources if s.campaign is not None])
 
-    def csvs(self, result: ServingOrderResults) -> Mapping[str, pd.DataFrame]:
-        return {TRIALS_CSV: result.trials, COMPARISON_CSV: result.comparison}
-
     def facts(self, result: ServingOrderResults, macros: MacroSet, prose: Prose, figures: Mapping[str, Any]) -> None:
         serving_order_macros(macros, result)
 
     def sentences(self, result: ServingOrderResults, figures: Mapping[str, Any]) -> dict[str, Any]:
         return serving_order_sentences(result)
-
-    def files(self, result: ServingOrderResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        return {TABLE_FILE: comparison_table(result, paper.prose)}
 
 
 SERVING_ORDER = ServingOrderStudy()

@@ -8,13 +8,12 @@ the facts it computes are also the summary study's, and those of the method sect
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from archbench.analyze import analysis
-from archbench.config.catalogue import CATALOGUE
 from archbench.report.common import StudySource
 from archbench.report.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign
 from archbench.report.studies.sources.facts import load_threads_facts, published_outputs
@@ -28,8 +27,7 @@ class SourcesStudy(CampaignStudy[SourcesCampaign]):
     name = "sources"
     title = "published beside measured (each source's own protocol)"
     part = "appendix"
-    rule = CATALOGUE[name]
-    processed_files = (TRIALS_CSV, SUMMARY_CSV)
+    csv_frames = {TRIALS_CSV: "trials", SUMMARY_CSV: "summary"}
 
     def process(self, sources: Sequence[StudySource], options: ReportOptions) -> SourcesCampaign:
         source = sources[0]
@@ -37,9 +35,6 @@ class SourcesStudy(CampaignStudy[SourcesCampaign]):
             return SourcesCampaign(source, pd.DataFrame(), pd.DataFrame())
         trials = analysis.trials_frame(source.campaign)
         return SourcesCampaign(source, trials, analysis.summary_frame(trials, source.campaign.meta.get("plan") or ()))
-
-    def csvs(self, result: SourcesCampaign) -> Mapping[str, pd.DataFrame]:
-        return {TRIALS_CSV: result.trials, SUMMARY_CSV: result.summary}
 
     def write(self, context: StudyContext) -> StudyOutput:
         processed = context.processed

@@ -19,7 +19,6 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze import analysis
-from archbench.config.catalogue import CATALOGUE
 from archbench.measure.selection import point_selections
 from archbench.report.common import StudySource
 from archbench.report.latex import MacroSet, format_count
@@ -38,12 +37,11 @@ from archbench.report.studies.workloads.data import (
 from archbench.report.studies.workloads.facts import workloads_macros, workloads_sentences
 from archbench.report.studies.workloads.figures import MAP_FIGURE, map_figure
 from archbench.report.studies.workloads.tables import map_table, picks_table
-from archbench.report.study import CampaignStudy, Paper, ReportOptions
+from archbench.report.study import CampaignStudy, ReportOptions
 
 MAP_TABLE_FILE = "workloads-table-map.tex"
 PICKS_TABLE_FILE = "workloads-table-picks.tex"
 MAP_FIGURE_FILE = "workloads-figure-map.tex"
-FIGURES_TEMPLATE = "workloads/figures"
 
 
 def in_family_order(summary: pd.DataFrame, meta: dict) -> pd.DataFrame:
@@ -61,9 +59,11 @@ class WorkloadsStudy(CampaignStudy[WorkloadsResults]):
     name = "workloads"
     title = "which architecture for which workload"
     part = "body"
-    rule = CATALOGUE[name]
-    processed_files = (TRIALS_CSV, SUMMARY_CSV, MAP_CSV)
-    generated_files = (MAP_TABLE_FILE, PICKS_TABLE_FILE, MAP_FIGURE_FILE)
+    csv_frames = {TRIALS_CSV: "trials", SUMMARY_CSV: "summary", MAP_CSV: "map"}
+    table_files = {MAP_TABLE_FILE: map_table, PICKS_TABLE_FILE: picks_table}
+    figure_files = {MAP_FIGURE_FILE: ("fig:workloads-map", "map")}
+    figure_template = "workloads/figures"
+    figure_keys = ("{}_caption", "no_{}")
 
     def process(self, sources: Sequence[StudySource], options: ReportOptions) -> WorkloadsResults:
         campaign = sources[0].campaign
@@ -75,9 +75,6 @@ class WorkloadsStudy(CampaignStudy[WorkloadsResults]):
         frame = decision_map(trials, summary, selections)
         return WorkloadsResults(campaign, trials, summary, frame, settings, tuple(selections))
 
-    def csvs(self, result: WorkloadsResults) -> Mapping[str, pd.DataFrame]:
-        return {TRIALS_CSV: result.trials, SUMMARY_CSV: result.summary, MAP_CSV: result.map}
-
     def figures(self, result: WorkloadsResults, figures_dir: Path) -> Mapping[str, Any]:
         return {"map": save_or_none(map_figure(result), Path(figures_dir) / MAP_FIGURE, tuple(points(result.map)))}
 
@@ -87,20 +84,8 @@ class WorkloadsStudy(CampaignStudy[WorkloadsResults]):
     def sentences(self, result: WorkloadsResults, figures: Mapping[str, Any]) -> dict[str, Any]:
         return workloads_sentences(result, figures["map"] is not None)
 
-    def files(self, result: WorkloadsResults, paper: Paper, figures: Mapping[str, Any]) -> dict[str, str]:
-        prose = paper.prose
-        figure = paper.figure(
-            figures["map"],
-            "fig:workloads-map",
-            FIGURES_TEMPLATE,
-            ("map_caption", "no_map"),
-            delta=format_count(100 * result.settings.delta),
-        )
-        return {
-            MAP_TABLE_FILE: map_table(result, prose),
-            PICKS_TABLE_FILE: picks_table(result, prose),
-            MAP_FIGURE_FILE: figure,
-        }
+    def figure_facts(self, result: WorkloadsResults) -> Mapping[str, Mapping[str, Any]]:
+        return {"map": {"delta": format_count(100 * result.settings.delta)}}
 
 
 WORKLOADS = WorkloadsStudy()
