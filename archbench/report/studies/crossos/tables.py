@@ -42,13 +42,13 @@ def source000_table(state: CrossOs, prose: Prose) -> str:
         return prose.sentence(TEMPLATE, "source_unreadable_table", error=escape(state.source_error or "empty")) + "\n"
     columns = [
         latex.Column("a vs b", "l"),
-        latex.Column(latex.stacked("Means a, b (r/s)", "{[}$n${]}"), "r"),
+        latex.stacked_column("Means a, b (r/s)", "{[}$n${]}"),
         latex.Column(r"$t$ ($\nu$)", "r"),
         latex.Column(r"$p_{\mathrm{Holm}}$", "r"),
-        latex.Column(latex.stacked("Difference a$-$b", r"(r/s) {[}95\,\% CI{]}"), "r"),
-        latex.Column(latex.stacked("Ratio a/b", r"{[}95\,\% CI{]}"), "r"),
-        latex.Column(latex.stacked("Hedges' $g$", r"{[}95\,\% CI{]}"), "r"),
-        latex.Column(latex.stacked("Hardware", "differs"), "c"),
+        latex.stacked_column("Difference a$-$b", r"(r/s) {[}95\,\% CI{]}"),
+        latex.stacked_column("Ratio a/b", r"{[}95\,\% CI{]}"),
+        latex.stacked_column("Hedges' $g$", r"{[}95\,\% CI{]}"),
+        latex.stacked_column("Hardware", "differs", align="c"),
     ]
     blocks = [(state.source_os, "os"), (state.source_setups, "setup")]
     lines, breaks = [], []

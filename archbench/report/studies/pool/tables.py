@@ -32,7 +32,6 @@ from archbench.report.latex import (
     render_longtable,
     render_tabular,
     row_marks,
-    stacked,
     stacked_column,
     table_interval,
     table_notes,
@@ -55,14 +54,14 @@ def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str, notes: 
     show_threads = _is_pool(rows)
     columns = []
     if show_connections:
-        columns.append(Column(stacked("Connections", "(wrk \\texttt{-c})"), "r"))
+        columns.append(stacked_column("Connections", "(wrk \\texttt{-c})"))
     if show_threads:
-        columns.append(Column(stacked("Number of", "threads $N$"), "r"))
+        columns.append(stacked_column("Number of", "threads $N$"))
     columns += [
         Column("$n$", "r"),
-        Column(stacked("Sample mean", "(r/s)"), "r"),
-        Column(stacked("Sample standard", "deviation (r/s)"), "r"),
-        Column(stacked(r"95\,\% CI of", "the mean (r/s)"), "r"),
+        stacked_column("Sample mean", "(r/s)"),
+        stacked_column("Sample standard", "deviation (r/s)"),
+        stacked_column(r"95\,\% CI of", "the mean (r/s)"),
     ]
     body = []
     for _, row in rows.iterrows():
