@@ -548,6 +548,49 @@ def ms_columns(*names: str) -> list[Column]:
     return [Column(stacked(name, "(ms)"), "r") for name in names]
 
 
+def stacked_column(*lines: str, align: str = "r") -> Column:
+    """A column headed by `lines` one over the other, right-aligned unless `align` says otherwise."""
+    return Column(stacked(*lines), align)
+
+
+# What a column's cell holds for a row of the table's frame.
+Cell = Callable[[pd.Series], str]
+
+
+def cell_of(name: str, formatter: Callable[[Any], str] = format_count) -> Cell:
+    """The cell of a column that shows the row's `name` as `formatter` prints it (a count unless told)."""
+    return lambda row: formatter(row[name])
+
+
+def ms_cells(*pairs: tuple[str, str]) -> list[tuple[Column, Cell]]:
+    """ms_columns's columns with their cells: (header, the frame's column of seconds) shown in ms."""
+    columns = ms_columns(*(header for header, _ in pairs))
+    return [(column, cell_of(name, format_ms)) for column, (_, name) in zip(columns, pairs, strict=True)]
+
+
+def tabulate(rows: pd.DataFrame, spec: Sequence[tuple[Column, Cell]]) -> tuple[list[Column], list[list[str]]]:
+    """The columns of `spec` and each row's cells: a table written as (column, cell) pairs keeps every header
+    beside what fills its column, rather than in a second list that must follow the same order."""
+    return [column for column, _ in spec], [[cell(row) for _, cell in spec] for _, row in rows.iterrows()]
+
+
+def flagged_failed(row: pd.Series) -> str:
+    """ "2/1": the configuration's flagged and failed trials."""
+    return f"{format_count(row['n_flagged'])}/{format_count(row['n_failed'])}"
+
+
+def table_float(
+    caption: str,
+    label: str,
+    columns: Sequence[Column],
+    body: Sequence[Sequence[str]],
+    breaks: Iterable[int] = (),
+    notes: Sequence[str] = (),
+) -> str:
+    """A table float (adjusted_table) of a tabular with a rule before each of `breaks`, its `notes` under it."""
+    return adjusted_table(caption, label, render_tabular(columns, body, breaks), notes_block(notes)) + "\n"
+
+
 # A figure takes the text's width unless that makes it taller than this: two figures then share a page, and a tall
 # figure does not leave a page to itself.
 FIGURE_MAX_HEIGHT = r"0.5\textheight"

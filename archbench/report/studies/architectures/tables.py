@@ -22,9 +22,10 @@ from archbench.report.latex import (
     format_ms,
     format_percent,
     mark_notes,
+    ms_columns,
     render_tabular,
     row_marks,
-    stacked,
+    stacked_column,
     table_interval,
     table_notes,
 )
@@ -78,14 +79,13 @@ def comparison_table(one: Comparison, labels: Labeller, prose: Prose) -> str:
     columns = [
         Column("Server", r">{\raggedright\arraybackslash}p{3.1cm}"),
         Column("$n$", "r"),
-        Column(stacked("Mean", "(r/s)"), "r"),
-        Column(stacked(r"95\,\% CI of", "the mean (r/s)"), "r"),
-        Column(stacked("Ratio to", "nginx"), "r"),
-        Column(stacked("p50", "(ms)"), "r"),
-        Column(stacked("p99", "(ms)"), "r"),
-        Column(stacked("Server CPU", r"(\textmu s/req.)"), "r"),
-        Column(stacked("Errors/time-", "outs/starved"), "r"),
-        Column(stacked("wrk", "CPU"), "r"),
+        stacked_column("Mean", "(r/s)"),
+        stacked_column(r"95\,\% CI of", "the mean (r/s)"),
+        stacked_column("Ratio to", "nginx"),
+        *ms_columns("p50", "p99"),
+        stacked_column("Server CPU", r"(\textmu s/req.)"),
+        stacked_column("Errors/time-", "outs/starved"),
+        stacked_column("wrk", "CPU"),
     ]
     body = [comparison_row_cells(row, labels) for _, row in one.rows.iterrows()]
     breaks = []

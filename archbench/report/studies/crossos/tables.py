@@ -42,13 +42,13 @@ def source000_table(state: CrossOs, prose: Prose) -> str:
         return prose.sentence(TEMPLATE, "source_unreadable_table", error=escape(state.source_error or "empty")) + "\n"
     columns = [
         latex.Column("a vs b", "l"),
-        latex.Column(latex.stacked("Means a, b (r/s)", "{[}$n${]}"), "r"),
+        latex.stacked_column("Means a, b (r/s)", "{[}$n${]}"),
         latex.Column(r"$t$ ($\nu$)", "r"),
         latex.Column(r"$p_{\mathrm{Holm}}$", "r"),
-        latex.Column(latex.stacked("Difference a$-$b", r"(r/s) {[}95\,\% CI{]}"), "r"),
-        latex.Column(latex.stacked("Ratio a/b", r"{[}95\,\% CI{]}"), "r"),
-        latex.Column(latex.stacked("Hedges' $g$", r"{[}95\,\% CI{]}"), "r"),
-        latex.Column(latex.stacked("Hardware", "differs"), "c"),
+        latex.stacked_column("Difference a$-$b", r"(r/s) {[}95\,\% CI{]}"),
+        latex.stacked_column("Ratio a/b", r"{[}95\,\% CI{]}"),
+        latex.stacked_column("Hedges' $g$", r"{[}95\,\% CI{]}"),
+        latex.stacked_column("Hardware", "differs", align="c"),
     ]
     blocks = [(state.source_os, "os"), (state.source_setups, "setup")]
     lines, breaks = [], []
@@ -140,8 +140,8 @@ def _setup_facts(setups: pd.DataFrame) -> dict[str, Any]:
         }
         for _, r in setups.iterrows()
     ]
-    others = sorted({FACTOR_WORDS.get(f, f) for c in setups["confounded_with"] for f in factor_names(c)})
-    return {"parts": parts, "others": others, "same": not setups["confounded_with_hardware"].map(truthy).any()}
+    same = not setups["confounded_with_hardware"].map(truthy).any()
+    return {"parts": parts, "others": _factor_words(setups), "same": same}
 
 
 def _measured_label(row: Mapping[str, Any]) -> str:
@@ -197,11 +197,20 @@ def measured_table(frame: pd.DataFrame | None, label: str, caption: str, empty_c
     )
 
 
-def _confounding_summary(frame: pd.DataFrame) -> dict[str, Any]:
+def _factor_words(frame: pd.DataFrame) -> list[str]:
+    """The factors, other than the compared one, that the rows' groups differ in, in words."""
+    return sorted({FACTOR_WORDS.get(f, f) for c in frame["confounded_with"] for f in factor_names(c)})
+
+
+def _holm_facts(frame: pd.DataFrame) -> dict[str, Any]:
+    """How many of the comparisons Holm's procedure rejects at ALPHA, and what their groups differ in besides."""
     differs = frame[frame["confounded_with_hardware"].map(truthy)]
     unknown = frame[frame["confounded_with_hardware"].map(is_missing)]
-    factors = sorted({FACTOR_WORDS.get(f, f) for c in frame["confounded_with"] for f in factor_names(c)})
-    return {"differs": len(differs), "unknown": len(unknown), "factors": factors}
+    return {
+        "holm": int(frame["reject"].map(truthy).sum()),
+        "alpha": format_decimal(ALPHA, 2),
+        "confounding": {"differs": len(differs), "unknown": len(unknown), "factors": _factor_words(frame)},
+    }
 
 
 def cross_host_facts(state: CrossOs) -> dict[str, Any]:
@@ -217,12 +226,7 @@ def cross_host_facts(state: CrossOs) -> dict[str, Any]:
         "comparisons": len(state.measured),
     }
     if state.measured_group and not state.measured.empty:
-        facts.update(
-            configurations=state.measured["config_id"].nunique(),
-            holm=int(state.measured["reject"].map(truthy).sum()),
-            alpha=format_decimal(ALPHA, 2),
-            confounding=_confounding_summary(state.measured),
-        )
+        facts.update(configurations=state.measured["config_id"].nunique(), **_holm_facts(state.measured))
     return facts
 
 
@@ -235,10 +239,5 @@ def reference_facts(state: CrossOs, campaign: str) -> dict[str, Any]:
         "configurations": 0 if frame is None else len(frame),
     }
     if state.reference_status == "ran" and not frame.empty:
-        facts.update(
-            tested=int((frame["test"] != "none").sum()),
-            holm=int(frame["reject"].map(truthy).sum()),
-            alpha=format_decimal(ALPHA, 2),
-            confounding=_confounding_summary(frame),
-        )
+        facts.update(tested=int((frame["test"] != "none").sum()), **_holm_facts(frame))
     return facts

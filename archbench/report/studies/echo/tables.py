@@ -6,30 +6,32 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD
 from archbench.report.latex import (
     FAILED_MARK,
     FLAGGED_MARK,
     MISSING,
     Column,
-    adjusted_table,
+    cell_of,
     escape,
+    flagged_failed,
     format_count,
-    format_ms,
     format_range,
     format_significant,
     group_starts,
     is_missing,
-    ms_columns,
-    notes_block,
+    ms_cells,
     notes_for_marks,
     range_notes,
-    render_tabular,
     row_marks,
-    stacked,
+    stacked_column,
     study_mark_notes,
     study_marks,
+    table_float,
     table_interval,
+    tabulate,
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.echo.data import KIB, MB, EchoResults, tally_items
@@ -62,88 +64,80 @@ def flagged_note(prose: Prose) -> str:
     return prose.sentence(TEMPLATE, "flagged_note", mark=FLAGGED_MARK)
 
 
+def connect_failures(row: pd.Series) -> str:
+    """The clients that failed to connect, counting those never attempted after the run stopped."""
+    connect = row["connect_errors"]
+    if not is_missing(row.get("not_attempted")) and float(row["not_attempted"]) > 0:
+        connect = (0.0 if is_missing(connect) else float(connect)) + float(row["not_attempted"])
+    return format_count(connect)
+
+
 def throughput_table(study: EchoResults, prose: Prose) -> str:
     summary = study.summary
     if summary.empty:
         return prose.sentence(TEMPLATE, "no_throughput_table") + "\n"
-    columns = [
-        Column("Server", "l"),
-        Column("Clients", "r"),
-        Column("$n$", "r"),
-        Column(stacked("Received", "(MB/s)"), "r"),
-        Column(stacked(r"95\,\% CI", "(MB/s)"), "r"),
-        *ms_columns("RTT p50", "p99", "p99.9", "max"),
-        Column(stacked("Flagged/", "failed"), "r"),
-        Column(stacked("Verify", "errors"), "r"),
-        Column(stacked("Connect", "failures"), "r"),
-    ]
-    body = []
-    for _, row in summary.iterrows():
-        connect = row["connect_errors"]
-        if not is_missing(row.get("not_attempted")) and float(row["not_attempted"]) > 0:
-            connect = (0.0 if is_missing(connect) else float(connect)) + float(row["not_attempted"])
-        body.append(
-            [
-                escape(row["variant"]),
-                format_count(row["connections"]),
-                format_count(row["n"]),
-                mb_text(row["bytes_received_per_sec_mean"]) + study_marks(row),
-                table_interval(
+    columns, body = tabulate(
+        summary,
+        [
+            (Column("Server", "l"), lambda row: escape(row["variant"])),
+            (Column("Clients", "r"), cell_of("connections")),
+            (Column("$n$", "r"), cell_of("n")),
+            (
+                stacked_column("Received", "(MB/s)"),
+                lambda row: mb_text(row["bytes_received_per_sec_mean"]) + study_marks(row),
+            ),
+            (
+                stacked_column(r"95\,\% CI", "(MB/s)"),
+                lambda row: table_interval(
                     row["bytes_received_per_sec_ci95_low"], row["bytes_received_per_sec_ci95_high"], row["n"], mb_text
                 ),
-                format_ms(row["rtt_p50_s_mean"]),
-                format_ms(row["rtt_p99_s_mean"]),
-                format_ms(row["rtt_p99_9_s_mean"]),
-                format_ms(row["rtt_max_s_max"]),
-                f"{format_count(row['n_flagged'])}/{format_count(row['n_failed'])}",
-                format_count(row["verify_errors"]),
-                format_count(connect),
-            ]
-        )
+            ),
+            *ms_cells(
+                ("RTT p50", "rtt_p50_s_mean"),
+                ("p99", "rtt_p99_s_mean"),
+                ("p99.9", "rtt_p99_9_s_mean"),
+                ("max", "rtt_max_s_max"),
+            ),
+            (stacked_column("Flagged/", "failed"), flagged_failed),
+            (stacked_column("Verify", "errors"), cell_of("verify_errors")),
+            (stacked_column("Connect", "failures"), connect_failures),
+        ],
+    )
     notes = [
         *study_mark_notes(summary, prose, TEMPLATE, f"{CLIENT_BOUND_THRESHOLD * 100:.0f}"),
         *range_notes(summary),
     ]
     caption = prose.sentence(TEMPLATE, "throughput_caption")
-    return (
-        adjusted_table(
-            caption, "tab:echo", render_tabular(columns, body, group_starts(summary["variant"])), notes_block(notes)
-        )
-        + "\n"
-    )
+    return table_float(caption, "tab:echo", columns, body, group_starts(summary["variant"]), notes)
 
 
 def max_conns_table(study: EchoResults, prose: Prose) -> str:
     table = study.max_conns
     if table.empty:
         return prose.sentence(TEMPLATE, "no_max_conns_table") + "\n"
-    columns = [
-        Column("Server", "l"),
-        Column("Cap", "r"),
-        Column("$n$", "r"),
-        Column(stacked("Connections", "held"), "r"),
-        Column(stacked("Alive at", "the end"), "r"),
-        Column("Why it stopped", r">{\raggedright\arraybackslash}p{3.1cm}"),
-        Column(stacked("Server RSS per", "connection (KiB)"), "r"),
-        Column(stacked("Open files", "soft/hard"), "r"),
-        Column(stacked("Flagged/", "failed"), "r"),
-    ]
-    body = []
-    for _, row in table.iterrows():
-        marks = row_marks(row, unsupported=False)
-        body.append(
-            [
-                escape(row["variant"]),
-                format_count(row["cap"]),
-                format_count(row["n"]),
-                format_range(row["reached_min"], row["reached_max"]) + marks,
-                format_count(row["alive_at_end_min"]),
-                reasons_text(row["stop_reasons"]),
-                kib_text(row["rss_per_conn_bytes_median"]),
-                f"{format_count(row['open_files_soft'])}/{format_count(row['open_files_hard'])}",
-                f"{format_count(row['n_flagged'])}/{format_count(row['n_failed'])}",
-            ]
-        )
+    columns, body = tabulate(
+        table,
+        [
+            (Column("Server", "l"), lambda row: escape(row["variant"])),
+            (Column("Cap", "r"), cell_of("cap")),
+            (Column("$n$", "r"), cell_of("n")),
+            (
+                stacked_column("Connections", "held"),
+                lambda row: format_range(row["reached_min"], row["reached_max"]) + row_marks(row, unsupported=False),
+            ),
+            (stacked_column("Alive at", "the end"), cell_of("alive_at_end_min")),
+            (
+                Column("Why it stopped", r">{\raggedright\arraybackslash}p{3.1cm}"),
+                cell_of("stop_reasons", reasons_text),
+            ),
+            (stacked_column("Server RSS per", "connection (KiB)"), cell_of("rss_per_conn_bytes_median", kib_text)),
+            (
+                stacked_column("Open files", "soft/hard"),
+                lambda row: f"{format_count(row['open_files_soft'])}/{format_count(row['open_files_hard'])}",
+            ),
+            (stacked_column("Flagged/", "failed"), flagged_failed),
+        ],
+    )
     flags = "; ".join(escape(f"{r['variant']}: {r['flags']}") for _, r in table.iterrows() if r["n_flagged"] > 0)
     notes = notes_for_marks(
         table,
@@ -152,4 +146,4 @@ def max_conns_table(study: EchoResults, prose: Prose) -> str:
         failed=prose.sentence(TEMPLATE, "max_conns_failed_note", mark=FAILED_MARK),
     )
     caption = prose.sentence(TEMPLATE, "max_conns_caption")
-    return adjusted_table(caption, "tab:echo-max-conns", render_tabular(columns, body), notes_block(notes)) + "\n"
+    return table_float(caption, "tab:echo-max-conns", columns, body, notes=notes)

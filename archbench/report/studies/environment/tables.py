@@ -91,11 +91,6 @@ NAME_COLUMN = r">{\raggedright\arraybackslash}p{4.4cm}"
 TOOL_ORDER = ("wrk", "wrk2", "oha", "nginx", "taskset", "cmake", "gcc")
 
 
-def two_columns(name: str, value: str) -> list[latex.Column]:
-    """A name column of fixed width and a value column that takes the rest of the text width."""
-    return [latex.Column(name, NAME_COLUMN), latex.Column(value, latex.FILL_COLUMN)]
-
-
 def provenance_table(
     meta: Mapping[str, Any], records: Sequence[Mapping[str, Any]], trials: pd.DataFrame, prose: Prose
 ) -> str:
@@ -186,9 +181,7 @@ def provenance_table(
         ),
     ]
     caption = prose.sentence(TEMPLATE, "provenance_caption")
-    return latex.render_longtable(
-        two_columns("Item", "Value"), _grouped_body(groups), caption, "tab:provenance", size=r"\footnotesize"
-    )
+    return _grouped_table(("Item", "Value"), groups, caption, "tab:provenance")
 
 
 def _spanning(text: str) -> str:
@@ -196,15 +189,19 @@ def _spanning(text: str) -> str:
     return r"\multicolumn{2}{@{}l}{" + text + r"} \\"
 
 
-def _grouped_body(groups: Sequence[tuple[str, Sequence[tuple[str, str] | str]]]) -> list[str]:
-    """Each group's rows under its bold title, a rule between groups; a row is (name, value) or a whole line."""
+def _grouped_table(
+    headers: tuple[str, str], groups: Sequence[tuple[str, Sequence[tuple[str, str] | str]]], caption: str, label: str
+) -> str:
+    """A long table of a name column of fixed width and a value column that takes the rest of the text width: each
+    group's rows under its bold title, a rule between groups; a row is (name, value) or a whole line."""
     body = []
     for title, items in groups:
         if body:
             body.append(r"\midrule")
         body.append(_spanning(r"\textbf{" + title + "}"))
         body += [item if isinstance(item, str) else f"{item[0]} & {item[1]} \\\\" for item in items]
-    return body
+    columns = [latex.Column(headers[0], NAME_COLUMN), latex.Column(headers[1], latex.FILL_COLUMN)]
+    return latex.render_longtable(columns, body, caption, label)
 
 
 FACTOR_NAMES = {
@@ -330,9 +327,7 @@ def factors_table(
         ]
         groups.append(("As run (from the trial records)", as_run))
     caption = prose.sentence(TEMPLATE, "factors_caption")
-    return latex.render_longtable(
-        two_columns("Factor", "Levels or value"), _grouped_body(groups), caption, "tab:factors", size=r"\footnotesize"
-    )
+    return _grouped_table(("Factor", "Levels or value"), groups, caption, "tab:factors")
 
 
 def environment_facts(

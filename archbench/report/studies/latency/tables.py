@@ -5,6 +5,7 @@ notes and no-data sentences are the templates' (paper/templates/latency/tables.t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -14,8 +15,9 @@ from archbench.report.common import distinct_values
 from archbench.report.formats import family_row
 from archbench.report.latex import (
     MISSING,
+    Cell,
     Column,
-    adjusted_table,
+    cell_of,
     escape,
     format_count,
     format_ms,
@@ -23,15 +25,16 @@ from archbench.report.latex import (
     format_significant,
     group_starts,
     is_missing,
-    ms_columns,
+    ms_cells,
     notes_block,
     range_notes,
     render_longtable,
-    render_tabular,
-    stacked,
+    stacked_column,
     study_mark_notes,
     study_marks,
+    table_float,
     table_interval,
+    tabulate,
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.latency.data import (
@@ -90,39 +93,33 @@ def rates_table(study: LatencyResults, prose: Prose) -> str:
     if sweep.empty:
         return prose.sentence(TEMPLATE, "no_rates_table") + "\n"
     criteria = study.criteria
+    columns, cells = tabulate(
+        sweep,
+        [
+            (stacked_column("Offered", "(req/s)"), cell_of("offered_rate")),
+            (stacked_column("of sat-", "uration"), cell_of("rate_fraction", format_percent)),
+            (Column("$n$", "r"), cell_of("n")),
+            (stacked_column("Achieved", "(req/s)"), lambda row: format_count(row["achieved_mean"]) + study_marks(row)),
+            (stacked_column("of", "offered"), cell_of("achieved_fraction_mean", share)),
+            *ms_cells(
+                ("p50", "latency_p50_s_median"),
+                ("p90", "latency_p90_s_median"),
+                ("p99", "latency_p99_s_median"),
+                ("p99.9", "latency_p99_9_s_median"),
+                ("max", "latency_max_s_max"),
+            ),
+            (stacked_column("Time-", "outs"), lambda row: format_significant(row["timeouts_mean"], 3)),
+            (stacked_column("vs.", "floor", align="c"), lambda row: VERDICT.get(row["versus_floor"], MISSING)),
+        ],
+    )
     # One block per server under a heading row (names are too long for a narrow first column).
-    columns = [
-        Column(stacked("Offered", "(req/s)"), "r"),
-        Column(stacked("of sat-", "uration"), "r"),
-        Column("$n$", "r"),
-        Column(stacked("Achieved", "(req/s)"), "r"),
-        Column(stacked("of", "offered"), "r"),
-        *ms_columns("p50", "p90", "p99", "p99.9", "max"),
-        Column(stacked("Time-", "outs"), "r"),
-        Column(stacked("vs.", "floor"), "c"),
-    ]
     body, breaks = [], []
     starts = set(group_starts(sweep["server"]))
-    for index, (_, row) in enumerate(sweep.iterrows()):
+    for index, (server, row_cells) in enumerate(zip(sweep["server"], cells, strict=True)):
         if index in starts:
             breaks.append(len(body))
-            body.append(family_row(len(columns), escape(row["server"])))
-        body.append(
-            [
-                format_count(row["offered_rate"]),
-                format_percent(row["rate_fraction"]),
-                format_count(row["n"]),
-                format_count(row["achieved_mean"]) + study_marks(row),
-                share(row["achieved_fraction_mean"]),
-                format_ms(row["latency_p50_s_median"]),
-                format_ms(row["latency_p90_s_median"]),
-                format_ms(row["latency_p99_s_median"]),
-                format_ms(row["latency_p99_9_s_median"]),
-                format_ms(row["latency_max_s_max"]),
-                format_significant(row["timeouts_mean"], 3),
-                VERDICT.get(row["versus_floor"], MISSING),
-            ]
-        )
+            body.append(family_row(len(columns), escape(server)))
+        body.append(row_cells)
     caption = prose.sentence(TEMPLATE, "rates_caption", **rule_words(criteria))
     return render_longtable(
         columns, body, caption, "tab:latency-rates", breaks, notes=notes_block(_notes(sweep, criteria, prose))
@@ -149,37 +146,36 @@ def knees_table(study: LatencyResults, prose: Prose) -> str:
     table = study.knees
     if table.empty:
         return prose.sentence(TEMPLATE, "no_knees_table") + "\n"
-    criteria = study.criteria
-    columns = [
-        Column("Server", "l"),
-        Column(stacked("Saturation", "(req/s)"), "r"),
-        Column(stacked("Floor", "at"), "r"),
-        Column(stacked("Floor", "p99 (ms)"), "r"),
-        Column(stacked("Knee", "(of sat.)"), "r"),
-        Column(stacked("p99 at", "knee (ms)"), "r"),
-        Column(stacked("Trials", "per rate"), "r"),
-        Column(stacked("Client-", "bound"), "r"),
-        Column(stacked("Dis-", "turbed"), "r"),
-    ]
-    body = []
-    for _, row in table.iterrows():
-        knee = row["knee_state"] == KNEE
-        body.append(
-            [
-                escape(row["server"]),
-                format_count(row["saturation_rate"]),
-                format_percent(row["floor_fraction"]),
-                p99_cell(row["floor_p99_s"]),
-                knee_cell(row),
-                p99_cell(row["knee_p99_s"]) if knee else MISSING,
-                format_count(row["trials_per_rate"]),
-                format_count(row["n_client_bound"]),
-                format_count(row["n_disturbed"]),
-            ]
-        )
+    columns, body = tabulate(
+        table,
+        [
+            (Column("Server", "l"), lambda row: escape(row["server"])),
+            (stacked_column("Saturation", "(req/s)"), cell_of("saturation_rate")),
+            (stacked_column("Floor", "at"), cell_of("floor_fraction", format_percent)),
+            (stacked_column("Floor", "p99 (ms)"), cell_of("floor_p99_s", p99_cell)),
+            (stacked_column("Knee", "(of sat.)"), knee_cell),
+            (
+                stacked_column("p99 at", "knee (ms)"),
+                lambda row: p99_cell(row["knee_p99_s"]) if row["knee_state"] == KNEE else MISSING,
+            ),
+            (stacked_column("Trials", "per rate"), cell_of("trials_per_rate")),
+            (stacked_column("Client-", "bound"), cell_of("n_client_bound")),
+            (stacked_column("Dis-", "turbed"), cell_of("n_disturbed")),
+        ],
+    )
     disturbed = "/".join(f"{share * 100:g}" for share in study.interference_shares)
-    caption = prose.sentence(TEMPLATE, "knees_caption", disturbed=disturbed, **rule_words(criteria))
-    return adjusted_table(caption, "tab:latency-knees", render_tabular(columns, body)) + "\n"
+    caption = prose.sentence(TEMPLATE, "knees_caption", disturbed=disturbed, **rule_words(study.criteria))
+    return table_float(caption, "tab:latency-knees", columns, body)
+
+
+def _cited(show: Callable[[dict[str, Any]], str]) -> Cell:
+    """A cell of source 001's published result for the row's architecture; MISSING where it published none."""
+
+    def cell(row: pd.Series) -> str:
+        cited = SOURCE_001_RESULTS.get(key_text(row["architecture"]))
+        return show(cited) if cited else MISSING
+
+    return cell
 
 
 def source_001_table(study: LatencyResults, prose: Prose) -> str:
@@ -190,58 +186,35 @@ def source_001_table(study: LatencyResults, prose: Prose) -> str:
     # and a column appears only if the rows differ.
     several_connections = fixed["connections"].nunique() > 1
     several_rates = fixed["offered_rate"].nunique() > 1
-    columns = [
-        Column("Server", "l"),
-        *([Column(stacked("Conn-", "ections"), "r")] if several_connections else []),
-        Column("$n$", "r"),
-        *([Column(stacked("Offered", "(req/s)"), "r")] if several_rates else []),
-        Column(stacked("Achieved", "(req/s)"), "r"),
-        Column(stacked(r"95\,\% CI", "(req/s)"), "r"),
-        Column(stacked("of", "offered"), "r"),
-        *ms_columns("p99", "max"),
-        Column(stacked("Timeouts", "per trial"), "r"),
-        Column(stacked("001:", "req/s"), "r"),
-        Column(stacked("001:", "of offered"), "r"),
-        Column(stacked("001:", "max (ms)"), "r"),
-        Column(stacked("001:", "timeouts"), "r"),
-    ]
-    body = []
-    for _, row in fixed.iterrows():
-        cited = SOURCE_001_RESULTS.get(key_text(row["architecture"]))
-        cells = [
-            escape(row["variant"]),
-            *([format_count(row["connections"])] if several_connections else []),
-            format_count(row["n"]),
-            *([format_count(row["offered_rate"])] if several_rates else []),
-            format_count(row["achieved_mean"]) + study_marks(row),
-            table_interval(row["achieved_ci95_low"], row["achieved_ci95_high"], row.get("n")),
-            share(row["achieved_fraction_mean"]),
-            format_ms(row["latency_p99_s_mean"]),
-            format_ms(row["latency_max_s_max"]),
-            format_significant(row["timeouts_mean"], 3),
-        ]
-        if cited:
-            cells += [
-                format_count(cited["requests_per_sec"]),
-                share(cited["requests_per_sec"] / SOURCE_001_RATE),
-                format_ms(cited["latency_max_s"]),
-                format_count(cited["timeouts"]),
-            ]
-        else:
-            cells += [MISSING] * 4
-        body.append(cells)
+    columns, body = tabulate(
+        fixed,
+        [
+            (Column("Server", "l"), lambda row: escape(row["variant"])),
+            *([(stacked_column("Conn-", "ections"), cell_of("connections"))] if several_connections else []),
+            (Column("$n$", "r"), cell_of("n")),
+            *([(stacked_column("Offered", "(req/s)"), cell_of("offered_rate"))] if several_rates else []),
+            (stacked_column("Achieved", "(req/s)"), lambda row: format_count(row["achieved_mean"]) + study_marks(row)),
+            (
+                stacked_column(r"95\,\% CI", "(req/s)"),
+                lambda row: table_interval(row["achieved_ci95_low"], row["achieved_ci95_high"], row.get("n")),
+            ),
+            (stacked_column("of", "offered"), cell_of("achieved_fraction_mean", share)),
+            *ms_cells(("p99", "latency_p99_s_mean"), ("max", "latency_max_s_max")),
+            (stacked_column("Timeouts", "per trial"), lambda row: format_significant(row["timeouts_mean"], 3)),
+            (stacked_column("001:", "req/s"), _cited(lambda cited: format_count(cited["requests_per_sec"]))),
+            (
+                stacked_column("001:", "of offered"),
+                _cited(lambda cited: share(cited["requests_per_sec"] / SOURCE_001_RATE)),
+            ),
+            (stacked_column("001:", "max (ms)"), _cited(lambda cited: format_ms(cited["latency_max_s"]))),
+            (stacked_column("001:", "timeouts"), _cited(lambda cited: format_count(cited["timeouts"]))),
+        ],
+    )
     caption = prose.sentence(
         TEMPLATE,
         "source_001_caption",
         offered=[format_count(r) for r in distinct_values(fixed, "offered_rate")],
         connections=[format_count(c) for c in distinct_values(fixed, "connections")],
     )
-    return (
-        adjusted_table(
-            caption,
-            "tab:latency-001",
-            render_tabular(columns, body, [0]),
-            notes_block([*_notes(fixed, study.criteria, prose), *range_notes(fixed)]),
-        )
-        + "\n"
-    )
+    notes = [*_notes(fixed, study.criteria, prose), *range_notes(fixed)]
+    return table_float(caption, "tab:latency-001", columns, body, [0], notes)

@@ -20,7 +20,9 @@ from archbench.report.latex import (
     MarkNotes,
     adjusted_table,
     any_positive,
+    cell_of,
     escape,
+    flagged_failed,
     format_compact,
     format_count,
     format_decimal,
@@ -30,9 +32,10 @@ from archbench.report.latex import (
     render_longtable,
     render_tabular,
     row_marks,
-    stacked,
+    stacked_column,
     table_interval,
     table_notes,
+    tabulate,
 )
 from archbench.report.prose import Prose
 
@@ -51,14 +54,14 @@ def pool_size_table(series_rows: pd.DataFrame, label: str, caption: str, notes: 
     show_threads = _is_pool(rows)
     columns = []
     if show_connections:
-        columns.append(Column(stacked("Connections", "(wrk \\texttt{-c})"), "r"))
+        columns.append(stacked_column("Connections", "(wrk \\texttt{-c})"))
     if show_threads:
-        columns.append(Column(stacked("Number of", "threads $N$"), "r"))
+        columns.append(stacked_column("Number of", "threads $N$"))
     columns += [
         Column("$n$", "r"),
-        Column(stacked("Sample mean", "(r/s)"), "r"),
-        Column(stacked("Sample standard", "deviation (r/s)"), "r"),
-        Column(stacked(r"95\,\% CI of", "the mean (r/s)"), "r"),
+        stacked_column("Sample mean", "(r/s)"),
+        stacked_column("Sample standard", "deviation (r/s)"),
+        stacked_column(r"95\,\% CI of", "the mean (r/s)"),
     ]
     body = []
     for _, row in rows.iterrows():
@@ -147,43 +150,32 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
     labels = Labeller(summary)
     depths = several_depths(summary)
     any_unsupported = any_positive(summary, "n_unsupported")
-    columns = [Column("Architecture", "l")]
-    if depths:
-        columns.append(Column("$D$", "r"))
-    columns += [
-        Column("$N$", "r"),
-        Column(stacked("Conn-", "ections"), "r"),
-        Column("$n$", "r"),
-        Column(stacked("Mean", "(r/s)"), "r"),
-        Column(stacked("SD", "(r/s)"), "r"),
-        Column(stacked("wrk", "timeouts"), "r"),
-        Column(stacked("Starved", "conn."), "r"),
-        Column(stacked("Server CPU", r"(\textmu s/req.)"), "r"),
-        Column(stacked("wrk", "CPU"), "r"),
-        Column(stacked("Flagged/", "failed/unsup." if any_unsupported else "failed"), "r"),
-    ]
-    body = []
     names = [short_family(row, labels) for _, row in summary.iterrows()]
-    for name, (_, row) in zip(names, summary.iterrows(), strict=True):
-        counts = f"{format_count(row['n_flagged'])}/{format_count(row['n_failed'])}"
-        if any_unsupported:
-            counts += f"/{format_count(row.get('n_unsupported'))}"
-        cells = [escape(name)]
-        if depths:
-            cells.append(escape(depth_of(row)))
-        cells += [
-            format_count(row["threads"]),
-            format_count(row["connections"]),
-            format_count(row["n"]),
-            format_count(row["mean"]) + row_marks(row, client_bound=True),
-            format_count(row["sd"]),
-            format_compact(row["timeouts_mean"]),
-            starved_cell(row),
-            format_decimal(row["server_cpu_us_per_request"], 1),
-            format_percent(row.get("load_cpu_utilisation_mean")),
-            counts,
-        ]
-        body.append(cells)
+    columns, body = tabulate(
+        summary,
+        [
+            (Column("Architecture", "l"), lambda row: escape(short_family(row, labels))),
+            *([(Column("$D$", "r"), lambda row: escape(depth_of(row)))] if depths else []),
+            (Column("$N$", "r"), cell_of("threads")),
+            (stacked_column("Conn-", "ections"), cell_of("connections")),
+            (Column("$n$", "r"), cell_of("n")),
+            (
+                stacked_column("Mean", "(r/s)"),
+                lambda row: format_count(row["mean"]) + row_marks(row, client_bound=True),
+            ),
+            (stacked_column("SD", "(r/s)"), cell_of("sd")),
+            (stacked_column("wrk", "timeouts"), cell_of("timeouts_mean", format_compact)),
+            (stacked_column("Starved", "conn."), starved_cell),
+            (stacked_column("Server CPU", r"(\textmu s/req.)"), cell_of("server_cpu_us_per_request", format_decimal)),
+            (stacked_column("wrk", "CPU"), lambda row: format_percent(row.get("load_cpu_utilisation_mean"))),
+            (
+                stacked_column("Flagged/", "failed/unsup." if any_unsupported else "failed"),
+                lambda row: (
+                    flagged_failed(row) + (f"/{format_count(row.get('n_unsupported'))}" if any_unsupported else "")
+                ),
+            ),
+        ],
+    )
     caption = prose.sentence(
         TABLES_TEMPLATE, "configurations_caption", several_depths=depths, any_unsupported=any_unsupported
     )

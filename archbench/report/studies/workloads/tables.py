@@ -13,6 +13,7 @@ from archbench.report.latex import (
     FILL_COLUMN,
     MISSING,
     Column,
+    cell_of,
     escape,
     format_count,
     format_decimal,
@@ -20,6 +21,7 @@ from archbench.report.latex import (
     format_significant,
     is_missing,
     render_longtable,
+    tabulate,
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.workloads.data import WorkloadsResults, points, rankable
@@ -42,40 +44,37 @@ def ratio_cell(row: pd.Series) -> str:
     return f"{head} ({format_significant(row['low'], 2)}--{format_significant(row['high'], 2)})"
 
 
+def _column(prose: Prose, name: str, align: str) -> Column:
+    """A column headed by the template's `<name>_heading`."""
+    return Column(prose.sentence(TEMPLATE, f"{name}_heading"), align)
+
+
+def _delta_facts(study: WorkloadsResults) -> dict[str, str]:
+    return {"delta": format_count(100 * study.settings.delta) if study.settings else MISSING}
+
+
 def map_table(study: WorkloadsResults, prose: Prose) -> str:
     frame = study.map
-    columns = [
-        Column(prose.sentence(TEMPLATE, "server_heading"), FILL_COLUMN),
-        Column(prose.sentence(TEMPLATE, "rate_heading"), "r"),
-        Column(prose.sentence(TEMPLATE, "ratio_heading"), "r"),
-        Column(prose.sentence(TEMPLATE, "verdict_heading"), "l"),
-        Column(prose.sentence(TEMPLATE, "p99_heading"), "r"),
-        Column(prose.sentence(TEMPLATE, "cpu_heading"), "r"),
-        Column(prose.sentence(TEMPLATE, "bottleneck_heading"), "c"),
-        Column(prose.sentence(TEMPLATE, "n_heading"), "r"),
+    spec = [
+        (_column(prose, "server", FILL_COLUMN), lambda row: escape(row["variant"])),
+        (_column(prose, "rate", "r"), cell_of("mean")),
+        (_column(prose, "ratio", "r"), ratio_cell),
+        (_column(prose, "verdict", "l"), lambda row: VERDICT_WORD.get(str(row["verdict"]), MISSING)),
+        (_column(prose, "p99", "r"), cell_of("latency_p99_s_mean", format_ms)),
+        (_column(prose, "cpu", "r"), cell_of("server_cpu_us_per_request", format_decimal)),
+        (_column(prose, "bottleneck", "c"), lambda row: BOTTLENECK_LETTER.get(str(row["bottleneck"]), MISSING)),
+        (_column(prose, "n", "r"), lambda row: format_count(row["n_rounds"]) if row["n_rounds"] else MISSING),
     ]
     rows: list[list[str] | str] = []
     breaks = []
     for point in points(frame):
         breaks.append(len(rows))
-        rows.append(r"\multicolumn{" + str(len(columns)) + r"}{@{}l}{\textit{" + escape(point) + r"}}\\")
+        rows.append(r"\multicolumn{" + str(len(spec)) + r"}{@{}l}{\textit{" + escape(point) + r"}}\\")
         group = frame[frame["point"] == point].sort_values("mean", ascending=False, kind="stable")
-        for _, row in group.iterrows():
-            rows.append(
-                [
-                    escape(row["variant"]),
-                    format_count(row["mean"]),
-                    ratio_cell(row),
-                    VERDICT_WORD.get(str(row["verdict"]), MISSING),
-                    format_ms(row["latency_p99_s_mean"]),
-                    format_decimal(row["server_cpu_us_per_request"], 1),
-                    BOTTLENECK_LETTER.get(str(row["bottleneck"]), MISSING),
-                    format_count(row["n_rounds"]) if row["n_rounds"] else MISSING,
-                ]
-            )
-    facts = {"delta": format_count(100 * study.settings.delta) if study.settings else MISSING}
+        rows += tabulate(group, spec)[1]
+    facts = _delta_facts(study)
     return render_longtable(
-        columns,
+        [column for column, _ in spec],
         rows,
         prose.sentence(TEMPLATE, "map_caption", facts),
         "tab:workloads-map",
@@ -112,10 +111,10 @@ def point_outcome(group: pd.DataFrame) -> dict[str, Any]:
 def picks_table(study: WorkloadsResults, prose: Prose) -> str:
     frame = study.map
     columns = [
-        Column(prose.sentence(TEMPLATE, "point_heading"), "l"),
-        Column(prose.sentence(TEMPLATE, "picks_heading"), FILL_COLUMN),
-        Column(prose.sentence(TEMPLATE, "slower_heading"), "r"),
-        Column(prose.sentence(TEMPLATE, "rounds_heading"), "r"),
+        _column(prose, "point", "l"),
+        _column(prose, "picks", FILL_COLUMN),
+        _column(prose, "slower", "r"),
+        _column(prose, "rounds", "r"),
     ]
     rows: list[list[str] | str] = []
     for point in points(frame):
@@ -128,11 +127,10 @@ def picks_table(study: WorkloadsResults, prose: Prose) -> str:
                 outcome.get("rounds", MISSING),
             ]
         )
-    facts = {"delta": format_count(100 * study.settings.delta) if study.settings else MISSING}
     return render_longtable(
         columns,
         rows,
-        prose.sentence(TEMPLATE, "picks_caption", facts),
+        prose.sentence(TEMPLATE, "picks_caption", _delta_facts(study)),
         "tab:workloads-picks",
         notes=prose.sentence(TEMPLATE, "picks_notes", selection_method_facts(study)),
     )
