@@ -37,6 +37,7 @@ from archbench.analyze.architecture_comparison import (
     comparisons,
     family_sweeps,
     pipeline_depths,
+    several_depths,
 )
 from archbench.analyze.fields import (
     ARCHITECTURE_ORDER,
@@ -135,6 +136,7 @@ __all__ = [
     "process_campaign",
     "refuse_inside_raw",
     "series_of",
+    "several_depths",
     "server_cpu_seconds",
     "sort_configurations",
     "stats",

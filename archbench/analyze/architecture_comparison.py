@@ -67,6 +67,11 @@ def pipeline_depths(summary: pd.DataFrame) -> list[int]:
     return sorted({int(d) for d in depths})
 
 
+def several_depths(summary: pd.DataFrame) -> bool:
+    """Whether the summary holds more than one pipeline depth (then a configuration's name says its depth)."""
+    return len(pipeline_depths(summary)) > 1
+
+
 def _has_data(row: Mapping[str, Any]) -> bool:
     """A configuration the comparison can show: measured (n > 0) or at least tried and unsupported."""
     return number(row.get("n")) > 0 or number(row.get("n_unsupported")) > 0

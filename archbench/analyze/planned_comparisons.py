@@ -39,7 +39,7 @@ def comparison_pairs(summary: pd.DataFrame) -> list[Pair]:
     architecture of each comparison table against its nginx reference."""
     if summary.empty:
         return []
-    several = len(analysis.pipeline_depths(summary)) > 1
+    several = analysis.several_depths(summary)
     pairs: list[Pair] = []
 
     def depth_text(row: Mapping[str, Any]) -> str:

@@ -285,9 +285,9 @@ MAX_LISTED = 6  # configurations named in one generated sentence before "and N m
 
 def configuration_describer(summary: pd.DataFrame, prose: Prose) -> Callable[[pd.Series], str]:
     """What names a row of `summary` in a sentence: "reactor, 2 threads, 50 connections, depth 16" (escaped), the
-    depth only when the summary holds several (formats.several_depths's rule; formats imports this module)."""
+    depth only when the summary holds several (analysis.several_depths)."""
     labels = Labeller(summary)
-    several_depths = len(analysis.pipeline_depths(summary)) > 1
+    several = analysis.several_depths(summary)
 
     def describe(row: pd.Series) -> str:
         connections = format_count(row["connections"])
@@ -295,7 +295,7 @@ def configuration_describer(summary: pd.DataFrame, prose: Prose) -> Callable[[pd
             "variant": escape(labels.variant(row)),
             "connections": connections,
             "one_connection": connections == "1",
-            "depth": depth_of(row) if several_depths else None,
+            "depth": depth_of(row) if several else None,
         }
         return prose.sentence(CONFIGURATION_TEMPLATE, "configuration", facts)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from archbench import stats
-from archbench.analyze import analysis, outliers
+from archbench.analyze import outliers
 from archbench.analyze.analysis import Labeller
 from archbench.report import latex
 from archbench.report.common import depth_of
@@ -101,10 +101,6 @@ def config_text(row: Mapping[str, Any], labels: Labeller, several_depths: bool) 
     if several_depths:
         text += f", $D={depth_of(row)}$"
     return text
-
-
-def several_depths(summary: pd.DataFrame) -> bool:
-    return len(analysis.pipeline_depths(summary)) > 1
 
 
 def family_row(columns: int, text: str) -> str:

@@ -24,10 +24,10 @@ from archbench.analyze.analysis import (
     key_text,
     main_pool_series,
     series_of,
+    several_depths,
 )
 from archbench.analyze.client_bound import client_set_rate, trial_count
 from archbench.report.common import client_bound_rule, configuration_describer, depth_of
-from archbench.report.formats import several_depths
 from archbench.report.latex import (
     MISSING,
     MacroSet,

@@ -11,9 +11,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from archbench.analyze.analysis import ORIGINAL_ARCHITECTURES, Labeller, architecture_label, key_text
+from archbench.analyze.analysis import ORIGINAL_ARCHITECTURES, Labeller, architecture_label, key_text, several_depths
 from archbench.report.common import depth_of, short_family, starved_cell
-from archbench.report.formats import several_depths
 from archbench.report.latex import (
     NOT_MEASURED,
     Column,

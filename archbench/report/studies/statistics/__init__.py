@@ -21,10 +21,10 @@ import pandas as pd
 
 from archbench import stats
 from archbench.analyze.adaptive_state import AdaptiveOutcome, adaptive_outcome
-from archbench.analyze.analysis import Labeller, write_csvs
+from archbench.analyze.analysis import Labeller, several_depths, write_csvs
 from archbench.analyze.paired import paired_ratios
 from archbench.analyze.planned_comparisons import comparison_pairs, run_comparisons
-from archbench.report.formats import ALPHA, several_depths
+from archbench.report.formats import ALPHA
 from archbench.report.latex import MacroSet, escape, format_count, format_decimal
 from archbench.report.studies.statistics.comparisons import (
     COMPARISONS_CSV,

@@ -13,7 +13,7 @@ import pandas as pd
 from archbench import stats
 from archbench.analyze import outliers
 from archbench.analyze.adaptive_state import AdaptiveOutcome
-from archbench.analyze.analysis import Labeller, number
+from archbench.analyze.analysis import Labeller, number, several_depths
 from archbench.report import latex
 from archbench.report.formats import (
     ALPHA,
@@ -27,7 +27,6 @@ from archbench.report.formats import (
     fmt_pct,
     fmt_rate,
     notes_after,
-    several_depths,
     two_lines,
 )
 from archbench.report.latex import MISSING, escape_identifier, format_count, format_decimal

@@ -15,10 +15,11 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze import analysis
+from archbench.analyze.analysis import several_depths
 from archbench.analyze.noise import NoiseDiagnostics, noise_diagnostics
 from archbench.report import latex
 from archbench.report.common import saved_include
-from archbench.report.formats import ALPHA, first_named, fmt_bracket, fmt_number, fmt_p, fmt_pct, several_depths
+from archbench.report.formats import ALPHA, first_named, fmt_bracket, fmt_number, fmt_p, fmt_pct
 from archbench.report.latex import MISSING, MacroSet, escape_identifier, format_decimal
 from archbench.report.prose import Prose
 from archbench.report.studies.statistics.diagnostics import config_names

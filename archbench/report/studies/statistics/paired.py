@@ -16,6 +16,7 @@ import pandas as pd
 
 from archbench import stats
 from archbench.analyze import analysis
+from archbench.analyze.analysis import several_depths
 from archbench.analyze.paired import (
     CPU_PER_REQUEST,
     PAIRED_CSV,
@@ -37,7 +38,6 @@ from archbench.report.formats import (
     fmt_number,
     fmt_pct,
     notes_after,
-    several_depths,
     two_lines,
 )
 from archbench.report.latex import MISSING, MacroSet, escape, format_count, format_decimal
