@@ -214,3 +214,20 @@ def test_series_keep_their_architecture_colour(full):
     palette = figures.series_palette(series)
     blocking = next(s for s in series if s.first["architecture"] == "blocking")
     assert palette[blocking.label] == theme.architecture_colour("blocking")
+
+
+def test_pool_dots_are_the_trials_of_the_summary_means() -> None:
+    """summary.csv's means leave disturbed trials out (analyze.summary), so the dots behind them do too."""
+    trials = pd.DataFrame(
+        {
+            "config_id": ["a", "a", "a", "a"],
+            "warmup": [False, False, False, True],
+            "status": ["ok", "ok", "failed", "ok"],
+            "disturbed": [False, True, False, False],
+            "threads": [4, 4, 4, 4],
+            "requests_per_sec": [100.0, 900.0, 50.0, 70.0],
+        }
+    )
+    series = [analysis.Series(key=("a",), label="pool", rows=pd.DataFrame({"config_id": ["a"]}))]
+    dots = figures.series_trials(trials, series, "threads")
+    assert dots["requests_per_sec"].tolist() == [100.0]

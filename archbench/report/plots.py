@@ -69,13 +69,12 @@ def t_interval(values: Sequence[float]) -> tuple[float, float]:
     return min(interval.low, mean), max(interval.high, mean)
 
 
-def measured_ok_of_configs(trials: pd.DataFrame | None, config_ids: set[str]) -> pd.DataFrame:
-    """The trials of the configurations `config_ids` a summary row's mean and interval are computed from: measured
-    (not warm-up), status ok, disturbed ones included (report.common.measured_ok_including_disturbed's rule)."""
+def trials_of_configs(trials: pd.DataFrame | None, config_ids: set[str]) -> pd.DataFrame:
+    """The rows of `trials` (those the study's summary is computed from: the caller's rule) of the configurations
+    `config_ids`; an empty frame for none."""
     if trials is None or trials.empty:
         return pd.DataFrame(columns=["config_id", "requests_per_sec"])
-    chosen = trials["config_id"].astype(str).isin(config_ids) & ~trials["warmup"].astype(bool)
-    return trials[chosen & (trials["status"] == "ok")]
+    return trials[trials["config_id"].astype(str).isin(config_ids)]
 
 
 def interval_errors(rows: pd.DataFrame, centre: str, low: str, high: str) -> np.ndarray:

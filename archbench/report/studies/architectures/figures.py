@@ -22,6 +22,7 @@ from archbench.analyze.analysis import (
     multi_loop_architectures,
 )
 from archbench.analyze.bottleneck import SERVER
+from archbench.analyze.outliers import measured_ok_undisturbed
 from archbench.analyze.values import number
 from archbench.report.latex import bottleneck_of
 from archbench.report.plots import (
@@ -33,9 +34,9 @@ from archbench.report.plots import (
     kilo,
     label_colours,
     mean_error_bars,
-    measured_ok_of_configs,
     save_or_none,
     thousands,
+    trials_of_configs,
 )
 from archbench.report.theme import MARKERS, REFERENCE_COLOUR, paper_theme
 
@@ -95,7 +96,8 @@ CPU_BARS = BarMetric(
 def _bar_trials(trials: pd.DataFrame | None, rows: pd.DataFrame, metric: BarMetric) -> pd.DataFrame:
     """The single trials behind a panel's bars, each with its bar's family (the y category)."""
     family_of = dict(zip(rows["config_id"].astype(str), rows["family"], strict=True))
-    chosen = measured_ok_of_configs(trials, set(family_of))
+    # summary.csv's rows: its means and intervals leave disturbed trials out, so the dots do too
+    chosen = trials_of_configs(None if trials is None else measured_ok_undisturbed(trials), set(family_of))
     if chosen.empty or metric.trial_column not in chosen:
         return pd.DataFrame(columns=["family", metric.trial_column])
     points = pd.DataFrame(

@@ -24,13 +24,13 @@ from archbench.report.plots import (
     label_outer_panels,
     legend_below,
     means_with_trials,
-    measured_ok_of_configs,
     panel_axes,
     panel_grid,
     ring,
     save_or_none,
     seaborn_legend,
     thousands,
+    trials_of_configs,
 )
 from archbench.report.studies.echo.data import MB, EchoResults, representative_trials
 from archbench.report.theme import MARKERS, paper_theme
@@ -49,7 +49,9 @@ DIRECTIONS: dict[str, tuple[str, str | tuple[float, float], str]] = {
 def clean_trials(study: EchoResults, lines: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
     """The trials behind the summary's received-bytes mean and interval of each line's configurations:
     measured, ok, not flagged; received bytes in MB/s (RECEIVED_MB)."""
-    chosen = measured_ok_of_configs(study.trials, {str(c) for _, rows in lines for c in rows["config_id"]})
+    chosen = trials_of_configs(
+        study.measured_ok_including_disturbed, {str(c) for _, rows in lines for c in rows["config_id"]}
+    )
     chosen = chosen[~chosen["flagged"].astype(bool)]
     data = chosen[["variant", "connections"]].astype({"connections": float})
     return data.assign(**{RECEIVED_MB: chosen["bytes_received_per_sec"].astype(float) / MB}).dropna()

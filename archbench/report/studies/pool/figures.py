@@ -12,16 +12,17 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from archbench.analyze.analysis import ORIGINAL_ARCHITECTURES, Series, series_of
+from archbench.analyze.outliers import measured_ok_undisturbed
 from archbench.report.plots import (
     FigureFile,
     legend_below,
     means_with_trials,
-    measured_ok_of_configs,
     save_figure,  # noqa: F401 (tests save a figure through this module, the figures' first home)
     save_or_none,
     seaborn_legend,
     series_style,
     thousands,
+    trials_of_configs,
 )
 from archbench.report.theme import architecture_palette, paper_theme
 
@@ -31,10 +32,11 @@ SERIES = "series"  # the hue column of the trial frames handed to seaborn
 
 
 def series_trials(trials: pd.DataFrame, series: list[Series], swept: str) -> pd.DataFrame:
-    """One frame for seaborn: each series' measured ok trials (the spread behind each mean), `swept` as float,
-    the series label in SERIES."""
+    """One frame for seaborn: each series' trials behind its means (measured, ok, not disturbed: summary.csv's
+    rows), `swept` as float, the series label in SERIES."""
+    measured = measured_ok_undisturbed(trials)
     frames = [
-        measured_ok_of_configs(trials, {str(c) for c in one.rows["config_id"]})[[swept, "requests_per_sec"]]
+        trials_of_configs(measured, {str(c) for c in one.rows["config_id"]})[[swept, "requests_per_sec"]]
         .dropna()
         .assign(**{SERIES: one.label})
         for one in series
