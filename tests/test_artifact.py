@@ -142,12 +142,12 @@ def test_clean_archive_holds_the_parts_with_checksums(tiny_repo: Sources, tmp_pa
             "paper/generated/macros.tex",
             f"data/processed/{CAMPAIGNS_FILE}",
             f"data/raw/{CAMPAIGN}/campaign.json",
-            "data/raw/MANIFEST.sha256",
+            f"data/raw/manifests/{CAMPAIGN}.sha256",
         )
     } <= set(files)
     sums = artifact_check.parse_sums(files[f"{top}/{SUMS_NAME}"].decode())
     assert set(sums) == {name.removeprefix(top + "/") for name in files} - {SUMS_NAME}
-    manifest_lines = files[f"{top}/data/raw/MANIFEST.sha256"].decode().splitlines()
+    manifest_lines = files[f"{top}/data/raw/manifests/{CAMPAIGN}.sha256"].decode().splitlines()
     assert len(manifest_lines) == len(list(FIXTURE.iterdir())) and all(
         f"  {CAMPAIGN}/" in line for line in manifest_lines
     )

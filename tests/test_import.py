@@ -110,6 +110,8 @@ def test_as_needs_exactly_one_campaign_and_a_safe_name(tmp_path: Path) -> None:
         import_campaigns(theirs, tmp_path / "ours", rename="x")
     with pytest.raises(ValueError, match="--as: '../x' is not a file-system-safe name"):
         import_campaigns(theirs / "a", tmp_path / "ours", rename="../x")
+    with pytest.raises(ValueError, match="'manifests', data/raw's directory of checksum manifests"):
+        import_campaigns(theirs / "a", tmp_path / "ours", rename="manifests")
     with pytest.raises(FileNotFoundError, match="holds no campaign"):
         import_campaigns(tmp_path / "theirs" / "a" / "executed", tmp_path / "ours")
 

@@ -28,15 +28,45 @@ def test_update_lists_every_file_in_sha256sum_format(tmp_path: Path) -> None:
     raw = make_raw(tmp_path / "raw")
     added = manifest.update(raw)
     assert added == ["c1/campaign.json", "c1/executed/run.ipynb", "c1/t-r01.json", "c1/t-r01.wrk.txt"]
-    lines = (raw / manifest.MANIFEST_NAME).read_text().splitlines()
+    lines = manifest.manifest_path(raw, "c1").read_text().splitlines()
     expected = hashlib.sha256(b'{"schema": 1}\n').hexdigest()
-    assert lines[0] == f"{expected}  c1/campaign.json"
+    assert lines[0] == f"{expected}  c1/campaign.json" and len(lines) == 4
     # sha256sum itself agrees, so the check needs nothing of this package
     done = subprocess.run(
-        ["sha256sum", "--check", "--quiet", manifest.MANIFEST_NAME], cwd=raw, capture_output=True, text=True
+        ["sha256sum", "--check", "--quiet", "manifests/c1.sha256"], cwd=raw, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert manifest.verify(raw).intact and manifest.verify(raw).unlisted == []
+
+
+def test_a_new_campaign_writes_its_own_manifest_and_leaves_the_others_alone(tmp_path: Path) -> None:
+    """A campaign measured here adds a manifest file; the shipped campaigns' files stay byte for byte as they were."""
+    raw = make_raw(tmp_path / "raw")
+    manifest.update(raw)
+    shipped = manifest.manifest_path(raw, "c1")
+    before, modified_at = shipped.read_bytes(), shipped.stat().st_mtime_ns
+    (raw / "c2").mkdir()
+    (raw / "c2" / "campaign.json").write_text("{}\n")
+    assert manifest.update(raw) == ["c2/campaign.json"]
+    assert shipped.read_bytes() == before and shipped.stat().st_mtime_ns == modified_at
+    assert manifest.manifest_path(raw, "c2").read_text().endswith("  c2/campaign.json\n")
+    assert sorted(p.name for p in (raw / manifest.MANIFEST_DIR).iterdir()) == ["c1.sha256", "c2.sha256"]
+    assert manifest.update(raw) == []  # nothing new: nothing written
+
+
+def test_a_legacy_single_manifest_is_read_and_moved_into_the_campaigns_manifests(tmp_path: Path) -> None:
+    raw = make_raw(tmp_path / "raw")
+    manifest.update(raw)
+    legacy_text = manifest.manifest_path(raw, "c1").read_text()
+    manifest.manifest_path(raw, "c1").unlink()
+    (raw / manifest.LEGACY_MANIFEST).write_text(legacy_text)
+    (raw / "c1" / "t-r01.json").write_text('{"status": "changed"}\n')  # damage the legacy manifest must reveal
+    assert manifest.verify(raw).modified == ["c1/t-r01.json"]
+    (raw / "c1" / "t-r01.json").write_text('{"status": "ok"}\n')
+    assert manifest.verify(raw).intact and manifest.verify(raw).unlisted == []
+    assert manifest.update(raw) == []
+    assert not (raw / manifest.LEGACY_MANIFEST).exists()
+    assert manifest.manifest_path(raw, "c1").read_text() == legacy_text
 
 
 def test_modified_and_missing_files_are_detected(tmp_path: Path) -> None:
@@ -56,12 +86,12 @@ def test_new_files_are_added_but_damage_is_never_recorded(tmp_path: Path) -> Non
     check = manifest.verify(raw)
     assert check.intact and check.unlisted == ["c1/t-r02.json"]  # new data is not damage
     assert manifest.update(raw) == ["c1/t-r02.json"]
-    before = (raw / manifest.MANIFEST_NAME).read_text()
+    before = manifest.manifest_path(raw, "c1").read_text()
     (raw / "c1" / "campaign.json").write_text('{"schema": 2}\n')
     (raw / "c1" / "t-r03.json").write_text("{}\n")
     with pytest.raises(manifest.ManifestConflict, match="modified: c1/campaign.json"):
         manifest.update(raw)
-    assert (raw / manifest.MANIFEST_NAME).read_text() == before  # nothing changed, nothing added
+    assert manifest.manifest_path(raw, "c1").read_text() == before  # nothing changed, nothing added
 
 
 def test_cli_exit_status_says_whether_raw_data_is_intact(
@@ -83,9 +113,14 @@ def test_cli_exit_status_says_whether_raw_data_is_intact(
 def test_the_shipped_raw_data_matches_its_manifest() -> None:
     """Every raw file committed with the repository is as it was measured."""
     raw = REPO / "data" / "raw"
-    if not (raw / manifest.MANIFEST_NAME).exists():
-        pytest.fail(
-            "data/raw/MANIFEST.sha256 is missing: run `make verify` after `python -m archbench manifest --update`"
-        )
+    if not manifest.manifest_files(raw):
+        pytest.fail("data/raw/manifests/ is empty: run `make verify` after `python -m archbench manifest --update`")
     check = manifest.verify(raw)
     assert check.intact, check.describe()
+    # every campaign the repository commits has a committed manifest of its own
+    listing = subprocess.run(["git", "ls-files", "data/raw"], cwd=REPO, capture_output=True, text=True)
+    committed = listing.stdout.split() if listing.returncode == 0 else []
+    if committed:  # a tree without git metadata (an unpacked artifact) has no commit to compare
+        campaigns = {manifest.campaign_of(p.removeprefix("data/raw/")) for p in committed} - {manifest.MANIFEST_DIR}
+        listed = {p.removeprefix(f"data/raw/{manifest.MANIFEST_DIR}/") for p in committed}
+        assert {f"{c}{manifest.MANIFEST_SUFFIX}" for c in campaigns} <= listed

@@ -132,6 +132,7 @@ def test_cpu_list_forms() -> None:
 def test_campaign_name_must_be_file_system_safe() -> None:
     rejects("campaign", "is not a file-system-safe name", campaign="../escape")
     rejects("campaign", "is not a file-system-safe name", campaign=".hidden")
+    rejects("campaign", "data/raw's directory of checksum manifests", campaign="manifests")
 
 
 def test_response_is_checked(tmp_path: Path) -> None:

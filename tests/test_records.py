@@ -84,7 +84,8 @@ def test_a_campaign_measured_here_is_not_shipped_until_listed(tmp_path: Path) ->
         (tmp_path / name / "epoll-c10-r01.json").write_text("{}")
     (tmp_path / "listed" / "epoll-c10-r02.json").write_text("{}")
     listed = "".join(f"{'0' * 64}  listed/{name}\n" for name in ("campaign.json", "epoll-c10-r01.json"))
-    (tmp_path / "MANIFEST.sha256").write_text(listed)
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "manifests" / "listed.sha256").write_text(listed)
     shipped = shipped_files(tmp_path, committed=set())
     assert shipped_campaigns(tmp_path, shipped) == {tmp_path / "listed"}
     assert trial_files(tmp_path / "listed", shipped) == [tmp_path / "listed" / "epoll-c10-r01.json"]

@@ -6,7 +6,7 @@
 The archive `dist/archbench-<commit>[-dirty]-<campaign>.tar.gz` holds, under one top-level directory of the
 same name: the source (`git archive HEAD` without data/raw; with --allow-dirty the working tree's tracked and
 untracked-but-not-ignored files instead, since those produced the report), the campaigns the report used
-under data/raw/ with their lines of data/raw/MANIFEST.sha256, data/processed/ (its executed analysis notebook
+under data/raw/ with their manifests (data/raw/manifests/<campaign>.sha256), data/processed/ (its executed analysis notebook
 and `campaigns.json`, which names the campaigns), the executed notebooks as HTML when paper/notebooks/*.html
 exists (the .ipynb copies come with data/processed/executed and data/raw/<campaign>/executed), paper/report.pdf
 with paper/generated/ and paper/figures/, an ARTIFACT.md (paper/templates/artifact/ARTIFACT.md.j2) and a
@@ -197,26 +197,21 @@ def _copy_tree(source: Path, target: Path, skip: Iterable[str] = ()) -> None:
 def stage_campaigns(raw_root: Path, campaigns: Sequence[str], stage: Path) -> list[str]:
     """Copy the campaigns and their manifest lines; refuse a listed file whose content changed. Returns warnings
     (files the manifest does not list yet)."""
-    listed = manifest.read_manifest(raw_root) if (raw_root / manifest.MANIFEST_NAME).is_file() else {}
-    lines, warnings = [], []
+    listed = manifest.read_manifest(raw_root)
+    entries: dict[str, str] = {}
+    warnings: list[str] = []
     for name in campaigns:
         for path in sorted(p for p in (raw_root / name).rglob("*") if p.is_file()):
             relative = path.relative_to(raw_root).as_posix()
             digest = sha256_file(path)
             if relative not in listed:
-                warnings.append(
-                    f"data/raw/{relative} is not in {manifest.MANIFEST_NAME} (make verify / manifest --update)"
-                )
+                warnings.append(f"data/raw/{relative} is not in its manifest (make verify / manifest --update)")
             elif listed[relative] != digest:
-                raise ArtifactError(
-                    f"data/raw/{relative} differs from its {manifest.MANIFEST_NAME} entry: raw data damaged"
-                )
+                raise ArtifactError(f"data/raw/{relative} differs from its manifest entry: raw data damaged")
             else:
-                lines.append(f"{digest}  {relative}")
+                entries[relative] = digest
         _copy_tree(raw_root / name, stage / "data" / "raw" / name)
-    (stage / "data" / "raw" / manifest.MANIFEST_NAME).write_text(
-        "\n".join(sorted(lines, key=lambda line: line[66:])) + "\n"
-    )
+    manifest.write_manifests(stage / "data" / "raw", entries, campaigns)
     return warnings
 
 

@@ -4,7 +4,7 @@
 
 1. The archive's SHA-256 against `<ARCHIVE>.sha256` beside it, when that file exists.
 2. Unpacked into a fresh temporary directory (or --keep DIR): every line of its SHA256SUMS (a missing or modified
-   file is named), no file that SHA256SUMS does not list, and the lines of data/raw/MANIFEST.sha256.
+   file is named), no file that SHA256SUMS does not list, and the lines of the campaigns' manifests in data/raw/manifests/.
 3. Only if all of that holds: the report's generated inputs are rebuilt inside the unpacked tree from its archived
    raw data, with its own code (`python -m archbench.report`, this interpreter, PYTHONPATH the unpacked tree; the
    campaigns from its data/processed/campaigns.json), no trial run; latexmk too when it is installed and --no-pdf
@@ -112,17 +112,18 @@ def check_sums(tree: Path, result: CheckResult) -> None:
 
 def check_manifest(tree: Path, result: CheckResult) -> None:
     raw_root = tree / "data" / "raw"
-    if not (raw_root / manifest.MANIFEST_NAME).is_file():
-        result.problems.append(f"missing: data/raw/{manifest.MANIFEST_NAME}")
+    shown = f"data/raw/{manifest.MANIFEST_DIR}/"
+    if not manifest.manifest_files(raw_root):
+        result.problems.append(f"missing: {shown} (no campaign's manifest)")
         return
     listed = manifest.read_manifest(raw_root)
     for name, digest in sorted(listed.items()):
         path = raw_root / name
         if not path.is_file():
-            result.problems.append(f"missing: data/raw/{name} (listed in data/raw/{manifest.MANIFEST_NAME})")
+            result.problems.append(f"missing: data/raw/{name} (listed in {shown})")
         elif manifest.sha256_of(path) != digest:
-            result.problems.append(f"modified: data/raw/{name} (differs from data/raw/{manifest.MANIFEST_NAME})")
-    result.notes.append(f"data/raw/{manifest.MANIFEST_NAME}: {len(listed)} entries checked")
+            result.problems.append(f"modified: data/raw/{name} (differs from {shown})")
+    result.notes.append(f"{shown}: {len(listed)} entries checked")
 
 
 def _digests(directory: Path, pattern: str) -> dict[str, str]:

@@ -478,7 +478,8 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     raw_root = Path(args.raw_root)
     if args.update:
         added = manifest.update(raw_root)
-        print(f"{raw_root / manifest.MANIFEST_NAME}: {len(added)} file(s) added")
+        campaigns = sorted({manifest.campaign_of(p) for p in added})
+        print(f"{raw_root / manifest.MANIFEST_DIR}: {len(added)} file(s) added ({', '.join(campaigns) or 'none new'})")
         return 0
     check = manifest.verify(raw_root)
     if check.describe():

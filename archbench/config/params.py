@@ -50,6 +50,7 @@ from archbench.config.loadgen import (
     open_loop_generators,
 )
 from archbench.config.parameter_model import LATER_PARAMETER_DEFAULTS
+from archbench.config.paths import RAW_MANIFEST_DIR
 from archbench.config.profiles import PROFILE_NAMES, profile_values
 from archbench.config.server_entry import (  # parse_server_entry: re-exported, where callers have found it
     ServerEntry,
@@ -574,6 +575,8 @@ def _campaign(v: Mapping[str, Any], profile: str) -> str:
         raise ParameterError(
             "campaign", f"{campaign!r} is not a file-system-safe name ([A-Za-z0-9._-], no leading dot)"
         )
+    if campaign == RAW_MANIFEST_DIR:
+        raise ParameterError("campaign", f"{campaign!r} is data/raw's directory of checksum manifests")
     return campaign
 
 

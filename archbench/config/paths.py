@@ -6,6 +6,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RAW_ROOT = REPO_ROOT / "data" / "raw"
+# data/raw/manifests/: each campaign's checksum manifest (archbench.data.manifest); never a campaign's name
+RAW_MANIFEST_DIR = "manifests"
 PROCESSED_DIR = REPO_ROOT / "data" / "processed"
 EXTERNAL_DIR = REPO_ROOT / "data" / "external"
 PAPER_DIR = REPO_ROOT / "paper"

@@ -34,6 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from archbench.config.params import SAFE_NAME
+from archbench.config.paths import RAW_MANIFEST_DIR
 from archbench.data.storage import CAMPAIGN_FILE, TEMP_PREFIX, StorageError, write_new_json
 
 IMPORT_DIR = "import"
@@ -125,8 +126,11 @@ def import_campaigns(source: Path | str, raw_root: Path | str, *, rename: str | 
         if len(campaigns) != 1:
             raise ValueError(f"--as renames one campaign, but {source} holds {len(campaigns)}: "
                              f"{', '.join(c.name for c in campaigns)}; import that campaign's directory")
-        if not SAFE_NAME.fullmatch(rename):
-            raise ValueError(f"--as: {rename!r} is not a file-system-safe name ([A-Za-z0-9._-], no leading dot)")
+        if not SAFE_NAME.fullmatch(rename) or rename == RAW_MANIFEST_DIR:
+            raise ValueError(
+                f"--as: {rename!r} is not a file-system-safe name ([A-Za-z0-9._-], no leading dot) "
+                f"or is {RAW_MANIFEST_DIR!r}, data/raw's directory of checksum manifests"
+            )
 
     todo: list[tuple[Path, str, dict[str, str]]] = []
     outcomes: list[ImportOutcome] = []

@@ -1,30 +1,38 @@
 """A checksum manifest of data/raw, so a modified or missing raw file cannot go unnoticed.
 
-`data/raw/MANIFEST.sha256` lists every file under data/raw (the manifest
-itself excepted) as `<sha256>  <path relative to data/raw>`, sorted, in the
-format of `sha256sum`, so `cd data/raw && sha256sum -c MANIFEST.sha256` checks
-it without this package.
+Every file under data/raw is listed, as `<sha256>  <path relative to data/raw>` in the format of `sha256sum`, in
+the manifest of its campaign: `data/raw/manifests/<campaign>.sha256`, sorted. So `cd data/raw && sha256sum -c
+manifests/*.sha256` checks them without this package. One file per campaign, because a campaign measured on this
+machine then adds a file of its own and never edits one the repository ships: after `make all` the working tree
+has new, untracked campaigns and their manifests, and a `git pull` that brings other campaigns cannot conflict.
 
-The manifest only ever grows. `update()` adds files that are not listed yet
-(a new campaign, new trials of a resumed one) and refuses, changing nothing,
-when a listed file has changed or disappeared: raw data is never overwritten,
-so such a difference is damage to report, not a state to record. `verify()`
-reports listed files that are modified or missing (problems) and files not
-listed yet (new data waiting for `update`, not a problem).
+A manifest only ever grows. `update()` adds files that are not listed yet (a new campaign, new trials of a resumed
+one) and refuses, changing nothing, when a listed file has changed or disappeared: raw data is never overwritten,
+so such a difference is damage to report, not a state to record. `verify()` reports listed files that are modified
+or missing (problems) and files not listed yet (new data waiting for `update`, not a problem).
+
+A checkout from before the split has one `data/raw/MANIFEST.sha256` for everything: it is read as well, and
+`update()` moves its entries, digests as recorded, into the campaigns' manifests and then removes it.
 """
+
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MANIFEST_NAME = "MANIFEST.sha256"
+from archbench.config.paths import RAW_MANIFEST_DIR
+
+MANIFEST_DIR = RAW_MANIFEST_DIR
+MANIFEST_SUFFIX = ".sha256"
+LEGACY_MANIFEST = "MANIFEST.sha256"
 CHUNK_BYTES = 1 << 20
 
 
 class ManifestConflict(RuntimeError):
-    """Listed raw files changed or vanished: the manifest is left as it was."""
+    """Listed raw files changed or vanished: the manifests are left as they were."""
 
 
 @dataclass(frozen=True)
@@ -52,23 +60,37 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def campaign_of(relative: str) -> str:
+    """The campaign a raw file belongs to: the first part of its path under data/raw."""
+    return relative.split("/", 1)[0]
+
+
+def manifest_path(raw_root: Path, campaign: str) -> Path:
+    """data/raw/manifests/<campaign>.sha256."""
+    return Path(raw_root) / MANIFEST_DIR / f"{campaign}{MANIFEST_SUFFIX}"
+
+
+def manifest_files(raw_root: Path) -> list[Path]:
+    """Every manifest of `raw_root`, the campaigns' and a legacy single one, sorted."""
+    raw_root = Path(raw_root)
+    found = sorted((raw_root / MANIFEST_DIR).glob(f"*{MANIFEST_SUFFIX}"))
+    return found + ([raw_root / LEGACY_MANIFEST] if (raw_root / LEGACY_MANIFEST).is_file() else [])
+
+
 def raw_files(raw_root: Path) -> list[str]:
-    """Every regular file under raw_root except the manifest, as sorted POSIX relative paths."""
+    """Every regular file under raw_root except the manifests, as sorted POSIX relative paths."""
     found = []
     for directory, _, names in os.walk(raw_root):
         for name in names:
             path = Path(directory) / name
             relative = path.relative_to(raw_root).as_posix()
-            if relative != MANIFEST_NAME and path.is_file():
+            if campaign_of(relative) not in (MANIFEST_DIR, LEGACY_MANIFEST) and path.is_file():
                 found.append(relative)
     return sorted(found)
 
 
-def read_manifest(raw_root: Path) -> dict[str, str]:
-    """relative path -> sha256 of the files the manifest lists (empty when there is none)."""
-    path = Path(raw_root) / MANIFEST_NAME
-    if not path.exists():
-        return {}
+def read_lines(path: Path) -> dict[str, str]:
+    """relative path -> sha256 of one manifest file's lines."""
     listed: dict[str, str] = {}
     for number, line in enumerate(path.read_text().splitlines(), start=1):
         if not line.strip():
@@ -78,6 +100,37 @@ def read_manifest(raw_root: Path) -> dict[str, str]:
             raise ManifestConflict(f"{path}:{number}: not a sha256sum line: {line!r}")
         listed[relative] = digest
     return listed
+
+
+def read_manifest(raw_root: Path) -> dict[str, str]:
+    """relative path -> sha256 of the files the manifests list (empty when there is none)."""
+    listed: dict[str, str] = {}
+    for path in manifest_files(raw_root):
+        listed.update(read_lines(path))
+    return listed
+
+
+def manifest_text(entries: Mapping[str, str]) -> str:
+    """sha256sum's lines for `entries`, sorted by path."""
+    return "".join(f"{entries[p]}  {p}\n" for p in sorted(entries))
+
+
+def write_manifests(raw_root: Path, entries: Mapping[str, str], campaigns: Iterable[str]) -> None:
+    """Writes the manifest of each of `campaigns` with its entries of `entries`, each replaced whole and atomically
+    (an index, not raw data); the other campaigns' manifests are not touched."""
+    by_campaign: dict[str, dict[str, str]] = {name: {} for name in campaigns}
+    for relative, digest in entries.items():
+        if campaign_of(relative) in by_campaign:
+            by_campaign[campaign_of(relative)][relative] = digest
+    for campaign, listed in by_campaign.items():
+        path = manifest_path(raw_root, campaign)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with temporary.open("w") as f:
+            f.write(manifest_text(listed))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
 
 
 def verify(raw_root: Path) -> Verification:
@@ -91,21 +144,24 @@ def verify(raw_root: Path) -> Verification:
 
 
 def update(raw_root: Path) -> list[str]:
-    """Adds the files not listed yet and returns them; raises ManifestConflict on damage."""
+    """Adds the files not listed yet, each to its campaign's manifest, and returns them; raises ManifestConflict on
+    damage. Only the manifests of campaigns with new files (and, once, those a legacy manifest listed) are
+    written."""
     raw_root = Path(raw_root)
     check = verify(raw_root)
     if not check.intact:
-        raise ManifestConflict(f"data under {raw_root} differs from its manifest; nothing was changed:\n"
-                               f"{check.describe()}")
-    if not check.unlisted:
+        raise ManifestConflict(
+            f"data under {raw_root} differs from its manifest; nothing was changed:\n{check.describe()}"
+        )
+    legacy = raw_root / LEGACY_MANIFEST
+    touched = {campaign_of(p) for p in check.unlisted}
+    if legacy.is_file():
+        touched |= {campaign_of(p) for p in read_lines(legacy)}
+    if not touched:
         return []
     entries = read_manifest(raw_root)
     entries.update({p: sha256_of(raw_root / p) for p in check.unlisted})
-    path = raw_root / MANIFEST_NAME
-    temporary = path.with_name(f".{MANIFEST_NAME}.{os.getpid()}.tmp")
-    with temporary.open("w") as f:
-        f.writelines(f"{entries[p]}  {p}\n" for p in sorted(entries))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(temporary, path)  # the index, not raw data: it is replaced whole, only ever growing
+    write_manifests(raw_root, entries, touched)
+    if legacy.is_file():
+        legacy.unlink()  # every entry it held is now in its campaign's manifest, digest as recorded
     return check.unlisted
