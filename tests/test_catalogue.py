@@ -25,7 +25,7 @@ from archbench.config.catalogue import (
     build_catalogue,
     shipped_campaigns,
 )
-from archbench.config.paths import RAW_ROOT, REPO_ROOT
+from archbench.config.paths import RAW_MANIFEST_DIR, RAW_ROOT, REPO_ROOT
 from archbench.config.profiles import PROFILE_DIR, PROFILE_NAMES, ProfileError
 from archbench.report.studies import STUDIES
 
@@ -282,7 +282,8 @@ def shipped_in_git() -> set[str]:
         check=True,
     ).stdout.splitlines()
     depth = len(RAW_ROOT.relative_to(REPO_ROOT).parts)
-    return {Path(line).parts[depth] for line in tracked if len(Path(line).parts) > depth + 1}
+    tracked_dirs = {Path(line).parts[depth] for line in tracked if len(Path(line).parts) > depth + 1}
+    return tracked_dirs - {RAW_MANIFEST_DIR}  # the campaigns' checksum manifests, not a campaign
 
 
 def test_every_shipped_campaign_is_read_by_the_catalogue_or_listed_in_the_docs():

@@ -182,10 +182,6 @@ class PickPlan:
     first_look: int
     max_rounds: int
 
-    @property
-    def planned_s(self) -> float:
-        return self.first_look * self.round_s
-
 
 def plan_pick(request: PickRequest, campaign: str, topology: CpuTopology | None = None) -> PickPlan:
     """The checked campaign parameters for `request`: ParameterError (naming the flag) if it cannot run, including a

@@ -158,9 +158,6 @@ class MCBResult:
     def resolved(self) -> bool:
         return all(c.verdict != OPEN for c in self.designs)
 
-    def verdict_of(self, name: str) -> str:
-        return next(c.verdict for c in self.designs if c.name == name)
-
 
 DUNNETT, SIDAK, BONFERRONI = "dunnett", "sidak", "bonferroni"
 
@@ -328,10 +325,6 @@ class SequentialSelection:
     def decided(self) -> bool:
         """At least one look was taken."""
         return bool(self.looks)
-
-    def verdict_of(self, name: str) -> str | None:
-        comparison = self.final.get(name)
-        return None if comparison is None else comparison.verdict
 
 
 def looks_allowed(first_look: int, max_rounds: int) -> int:
