@@ -104,6 +104,22 @@ def test_a_point_whose_best_the_client_bounded_cannot_rank_the_servers(study):
     assert not data.rankable(by_point["close"])
 
 
+def test_a_point_that_cannot_rank_the_servers_names_no_pick_in_any_table_or_figure(study):
+    """The selection's verdicts at "close" stay in `verdict`; the map table, the figure and the picks read
+    `ranked_verdict`, so none of them calls a design a pick where the picks table says "not testable here"."""
+    close = study.map[study.map["point"] == "close"]
+    decided = close[close["verdict"] != ""]
+    assert not decided.empty and (decided["verdict"] == "within").any()
+    assert (decided["ranked_verdict"] == data.UNRANKED).all() and not close["pick"].any()
+    rankable = study.map[study.map["point"] == "baseline"]
+    assert (rankable["ranked_verdict"] == rankable["verdict"]).all()
+    table = tables.map_table(study, Prose())
+    block = table[table.index(r"\textit{close}") :]
+    block = block[: block.index(r"\midrule")] if r"\midrule" in block else block
+    assert "unranked" in block and " pick " not in block
+    assert "pick" in table[table.index(r"\textit{baseline}") : table.index(r"\textit{close}")]
+
+
 def test_the_literature_checked_against_the_data(study):
     # Idle points at work 0 and at 10 us: the most work with both sides measured is the one compared (66 / 20 us
     # with 8,000 idle connections, 22 / 20 us at the same work without them).

@@ -15,7 +15,9 @@ than the best, or *open*, each with its simultaneous 95 % interval against the b
 *resolved* when none is open, and an open point says how many rounds it would need. Beside it the configuration's
 ratio to the point's fastest design, its p99 latency and what bounded its trials (archbench.analyze.bottleneck). The
 picks answer "what to pick" only where the load generator did not bound the fastest design: where it did, the point
-cannot rank the servers on this machine, and says so.
+cannot rank the servers on this machine, and says so. The selection's own verdict stays in `verdict`; what the map
+table, the figure, the picks and the findings read is `ranked_verdict`, which is *unranked* at such a point, so that
+no table calls a design a pick at a point whose answer is "not testable here".
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from archbench.stats.selection import Look
 TRIALS_CSV = "workloads-trials.csv"
 SUMMARY_CSV = "workloads-summary.csv"
 MAP_CSV = "workloads-map.csv"
+UNRANKED = "unranked"  # ranked_verdict at a point whose fastest design the load generator bound (rankable)
 # The workload settings that make a point (with connections and pipeline); absent in a record means the default.
 WORKLOAD_FIELDS: dict[str, Any] = POINT_DEFAULTS
 
@@ -170,7 +173,8 @@ def _map_row(
         out.update(ratio=ratio.ratio, n_rounds=ratio.n)
     elif best is not None:
         out["ratio"] = 1.0
-    out["pick"] = out["verdict"] == "within" and not out["reference_floor"]
+    out["ranked_verdict"] = out["verdict"] if out["point_rankable"] or not out["verdict"] else UNRANKED
+    out["pick"] = out["ranked_verdict"] == "within" and not out["reference_floor"]
     return out
 
 

@@ -103,8 +103,8 @@ def idle_facts(study: WorkloadsResults) -> dict[str, Any]:
         return {"verdict": NOT_TESTABLE, "why": "no_cpu"}
     point = at_most[_numeric(at_most, "work_us") == work]
     poll, epoll = _row(point, "poll"), _row(point, "epoll")
-    poll_slower = poll is not None and poll["verdict"] == "slower"
-    epoll_pick = epoll is not None and epoll["verdict"] == "within"
+    poll_slower = poll is not None and poll["ranked_verdict"] == "slower"
+    epoll_pick = epoll is not None and epoll["ranked_verdict"] == "within"
     verdict = CONFIRMED if with_idle >= IDLE_GROWTH * without and poll_slower else NOT_CONFIRMED
     return {
         "verdict": verdict,
@@ -132,14 +132,14 @@ def blocking_facts(study: WorkloadsResults) -> dict[str, Any]:
     one_per_wait = 1e6 / longest
     factor = number(pool["mean"]) / number(epoll["mean"])
     stalls = number(epoll["mean"]) <= STALL_SLACK * one_per_wait
-    epoll_slower = epoll["verdict"] == "slower"
+    epoll_slower = epoll["ranked_verdict"] == "slower"
     verdict = CONFIRMED if stalls and factor >= OVERLAP_FACTOR and epoll_slower else NOT_CONFIRMED
     loops = at[at["architecture"].isin(SINGLE_LOOPS)]
     return {
         "verdict": verdict,
         "epoll_slower": epoll_slower,
-        "loops_slower": bool(len(loops)) and bool((loops["verdict"] == "slower").all()),
-        "pool_pick": pool["verdict"] == "within",
+        "loops_slower": bool(len(loops)) and bool((loops["ranked_verdict"] == "slower").all()),
+        "pool_pick": pool["ranked_verdict"] == "within",
         "block_us": format_count(longest),
         "epoll": format_count(epoll["mean"]),
         "one_per_wait": format_count(one_per_wait),

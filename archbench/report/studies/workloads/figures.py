@@ -41,7 +41,7 @@ def map_figure(study: WorkloadsResults) -> Figure | None:
         ratios.loc[row["point"], row["variant"]] = ratio
         letter = BOTTLENECK_LETTER.get(str(row["bottleneck"]), "")
         text = "" if np.isnan(ratio) else (f"{ratio:.2f}" if ratio < 9.995 else f"{ratio:.0f}")
-        text += VERDICT_MARK.get(str(row["verdict"]), "") if text else ""
+        text += VERDICT_MARK.get(str(row["ranked_verdict"]), "") if text else ""
         labels.loc[row["point"], row["variant"]] = f"{text}\n{letter}" if text else ""
     with paper_theme():
         figure = Figure(figsize=(max(5.6, 0.62 * len(columns) + 1.8), 0.42 * len(rows) + 1.6))

@@ -24,13 +24,13 @@ from archbench.report.latex import (
     tabulate,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.workloads.data import WorkloadsResults, points, rankable
+from archbench.report.studies.workloads.data import UNRANKED, WorkloadsResults, points, rankable
 
 TEMPLATE = "workloads/tables"
 BOTTLENECK_LETTER = {"server": "s", "client": "c", "both": "b", "wait": "w", "neither": "n", "": MISSING}
 
 
-VERDICT_WORD = {"within": "pick", "slower": "slower", "open": "open"}
+VERDICT_WORD = {"within": "pick", "slower": "slower", "open": "open", UNRANKED: "unranked"}
 
 
 def ratio_cell(row: pd.Series) -> str:
@@ -59,7 +59,7 @@ def map_table(study: WorkloadsResults, prose: Prose) -> str:
         (_column(prose, "server", FILL_COLUMN), lambda row: escape(row["variant"])),
         (_column(prose, "rate", "r"), cell_of("mean")),
         (_column(prose, "ratio", "r"), ratio_cell),
-        (_column(prose, "verdict", "l"), lambda row: VERDICT_WORD.get(str(row["verdict"]), MISSING)),
+        (_column(prose, "verdict", "l"), lambda row: VERDICT_WORD.get(str(row["ranked_verdict"]), MISSING)),
         (_column(prose, "p99", "r"), cell_of("latency_p99_s_mean", format_ms)),
         (_column(prose, "cpu", "r"), cell_of("server_cpu_us_per_request", format_decimal)),
         (_column(prose, "bottleneck", "c"), lambda row: BOTTLENECK_LETTER.get(str(row["bottleneck"]), MISSING)),
