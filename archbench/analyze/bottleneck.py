@@ -27,6 +27,9 @@ SERVER_BOUND_THRESHOLD = 0.9
 WAIT_BOUND_SHARE = 0.8
 SERVER, CLIENT, BOTH, WAIT, NEITHER = "server", "client", "both", "wait", "neither"
 BOTTLENECKS = (SERVER, CLIENT, BOTH, WAIT, NEITHER)
+# Which class a tie of trials names: never the server first, since a comparison of servers is read only where the
+# server set the rate, and a tie with the load generator (or the waits) is no evidence that it did.
+TIE_ORDER = (CLIENT, BOTH, WAIT, NEITHER, SERVER)
 # How many requests an architecture can have blocked at once: one per connection for a thread per
 # connection, one per thread, loop or worker for the others (`threads`; one when it has no such flag).
 PER_CONNECTION_ARCHITECTURES = ("thread_per_conn",)
@@ -73,7 +76,8 @@ def classify(busy_server: float, busy_client: float, rate: float, capacity: floa
 
 
 def dominant(classes: list[str]) -> str:
-    """The most common class of a configuration's trials (ties: the order of BOTTLENECKS); "" for none."""
-    counts = {name: classes.count(name) for name in BOTTLENECKS}
+    """The most common class of a configuration's trials (ties: the first in TIE_ORDER, the server last); "" for
+    none."""
+    counts = {name: classes.count(name) for name in TIE_ORDER}
     best = max(counts.values(), default=0)
-    return next((name for name in BOTTLENECKS if counts[name] == best), "") if best else ""
+    return next((name for name in TIE_ORDER if counts[name] == best), "") if best else ""

@@ -35,10 +35,12 @@ VERDICT_WORD = {"within": "pick", "slower": "slower", "open": "open", UNRANKED: 
 
 def ratio_cell(row: pd.Series) -> str:
     """'0.90 (0.85--1.00)': the ratio to the point's fastest design with the simultaneous interval of the design
-    against the best of the others; 'fastest' for the fastest."""
+    against the best of the others; 'fastest' for the fastest, where the point can rank the servers (elsewhere its
+    ratio, 1.0: no server is named the fastest where the load generator set the rate)."""
     if is_missing(row["ratio"]):
         return MISSING
-    head = r"\textbf{fastest}" if bool(row["is_best"]) else format_significant(row["ratio"], 2)
+    named = bool(row["is_best"]) and row["ranked_verdict"] != UNRANKED
+    head = r"\textbf{fastest}" if named else format_significant(row["ratio"], 2)
     if is_missing(row["low"]):
         return head
     return f"{head} ({format_significant(row['low'], 2)}--{format_significant(row['high'], 2)})"
