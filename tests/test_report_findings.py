@@ -86,6 +86,28 @@ def test_cpu_per_request_is_ranked_cheapest_first_without_the_upper_bound(main):
         assert float(depth["factor"]) == pytest.approx(values[-1] / values[0], rel=0.05)
 
 
+def test_the_lowest_mean_cpu_is_named_the_cheapest_only_when_its_interval_is_below_every_other(main):
+    column = facts.CPU_COLUMN
+
+    def rendered(low_factor: float, high_factor: float) -> tuple[list[dict], str]:
+        summary = main.summary.assign(
+            **{
+                f"{column}_ci95_low": main.summary[column] * low_factor,
+                f"{column}_ci95_high": main.summary[column] * high_factor,
+            }
+        )
+        depths = facts.cpu_facts(summary)
+        return depths, Prose().sentence(TEMPLATE, "cpu", {"depths": depths, "figure": False})
+
+    depths, text = rendered(0.01, 100.0)  # every interval overlaps the lowest mean's
+    assert not any(d["separated"] for d in depths)
+    assert all(d["overlapping"] == str(len(d["ranked"]) - 1) for d in depths)
+    assert "the cheapest was" not in text and text.count("these data do not name the cheapest server there") == 2
+    assert all("--" in entry["interval"] for d in depths for entry in d["ranked"])
+    depths, text = rendered(1.0, 1.0)  # points: the lowest mean's interval is below every other's
+    assert all(d["separated"] for d in depths) and text.count("the cheapest was") == 2
+
+
 def test_starvation_per_design_with_its_worst_configuration():
     summary = pd.DataFrame(
         [

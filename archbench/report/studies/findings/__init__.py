@@ -32,8 +32,8 @@ def cpu_table(depths: Sequence[dict[str, Any]], prose: Prose) -> str:
     for rank in range(max(len(d["ranked"]) for d in depths)):
         row = [str(rank + 1)]
         for depth in depths:
-            entry = depth["ranked"][rank] if rank < len(depth["ranked"]) else {"name": "", "cpu": ""}
-            row += [entry["name"], entry["cpu"]]
+            entry = depth["ranked"][rank] if rank < len(depth["ranked"]) else None
+            row += [entry["name"], f"{entry['cpu']} ({entry['interval']})"] if entry else ["", ""]
         rows.append(row)
     caption = prose.sentence(
         TEMPLATE, "cpu_caption", connections=" / ".join(sorted({d["connections"] for d in depths}))

@@ -16,7 +16,7 @@ from archbench.analyze import analysis
 from archbench.analyze.analysis import Labeller, key_text, parse_cpu_list
 from archbench.analyze.published_compare import NOT_TESTABLE
 from archbench.measure.placement import LinkModel, PlacementError
-from archbench.report.latex import escape, format_compact, format_count, format_significant
+from archbench.report.latex import escape, format_compact, format_count, format_significant, table_interval
 from archbench.report.studies.workloads.data import WorkloadsResults, points
 from archbench.report.studies.workloads.facts import blocking_facts, cpu_bound_facts, idle_facts
 from archbench.report.studies.workloads.tables import point_outcome
@@ -53,9 +53,21 @@ def pick_facts(study: WorkloadsResults | None) -> dict[str, Any]:
     }
 
 
+def _overlaps(row: pd.Series, other: pd.Series) -> bool:
+    """Whether two configurations' 95 % intervals of CPU per request overlap (or either has none): their means are
+    then not separated by these data."""
+    bounds = [row.get(f"{CPU_COLUMN}_ci95_{side}") for side in ("low", "high")]
+    others = [other.get(f"{CPU_COLUMN}_ci95_{side}") for side in ("low", "high")]
+    if any(pd.isna(v) for v in (*bounds, *others)):
+        return True
+    return float(others[0]) <= float(bounds[1]) and float(others[1]) >= float(bounds[0])
+
+
 def cpu_facts(summary: pd.DataFrame) -> list[dict[str, Any]]:
     """Per pipeline depth, every correct server of the architecture comparison (nginx included, the reference floor
-    not: it parses nothing) ranked by its server CPU time per request, cheapest first."""
+    not: it parses nothing) in the order of its mean server CPU time per request, lowest first, with its 95 %
+    interval, and how many of the others' intervals overlap the lowest mean's: an order of means is not a ranking,
+    so the text names the lowest mean as the cheapest only where no other interval overlaps its own."""
     depths = []
     for one in analysis.comparisons(summary):
         rows = one.ranked_rows
@@ -71,9 +83,22 @@ def cpu_facts(summary: pd.DataFrame) -> list[dict[str, Any]]:
                 "pipeline": str(one.pipeline),
                 "connections": format_count(one.connections),
                 "ranked": [
-                    {"name": escape(labels.variant(row)), "cpu": format_significant(row["cpu"], 2)}
+                    {
+                        "name": escape(labels.variant(row)),
+                        "cpu": format_significant(row["cpu"], 2),
+                        "interval": table_interval(
+                            row.get(f"{CPU_COLUMN}_ci95_low"),
+                            row.get(f"{CPU_COLUMN}_ci95_high"),
+                            row.get("n"),
+                            lambda v: format_significant(v, 2),
+                        ),
+                    }
                     for _, row in rows.iterrows()
                 ],
+                "overlapping": format_count(
+                    sum(_overlaps(rows.iloc[0], other) for _, other in rows.iloc[1:].iterrows())
+                ),
+                "separated": not any(_overlaps(rows.iloc[0], other) for _, other in rows.iloc[1:].iterrows()),
                 "factor": format_significant(rows["cpu"].iloc[-1] / rows["cpu"].iloc[0], 2),
             }
         )
