@@ -1,5 +1,5 @@
 """The pool study's sentences: request against connection dispatch only where the server set the rate, decided by
-the planned comparison's verdict."""
+the planned comparison's verdict; CPU per request printed as the tables print it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import pandas as pd
 
 from archbench.analyze.planned_comparisons import VERDICT_NOT_SIGNIFICANT, VERDICT_SIGNIFICANT
 from archbench.report.prose import Prose
+from archbench.report.studies.architectures.tables import format_cpu_per_request
 from archbench.report.studies.pool import facts
+from archbench.report.studies.pool.tables import configurations_table
 
 PROSE = Prose()
 
@@ -75,3 +77,20 @@ def test_dispatch_without_a_planned_comparison_says_so() -> None:
     client_set_everywhere = dispatch_summary().assign(n_client_bound=4)
     sentence = PROSE.sentence("pool/sentences", "dispatch", facts.dispatch_comparison(client_set_everywhere))
     assert "no pair is left where the server set the rate, so these data do not say which dispatch mode" in sentence
+
+
+def test_cpu_per_request_reads_the_same_in_the_sentence_and_the_tables() -> None:
+    summary = dispatch_summary().assign(
+        server_cpu_us_per_request=[0.449, 16.19, 8.6, 8.4, 6.7, 29.51], timeouts_mean=0.0
+    )
+    found = facts.cpu_cost_finding(summary, PROSE)
+    assert (
+        (found["cheapest"], found["dearest"])
+        == ("0.45", "29.51")
+        == (
+            format_cpu_per_request(0.449),
+            format_cpu_per_request(29.51),
+        )
+    )
+    table = configurations_table(summary.assign(sd=1.0, n_flagged=0, n_failed=0), PROSE)
+    assert "& 0.45 &" in table and "& 29.51 &" in table

@@ -40,6 +40,7 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.architectures.fastest import fastest_by_depth, fastest_summary
+from archbench.report.studies.architectures.tables import format_cpu_per_request
 from archbench.stats import MIN_ROUNDS
 from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
 
@@ -224,11 +225,11 @@ def architecture_cpu_finding(comparisons: list[Comparison]) -> dict[str, Any]:
         depths.append(
             {
                 "pipeline": str(one.pipeline),
-                "cheapest": format_decimal(cheapest["server_cpu_us_per_request"], 2),
+                "cheapest": format_cpu_per_request(cheapest["server_cpu_us_per_request"]),
                 "cheapest_name": escape(labels.variant(cheapest)),
-                "dearest": format_decimal(dearest["server_cpu_us_per_request"], 2),
+                "dearest": format_cpu_per_request(dearest["server_cpu_us_per_request"]),
                 "dearest_name": escape(labels.variant(dearest)),
-                "nginx": format_decimal(one.reference["server_cpu_us_per_request"], 2) if with_nginx else None,
+                "nginx": format_cpu_per_request(one.reference["server_cpu_us_per_request"]) if with_nginx else None,
             }
         )
     return {"depths": depths}

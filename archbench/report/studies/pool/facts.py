@@ -42,6 +42,7 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
+from archbench.report.studies.architectures.tables import format_cpu_per_request
 from archbench.stats import MIN_ROUNDS
 
 # The numbers of the main pool-size series, each also a macro of its own (\abPool...).
@@ -238,9 +239,9 @@ def cpu_cost_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
     dearest = rows.loc[rows["server_cpu_us_per_request"].idxmax()]
     describe = configuration_describer(summary, prose)
     return {
-        "cheapest": format_decimal(cheapest["server_cpu_us_per_request"], 1),
+        "cheapest": format_cpu_per_request(cheapest["server_cpu_us_per_request"]),
         "cheapest_configuration": describe(cheapest),
-        "dearest": format_decimal(dearest["server_cpu_us_per_request"], 1),
+        "dearest": format_cpu_per_request(dearest["server_cpu_us_per_request"]),
         "dearest_configuration": describe(dearest),
     }
 
