@@ -1,5 +1,7 @@
 """The facts of the architecture comparison's sentences: the fastest server where the server set the rate and the
-reference floor (archbench.report.studies.architectures.fastest), nginx, response lengths, the sources' designs.
+reference floor (archbench.report.studies.architectures.fastest), nginx (each server counted faster, slower or not
+separated by its planned comparison against nginx, the verdict of the planned comparisons' table), response lengths,
+the sources' designs.
 
 This module computes facts (numbers already formatted, names escaped, choices of phrasing); the section template
 (paper/templates/architectures/section.tex.j2) renders them with the macros of sentences.tex.j2. The response
@@ -22,6 +24,7 @@ from archbench.analyze.analysis import (
     key_text,
 )
 from archbench.analyze.detectable import STATUS, VALUE, detectable_with_status
+from archbench.analyze.planned_comparisons import VERDICT_NOT_SIGNIFICANT, VERDICT_SIGNIFICANT
 from archbench.report.common import configuration_describer, depth_of, distinct_values, rows_with_any
 from archbench.report.formats import detectable_number
 from archbench.report.latex import (
@@ -37,12 +40,37 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.architectures.fastest import fastest_by_depth, fastest_summary
+from archbench.report.studies.architectures.tables import format_cpu_per_request
+from archbench.stats import MIN_ROUNDS
 from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
 
+# What the planned comparison against nginx (archbench.analyze.planned_comparisons, family "nginx", Holm within it)
+# decided for one of our servers: faster or slower (significant), not significant, not run, or no such comparison.
+FASTER, SLOWER, UNDECIDED, NOT_RUN, UNPLANNED = "faster", "slower", "undecided", "not run", "unplanned"
 
-def _nginx_facts(one: Comparison, labels: Labeller, family_size: int | None) -> dict[str, Any]:
-    """Our architectures against nginx at one depth; for those the intervals do not separate from it, the difference
-    detectable with 80 % power at alpha / m, m the nginx family's tests (every depth's) where given."""
+
+def nginx_verdict(row: pd.Series, reference: pd.Series, planned: pd.DataFrame | None) -> str:
+    """The planned comparison's verdict on `row` against nginx `reference` (`planned`: the rows of comparisons.csv's
+    family "nginx"); the table of the planned comparisons shows the same verdict."""
+    if planned is None or planned.empty:
+        return UNPLANNED
+    pair = planned[
+        (planned["config_a"] == str(row["config_id"])) & (planned["config_b"] == str(reference["config_id"]))
+    ]
+    if pair.empty:
+        return UNPLANNED
+    verdict = pair["verdict"].iloc[0]
+    if verdict == VERDICT_SIGNIFICANT:
+        return FASTER if float(pair["ratio"].iloc[0]) > 1 else SLOWER
+    return UNDECIDED if verdict == VERDICT_NOT_SIGNIFICANT else NOT_RUN
+
+
+def _nginx_facts(
+    one: Comparison, labels: Labeller, family_size: int | None, planned: pd.DataFrame | None = None
+) -> dict[str, Any]:
+    """Our architectures against nginx at one depth, each counted by its planned comparison's verdict (`planned`: the
+    family "nginx" of the planned comparisons); for those it does not separate from nginx, the difference detectable
+    with 80 % power at alpha / m, m the nginx family's tests (every depth's) where given."""
     reference = one.reference
     facts: dict[str, Any] = {
         "pipeline": str(one.pipeline),
@@ -57,26 +85,26 @@ def _nginx_facts(one: Comparison, labels: Labeller, family_size: int | None) -> 
         return facts
     ratios = pd.to_numeric(ours["ratio_to_nginx"], errors="coerce")
     low, high = ours.loc[ratios.idxmin()], ours.loc[ratios.idxmax()]
-    ref_ci = interval_of(reference)
-    cis = [interval_of(row) for _, row in ours.iterrows()]
-    apart = pd.Series([ci.is_defined and ref_ci.is_defined and not ci.overlaps(ref_ci) for ci in cis], index=ours.index)
-    faster = int((apart & (ours["mean"] > reference["mean"])).sum())
-    slower = int(apart.sum()) - faster
-    undistinguished = ours.index[~apart]
+    verdicts = pd.Series([nginx_verdict(row, reference, planned) for _, row in ours.iterrows()], index=ours.index)
     # "Not distinguishable" says nothing without the size of difference these trials could have shown.
-    checked = detectable_with_status(ours, reference, family_size=family_size).loc[undistinguished]
+    checked = detectable_with_status(ours, reference, family_size=family_size).loc[verdicts == UNDECIDED]
     detectable = checked.loc[checked[STATUS] == COMPUTED, VALUE]
     facts.update(
         low=escape(labels.variant(low)),
         low_ratio=format_decimal(low["ratio_to_nginx"], 2),
         high=escape(labels.variant(high)),
         high_ratio=format_decimal(high["ratio_to_nginx"], 2),
-        faster=format_count(faster),
-        slower=format_count(slower),
+        faster=format_count(int((verdicts == FASTER).sum())),
+        slower=format_count(int((verdicts == SLOWER).sum())),
+        undecided=int((verdicts == UNDECIDED).sum()),
+        not_run=int((verdicts == NOT_RUN).sum()),
+        unplanned=int((verdicts == UNPLANNED).sum()),
+        min_rounds=str(MIN_ROUNDS),
         ours=format_count(len(ours)),
         detectable_median=detectable_number(detectable.median()) if len(detectable) else None,
         detectable_low=detectable_number(detectable.min()) if len(detectable) else None,
         detectable_high=detectable_number(detectable.max()) if len(detectable) else None,
+        detectable_one=len(detectable) == 1,
         detectable_power=format_decimal(100 * DEFAULT_POWER, 0),
         not_computable=int((checked[STATUS] == NOT_COMPUTABLE).sum()),
         family=format_count(family_size if family_size is not None else len(ours)),
@@ -197,22 +225,27 @@ def architecture_cpu_finding(comparisons: list[Comparison]) -> dict[str, Any]:
         depths.append(
             {
                 "pipeline": str(one.pipeline),
-                "cheapest": format_decimal(cheapest["server_cpu_us_per_request"], 2),
+                "cheapest": format_cpu_per_request(cheapest["server_cpu_us_per_request"]),
                 "cheapest_name": escape(labels.variant(cheapest)),
-                "dearest": format_decimal(dearest["server_cpu_us_per_request"], 2),
+                "dearest": format_cpu_per_request(dearest["server_cpu_us_per_request"]),
                 "dearest_name": escape(labels.variant(dearest)),
-                "nginx": format_decimal(one.reference["server_cpu_us_per_request"], 2) if with_nginx else None,
+                "nginx": format_cpu_per_request(one.reference["server_cpu_us_per_request"]) if with_nginx else None,
             }
         )
     return {"depths": depths}
 
 
 def architecture_findings(
-    macros: MacroSet, summary: pd.DataFrame, prose: Prose, nginx_family: int | None = None
+    macros: MacroSet,
+    summary: pd.DataFrame,
+    prose: Prose,
+    nginx_family: int | None = None,
+    nginx_comparisons: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The facts of the section's sentences: the fastest server per depth (where the server set the rate) and the
     reference floor, nginx (`nginx_family`: the tests of the planned comparisons with nginx, Holm's m of its
-    detectable differences), the response lengths, the sources' designs and CPU per request. Into `macros`: the
+    detectable differences; `nginx_comparisons`: those comparisons, whose verdicts count the servers faster and
+    slower than nginx), the response lengths, the sources' designs and CPU per request. Into `macros`: the
     response lengths."""
     comparisons = analysis.comparisons(summary)
     labels = Labeller(summary)
@@ -220,7 +253,11 @@ def architecture_findings(
     return {
         "fastest": fastest_by_depth(comparisons, labels),
         "fastest_summary": fastest_summary(comparisons, labels),
-        "nginx": {"comparisons": [_nginx_facts(one, labels, nginx_family) for one in comparisons] if has_nginx else []},
+        "nginx": {
+            "comparisons": [_nginx_facts(one, labels, nginx_family, nginx_comparisons) for one in comparisons]
+            if has_nginx
+            else []
+        },
         "response_bytes": response_bytes_findings(macros, summary),
         "unsupported": unsupported_finding(summary, prose),
         "poll_epoll": poll_epoll_finding(summary),

@@ -34,6 +34,12 @@ from archbench.report.prose import Prose
 TABLES_TEMPLATE = "architectures/tables"  # captions and "no table" sentences
 
 
+def format_cpu_per_request(value: object) -> str:
+    """Server CPU time per request in microseconds as every table and sentence of the architecture and pool studies
+    prints it: two decimals, so that a sub-microsecond cost (0.45) reads the same in each."""
+    return format_decimal(value, 2)
+
+
 def comparison_label(one: Comparison) -> str:
     return f"tab:architectures-p{one.pipeline}"
 
@@ -68,7 +74,7 @@ def comparison_row_cells(row: pd.Series, labels: Labeller, reference: bool = Fal
         format_decimal(row.get("ratio_to_nginx"), 2),
         format_ms(row.get("latency_p50_s_mean")) + latency_mark,
         format_ms(row.get("latency_p99_s_mean")) + latency_mark,
-        format_decimal(row.get("server_cpu_us_per_request"), 2),
+        format_cpu_per_request(row.get("server_cpu_us_per_request")),
         errors,
         format_percent(row.get("load_cpu_utilisation_mean")),
     ]

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from matplotlib.figure import Figure
 
 from archbench.analyze import analysis
+from archbench.analyze.planned_comparisons import comparison_pairs, run_comparisons
 from archbench.report.latex import MacroSet
 from archbench.report.plots import TablesAndFigures, figure_blocks
 from archbench.report.studies.pool import figures
@@ -33,7 +34,9 @@ def write(context: StudyContext) -> StudyOutput:
     processed, prose = context.processed, context.prose
     summary, trials = processed.summary, processed.trials
     macros = MacroSet()
-    findings = pool_findings(macros, summary, prose)
+    # Request against connection dispatch: the planned comparisons' family "dispatch" (Holm within it) decides.
+    dispatch = run_comparisons([pair for pair in comparison_pairs(summary) if pair.family == "dispatch"], trials)
+    findings = pool_findings(macros, summary, prose, dispatch)
     blocks = pool_size_table_blocks(summary, prose)
     made = make_pool_figures(summary, trials, context.figures_dir)
     result = TablesAndFigures(tuple(label for label, _ in blocks), made)

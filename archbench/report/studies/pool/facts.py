@@ -27,6 +27,7 @@ from archbench.analyze.analysis import (
     several_depths,
 )
 from archbench.analyze.client_bound import client_set_rate, trial_count
+from archbench.analyze.planned_comparisons import VERDICT_NOT_SIGNIFICANT, VERDICT_SIGNIFICANT
 from archbench.report.common import client_bound_rule, configuration_describer, depth_of
 from archbench.report.latex import (
     MISSING,
@@ -41,6 +42,8 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
+from archbench.report.studies.architectures.tables import format_cpu_per_request
+from archbench.stats import MIN_ROUNDS
 
 # The numbers of the main pool-size series, each also a macro of its own (\abPool...).
 POOL_NUMBERS = {
@@ -105,8 +108,40 @@ def _pool_numbers(one: Series) -> dict[str, Any] | None:
     return facts
 
 
-def dispatch_comparison(summary: pd.DataFrame) -> dict[str, Any] | None:
-    """Request vs connection dispatch at equal N and connections, where both were measured (None: no campaign)."""
+# The planned verdicts of a dispatch pair where the server set the rate, each counted as a fact of that name.
+DISPATCH_VERDICTS = ("faster", "slower", "undecided", "not_run", "unplanned")
+
+
+def _dispatch_verdict(pair: pd.Series, planned: pd.DataFrame | None) -> str:
+    """The planned comparison "request vs connection dispatch" of one pair (`planned`: the rows of comparisons.csv's
+    family "dispatch"): "faster" or "slower" (request against connection, significant after Holm within the
+    family), "undecided", "not_run" or "unplanned" (no such comparison), the verdict of the planned comparisons' table."""
+    if planned is None or planned.empty:
+        return "unplanned"
+    a, b = str(pair["config_id_request"]), str(pair["config_id_connection"])
+    rows = planned[(planned["config_a"] == a) & (planned["config_b"] == b)]
+    if rows.empty:
+        return "unplanned"
+    verdict = rows["verdict"].iloc[0]
+    if verdict == VERDICT_SIGNIFICANT:
+        return "faster" if float(rows["ratio"].iloc[0]) > 1 else "slower"
+    return "undecided" if verdict == VERDICT_NOT_SIGNIFICANT else "not_run"
+
+
+def _either_client_set(pair: pd.Series) -> bool:
+    """Whether the load generator set the rate of either side of a merged pair (archbench.analyze.client_bound)."""
+    return any(
+        client_set_rate({"n": pair.get(f"n{side}"), "n_client_bound": pair.get(f"n_client_bound{side}")})
+        for side in ("_request", "_connection")
+    )
+
+
+def dispatch_comparison(summary: pd.DataFrame, planned: pd.DataFrame | None = None) -> dict[str, Any] | None:
+    """Request vs connection dispatch at equal N and connections, where both were measured (None: no campaign).
+
+    A pair where the load generator set the rate of either side (the client-bound rule of the pool sizes) is left
+    out of the comparison; of the others, the planned comparison "request vs connection dispatch" (`planned`: the
+    family "dispatch" of the planned comparisons, Holm within it) decides which is faster, never the ratio of means."""
     if summary.empty:
         return None
     pool = summary[(summary["architecture"] == "thread_pool") & summary["mean"].notna()]
@@ -121,11 +156,18 @@ def dispatch_comparison(summary: pd.DataFrame) -> dict[str, Any] | None:
     merged = request.merge(connection, on=keys, suffixes=("_request", "_connection"))
     if merged.empty:
         return {"pairs": None}
-    ratios = merged["mean_request"] / merged["mean_connection"]
+    client_set = pd.Series([_either_client_set(pair) for _, pair in merged.iterrows()], index=merged.index, dtype=bool)
+    compared = merged[~client_set]
+    verdicts = [_dispatch_verdict(pair, planned) for _, pair in compared.iterrows()]
+    ratios = compared["mean_request"] / compared["mean_connection"]
     starving = merged[merged["connections"] > merged["threads"]]
     facts: dict[str, Any] = {
         "pairs": format_count(len(merged)),
-        "faster": format_count(int((ratios > 1).sum())),
+        "client_set": int(client_set.sum()),
+        "rule": client_bound_rule(),
+        "compared": len(compared),
+        **{verdict: verdicts.count(verdict) for verdict in DISPATCH_VERDICTS},
+        "min_rounds": str(MIN_ROUNDS),
         "ratio_low": format_decimal(ratios.min(), 2),
         "ratio_high": format_decimal(ratios.max(), 2),
         "starving_pairs": None,
@@ -197,16 +239,19 @@ def cpu_cost_finding(summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
     dearest = rows.loc[rows["server_cpu_us_per_request"].idxmax()]
     describe = configuration_describer(summary, prose)
     return {
-        "cheapest": format_decimal(cheapest["server_cpu_us_per_request"], 1),
+        "cheapest": format_cpu_per_request(cheapest["server_cpu_us_per_request"]),
         "cheapest_configuration": describe(cheapest),
-        "dearest": format_decimal(dearest["server_cpu_us_per_request"], 1),
+        "dearest": format_cpu_per_request(dearest["server_cpu_us_per_request"]),
         "dearest_configuration": describe(dearest),
     }
 
 
-def pool_findings(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> dict[str, Any]:
+def pool_findings(
+    macros: MacroSet, summary: pd.DataFrame, prose: Prose, dispatch_planned: pd.DataFrame | None = None
+) -> dict[str, Any]:
     """The main pool-size series' numbers as macros, and the facts of the section's findings
-    (paper/templates/pool/section.tex.j2; a None or empty one says what the campaign lacks)."""
+    (paper/templates/pool/section.tex.j2; a None or empty one says what the campaign lacks). `dispatch_planned`:
+    the planned comparisons of request against connection dispatch, whose verdicts decide which is faster."""
     main = main_pool_series(summary)
     main_facts = _pool_numbers(main) if main else None
     for words, name in POOL_NUMBERS.items():
@@ -221,7 +266,7 @@ def pool_findings(macros: MacroSet, summary: pd.DataFrame, prose: Prose) -> dict
         # No main series at all, or one without a measured pool size ("empty").
         "main_pool": None if main is None else main_facts or {"empty": True, "label": escape(main.label)},
         "other_pools": other_pools,
-        "dispatch": dispatch_comparison(summary),
+        "dispatch": dispatch_comparison(summary, dispatch_planned),
         "connections": connection_findings(summary),
         "starvation": starvation_finding(summary),
         "cpu_cost": cpu_cost_finding(summary, prose),

@@ -24,7 +24,6 @@ from archbench.report.latex import (
     flagged_failed,
     format_compact,
     format_count,
-    format_decimal,
     format_percent,
     group_starts,
     mark_notes,
@@ -37,6 +36,7 @@ from archbench.report.latex import (
     tabulate,
 )
 from archbench.report.prose import Prose
+from archbench.report.studies.architectures.tables import format_cpu_per_request
 
 TABLES_TEMPLATE = "pool/tables"  # captions and "no table" sentences
 
@@ -165,7 +165,10 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
             (stacked_column("SD", "(r/s)"), cell_of("sd")),
             (stacked_column("wrk", "timeouts"), cell_of("timeouts_mean", format_compact)),
             (stacked_column("Starved", "conn."), starved_cell),
-            (stacked_column("Server CPU", r"(\textmu s/req.)"), cell_of("server_cpu_us_per_request", format_decimal)),
+            (
+                stacked_column("Server CPU", r"(\textmu s/req.)"),
+                cell_of("server_cpu_us_per_request", format_cpu_per_request),
+            ),
             (stacked_column("wrk", "CPU"), lambda row: format_percent(row.get("load_cpu_utilisation_mean"))),
             (
                 stacked_column("Flagged/", "failed/unsup." if any_unsupported else "failed"),
