@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from archbench.analyze.planned_comparisons import VERDICT_NOT_SIGNIFICANT, VERDICT_SIGNIFICANT
+from archbench.report.formats import format_cpu_per_request
 from archbench.report.prose import Prose
-from archbench.report.studies.architectures.tables import format_cpu_per_request
 from archbench.report.studies.pool import facts
 from archbench.report.studies.pool.tables import configurations_table
 

@@ -26,7 +26,7 @@ from archbench.analyze.analysis import (
 from archbench.analyze.detectable import STATUS, VALUE, detectable_with_status
 from archbench.analyze.planned_comparisons import VERDICT_NOT_SIGNIFICANT, VERDICT_SIGNIFICANT
 from archbench.report.common import configuration_describer, depth_of, distinct_values, rows_with_any
-from archbench.report.formats import detectable_number
+from archbench.report.formats import detectable_number, format_cpu_per_request
 from archbench.report.latex import (
     MISSING,
     MacroSet,
@@ -40,7 +40,6 @@ from archbench.report.latex import (
 )
 from archbench.report.prose import Prose
 from archbench.report.studies.architectures.fastest import fastest_by_depth, fastest_summary
-from archbench.report.studies.architectures.tables import format_cpu_per_request
 from archbench.stats import MIN_ROUNDS
 from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
 

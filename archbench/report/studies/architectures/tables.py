@@ -8,6 +8,7 @@ import pandas as pd
 from archbench.analyze import analysis
 from archbench.analyze.analysis import Comparison, Labeller, key_text
 from archbench.report.common import starved_cell
+from archbench.report.formats import format_cpu_per_request
 from archbench.report.latex import (
     LATENCY_MARK,
     NOT_MEASURED,
@@ -32,12 +33,6 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 
 TABLES_TEMPLATE = "architectures/tables"  # captions and "no table" sentences
-
-
-def format_cpu_per_request(value: object) -> str:
-    """Server CPU time per request in microseconds as every table and sentence of the architecture and pool studies
-    prints it: two decimals, so that a sub-microsecond cost (0.45) reads the same in each."""
-    return format_decimal(value, 2)
 
 
 def comparison_label(one: Comparison) -> str:

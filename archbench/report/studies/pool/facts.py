@@ -29,6 +29,7 @@ from archbench.analyze.analysis import (
 from archbench.analyze.client_bound import client_set_rate, trial_count
 from archbench.analyze.planned_comparisons import VERDICT_NOT_SIGNIFICANT, VERDICT_SIGNIFICANT
 from archbench.report.common import client_bound_rule, configuration_describer, depth_of
+from archbench.report.formats import format_cpu_per_request
 from archbench.report.latex import (
     MISSING,
     MacroSet,
@@ -42,7 +43,6 @@ from archbench.report.latex import (
     is_missing,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.architectures.tables import format_cpu_per_request
 from archbench.stats import MIN_ROUNDS
 
 # The numbers of the main pool-size series, each also a macro of its own (\abPool...).

@@ -13,6 +13,7 @@ import pandas as pd
 
 from archbench.analyze.analysis import ORIGINAL_ARCHITECTURES, Labeller, architecture_label, key_text, several_depths
 from archbench.report.common import depth_of, short_family, starved_cell
+from archbench.report.formats import format_cpu_per_request
 from archbench.report.latex import (
     NOT_MEASURED,
     Column,
@@ -36,7 +37,6 @@ from archbench.report.latex import (
     tabulate,
 )
 from archbench.report.prose import Prose
-from archbench.report.studies.architectures.tables import format_cpu_per_request
 
 TABLES_TEMPLATE = "pool/tables"  # captions and "no table" sentences
 
