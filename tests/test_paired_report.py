@@ -116,3 +116,12 @@ def test_detectable_against_a_reference_row() -> None:
     out = detectable_against(rows, reference)
     expected = welch_detectable_pct(900.0, 45.0, 4, 1000.0, 50.0, 4, 0.05 / 2)
     assert out.iloc[0] == pytest.approx(expected) and np.isnan(out.iloc[1])
+
+
+def test_a_campaign_without_a_ci_target_is_held_to_no_target(tmp_path: Path) -> None:
+    # No ci_target (campaign=None: no parameters at all): the half-widths are stated, never "within" or "above" a
+    # target the campaign did not set.
+    _, facts = paired_outputs(_processed(tmp_path, _frame()), MacroSet(), tmp_path / "g", tmp_path / "f", PROSE)
+    sentence = " ".join(PROSE.sentence(TEMPLATE, "sentence", facts).split())
+    assert "The median half-width of the paired server-CPU-per-request ratios is" in sentence
+    assert "target" not in sentence

@@ -223,3 +223,27 @@ def test_the_shipped_campaigns_give_both_looks_and_the_readme_quotes_them(tmp_pa
         f"`{names[0]}` and `{names[1]}`",
     ]
     assert [q for q in quoted if q not in readme] == []
+
+
+def test_the_median_ratio_is_judged_by_its_interval_not_its_point_estimate():
+    # The LIFO median below the FIFO one on average (geometric mean 0.57), but scattered across 1 over the rounds:
+    # the text gives its interval and says the medians were not shown different, never that the median shortened.
+    rows = rounds(28_000, CLEAR_RATIOS)
+    for rep, ratio in enumerate([0.1, 2.5, 0.4, 1.8, 0.6], start=1):
+        lifo = next(r for r in rows if r["handoff"] == "stack" and r["repetition"] == rep)
+        lifo["latency_p50_s"] = 0.0005 * ratio
+    study = data.ServingOrderResults((look("only", 5, rows, 1, "2026-01-01T00:00:00"),))
+    row = study.looks[0].comparison.iloc[0]
+    assert row["ratio_p50"] < 1 < row["high_p50"]
+    text = " ".join(finding_of(study).split())
+    median = facts.verdict_facts(study)["deciding"]
+    assert median["median_side"] == data.INCONCLUSIVE
+    assert (
+        f"p50, paired within rounds, was {median['median_ratio']} times the FIFO queue's (95\\,\\% interval "
+        f"{median['median_low']}--{median['median_high']}, 5 rounds): the interval covers 1, the medians were not "
+        "shown different" in text
+    )
+    assert "median was the shorter" not in text and "with a median" not in text
+    # Every round's LIFO median shorter: the same rule says so.
+    shorter = finding_of(two_runs(CLEAR_RATIOS))
+    assert "the interval lies below 1, the LIFO stack's median was the shorter" in " ".join(shorter.split())

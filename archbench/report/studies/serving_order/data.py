@@ -13,7 +13,9 @@ not usable is left out of the pair.
 
 The pre-declared test (one percentile, one rate, so no correction across comparisons): the p99.9 ratio at the
 highest offered rate where at least MIN_ROUNDS rounds paired; "lengthens" when its interval lies above 1, "shortens"
-when below, "inconclusive" when it covers 1, "not testable here" when no rate has enough rounds.
+when below, "inconclusive" when it covers 1, "not testable here" when no rate has enough rounds (interval_side). The
+text quotes the median's paired ratio at that rate beside it, judged by the same rule: a median ratio whose interval
+covers 1 is not shown different, whatever its point estimate.
 
 Every campaign the study reads is one look of that test (the shipped five-round pilot and the twelve-round run made
 after it was inconclusive): running again until a test passes finds an effect more often than its level says, so
@@ -171,14 +173,17 @@ def verdict(comparison: pd.DataFrame) -> dict[str, object]:
     if enough.empty:
         return {"verdict": NOT_TESTABLE, "why": "few_rounds"}
     row = enough.loc[enough["offered_rate"].idxmax()]
-    low, high = row[f"low_p{q}"], row[f"high_p{q}"]
+    return {"verdict": interval_side(row[f"low_p{q}"], row[f"high_p{q}"]), "row": row}
+
+
+def interval_side(low: float, high: float) -> str:
+    """Where a LIFO / FIFO interval lies: LENGTHENS above 1, SHORTENS below, INCONCLUSIVE when it covers 1 (or is
+    missing). The test's rule, which the text applies to the median's ratio too."""
     if low > 1:
-        outcome = LENGTHENS
-    elif high < 1:
-        outcome = SHORTENS
-    else:
-        outcome = INCONCLUSIVE
-    return {"verdict": outcome, "row": row}
+        return LENGTHENS
+    if high < 1:
+        return SHORTENS
+    return INCONCLUSIVE
 
 
 def sequential_verdict(study: ServingOrderResults) -> dict[str, object]:

@@ -19,6 +19,7 @@ from archbench.report.studies.serving_order.data import (
     TESTED_PERCENTILE,
     Look,
     ServingOrderResults,
+    interval_side,
     sequential_verdict,
 )
 
@@ -51,7 +52,9 @@ def usable_facts(look: Look) -> dict[str, Any]:
 
 
 def look_facts(look: Look, number: int) -> dict[str, Any]:
-    """One look's test: where it ran, how many rounds it planned, and (when testable) its ratio and interval."""
+    """One look's test: where it ran, how many rounds it planned, and (when testable) its ratio and interval, and
+    the median's paired ratio at the same rate with its interval and the side of 1 it lies on (data.interval_side,
+    the test's rule: an interval covering 1 is not shown different)."""
     found = look.verdict
     out: dict[str, Any] = {
         "number": number,
@@ -76,6 +79,10 @@ def look_facts(look: Look, number: int) -> dict[str, Any]:
         high=format_bound(row[f"high_p{q}"]),
         rounds=format_count(row[f"rounds_p{q}"]),
         median_ratio=format_significant(row["ratio_p50"], 2) if not math.isnan(row["ratio_p50"]) else MISSING,
+        median_low=format_bound(row["low_p50"]),
+        median_high=format_bound(row["high_p50"]),
+        median_rounds=format_count(row["rounds_p50"]),
+        median_side=interval_side(row["low_p50"], row["high_p50"]) if not math.isnan(row["ratio_p50"]) else "",
     )
     return out
 
