@@ -43,6 +43,8 @@ NOT_TESTABLE = "not testable here"
 NO_ORDERING = "no ordering"  # a part where the source itself separates no pair: nothing to test, left out
 # How one pair the source separates fares here (PairOutcome.outcome).
 SAME_WAY, OTHER_WAY, NOT_SEPARATED, NO_INTERVAL = "same way", "other way", "not separated", "no interval"
+# Where our interval lies against a published range (range_relation).
+INSIDE, OUTSIDE, OVERLAPS = "inside", "outside", "overlaps"
 # Published values closer than this fraction of the larger are a tie: the source did not separate them.
 TIE_FRACTION = 0.10
 SOURCE_000_CONNECTIONS = 400
@@ -68,10 +70,25 @@ class Ratio:
 
     def reaches(self, published: Ratio) -> bool:
         """Whether this interval reaches the published effect: its range where it has one (source 003's gains over
-        three hosts), else its value."""
-        if math.isnan(published.low) or math.isnan(published.high):
-            return self.contains(published.value)
-        return self.contains(published.low) or self.contains(published.high) or published.contains(self.low)
+        three hosts), else its value (`range_relation` not OUTSIDE)."""
+        return range_relation(published, self) in (INSIDE, OVERLAPS)
+
+
+def range_relation(published: Ratio, ours: Ratio) -> str | None:
+    """Where our interval lies against the published range (its value where it has none): INSIDE it, OUTSIDE it
+    (disjoint), or OVERLAPS it without lying inside, where whether our effect is in the range cannot be told;
+    None without our interval. The effect rule's `reaches` is this relation, so a sentence that states it and the
+    verdict are one decision."""
+    if math.isnan(ours.low) or math.isnan(ours.high):
+        return None
+    low, high = (
+        (published.value, published.value)
+        if math.isnan(published.low) or math.isnan(published.high)
+        else (published.low, published.high)
+    )
+    if ours.high < low or ours.low > high:
+        return OUTSIDE
+    return INSIDE if low <= ours.low and ours.high <= high else OVERLAPS
 
 
 def summary_ratio(top: pd.Series, bottom: pd.Series, column: str = "mean", sd: str = "sd") -> Ratio:

@@ -262,7 +262,8 @@ def source_003(summary: pd.DataFrame, external: Path) -> SourceFacts:
     facts: dict[str, Any] = {"measured": ours is not None}
     facts["ratio"], facts["ratio_ci"] = ratio_text(ours)
     facts["label"] = architecture_label(architecture, "connection", "stack") if architecture else latex.MISSING
-    facts["inside"] = bool(ours is not None and published.low <= ours.value <= published.high)
+    # Our interval against its range: the relation the effect rule's verdict is decided on.
+    facts["range"] = compare.range_relation(published, ours) if ours is not None else None
     return SourceFacts("003", compare.direction_verdict(published, ours), facts)
 
 
