@@ -56,6 +56,37 @@ def test_effect_rule(published, ours, verdict) -> None:
 
 
 @pytest.mark.parametrize(
+    ("ours", "relation"),
+    [
+        (compare.Ratio(1.5, 1.3, 1.7), compare.INSIDE),
+        (compare.Ratio(1.05, 0.94, 1.2), compare.OUTSIDE),
+        # Source 003 on this machine: 1.14 (0.94-1.38) reaches into 1.28-1.82 without lying inside it.
+        (compare.Ratio(1.14, 0.94, 1.38), compare.OVERLAPS),
+        (compare.Ratio(1.5, 1.1, 2.0), compare.OVERLAPS),
+        (compare.Ratio(1.4), None),
+    ],
+)
+def test_our_interval_against_a_published_range_decides_the_sentence_and_the_verdict(ours, relation) -> None:
+    published = compare.Ratio(1.55, 1.28, 1.82)
+    assert compare.range_relation(published, ours) == relation
+    assert ours.reaches(published) is (relation in (compare.INSIDE, compare.OVERLAPS))
+
+
+def test_source_003_interval_overlapping_its_range_is_not_called_outside(trials, tmp_path: Path) -> None:
+    # A gain of 1.14 whose wide interval covers 1 and reaches 1.28: inconclusive, and the sentence cannot call it
+    # outside the range as the point estimate alone would.
+    rows = [
+        summary_row("thread_per_conn", None, c, m, response="hello", sd=m * 0.2) for c, m in ((32, 50000), (64, 57000))
+    ]
+    files, sources = build(pd.DataFrame(rows), trials, tmp_path)
+    assert sources["003"].verdict == compare.INCONCLUSIVE
+    text = " ".join(files["published-003.tex"].split())
+    assert "outside" not in text
+    assert "overlaps source~003's range of 1.28 to 1.82 without lying inside it" in text
+    assert "cannot be told" in text
+
+
+@pytest.mark.parametrize(
     ("server_cpus", "top", "limited"),
     [(1, 8, True), (2, 8, True), (8, 8, False), (16, 8, False), (1, 1, False), (None, 8, True), (4, None, False)],
 )
@@ -75,6 +106,15 @@ def test_a_scaling_question_needs_as_many_server_cpus_as_the_levels_compared(ser
         ({"bytes 100": compare.AGREE, "ceiling": compare.NOT_TESTABLE}, compare.NOT_TESTABLE),
         # A client count where the source states no ordering is left out.
         ({"bytes 100": compare.AGREE, "bytes 1000": compare.NO_ORDERING, "ceiling": compare.AGREE}, compare.AGREE),
+        # Every ordering the load generator's rate: untested, as a ceiling our cap stopped is, whatever the other part.
+        (
+            {"bytes 100": compare.NOT_TESTABLE, "bytes 1000": compare.NO_ORDERING, "ceiling": compare.DISAGREE},
+            compare.NOT_TESTABLE,
+        ),
+        (
+            {"bytes 100": compare.NOT_TESTABLE, "bytes 1000": compare.AGREE, "ceiling": compare.DISAGREE},
+            compare.DISAGREE,
+        ),
     ],
 )
 def test_source_004_is_not_testable_without_its_ceilings(parts, verdict) -> None:
@@ -91,6 +131,17 @@ def test_ordering_rule_counts_confirmed_and_contradicted_pairs() -> None:
     assert compare.ordering_verdict(published, {"a": (10, 20), "b": (40, 60)})[0] == compare.DISAGREE
     assert compare.ordering_verdict(published, {"a": (30, 60), "b": (40, 70)}) == (compare.INCONCLUSIVE, 0, 0)
     assert compare.ordering_verdict(published, {"d": (1, 2)})[0] == compare.NOT_MEASURED
+
+
+def test_a_pair_with_a_server_whose_rate_the_client_set_is_left_out() -> None:
+    published = {"a": 100.0, "b": 50.0, "c": 10.0}
+    ours = {"a": (10, 20), "b": (40, 60), "c": (1, 2)}  # a below b: contradicted, unless a's rate was the client's
+    assert compare.ordering_verdict(published, ours)[0] == compare.DISAGREE
+    assert compare.ordering_verdict(published, ours, client_set={"a"}) == (compare.AGREE, 1, 0)
+    outcomes = [p.outcome for p in compare.ordering_pairs(published, ours, client_set={"a"})]
+    assert outcomes == [compare.CLIENT_SET, compare.CLIENT_SET, compare.SAME_WAY]
+    # Every pair with such a server: the ordering is not testable here.
+    assert compare.ordering_verdict(published, ours, client_set={"a", "b"}) == (compare.NOT_TESTABLE, 0, 0)
 
 
 def test_a_pair_measured_without_an_interval_is_inconclusive_not_unmeasured() -> None:
@@ -322,6 +373,37 @@ def test_eight_server_cpus_make_the_scaling_questions_testable(main_summary, tri
     assert table.lower().count("not testable here") == 1  # the rule only
 
 
+def test_source_004_ordering_leaves_out_client_bound_servers(main_summary, trials, tmp_path: Path) -> None:
+    # The reference echo study: echo_client client-bound in every trial of poll and epoll at 100 clients (and in one
+    # of thread-per-connection's three), where the intervals put thread-per-connection below epoll.
+    write_studies(tmp_path)
+    echo = pd.read_csv(tmp_path / "echo-summary.csv")
+    at_100 = echo["connections"] == 100
+    echo["n_ok"] = 3
+    echo["n_client_bound"] = 0
+    echo.loc[at_100, "n_client_bound"] = echo.loc[at_100, "architecture"].map(
+        {"thread_per_conn": 1, "poll": 3, "epoll": 3}
+    )
+    echo.to_csv(tmp_path / "echo-summary.csv", index=False)
+    files, sources = build(main_summary, trials, tmp_path)
+    orderings = {o["clients"]: o for o in sources["004"].facts["orderings"]}
+    assert orderings["100"]["verdict"] == compare.NOT_TESTABLE
+    text = " ".join(files["published-004.tex"].split())
+    assert "contradict its ordering" not in text
+    assert (
+        "here echo\\_client's CPU time was at least 95\\,\\% of its pinned CPU's wall time in half or more of the "
+        "trials of epoll and poll, so the client, not the server, set their rates and the pairs with them are left "
+        "out: the ordering is not testable here." in text
+    )
+    # No ordering left to test: the question is not testable here, as without ceilings, though poll's is exceeded.
+    assert "poll held 19,500 (the cap), more than source~004's 6,000" in text
+    assert sources["004"].verdict == compare.NOT_TESTABLE
+    row = next(line for line in summary_page(sources).splitlines() if line.startswith("004 &"))
+    assert "100 clients: not testable, the client set the rate of epoll and poll;" in row
+    assert row.rstrip().endswith("& not testable here \\\\")
+    assert "contradicted" not in reproduced_sentence(sources)
+
+
 def test_source_004_without_ceilings_is_not_testable(main_summary, trials, tmp_path: Path) -> None:
     write_studies(tmp_path)
     (tmp_path / "echo-max-conns.csv").unlink()
@@ -361,7 +443,7 @@ def sources_campaign_summary() -> pd.DataFrame:
     ]  # fmt: skip
     rows += [
         summary_row("thread_pool", 2, c, m, dispatch="connection", response="hello")
-        for c, m in ((32, 40000), (64, 52000))
+        for c, m in ((32, 40000), (64, 58000))
     ]
     return pd.DataFrame(rows).assign(campaign="sources-x")
 
@@ -388,7 +470,7 @@ def test_the_sources_campaign_is_read_before_the_main_one(main_summary, trials, 
     assert "1.10 times" in text  # pong under wrk over nginx, the faster correct server: 77,000 / 70,000
     assert "1.20 times" in text  # under httperf: 42,000 / 35,000
     assert "42,000" in text and "30,000" in text
-    # 003 from the sources campaign's pool: 52,000 / 40,000 = 1.30, inside 1.28-1.82.
+    # 003 from the sources campaign's pool: 58,000 / 40,000 = 1.45, its interval inside 1.28-1.82.
     assert "campaign \\texttt{sources-\\allowbreak{}x}" in files["published-003.tex"]
     assert "inside source~003's range" in files["published-003.tex"]
 

@@ -16,9 +16,11 @@ The verdict rule, in order (paper/templates/summary/ states it in words, once):
   - Ordering (sources 001, 004): every pair of servers the source separates by more than `TIE_FRACTION` must not
     be separated the other way by our intervals (ours "separates" a pair when their 95 % intervals do not overlap;
     a server measured in fewer than MIN_TRIALS_FOR_INTERVAL trials has no interval and separates nothing).
-    Agree: no pair contradicted and at least one confirmed; disagree: a pair contradicted; inconclusive: none of
-    the source's pairs separated here, though measured. Where the source separates no pair (one server, or all
-    within the tie) it states no ordering there, and that part is left out.
+    A pair with a server whose rate the load generator set (`client_set_rate`: client-bound in half or more of
+    its trials) is left out: that rate is the client's, not the server's. Agree: no pair contradicted and at
+    least one confirmed; disagree: a pair contradicted; inconclusive: none of the source's pairs separated here,
+    though measured; not testable here: every measured pair left out so. Where the source separates no pair (one
+    server, or all within the tie) it states no ordering there, and that part is left out.
   - Ceiling (source 004): the connection count a server held here, against the ceiling the source published for
     it: a server that held more than its published ceiling contradicts it; one stopped by the campaign's own cap
     (the open-file limit) below that ceiling cannot test it.
@@ -29,11 +31,12 @@ A source whose set-up no campaign here measured gets the verdict "not measured".
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
+from archbench.analyze.client_bound import client_set_rate
 from archbench.analyze.published import published_value
 from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
 from archbench.stats.welch import ratio_ci_from_stats
@@ -41,8 +44,12 @@ from archbench.stats.welch import ratio_ci_from_stats
 AGREE, DISAGREE, INCONCLUSIVE, NOT_MEASURED = "agree", "disagree", "inconclusive", "not measured"
 NOT_TESTABLE = "not testable here"
 NO_ORDERING = "no ordering"  # a part where the source itself separates no pair: nothing to test, left out
-# How one pair the source separates fares here (PairOutcome.outcome).
+# How one pair the source separates fares here (PairOutcome.outcome); CLIENT_SET: a server of the pair had the
+# load generator's rate, not its own (archbench.analyze.client_bound), so the pair is left out.
 SAME_WAY, OTHER_WAY, NOT_SEPARATED, NO_INTERVAL = "same way", "other way", "not separated", "no interval"
+CLIENT_SET = "client set the rate"
+# Where our interval lies against a published range (range_relation).
+INSIDE, OUTSIDE, OVERLAPS = "inside", "outside", "overlaps"
 # Published values closer than this fraction of the larger are a tie: the source did not separate them.
 TIE_FRACTION = 0.10
 SOURCE_000_CONNECTIONS = 400
@@ -68,10 +75,25 @@ class Ratio:
 
     def reaches(self, published: Ratio) -> bool:
         """Whether this interval reaches the published effect: its range where it has one (source 003's gains over
-        three hosts), else its value."""
-        if math.isnan(published.low) or math.isnan(published.high):
-            return self.contains(published.value)
-        return self.contains(published.low) or self.contains(published.high) or published.contains(self.low)
+        three hosts), else its value (`range_relation` not OUTSIDE)."""
+        return range_relation(published, self) in (INSIDE, OVERLAPS)
+
+
+def range_relation(published: Ratio, ours: Ratio) -> str | None:
+    """Where our interval lies against the published range (its value where it has none): INSIDE it, OUTSIDE it
+    (disjoint), or OVERLAPS it without lying inside, where whether our effect is in the range cannot be told;
+    None without our interval. The effect rule's `reaches` is this relation, so a sentence that states it and the
+    verdict are one decision."""
+    if math.isnan(ours.low) or math.isnan(ours.high):
+        return None
+    low, high = (
+        (published.value, published.value)
+        if math.isnan(published.low) or math.isnan(published.high)
+        else (published.low, published.high)
+    )
+    if ours.high < low or ours.low > high:
+        return OUTSIDE
+    return INSIDE if low <= ours.low and ours.high <= high else OVERLAPS
 
 
 def summary_ratio(top: pd.Series, bottom: pd.Series, column: str = "mean", sd: str = "sd") -> Ratio:
@@ -119,9 +141,13 @@ class PairOutcome:
 
 
 def ordering_pairs(
-    published: Mapping[str, float], ours: Mapping[str, tuple[float, float]], tie: float = TIE_FRACTION
+    published: Mapping[str, float],
+    ours: Mapping[str, tuple[float, float]],
+    tie: float = TIE_FRACTION,
+    client_set: Collection[str] = (),
 ) -> list[PairOutcome]:
-    """Every pair the source separates by more than `tie` of the larger value, with how our intervals place it."""
+    """Every pair the source separates by more than `tie` of the larger value, with how our intervals place it
+    (CLIENT_SET where a server of the pair is in `client_set`, whose rate the load generator set)."""
     names = list(published)
     pairs = []
     for index, first in enumerate(names):
@@ -132,6 +158,8 @@ def ordering_pairs(
             high, low = (first, second) if a > b else (second, first)
             if high not in ours or low not in ours:
                 outcome = NOT_MEASURED
+            elif high in client_set or low in client_set:
+                outcome = CLIENT_SET
             elif any(map(math.isnan, (*ours[high], *ours[low]))):
                 outcome = NO_INTERVAL
             elif ours[high][0] > ours[low][1]:
@@ -145,18 +173,25 @@ def ordering_pairs(
 
 
 def ordering_verdict(
-    published: Mapping[str, float], ours: Mapping[str, tuple[float, float]], tie: float = TIE_FRACTION
+    published: Mapping[str, float],
+    ours: Mapping[str, tuple[float, float]],
+    tie: float = TIE_FRACTION,
+    client_set: Collection[str] = (),
 ) -> tuple[str, int, int]:
     """(verdict, pairs confirmed, pairs contradicted) of the ordering rule; `ours` maps a server to its interval
-    (NaN bounds: measured without one). NO_ORDERING when the source separates no pair, NOT_MEASURED when no pair it
-    separates was measured here; a measured pair without intervals separates nothing, so it leaves the verdict
-    inconclusive, never "not measured"."""
-    pairs = ordering_pairs(published, ours, tie)
+    (NaN bounds: measured without one), `client_set` names the servers whose rate the load generator set. NO_ORDERING
+    when the source separates no pair, NOT_MEASURED when no pair it separates was measured here, NOT_TESTABLE when
+    every measured pair has a server in `client_set`; a measured pair without intervals separates nothing, so it
+    leaves the verdict inconclusive, never "not measured"."""
+    pairs = ordering_pairs(published, ours, tie, client_set)
     if not pairs:
         return NO_ORDERING, 0, 0
     measured = [p for p in pairs if p.outcome != NOT_MEASURED]
     if not measured:
         return NOT_MEASURED, 0, 0
+    measured = [p for p in measured if p.outcome != CLIENT_SET]
+    if not measured:
+        return NOT_TESTABLE, 0, 0
     confirmed = sum(p.outcome == SAME_WAY for p in measured)
     contradicted = sum(p.outcome == OTHER_WAY for p in measured)
     verdict = DISAGREE if contradicted else AGREE if confirmed else INCONCLUSIVE
@@ -347,13 +382,19 @@ def source_003_published(published003: pd.DataFrame) -> Ratio:
 
 
 def source_004_measured(echo_summary: pd.DataFrame) -> pd.DataFrame:
+    """Source 004's servers in the echo study's summary, with `client_set` (`client_set_rate` over its trials with
+    status ok: echo_client client-bound in half or more of them; False where the summary has no such count)."""
     if echo_summary.empty:
         return pd.DataFrame()
     rows = echo_summary[echo_summary["architecture"].isin(["thread_per_conn", "poll", "epoll"])]
+    client_set = [
+        client_set_rate({"n": row.get("n_ok", row.get("n")), "n_client_bound": row.get("n_client_bound")})
+        for _, row in rows.iterrows()
+    ]
     return rows[
         ["architecture", "connections", "bytes_received_per_sec_mean", "bytes_received_per_sec_ci95_low",
          "bytes_received_per_sec_ci95_high", "n"]
-    ].reset_index(drop=True)  # fmt: skip
+    ].assign(client_set=client_set).reset_index(drop=True)  # fmt: skip
 
 
 def source_004_ceilings(published004: pd.DataFrame) -> dict[str, float]:
@@ -383,7 +424,8 @@ def source_004_verdicts(
     servers whose count the campaign's cap stopped)."""
     verdicts: dict[str, str] = {}
     for clients, theirs in published.groupby("connections"):
-        verdicts[f"bytes {int(clients)}"] = ordering_verdict(*source_004_ordering_inputs(theirs, measured, clients))[0]
+        mapping, ours, client_set = source_004_ordering_inputs(theirs, measured, clients)
+        verdicts[f"bytes {int(clients)}"] = ordering_verdict(mapping, ours, client_set=client_set)[0]
     parts = [
         ceiling_verdict(ceilings[name], held[name], bool((capped or {}).get(name))) for name in ceilings if name in held
     ]
@@ -398,8 +440,9 @@ def source_004_verdicts(
 
 def source_004_ordering_inputs(
     theirs: pd.DataFrame, measured: pd.DataFrame, clients: float
-) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
-    """(published bytes per second by server, our separating intervals by server) at one client count."""
+) -> tuple[dict[str, float], dict[str, tuple[float, float]], set[str]]:
+    """(published bytes per second by server, our separating intervals by server, the servers whose rate the
+    load generator set) at one client count."""
     ours_rows = measured[measured["connections"] == clients] if not measured.empty else measured
     ours = {
         row.architecture: separating_interval(
@@ -408,15 +451,18 @@ def source_004_ordering_inputs(
         for row in ours_rows.itertuples()
         if not pd.isna(row.bytes_received_per_sec_mean)  # no usable trial: not measured here
     }
-    return dict(zip(theirs["our_architecture"], theirs["bytes_per_s"], strict=True)), ours
+    client_set = {
+        row.architecture for row in ours_rows.itertuples() if row.architecture in ours and bool(row.client_set)
+    }
+    return dict(zip(theirs["our_architecture"], theirs["bytes_per_s"], strict=True)), ours, client_set
 
 
 def source_004_verdict(verdicts: Mapping[str, str]) -> str:
     """The whole question (the ordering at each client count and the connection ceilings): not testable here when
-    no ceiling could be tested or no ordering was measured, else the parts combined."""
+    no ceiling could be tested or no ordering (none measured, or every one the load generator's rate), else the
+    parts combined."""
     orderings = [v for key, v in verdicts.items() if key.startswith("bytes ") and v != NO_ORDERING]
-    if verdicts.get("ceiling", NOT_MEASURED) in (NOT_MEASURED, NOT_TESTABLE) or all(
-        v == NOT_MEASURED for v in orderings
-    ):
+    untested = (NOT_MEASURED, NOT_TESTABLE)
+    if verdicts.get("ceiling", NOT_MEASURED) in untested or all(v in untested for v in orderings):
         return NOT_TESTABLE
     return combined(list(verdicts.values()))

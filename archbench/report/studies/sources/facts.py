@@ -28,7 +28,7 @@ from archbench.analyze.published import published_table, source_001_throughput, 
 from archbench.config.paths import EXTERNAL_DIR
 from archbench.config.values import parse_cpu_list
 from archbench.report import latex
-from archbench.report.common import tt
+from archbench.report.common import client_bound_rule, tt
 from archbench.report.latex import Column, format_count, format_decimal, format_interval
 from archbench.report.prose import Prose
 from archbench.report.studies.sources.data import SourcesCampaign, no_sources_campaign
@@ -262,7 +262,8 @@ def source_003(summary: pd.DataFrame, external: Path) -> SourceFacts:
     facts: dict[str, Any] = {"measured": ours is not None}
     facts["ratio"], facts["ratio_ci"] = ratio_text(ours)
     facts["label"] = architecture_label(architecture, "connection", "stack") if architecture else latex.MISSING
-    facts["inside"] = bool(ours is not None and published.low <= ours.value <= published.high)
+    # Our interval against its range: the relation the effect rule's verdict is decided on.
+    facts["range"] = compare.range_relation(published, ours) if ours is not None else None
     return SourceFacts("003", compare.direction_verdict(published, ours), facts)
 
 
@@ -292,14 +293,17 @@ def source_004_ceiling_facts(
 
 
 def source_004_ordering_facts(published: pd.DataFrame, measured: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per client count source 004 listed: its servers there, and how each pair it separates fares here."""
+    """Per client count source 004 listed: its servers there, how each pair it separates fares here, and the
+    servers whose rate the load generator set there (`client_set`, left out of the ordering)."""
     orderings = []
     for clients, theirs in published.groupby("connections"):
-        mapping, ours = compare.source_004_ordering_inputs(theirs, measured, clients)
+        mapping, ours, client_set = compare.source_004_ordering_inputs(theirs, measured, clients)
         orderings.append(
-            {"clients": format_count(clients), "verdict": compare.ordering_verdict(mapping, ours)[0],
+            {"clients": format_count(clients),
+             "verdict": compare.ordering_verdict(mapping, ours, client_set=client_set)[0],
              "servers": [architecture_label(name) for name in mapping],
-             **pair_facts(compare.ordering_pairs(mapping, ours))}
+             "client_set": [architecture_label(name) for name in mapping if name in client_set],
+             **pair_facts(compare.ordering_pairs(mapping, ours, client_set=client_set))}
         )  # fmt: skip
     return orderings
 
@@ -347,6 +351,7 @@ def source_004(processed_dir: Path, external: Path, prose: Prose) -> tuple[Sourc
         "campaign_tt": campaign,
         "orderings": source_004_ordering_facts(published, measured),
         "tie": format_count(compare.TIE_FRACTION * 100),
+        "client_bound_threshold": client_bound_rule(),
         "ceiling_verdict": verdicts["ceiling"],
         "published_ceilings": [
             {"label": architecture_label(name), "value": format_count(value)} for name, value in ceilings.items()
