@@ -109,7 +109,10 @@ def test_a_server_set_rate_names_the_fastest_and_pong_the_reference_floor() -> N
     assert "runner-up, poll" in text  # the runner-up is a correct server too, never pong
     assert "pong, the reference floor (1 thread), served 50,000" in text
     assert "No correct server served more than pong; the highest correct mean was 0.90 times its rate" in text
-    assert "floor of what a server costs; the correct server with the lowest mean here, epoll (level), spent 1.20 times" in text
+    assert (
+        "floor of what a server costs; the correct server with the lowest mean here, epoll (level), spent 1.20 times"
+        in text
+    )
     assert abstract.startswith("At pipeline depth 1 the fastest correct server was epoll (level) (45,000")
     assert "0.90 times the rate of pong, the reference floor" in abstract
     for one in (text, abstract):
