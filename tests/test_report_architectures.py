@@ -45,18 +45,26 @@ def summary() -> pd.DataFrame:
     )
 
 
-def planned(verdicts: dict[str, tuple[str, float]]) -> pd.DataFrame:
-    """The family "nginx" of the planned comparisons, one row per server: its verdict and ratio."""
+def planned(verdicts: dict[str, tuple[str, float]], mdd_pct: float = 45.3) -> pd.DataFrame:
+    """The family "nginx" of the planned comparisons, one row per server: its verdict, ratio and minimum detectable
+    difference."""
     return pd.DataFrame(
         [
-            {"family": "nginx", "config_a": a, "config_b": "nginx", "verdict": verdict, "ratio": ratio}
+            {
+                "family": "nginx",
+                "config_a": a,
+                "config_b": "nginx",
+                "verdict": verdict,
+                "ratio": ratio,
+                "mdd_pct": mdd_pct,
+            }
             for a, (verdict, ratio) in verdicts.items()
         ]
     )
 
 
 def nginx_sentence(comparisons: pd.DataFrame | None) -> str:
-    facts = architecture_findings(MacroSet(), summary(), PROSE, 3, comparisons)
+    facts = architecture_findings(MacroSet(), summary(), PROSE, comparisons)
     return PROSE.sentence("architectures/sentences", "nginx", facts["nginx"])
 
 
@@ -73,6 +81,10 @@ def test_the_servers_against_nginx_are_counted_by_the_planned_comparisons_verdic
     # Interval overlap would have said 1 faster (poll) and 1 slower; the planned comparisons say epoll, not poll.
     assert "By the planned comparisons against nginx" in sentence and "non-overlapping" not in sentence
     assert "1 of the 3 are faster than nginx and 1 slower; the other is not distinguishable from it" in sentence
+    # ... with the minimum detectable difference of the test that said so, not another test's power.
+    assert "beyond its minimum detectable difference, here 45\\,\\%" in sentence and "power" not in sentence
+    unknown = planned({"poll": (VERDICT_NOT_SIGNIFICANT, 1.1)}, mdd_pct=float("nan"))
+    assert "for 1 of them the minimum detectable difference is not known" in nginx_sentence(unknown)
 
 
 def test_no_rest_is_mentioned_where_every_server_is_decided() -> None:

@@ -23,7 +23,6 @@ from archbench.analyze.analysis import (
     Labeller,
     key_text,
 )
-from archbench.analyze.detectable import STATUS, VALUE, detectable_with_status
 from archbench.analyze.planned_comparisons import VERDICT_NOT_SIGNIFICANT, VERDICT_SIGNIFICANT
 from archbench.report.common import configuration_describer, depth_of, distinct_values, rows_with_any
 from archbench.report.formats import detectable_number, format_cpu_per_request
@@ -41,35 +40,39 @@ from archbench.report.latex import (
 from archbench.report.prose import Prose
 from archbench.report.studies.architectures.fastest import fastest_by_depth, fastest_summary
 from archbench.stats import MIN_ROUNDS
-from archbench.stats.power import COMPUTED, DEFAULT_POWER, NOT_COMPUTABLE
 
 # What the planned comparison against nginx (archbench.analyze.planned_comparisons, family "nginx", Holm within it)
 # decided for one of our servers: faster or slower (significant), not significant, not run, or no such comparison.
 FASTER, SLOWER, UNDECIDED, NOT_RUN, UNPLANNED = "faster", "slower", "undecided", "not run", "unplanned"
 
 
-def nginx_verdict(row: pd.Series, reference: pd.Series, planned: pd.DataFrame | None) -> str:
-    """The planned comparison's verdict on `row` against nginx `reference` (`planned`: the rows of comparisons.csv's
-    family "nginx"); the table of the planned comparisons shows the same verdict."""
+def _planned_pair(row: pd.Series, reference: pd.Series, planned: pd.DataFrame | None) -> pd.Series | None:
+    """The planned comparison of `row` against nginx `reference` (`planned`: the rows of comparisons.csv's family
+    "nginx"), None when none was planned."""
     if planned is None or planned.empty:
-        return UNPLANNED
+        return None
     pair = planned[
         (planned["config_a"] == str(row["config_id"])) & (planned["config_b"] == str(reference["config_id"]))
     ]
-    if pair.empty:
+    return None if pair.empty else pair.iloc[0]
+
+
+def nginx_verdict(row: pd.Series, reference: pd.Series, planned: pd.DataFrame | None) -> str:
+    """The planned comparison's verdict on `row` against nginx; the table of the planned comparisons shows the same
+    verdict."""
+    pair = _planned_pair(row, reference, planned)
+    if pair is None:
         return UNPLANNED
-    verdict = pair["verdict"].iloc[0]
-    if verdict == VERDICT_SIGNIFICANT:
-        return FASTER if float(pair["ratio"].iloc[0]) > 1 else SLOWER
-    return UNDECIDED if verdict == VERDICT_NOT_SIGNIFICANT else NOT_RUN
+    if pair["verdict"] == VERDICT_SIGNIFICANT:
+        return FASTER if float(pair["ratio"]) > 1 else SLOWER
+    return UNDECIDED if pair["verdict"] == VERDICT_NOT_SIGNIFICANT else NOT_RUN
 
 
-def _nginx_facts(
-    one: Comparison, labels: Labeller, family_size: int | None, planned: pd.DataFrame | None = None
-) -> dict[str, Any]:
+def _nginx_facts(one: Comparison, labels: Labeller, planned: pd.DataFrame | None = None) -> dict[str, Any]:
     """Our architectures against nginx at one depth, each counted by its planned comparison's verdict (`planned`: the
-    family "nginx" of the planned comparisons); for those it does not separate from nginx, the difference detectable
-    with 80 % power at alpha / m, m the nginx family's tests (every depth's) where given."""
+    family "nginx" of the planned comparisons); for those it does not separate from nginx, that same test's minimum
+    detectable difference (the planned comparisons' MDD column), so that "not distinguishable" comes with the size of
+    difference the test that said so could have called."""
     reference = one.reference
     facts: dict[str, Any] = {
         "pipeline": str(one.pipeline),
@@ -85,9 +88,16 @@ def _nginx_facts(
     ratios = pd.to_numeric(ours["ratio_to_nginx"], errors="coerce")
     low, high = ours.loc[ratios.idxmin()], ours.loc[ratios.idxmax()]
     verdicts = pd.Series([nginx_verdict(row, reference, planned) for _, row in ours.iterrows()], index=ours.index)
-    # "Not distinguishable" says nothing without the size of difference these trials could have shown.
-    checked = detectable_with_status(ours, reference, family_size=family_size).loc[verdicts == UNDECIDED]
-    detectable = checked.loc[checked[STATUS] == COMPUTED, VALUE]
+    # "Not distinguishable" says nothing without the size of difference the planned test could have called.
+    undecided = ours.loc[verdicts == UNDECIDED]
+    mdd = pd.Series(
+        [
+            pd.to_numeric(_planned_pair(row, reference, planned)["mdd_pct"], errors="coerce")
+            for _, row in undecided.iterrows()
+        ],
+        dtype=float,
+    )
+    detectable = mdd.dropna()
     facts.update(
         low=escape(labels.variant(low)),
         low_ratio=format_decimal(low["ratio_to_nginx"], 2),
@@ -104,10 +114,7 @@ def _nginx_facts(
         detectable_low=detectable_number(detectable.min()) if len(detectable) else None,
         detectable_high=detectable_number(detectable.max()) if len(detectable) else None,
         detectable_one=len(detectable) == 1,
-        detectable_power=format_decimal(100 * DEFAULT_POWER, 0),
-        not_computable=int((checked[STATUS] == NOT_COMPUTABLE).sum()),
-        family=format_count(family_size if family_size is not None else len(ours)),
-        whole_family=family_size is not None,
+        not_computable=int(mdd.isna().sum()),
     )
     return facts
 
@@ -238,13 +245,11 @@ def architecture_findings(
     macros: MacroSet,
     summary: pd.DataFrame,
     prose: Prose,
-    nginx_family: int | None = None,
     nginx_comparisons: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The facts of the section's sentences: the fastest server per depth (where the server set the rate) and the
-    reference floor, nginx (`nginx_family`: the tests of the planned comparisons with nginx, Holm's m of its
-    detectable differences; `nginx_comparisons`: those comparisons, whose verdicts count the servers faster and
-    slower than nginx), the response lengths, the sources' designs and CPU per request. Into `macros`: the
+    reference floor, nginx (`nginx_comparisons`: the planned comparisons with nginx, whose verdicts count the
+    servers faster and slower than nginx and whose minimum detectable differences go with those not separated), the response lengths, the sources' designs and CPU per request. Into `macros`: the
     response lengths."""
     comparisons = analysis.comparisons(summary)
     labels = Labeller(summary)
@@ -253,9 +258,7 @@ def architecture_findings(
         "fastest": fastest_by_depth(comparisons, labels),
         "fastest_summary": fastest_summary(comparisons, labels),
         "nginx": {
-            "comparisons": [_nginx_facts(one, labels, nginx_family, nginx_comparisons) for one in comparisons]
-            if has_nginx
-            else []
+            "comparisons": [_nginx_facts(one, labels, nginx_comparisons) for one in comparisons] if has_nginx else []
         },
         "response_bytes": response_bytes_findings(macros, summary),
         "unsupported": unsupported_finding(summary, prose),
