@@ -25,6 +25,9 @@ The verdict rule, in order (paper/templates/summary/ states it in words, once):
     it: a server that held more than its published ceiling contradicts it; one stopped by the campaign's own cap
     (the open-file limit) below that ceiling cannot test it.
 
+A question of several parts (source 004: its orderings and its ceilings) is contradicted when any part tested here
+disagrees, whatever the others; otherwise a part that could not be tested leaves it "not testable here".
+
 A source whose set-up no campaign here measured gets the verdict "not measured".
 """
 
@@ -458,9 +461,12 @@ def source_004_ordering_inputs(
 
 
 def source_004_verdict(verdicts: Mapping[str, str]) -> str:
-    """The whole question (the ordering at each client count and the connection ceilings): not testable here when
-    no ceiling could be tested or no ordering (none measured, or every one the load generator's rate), else the
-    parts combined."""
+    """The whole question (the ordering at each client count and the connection ceilings): disagree when any part
+    tested here disagrees; else not testable here when a part could not be tested (no ceiling tested, or no
+    ordering: none measured, or every one the load generator's rate); else the parts combined (agree or
+    inconclusive)."""
+    if DISAGREE in verdicts.values():
+        return DISAGREE
     orderings = [v for key, v in verdicts.items() if key.startswith("bytes ") and v != NO_ORDERING]
     untested = (NOT_MEASURED, NOT_TESTABLE)
     if verdicts.get("ceiling", NOT_MEASURED) in untested or all(v in untested for v in orderings):

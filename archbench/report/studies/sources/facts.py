@@ -359,6 +359,7 @@ def source_004(processed_dir: Path, external: Path, prose: Prose) -> tuple[Sourc
         **limits,
     }
     verdict = compare.source_004_verdict(verdicts) if not measured.empty else compare.NOT_MEASURED
+    facts["verdict"] = verdict  # the ceilings' sentence says the whole is untested only where the verdict does
     return SourceFacts("004", verdict, facts), table
 
 
