@@ -86,6 +86,63 @@ def test_source_003_interval_overlapping_its_range_is_not_called_outside(trials,
     assert "cannot be told" in text
 
 
+def pool(n: int | None, low: tuple[float, float], high: tuple[float, float], client_set: bool = False):
+    """Source 003's ratio at one pool size from (mean, sd) at 32 and 64 connections, five trials each."""
+    ratio = compare.summary_ratio(
+        pd.Series({"mean": high[0], "sd": high[1], "n": 5}), pd.Series({"mean": low[0], "sd": low[1], "n": 5})
+    )
+    return compare.PoolRatio(n, ratio, client_set)
+
+
+@pytest.mark.parametrize(
+    ("pools", "verdict"),
+    [
+        # Every pool size where the server set the rate agrees, or none is left, or one disagrees.
+        ([pool(2, (40000, 800), (58000, 1100)), pool(8, (40000, 800), (60000, 1200))], compare.AGREE),
+        ([pool(2, (40000, 800), (58000, 1100)), pool(8, (40000, 800), (40400, 900))], compare.DISAGREE),
+        ([pool(2, (40000, 800), (58000, 1100)), pool(8, (40000, 8000), (46000, 9000))], compare.INCONCLUSIVE),
+        # The reference sources campaign: flat at N=2, up at N=8 where wrk set both rates (left out).
+        ([pool(2, (38320, 5208), (37898, 5653)), pool(8, (129103, 19841), (147037, 3482), True)], compare.DISAGREE),
+        ([pool(8, (129103, 19841), (147037, 3482), True)], compare.NOT_TESTABLE),
+        ([], compare.NOT_MEASURED),
+    ],
+)
+def test_source_003_is_decided_at_every_pool_size_the_server_set_the_rate(pools, verdict) -> None:
+    assert compare.source_003_verdict(compare.Ratio(1.55, 1.28, 1.82), pools) == verdict
+
+
+def test_source_003_ratio_is_per_pool_size_and_leaves_out_client_set_ones(trials, tmp_path: Path) -> None:
+    # The reference sources campaign: the pool at 2 and 8 threads; at 8 wrk was client-bound in every trial at both
+    # connection counts. No pool size's rows may stand in for another's (the last row listed is N=8's).
+    rows = [
+        summary_row("thread_pool", n, c, m, dispatch="connection", response="hello", sd=sd, n_client_bound=bound)
+        for n, c, m, sd, bound in (
+            (2, 32, 38320, 5208, 0), (8, 32, 129103, 19841, 5), (2, 64, 37898, 5653, 0), (8, 64, 147037, 3482, 5)
+        )
+    ]  # fmt: skip
+    files, sources = build(pd.DataFrame(rows), trials, tmp_path)
+    assert [p["n"] for p in sources["003"].facts["pools"]] == [2] and sources["003"].facts["left_out"] == [8]
+    assert sources["003"].verdict == compare.DISAGREE
+    text = " ".join(files["published-003.tex"].split())
+    assert "goes from 32 to 64 connections with a pool of 2 threads by a factor of 0.99" in text
+    assert "an interval wholly outside source~003's range" in text
+    assert "1.14" not in text
+    assert (
+        "With a pool of 8 threads \\texttt{wrk} was client-bound (its CPUs at least 95\\,\\% busy) in half or more of "
+        "the trials at 32 or 64 connections: the load generator, not the server, set the rate, so that pool size is "
+        "left out." in text
+    )
+    row = next(line for line in summary_page(sources).splitlines() if line.startswith("003 &"))
+    assert "$N=2$: 0.99$\\times$" in row and "$N=8$ left out: the client set the rate" in row
+    assert row.rstrip().endswith("& \\textbf{disagree} \\\\")
+    # Only the client-set pool size measured: not testable here.
+    again = tmp_path / "again"
+    again.mkdir()
+    files, sources = build(pd.DataFrame(rows[1::2]), trials, again)
+    assert sources["003"].verdict == compare.NOT_TESTABLE
+    assert "connections raises the throughput is not testable here" in " ".join(files["published-003.tex"].split())
+
+
 @pytest.mark.parametrize(
     ("server_cpus", "top", "limited"),
     [(1, 8, True), (2, 8, True), (8, 8, False), (16, 8, False), (1, 1, False), (None, 8, True), (4, None, False)],

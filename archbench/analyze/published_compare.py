@@ -12,7 +12,10 @@ The verdict rule, in order (paper/templates/summary/ states it in words, once):
 * "agree" / "disagree" only otherwise, by one of three rules:
   - Effect (sources 000, 002, 003): a ratio of two throughputs (more workers over one worker, 64 over 32
     connections). Agree when our interval reaches the published ratio (or range) or points the same way (up: above 1, down:
-    below 1; a published ratio without an interval counts at face value); disagree otherwise.
+    below 1; a published ratio without an interval counts at face value); disagree otherwise. Source 003's ratio
+    is taken at each pool size measured, leaving out those where the load generator set the rate at 32 or 64
+    connections (`source_003_verdict`): disagree if any pool size left disagrees, agree only if every one agrees,
+    else inconclusive; not testable here when none is left.
   - Ordering (sources 001, 004): every pair of servers the source separates by more than `TIE_FRACTION` must not
     be separated the other way by our intervals (ours "separates" a pair when their 95 % intervals do not overlap;
     a server measured in fewer than MIN_TRIALS_FOR_INTERVAL trials has no interval and separates nothing).
@@ -356,21 +359,58 @@ def worker_ratio(rows: pd.DataFrame, top: int, bottom: int) -> Ratio | None:
     return summary_ratio(by_workers[top], by_workers[bottom])
 
 
-def connection_ratio(rows: pd.DataFrame, top: int, bottom: int) -> Ratio | None:
-    by_connections = {int(row["connections"]): row for _, row in rows.iterrows()}
-    if top not in by_connections or bottom not in by_connections:
-        return None
-    return summary_ratio(by_connections[top], by_connections[bottom])
+@dataclass(frozen=True)
+class PoolRatio:
+    """Source 003's ratio at one pool size (`pool_size` None: a server without a pool), and whether the load
+    generator set the rate at either connection count (`client_set`: `client_set_rate` of either row)."""
+
+    pool_size: int | None
+    ratio: Ratio
+    client_set: bool
 
 
-def source_003_ratio(summary: pd.DataFrame) -> tuple[Ratio | None, str | None]:
-    """64 over 32 connections for a threaded server: source 003's "Hello World!" pool, else its thread per
-    connection (with "hello"), else a thread per connection with any response."""
+def connection_ratios(rows: pd.DataFrame, top: int, bottom: int) -> list[PoolRatio]:
+    """`top` over `bottom` connections at each pool size (threads) the rows measured at both, smallest first: one
+    ratio per pool size, never one pool size's row standing in for another's."""
+    if rows.empty:
+        return []
+    ratios = []
+    for threads, group in rows.groupby(pd.to_numeric(rows["threads"], errors="coerce").fillna(-1), sort=True):
+        by_connections = {int(c): group[group["connections"] == c] for c in group["connections"]}
+        if top not in by_connections or bottom not in by_connections:
+            continue
+        high, low = by_connections[top].iloc[0], by_connections[bottom].iloc[0]
+        ratios.append(
+            PoolRatio(
+                None if threads == -1 else int(threads),
+                summary_ratio(high, low),
+                client_set_rate(high) or client_set_rate(low),
+            )
+        )
+    return ratios
+
+
+def source_003_ratios(summary: pd.DataFrame) -> tuple[list[PoolRatio], str | None]:
+    """64 over 32 connections for a threaded server, per pool size: source 003's "Hello World!" pool, else its
+    thread per connection (with "hello"), else a thread per connection with any response."""
     for architecture, part in (("thread_pool", "hello"), ("thread_per_conn", "hello"), ("thread_per_conn", "")):
-        ratio = connection_ratio(response_rows(summary, architecture, part), 64, 32)
-        if ratio is not None:
-            return ratio, architecture
-    return None, None
+        ratios = connection_ratios(response_rows(summary, architecture, part), 64, 32)
+        if ratios:
+            return ratios, architecture
+    return [], None
+
+
+def source_003_verdict(published: Ratio, ratios: Sequence[PoolRatio]) -> str:
+    """The effect rule at each pool size where the server set the rate: a pool size where the load generator set
+    the rate at 32 or 64 connections (`client_set_rate`) is left out, that ratio being the client's. Of the pool
+    sizes left, `combined`: disagree if any disagrees, agree only if every one agrees, else inconclusive; not
+    testable here when every pool size is left out, not measured without one."""
+    if not ratios:
+        return NOT_MEASURED
+    kept = [r for r in ratios if not r.client_set]
+    if not kept:
+        return NOT_TESTABLE
+    return combined([direction_verdict(published, r.ratio) for r in kept])
 
 
 def source_003_published(published003: pd.DataFrame) -> Ratio:

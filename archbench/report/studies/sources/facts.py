@@ -257,14 +257,22 @@ def source_002(summary: pd.DataFrame, cpus: str) -> tuple[SourceFacts, pd.DataFr
 
 
 def source_003(summary: pd.DataFrame, external: Path) -> SourceFacts:
+    """64 over 32 connections per pool size (compare.source_003_verdict): the pool sizes kept, each with its ratio
+    and its interval's relation to source 003's range, and those left out where the load generator set the rate."""
     published = compare.source_003_published(published_table("003", external))
-    ours, architecture = compare.source_003_ratio(summary)
-    facts: dict[str, Any] = {"measured": ours is not None}
-    facts["ratio"], facts["ratio_ci"] = ratio_text(ours)
+    ratios, architecture = compare.source_003_ratios(summary)
+    facts: dict[str, Any] = {"measured": bool(ratios), "client_bound_threshold": client_bound_rule()}
     facts["label"] = architecture_label(architecture, "connection", "stack") if architecture else latex.MISSING
-    # Our interval against its range: the relation the effect rule's verdict is decided on.
-    facts["range"] = compare.range_relation(published, ours) if ours is not None else None
-    return SourceFacts("003", compare.direction_verdict(published, ours), facts)
+    facts["pools"] = []
+    for pool in (r for r in ratios if not r.client_set):
+        value, interval = ratio_text(pool.ratio)
+        # Our interval against its range: the relation the effect rule's verdict is decided on.
+        facts["pools"].append(
+            {"n": pool.pool_size, "ratio": value, "ratio_ci": interval,
+             "range": compare.range_relation(published, pool.ratio)}
+        )  # fmt: skip
+    facts["left_out"] = [r.pool_size for r in ratios if r.client_set]
+    return SourceFacts("003", compare.source_003_verdict(published, ratios), facts)
 
 
 def source_004_ceiling_facts(
