@@ -555,12 +555,42 @@ def test_the_sources_campaign_is_read_before_the_main_one(main_summary, trials, 
     assert sources["002"].facts["prefork_top"] == 8
     text = files["published-002.tex"]
     assert r"\label{tab:published-002}" in text
-    assert "1.10 times" in text  # pong under wrk over nginx, the faster correct server: 77,000 / 70,000
+    assert "1.10 times" in text  # pong under wrk over nginx, the correct server with the higher mean: 77,000 / 70,000
+    assert "not ranked here" not in text  # no client-bound trial recorded
     assert "1.20 times" in text  # under httperf: 42,000 / 35,000
     assert "42,000" in text and "30,000" in text
     # 003 from the sources campaign's pool: 58,000 / 40,000 = 1.45, its interval inside 1.28-1.82.
     assert "campaign \\texttt{sources-\\allowbreak{}x}" in files["published-003.tex"]
     assert "inside source~003's range" in files["published-003.tex"]
+
+
+def test_source_002_does_not_rank_correct_servers_whose_rate_the_load_generator_set(
+    main_summary, trials, tmp_path: Path
+) -> None:
+    # The reference sources campaign: wrk and httperf client-bound in every trial of prefork and nginx at one
+    # worker; the sentence names the higher mean without calling it the faster server.
+    generated, figures = tmp_path / "paper" / "generated", tmp_path / "paper" / "figures"
+    generated.mkdir(parents=True)
+    summary = sources_campaign_summary()
+    one_worker = summary["architecture"].isin(["prefork", "nginx"]) & (summary["threads"] == 1)
+    summary["n_client_bound"] = 0
+    summary.loc[one_worker, "n_client_bound"] = 5
+    summary.loc[
+        one_worker & (summary["load_generator"] == "httperf") & (summary["architecture"] == "nginx"), "n_client_bound"
+    ] = 2
+    campaign = SourcesCampaign(StudySource("sources-x", None, None), trials.assign(hostname="vm"), summary)
+    files, sources = published_outputs(
+        main_summary, trials.assign(hostname="vm"), tmp_path, Paper(figures, generated.parent),
+        sources_campaign=campaign,
+    )  # fmt: skip
+    text = " ".join(source_texts(files, sources)["published-002.tex"].split())
+    assert "faster" not in text
+    assert "the rate of the correct server with the higher mean, nginx;" in text
+    assert (
+        "Under \\texttt{wrk} the load generator was client-bound in half or more of the trials of both prefork and "
+        "nginx, so it, not the servers, set their rates and the two are not ranked here." in text
+    )
+    assert sources["002"].facts["correct_client_set"] == ["wrk"]  # under httperf nginx in 2 of 5 only
 
 
 def test_without_a_sources_campaign_the_main_campaign_answers(main_summary, trials, tmp_path: Path) -> None:

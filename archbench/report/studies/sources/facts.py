@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze import published_compare as compare
+from archbench.analyze.client_bound import client_set_rate
 from archbench.analyze.crossos import load_source000
 from archbench.analyze.labels import architecture_label
 from archbench.analyze.published import published_table, source_001_throughput, source_004_echo
@@ -197,7 +198,9 @@ SOURCE_002_SERVERS = ("prefork", "nginx", "pong")
 
 def source_002_one_worker(summary: pd.DataFrame) -> tuple[list[list[str]], dict[str, Any]]:
     """The one-worker rows of source 002's servers under wrk and under httperf (replies per second): table rows,
-    and the facts the sentence quotes (pong's rate over the fastest correct server's, per load generator)."""
+    and the facts the sentence quotes (pong's rate over the correct server's with the higher mean, per load
+    generator; `correct_client_set`: the load generators that set the rate of both correct servers, by
+    `client_set_rate`, where the two are not ranked)."""
     rows: list[list[str]] = []
     rates: dict[str, dict[str, pd.Series]] = {"wrk": {}, "httperf": {}}
     for name in SOURCE_002_SERVERS:
@@ -215,14 +218,18 @@ def source_002_one_worker(summary: pd.DataFrame) -> tuple[list[list[str]], dict[
                 format_interval(row.get("ci95_low"), row.get("ci95_high"), row.get("n")),
             ]
         rows.append(cells)
-    facts: dict[str, Any] = {}
+    facts: dict[str, Any] = {"correct_client_set": []}
     for generator, by_server in rates.items():
         correct = [by_server[n] for n in ("prefork", "nginx") if n in by_server]
         if "pong" in by_server and correct:
-            fastest = max(correct, key=lambda r: float(r["mean"]))
-            ratio = compare.summary_ratio(by_server["pong"], fastest)
+            # The higher mean, not a ranking: where the load generator set both rates (`correct_client_set`), the
+            # sentence says the two are not ranked.
+            higher = max(correct, key=lambda r: float(r["mean"]))
+            ratio = compare.summary_ratio(by_server["pong"], higher)
             facts[f"pong_{generator}_ratio"], facts[f"pong_{generator}_ci"] = ratio_text(ratio)
-            facts[f"pong_{generator}_over"] = architecture_label(str(fastest["architecture"]))
+            facts[f"pong_{generator}_over"] = architecture_label(str(higher["architecture"]))
+        if len(correct) == 2 and all(client_set_rate(row) for row in correct):
+            facts["correct_client_set"].append(generator)
     facts["httperf_measured"] = bool(rates["httperf"])
     # Without pong or httperf the table would repeat the figure's one-worker points.
     return (rows if rates["httperf"] or "pong" in rates["wrk"] else []), facts
