@@ -86,12 +86,18 @@ def test_source_003_interval_overlapping_its_range_is_not_called_outside(trials,
     assert "cannot be told" in text
 
 
-def pool(n: int | None, low: tuple[float, float], high: tuple[float, float], client_set: bool = False):
+def pool(
+    n: int | None,
+    low: tuple[float, float],
+    high: tuple[float, float],
+    client_set: bool = False,
+    starved: tuple[float, float] = (0.0, 0.0),
+):
     """Source 003's ratio at one pool size from (mean, sd) at 32 and 64 connections, five trials each."""
     ratio = compare.summary_ratio(
         pd.Series({"mean": high[0], "sd": high[1], "n": 5}), pd.Series({"mean": low[0], "sd": low[1], "n": 5})
     )
-    return compare.PoolRatio(n, ratio, client_set)
+    return compare.PoolRatio(n, ratio, client_set, starved)
 
 
 @pytest.mark.parametrize(
@@ -101,8 +107,14 @@ def pool(n: int | None, low: tuple[float, float], high: tuple[float, float], cli
         ([pool(2, (40000, 800), (58000, 1100)), pool(8, (40000, 800), (60000, 1200))], compare.AGREE),
         ([pool(2, (40000, 800), (58000, 1100)), pool(8, (40000, 800), (40400, 900))], compare.DISAGREE),
         ([pool(2, (40000, 800), (58000, 1100)), pool(8, (40000, 8000), (46000, 9000))], compare.INCONCLUSIVE),
-        # The reference sources campaign: flat at N=2, up at N=8 where wrk set both rates (left out).
+        # Flat at N=2, up at N=8 where wrk set both rates (left out).
         ([pool(2, (38320, 5208), (37898, 5653)), pool(8, (129103, 19841), (147037, 3482), True)], compare.DISAGREE),
+        # The reference sources campaign: its N=2 pool left 30 of 32 and 62 of 64 connections unanswered, so more
+        # connections could not add throughput there: left out too, and nothing is left to test.
+        (
+            [pool(2, (38320, 5208), (37898, 5653), starved=(30, 62)), pool(8, (129103, 19841), (147037, 3482), True)],
+            compare.NOT_TESTABLE,
+        ),
         ([pool(8, (129103, 19841), (147037, 3482), True)], compare.NOT_TESTABLE),
         ([], compare.NOT_MEASURED),
     ],
@@ -112,8 +124,8 @@ def test_source_003_is_decided_at_every_pool_size_the_server_set_the_rate(pools,
 
 
 def test_source_003_ratio_is_per_pool_size_and_leaves_out_client_set_ones(trials, tmp_path: Path) -> None:
-    # The reference sources campaign: the pool at 2 and 8 threads; at 8 wrk was client-bound in every trial at both
-    # connection counts. No pool size's rows may stand in for another's (the last row listed is N=8's).
+    # The pool at 2 and 8 threads; at 8 wrk was client-bound in every trial at both connection counts. No pool
+    # size's rows may stand in for another's (the last row listed is N=8's).
     rows = [
         summary_row("thread_pool", n, c, m, dispatch="connection", response="hello", sd=sd, n_client_bound=bound)
         for n, c, m, sd, bound in (
@@ -140,7 +152,9 @@ def test_source_003_ratio_is_per_pool_size_and_leaves_out_client_set_ones(trials
     again.mkdir()
     files, sources = build(pd.DataFrame(rows[1::2]), trials, again)
     assert sources["003"].verdict == compare.NOT_TESTABLE
-    assert "connections raises the throughput is not testable here" in " ".join(files["published-003.tex"].split())
+    assert "connections raises the throughput is therefore not testable here" in " ".join(
+        files["published-003.tex"].split()
+    )
 
 
 @pytest.mark.parametrize(
@@ -645,3 +659,29 @@ def test_the_readme_summary_is_the_reports_over_the_shipped_campaigns(tmp_path: 
     rows = [line.split(" | ") for line in readme.splitlines() if line.startswith("| 00")]
     assert {cells[0].strip("| ") for cells in rows} == set(verdicts)
     assert {cells[0].strip("| "): cells[-1].strip(" |") for cells in rows} == verdicts
+
+
+def test_source_003_leaves_out_a_pool_size_that_left_connections_unanswered(trials, tmp_path: Path) -> None:
+    """The reference sources campaign: with connection dispatch a pool of 2 threads answered 2 of 32 and of 64
+    connections (30 and 62 starved), so its flat ratio says nothing about more connections; at 8 threads wrk set the
+    rate. Nothing is left to test."""
+    rows = [
+        summary_row(
+            "thread_pool", n, c, m, dispatch="connection", response="hello", sd=sd, n_client_bound=bound,
+            starved_connections_mean=starved,
+        )
+        for n, c, m, sd, bound, starved in (
+            (2, 32, 38320, 5208, 0, 30), (8, 32, 129103, 19841, 5, 24),
+            (2, 64, 37898, 5653, 0, 62), (8, 64, 147037, 3482, 5, 56),
+        )
+    ]  # fmt: skip
+    files, sources = build(pd.DataFrame(rows), trials, tmp_path)
+    facts = sources["003"].facts
+    assert facts["pools"] == [] and facts["left_out"] == [8]
+    assert facts["starved_out"] == [{"n": 2, "low": "30", "high": "62"}]
+    assert sources["003"].verdict == compare.NOT_TESTABLE
+    text = " ".join(files["published-003.tex"].split())
+    assert "With a pool of 2 threads 30 of the 32 and 62 of the 64 connections were never answered" in text
+    assert "connections raises the throughput is therefore not testable here" in text
+    row = next(line for line in summary_page(sources).splitlines() if line.startswith("003 &"))
+    assert "$N=8$ left out: the client set the rate; $N=2$ left out: connections unanswered" in row

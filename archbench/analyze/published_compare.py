@@ -44,6 +44,7 @@ import pandas as pd
 
 from archbench.analyze.client_bound import client_set_rate
 from archbench.analyze.published import published_value
+from archbench.analyze.values import number
 from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
 from archbench.stats.welch import ratio_ci_from_stats
 
@@ -362,11 +363,25 @@ def worker_ratio(rows: pd.DataFrame, top: int, bottom: int) -> Ratio | None:
 @dataclass(frozen=True)
 class PoolRatio:
     """Source 003's ratio at one pool size (`pool_size` None: a server without a pool), and whether the load
-    generator set the rate at either connection count (`client_set`: `client_set_rate` of either row)."""
+    generator set the rate at either connection count (`client_set`: `client_set_rate` of either row), and the
+    connections it never answered at each (`starved`: the mean over trials at 32 and at 64 connections; a pool that
+    serves a connection per thread until it closes starves the rest, and more connections then cannot add
+    throughput, so such a pool size says nothing about source 003's finding)."""
 
     pool_size: int | None
     ratio: Ratio
     client_set: bool
+    starved: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def starving(self) -> bool:
+        return any(value > 0 for value in self.starved)
+
+    @property
+    def kept(self) -> bool:
+        """Whether this pool size can speak to source 003's finding: the server set the rate, every connection
+        was answered."""
+        return not self.client_set and not self.starving
 
 
 def connection_ratios(rows: pd.DataFrame, top: int, bottom: int) -> list[PoolRatio]:
@@ -380,11 +395,13 @@ def connection_ratios(rows: pd.DataFrame, top: int, bottom: int) -> list[PoolRat
         if top not in by_connections or bottom not in by_connections:
             continue
         high, low = by_connections[top].iloc[0], by_connections[bottom].iloc[0]
+        starved = [number(row.get("starved_connections_mean")) for row in (low, high)]
         ratios.append(
             PoolRatio(
                 None if threads == -1 else int(threads),
                 summary_ratio(high, low),
                 client_set_rate(high) or client_set_rate(low),
+                (0.0 if math.isnan(starved[0]) else starved[0], 0.0 if math.isnan(starved[1]) else starved[1]),
             )
         )
     return ratios
@@ -401,13 +418,14 @@ def source_003_ratios(summary: pd.DataFrame) -> tuple[list[PoolRatio], str | Non
 
 
 def source_003_verdict(published: Ratio, ratios: Sequence[PoolRatio]) -> str:
-    """The effect rule at each pool size where the server set the rate: a pool size where the load generator set
-    the rate at 32 or 64 connections (`client_set_rate`) is left out, that ratio being the client's. Of the pool
-    sizes left, `combined`: disagree if any disagrees, agree only if every one agrees, else inconclusive; not
-    testable here when every pool size is left out, not measured without one."""
+    """The effect rule at each pool size where the server set the rate and answered every connection: a pool size
+    where the load generator set the rate at 32 or 64 connections (`client_set_rate`) is left out, that ratio being
+    the client's, and so is one that left connections unanswered (`PoolRatio.starving`). Of the pool sizes left,
+    `combined`: disagree if any disagrees, agree only if every one agrees, else inconclusive; not testable here when
+    every pool size is left out, not measured without one."""
     if not ratios:
         return NOT_MEASURED
-    kept = [r for r in ratios if not r.client_set]
+    kept = [r for r in ratios if r.kept]
     if not kept:
         return NOT_TESTABLE
     return combined([direction_verdict(published, r.ratio) for r in kept])

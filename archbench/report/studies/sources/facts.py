@@ -265,13 +265,14 @@ def source_002(summary: pd.DataFrame, cpus: str) -> tuple[SourceFacts, pd.DataFr
 
 def source_003(summary: pd.DataFrame, external: Path) -> SourceFacts:
     """64 over 32 connections per pool size (compare.source_003_verdict): the pool sizes kept, each with its ratio
-    and its interval's relation to source 003's range, and those left out where the load generator set the rate."""
+    and its interval's relation to source 003's range, those left out where the load generator set the rate, and
+    those left out because they left connections unanswered (with how many, at 32 and at 64 connections)."""
     published = compare.source_003_published(published_table("003", external))
     ratios, architecture = compare.source_003_ratios(summary)
     facts: dict[str, Any] = {"measured": bool(ratios), "client_bound_threshold": client_bound_rule()}
     facts["label"] = architecture_label(architecture, "connection", "stack") if architecture else latex.MISSING
     facts["pools"] = []
-    for pool in (r for r in ratios if not r.client_set):
+    for pool in (r for r in ratios if r.kept):
         value, interval = ratio_text(pool.ratio)
         # Our interval against its range: the relation the effect rule's verdict is decided on.
         facts["pools"].append(
@@ -279,6 +280,11 @@ def source_003(summary: pd.DataFrame, external: Path) -> SourceFacts:
              "range": compare.range_relation(published, pool.ratio)}
         )  # fmt: skip
     facts["left_out"] = [r.pool_size for r in ratios if r.client_set]
+    facts["starved_out"] = [
+        {"n": r.pool_size, "low": format_count(r.starved[0]), "high": format_count(r.starved[1])}
+        for r in ratios
+        if r.starving and not r.client_set
+    ]
     return SourceFacts("003", compare.source_003_verdict(published, ratios), facts)
 
 
