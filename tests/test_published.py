@@ -86,6 +86,77 @@ def test_source_003_interval_overlapping_its_range_is_not_called_outside(trials,
     assert "cannot be told" in text
 
 
+def pool(
+    n: int | None,
+    low: tuple[float, float],
+    high: tuple[float, float],
+    client_set: bool = False,
+    starved: tuple[float, float] = (0.0, 0.0),
+):
+    """Source 003's ratio at one pool size from (mean, sd) at 32 and 64 connections, five trials each."""
+    ratio = compare.summary_ratio(
+        pd.Series({"mean": high[0], "sd": high[1], "n": 5}), pd.Series({"mean": low[0], "sd": low[1], "n": 5})
+    )
+    return compare.PoolRatio(n, ratio, client_set, starved)
+
+
+@pytest.mark.parametrize(
+    ("pools", "verdict"),
+    [
+        # Every pool size where the server set the rate agrees, or none is left, or one disagrees.
+        ([pool(2, (40000, 800), (58000, 1100)), pool(8, (40000, 800), (60000, 1200))], compare.AGREE),
+        ([pool(2, (40000, 800), (58000, 1100)), pool(8, (40000, 800), (40400, 900))], compare.DISAGREE),
+        ([pool(2, (40000, 800), (58000, 1100)), pool(8, (40000, 8000), (46000, 9000))], compare.INCONCLUSIVE),
+        # Flat at N=2, up at N=8 where wrk set both rates (left out).
+        ([pool(2, (38320, 5208), (37898, 5653)), pool(8, (129103, 19841), (147037, 3482), True)], compare.DISAGREE),
+        # The reference sources campaign: its N=2 pool left 30 of 32 and 62 of 64 connections unanswered, so more
+        # connections could not add throughput there: left out too, and nothing is left to test.
+        (
+            [pool(2, (38320, 5208), (37898, 5653), starved=(30, 62)), pool(8, (129103, 19841), (147037, 3482), True)],
+            compare.NOT_TESTABLE,
+        ),
+        ([pool(8, (129103, 19841), (147037, 3482), True)], compare.NOT_TESTABLE),
+        ([], compare.NOT_MEASURED),
+    ],
+)
+def test_source_003_is_decided_at_every_pool_size_the_server_set_the_rate(pools, verdict) -> None:
+    assert compare.source_003_verdict(compare.Ratio(1.55, 1.28, 1.82), pools) == verdict
+
+
+def test_source_003_ratio_is_per_pool_size_and_leaves_out_client_set_ones(trials, tmp_path: Path) -> None:
+    # The pool at 2 and 8 threads; at 8 wrk was client-bound in every trial at both connection counts. No pool
+    # size's rows may stand in for another's (the last row listed is N=8's).
+    rows = [
+        summary_row("thread_pool", n, c, m, dispatch="connection", response="hello", sd=sd, n_client_bound=bound)
+        for n, c, m, sd, bound in (
+            (2, 32, 38320, 5208, 0), (8, 32, 129103, 19841, 5), (2, 64, 37898, 5653, 0), (8, 64, 147037, 3482, 5)
+        )
+    ]  # fmt: skip
+    files, sources = build(pd.DataFrame(rows), trials, tmp_path)
+    assert [p["n"] for p in sources["003"].facts["pools"]] == [2] and sources["003"].facts["left_out"] == [8]
+    assert sources["003"].verdict == compare.DISAGREE
+    text = " ".join(files["published-003.tex"].split())
+    assert "goes from 32 to 64 connections with a pool of 2 threads by a factor of 0.99" in text
+    assert "an interval wholly outside source~003's range" in text
+    assert "1.14" not in text
+    assert (
+        "With a pool of 8 threads \\texttt{wrk} was client-bound (its CPUs at least 95\\,\\% busy) in half or more of "
+        "the trials at 32 or 64 connections: the load generator, not the server, set the rate, so that pool size is "
+        "left out." in text
+    )
+    row = next(line for line in summary_page(sources).splitlines() if line.startswith("003 &"))
+    assert "$N=2$: 0.99$\\times$" in row and "$N=8$ left out: the client set the rate" in row
+    assert row.rstrip().endswith("& \\textbf{disagree} \\\\")
+    # Only the client-set pool size measured: not testable here.
+    again = tmp_path / "again"
+    again.mkdir()
+    files, sources = build(pd.DataFrame(rows[1::2]), trials, again)
+    assert sources["003"].verdict == compare.NOT_TESTABLE
+    assert "connections raises the throughput is therefore not testable here" in " ".join(
+        files["published-003.tex"].split()
+    )
+
+
 @pytest.mark.parametrize(
     ("server_cpus", "top", "limited"),
     [(1, 8, True), (2, 8, True), (8, 8, False), (16, 8, False), (1, 1, False), (None, 8, True), (4, None, False)],
@@ -98,7 +169,8 @@ def test_a_scaling_question_needs_as_many_server_cpus_as_the_levels_compared(ser
     ("parts", "verdict"),
     [
         ({"bytes 100": compare.AGREE, "ceiling": compare.NOT_MEASURED}, compare.NOT_TESTABLE),
-        ({"bytes 100": compare.DISAGREE, "ceiling": compare.NOT_MEASURED}, compare.NOT_TESTABLE),
+        # A tested part contradicted: disagree, though the ceilings were not measured.
+        ({"bytes 100": compare.DISAGREE, "ceiling": compare.NOT_MEASURED}, compare.DISAGREE),
         ({"bytes 100": compare.NOT_MEASURED, "ceiling": compare.AGREE}, compare.NOT_TESTABLE),
         ({"bytes 100": compare.AGREE, "bytes 1000": compare.NOT_MEASURED, "ceiling": compare.AGREE}, compare.AGREE),
         ({"bytes 100": compare.AGREE, "ceiling": compare.DISAGREE}, compare.DISAGREE),
@@ -106,18 +178,24 @@ def test_a_scaling_question_needs_as_many_server_cpus_as_the_levels_compared(ser
         ({"bytes 100": compare.AGREE, "ceiling": compare.NOT_TESTABLE}, compare.NOT_TESTABLE),
         # A client count where the source states no ordering is left out.
         ({"bytes 100": compare.AGREE, "bytes 1000": compare.NO_ORDERING, "ceiling": compare.AGREE}, compare.AGREE),
-        # Every ordering the load generator's rate: untested, as a ceiling our cap stopped is, whatever the other part.
+        # Every ordering the load generator's rate: untested, as a ceiling our cap stopped is; a ceiling exceeded
+        # here still contradicts the source (the reference echo study: poll held 19,500 against its 6,000).
         (
             {"bytes 100": compare.NOT_TESTABLE, "bytes 1000": compare.NO_ORDERING, "ceiling": compare.DISAGREE},
+            compare.DISAGREE,
+        ),
+        (
+            {"bytes 100": compare.NOT_TESTABLE, "bytes 1000": compare.NO_ORDERING, "ceiling": compare.AGREE},
             compare.NOT_TESTABLE,
         ),
+        ({"bytes 100": compare.DISAGREE, "ceiling": compare.NOT_TESTABLE}, compare.DISAGREE),
         (
             {"bytes 100": compare.NOT_TESTABLE, "bytes 1000": compare.AGREE, "ceiling": compare.DISAGREE},
             compare.DISAGREE,
         ),
     ],
 )
-def test_source_004_is_not_testable_without_its_ceilings(parts, verdict) -> None:
+def test_source_004_is_contradicted_by_any_tested_part_else_untested_without_one(parts, verdict) -> None:
     assert compare.source_004_verdict(parts) == verdict
 
 
@@ -395,21 +473,45 @@ def test_source_004_ordering_leaves_out_client_bound_servers(main_summary, trial
         "trials of epoll and poll, so the client, not the server, set their rates and the pairs with them are left "
         "out: the ordering is not testable here." in text
     )
-    # No ordering left to test: the question is not testable here, as without ceilings, though poll's is exceeded.
+    # No ordering left to test, but poll's ceiling is exceeded: a tested part contradicts the source.
     assert "poll held 19,500 (the cap), more than source~004's 6,000" in text
-    assert sources["004"].verdict == compare.NOT_TESTABLE
+    assert sources["004"].verdict == compare.DISAGREE
     row = next(line for line in summary_page(sources).splitlines() if line.startswith("004 &"))
     assert "100 clients: not testable, the client set the rate of epoll and poll;" in row
-    assert row.rstrip().endswith("& not testable here \\\\")
-    assert "contradicted" not in reproduced_sentence(sources)
+    assert row.rstrip().endswith("& \\textbf{disagree} \\\\")
+    assert "one is contradicted here (source 004)" in reproduced_sentence(sources)
 
 
-def test_source_004_without_ceilings_is_not_testable(main_summary, trials, tmp_path: Path) -> None:
+def test_source_004_without_ceilings_is_not_testable_unless_its_ordering_is_contradicted(
+    main_summary, trials, tmp_path: Path
+) -> None:
+    # The synthetic echo study puts thread-per-connection below poll and epoll at 100 clients: the ordering that
+    # was tested is contradicted, so the question is, though its ceilings were not measured.
     write_studies(tmp_path)
     (tmp_path / "echo-max-conns.csv").unlink()
     files, sources = build(main_summary, trials, tmp_path)
+    assert sources["004"].verdict == compare.DISAGREE
+    text = " ".join(files["published-004.tex"].split())
+    assert "were not measured here (the echo study's \\texttt{-{}-max-conns} ramp)." in text
+    assert "the question as a whole is not testable here" not in text
+    # Thread-per-connection above both here: the ordering agrees, and without a ceiling the whole is untested.
+    echo = pd.read_csv(tmp_path / "echo-summary.csv")
+    top = (echo["architecture"] == "thread_per_conn") & (echo["connections"] == 100)
+    echo.loc[
+        top, ["bytes_received_per_sec_mean", "bytes_received_per_sec_ci95_low", "bytes_received_per_sec_ci95_high"]
+    ] = (
+        20e6,
+        18e6,
+        22e6,
+    )
+    echo.to_csv(tmp_path / "echo-summary.csv", index=False)
+    again = tmp_path / "again"
+    again.mkdir()
+    for name in ("echo-summary.csv", "latency-summary.csv"):
+        (again / name).write_text((tmp_path / name).read_text())
+    files, sources = build(main_summary, trials, again)
     assert sources["004"].verdict == compare.NOT_TESTABLE
-    assert "were not measured here" in files["published-004.tex"]
+    assert "so the question as a whole is not testable here" in " ".join(files["published-004.tex"].split())
 
 
 def test_without_studies_each_source_says_it_was_not_measured(trials, tmp_path: Path) -> None:
@@ -467,12 +569,42 @@ def test_the_sources_campaign_is_read_before_the_main_one(main_summary, trials, 
     assert sources["002"].facts["prefork_top"] == 8
     text = files["published-002.tex"]
     assert r"\label{tab:published-002}" in text
-    assert "1.10 times" in text  # pong under wrk over nginx, the faster correct server: 77,000 / 70,000
+    assert "1.10 times" in text  # pong under wrk over nginx, the correct server with the higher mean: 77,000 / 70,000
+    assert "not ranked here" not in text  # no client-bound trial recorded
     assert "1.20 times" in text  # under httperf: 42,000 / 35,000
     assert "42,000" in text and "30,000" in text
     # 003 from the sources campaign's pool: 58,000 / 40,000 = 1.45, its interval inside 1.28-1.82.
     assert "campaign \\texttt{sources-\\allowbreak{}x}" in files["published-003.tex"]
     assert "inside source~003's range" in files["published-003.tex"]
+
+
+def test_source_002_does_not_rank_correct_servers_whose_rate_the_load_generator_set(
+    main_summary, trials, tmp_path: Path
+) -> None:
+    # The reference sources campaign: wrk and httperf client-bound in every trial of prefork and nginx at one
+    # worker; the sentence names the higher mean without calling it the faster server.
+    generated, figures = tmp_path / "paper" / "generated", tmp_path / "paper" / "figures"
+    generated.mkdir(parents=True)
+    summary = sources_campaign_summary()
+    one_worker = summary["architecture"].isin(["prefork", "nginx"]) & (summary["threads"] == 1)
+    summary["n_client_bound"] = 0
+    summary.loc[one_worker, "n_client_bound"] = 5
+    summary.loc[
+        one_worker & (summary["load_generator"] == "httperf") & (summary["architecture"] == "nginx"), "n_client_bound"
+    ] = 2
+    campaign = SourcesCampaign(StudySource("sources-x", None, None), trials.assign(hostname="vm"), summary)
+    files, sources = published_outputs(
+        main_summary, trials.assign(hostname="vm"), tmp_path, Paper(figures, generated.parent),
+        sources_campaign=campaign,
+    )  # fmt: skip
+    text = " ".join(source_texts(files, sources)["published-002.tex"].split())
+    assert "faster" not in text
+    assert "the rate of the correct server with the higher mean, nginx;" in text
+    assert (
+        "Under \\texttt{wrk} the load generator was client-bound in half or more of the trials of both prefork and "
+        "nginx, so it, not the servers, set their rates and the two are not ranked here." in text
+    )
+    assert sources["002"].facts["correct_client_set"] == ["wrk"]  # under httperf nginx in 2 of 5 only
 
 
 def test_without_a_sources_campaign_the_main_campaign_answers(main_summary, trials, tmp_path: Path) -> None:
@@ -527,3 +659,29 @@ def test_the_readme_summary_is_the_reports_over_the_shipped_campaigns(tmp_path: 
     rows = [line.split(" | ") for line in readme.splitlines() if line.startswith("| 00")]
     assert {cells[0].strip("| ") for cells in rows} == set(verdicts)
     assert {cells[0].strip("| "): cells[-1].strip(" |") for cells in rows} == verdicts
+
+
+def test_source_003_leaves_out_a_pool_size_that_left_connections_unanswered(trials, tmp_path: Path) -> None:
+    """The reference sources campaign: with connection dispatch a pool of 2 threads answered 2 of 32 and of 64
+    connections (30 and 62 starved), so its flat ratio says nothing about more connections; at 8 threads wrk set the
+    rate. Nothing is left to test."""
+    rows = [
+        summary_row(
+            "thread_pool", n, c, m, dispatch="connection", response="hello", sd=sd, n_client_bound=bound,
+            starved_connections_mean=starved,
+        )
+        for n, c, m, sd, bound, starved in (
+            (2, 32, 38320, 5208, 0, 30), (8, 32, 129103, 19841, 5, 24),
+            (2, 64, 37898, 5653, 0, 62), (8, 64, 147037, 3482, 5, 56),
+        )
+    ]  # fmt: skip
+    files, sources = build(pd.DataFrame(rows), trials, tmp_path)
+    facts = sources["003"].facts
+    assert facts["pools"] == [] and facts["left_out"] == [8]
+    assert facts["starved_out"] == [{"n": 2, "low": "30", "high": "62"}]
+    assert sources["003"].verdict == compare.NOT_TESTABLE
+    text = " ".join(files["published-003.tex"].split())
+    assert "With a pool of 2 threads 30 of the 32 and 62 of the 64 connections were never answered" in text
+    assert "connections raises the throughput is therefore not testable here" in text
+    row = next(line for line in summary_page(sources).splitlines() if line.startswith("003 &"))
+    assert "$N=8$ left out: the client set the rate; $N=2$ left out: connections unanswered" in row

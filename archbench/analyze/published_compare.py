@@ -12,7 +12,10 @@ The verdict rule, in order (paper/templates/summary/ states it in words, once):
 * "agree" / "disagree" only otherwise, by one of three rules:
   - Effect (sources 000, 002, 003): a ratio of two throughputs (more workers over one worker, 64 over 32
     connections). Agree when our interval reaches the published ratio (or range) or points the same way (up: above 1, down:
-    below 1; a published ratio without an interval counts at face value); disagree otherwise.
+    below 1; a published ratio without an interval counts at face value); disagree otherwise. Source 003's ratio
+    is taken at each pool size measured, leaving out those where the load generator set the rate at 32 or 64
+    connections (`source_003_verdict`): disagree if any pool size left disagrees, agree only if every one agrees,
+    else inconclusive; not testable here when none is left.
   - Ordering (sources 001, 004): every pair of servers the source separates by more than `TIE_FRACTION` must not
     be separated the other way by our intervals (ours "separates" a pair when their 95 % intervals do not overlap;
     a server measured in fewer than MIN_TRIALS_FOR_INTERVAL trials has no interval and separates nothing).
@@ -24,6 +27,9 @@ The verdict rule, in order (paper/templates/summary/ states it in words, once):
   - Ceiling (source 004): the connection count a server held here, against the ceiling the source published for
     it: a server that held more than its published ceiling contradicts it; one stopped by the campaign's own cap
     (the open-file limit) below that ceiling cannot test it.
+
+A question of several parts (source 004: its orderings and its ceilings) is contradicted when any part tested here
+disagrees, whatever the others; otherwise a part that could not be tested leaves it "not testable here".
 
 A source whose set-up no campaign here measured gets the verdict "not measured".
 """
@@ -38,6 +44,7 @@ import pandas as pd
 
 from archbench.analyze.client_bound import client_set_rate
 from archbench.analyze.published import published_value
+from archbench.analyze.values import number
 from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
 from archbench.stats.welch import ratio_ci_from_stats
 
@@ -353,21 +360,75 @@ def worker_ratio(rows: pd.DataFrame, top: int, bottom: int) -> Ratio | None:
     return summary_ratio(by_workers[top], by_workers[bottom])
 
 
-def connection_ratio(rows: pd.DataFrame, top: int, bottom: int) -> Ratio | None:
-    by_connections = {int(row["connections"]): row for _, row in rows.iterrows()}
-    if top not in by_connections or bottom not in by_connections:
-        return None
-    return summary_ratio(by_connections[top], by_connections[bottom])
+@dataclass(frozen=True)
+class PoolRatio:
+    """Source 003's ratio at one pool size (`pool_size` None: a server without a pool), and whether the load
+    generator set the rate at either connection count (`client_set`: `client_set_rate` of either row), and the
+    connections it never answered at each (`starved`: the mean over trials at 32 and at 64 connections; a pool that
+    serves a connection per thread until it closes starves the rest, and more connections then cannot add
+    throughput, so such a pool size says nothing about source 003's finding)."""
+
+    pool_size: int | None
+    ratio: Ratio
+    client_set: bool
+    starved: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def starving(self) -> bool:
+        return any(value > 0 for value in self.starved)
+
+    @property
+    def kept(self) -> bool:
+        """Whether this pool size can speak to source 003's finding: the server set the rate, every connection
+        was answered."""
+        return not self.client_set and not self.starving
 
 
-def source_003_ratio(summary: pd.DataFrame) -> tuple[Ratio | None, str | None]:
-    """64 over 32 connections for a threaded server: source 003's "Hello World!" pool, else its thread per
-    connection (with "hello"), else a thread per connection with any response."""
+def connection_ratios(rows: pd.DataFrame, top: int, bottom: int) -> list[PoolRatio]:
+    """`top` over `bottom` connections at each pool size (threads) the rows measured at both, smallest first: one
+    ratio per pool size, never one pool size's row standing in for another's."""
+    if rows.empty:
+        return []
+    ratios = []
+    for threads, group in rows.groupby(pd.to_numeric(rows["threads"], errors="coerce").fillna(-1), sort=True):
+        by_connections = {int(c): group[group["connections"] == c] for c in group["connections"]}
+        if top not in by_connections or bottom not in by_connections:
+            continue
+        high, low = by_connections[top].iloc[0], by_connections[bottom].iloc[0]
+        starved = [number(row.get("starved_connections_mean")) for row in (low, high)]
+        ratios.append(
+            PoolRatio(
+                None if threads == -1 else int(threads),
+                summary_ratio(high, low),
+                client_set_rate(high) or client_set_rate(low),
+                (0.0 if math.isnan(starved[0]) else starved[0], 0.0 if math.isnan(starved[1]) else starved[1]),
+            )
+        )
+    return ratios
+
+
+def source_003_ratios(summary: pd.DataFrame) -> tuple[list[PoolRatio], str | None]:
+    """64 over 32 connections for a threaded server, per pool size: source 003's "Hello World!" pool, else its
+    thread per connection (with "hello"), else a thread per connection with any response."""
     for architecture, part in (("thread_pool", "hello"), ("thread_per_conn", "hello"), ("thread_per_conn", "")):
-        ratio = connection_ratio(response_rows(summary, architecture, part), 64, 32)
-        if ratio is not None:
-            return ratio, architecture
-    return None, None
+        ratios = connection_ratios(response_rows(summary, architecture, part), 64, 32)
+        if ratios:
+            return ratios, architecture
+    return [], None
+
+
+def source_003_verdict(published: Ratio, ratios: Sequence[PoolRatio]) -> str:
+    """The effect rule at each pool size where the server set the rate and answered every connection: a pool size
+    where the load generator set the rate at 32 or 64 connections (`client_set_rate`) is left out, that ratio being
+    the client's, and so is one that left connections unanswered (`PoolRatio.starving`). Of the pool sizes left,
+    `combined`: disagree if any disagrees, agree only if every one agrees, else inconclusive; not testable here when
+    every pool size is left out, not measured without one."""
+    if not ratios:
+        return NOT_MEASURED
+    kept = [r for r in ratios if r.kept]
+    if not kept:
+        return NOT_TESTABLE
+    return combined([direction_verdict(published, r.ratio) for r in kept])
 
 
 def source_003_published(published003: pd.DataFrame) -> Ratio:
@@ -458,9 +519,12 @@ def source_004_ordering_inputs(
 
 
 def source_004_verdict(verdicts: Mapping[str, str]) -> str:
-    """The whole question (the ordering at each client count and the connection ceilings): not testable here when
-    no ceiling could be tested or no ordering (none measured, or every one the load generator's rate), else the
-    parts combined."""
+    """The whole question (the ordering at each client count and the connection ceilings): disagree when any part
+    tested here disagrees; else not testable here when a part could not be tested (no ceiling tested, or no
+    ordering: none measured, or every one the load generator's rate); else the parts combined (agree or
+    inconclusive)."""
+    if DISAGREE in verdicts.values():
+        return DISAGREE
     orderings = [v for key, v in verdicts.items() if key.startswith("bytes ") and v != NO_ORDERING]
     untested = (NOT_MEASURED, NOT_TESTABLE)
     if verdicts.get("ceiling", NOT_MEASURED) in untested or all(v in untested for v in orderings):

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze import published_compare as compare
+from archbench.analyze.client_bound import client_set_rate
 from archbench.analyze.crossos import load_source000
 from archbench.analyze.labels import architecture_label
 from archbench.analyze.published import published_table, source_001_throughput, source_004_echo
@@ -197,7 +198,9 @@ SOURCE_002_SERVERS = ("prefork", "nginx", "pong")
 
 def source_002_one_worker(summary: pd.DataFrame) -> tuple[list[list[str]], dict[str, Any]]:
     """The one-worker rows of source 002's servers under wrk and under httperf (replies per second): table rows,
-    and the facts the sentence quotes (pong's rate over the fastest correct server's, per load generator)."""
+    and the facts the sentence quotes (pong's rate over the correct server's with the higher mean, per load
+    generator; `correct_client_set`: the load generators that set the rate of both correct servers, by
+    `client_set_rate`, where the two are not ranked)."""
     rows: list[list[str]] = []
     rates: dict[str, dict[str, pd.Series]] = {"wrk": {}, "httperf": {}}
     for name in SOURCE_002_SERVERS:
@@ -215,14 +218,18 @@ def source_002_one_worker(summary: pd.DataFrame) -> tuple[list[list[str]], dict[
                 format_interval(row.get("ci95_low"), row.get("ci95_high"), row.get("n")),
             ]
         rows.append(cells)
-    facts: dict[str, Any] = {}
+    facts: dict[str, Any] = {"correct_client_set": []}
     for generator, by_server in rates.items():
         correct = [by_server[n] for n in ("prefork", "nginx") if n in by_server]
         if "pong" in by_server and correct:
-            fastest = max(correct, key=lambda r: float(r["mean"]))
-            ratio = compare.summary_ratio(by_server["pong"], fastest)
+            # The higher mean, not a ranking: where the load generator set both rates (`correct_client_set`), the
+            # sentence says the two are not ranked.
+            higher = max(correct, key=lambda r: float(r["mean"]))
+            ratio = compare.summary_ratio(by_server["pong"], higher)
             facts[f"pong_{generator}_ratio"], facts[f"pong_{generator}_ci"] = ratio_text(ratio)
-            facts[f"pong_{generator}_over"] = architecture_label(str(fastest["architecture"]))
+            facts[f"pong_{generator}_over"] = architecture_label(str(higher["architecture"]))
+        if len(correct) == 2 and all(client_set_rate(row) for row in correct):
+            facts["correct_client_set"].append(generator)
     facts["httperf_measured"] = bool(rates["httperf"])
     # Without pong or httperf the table would repeat the figure's one-worker points.
     return (rows if rates["httperf"] or "pong" in rates["wrk"] else []), facts
@@ -257,14 +264,28 @@ def source_002(summary: pd.DataFrame, cpus: str) -> tuple[SourceFacts, pd.DataFr
 
 
 def source_003(summary: pd.DataFrame, external: Path) -> SourceFacts:
+    """64 over 32 connections per pool size (compare.source_003_verdict): the pool sizes kept, each with its ratio
+    and its interval's relation to source 003's range, those left out where the load generator set the rate, and
+    those left out because they left connections unanswered (with how many, at 32 and at 64 connections)."""
     published = compare.source_003_published(published_table("003", external))
-    ours, architecture = compare.source_003_ratio(summary)
-    facts: dict[str, Any] = {"measured": ours is not None}
-    facts["ratio"], facts["ratio_ci"] = ratio_text(ours)
+    ratios, architecture = compare.source_003_ratios(summary)
+    facts: dict[str, Any] = {"measured": bool(ratios), "client_bound_threshold": client_bound_rule()}
     facts["label"] = architecture_label(architecture, "connection", "stack") if architecture else latex.MISSING
-    # Our interval against its range: the relation the effect rule's verdict is decided on.
-    facts["range"] = compare.range_relation(published, ours) if ours is not None else None
-    return SourceFacts("003", compare.direction_verdict(published, ours), facts)
+    facts["pools"] = []
+    for pool in (r for r in ratios if r.kept):
+        value, interval = ratio_text(pool.ratio)
+        # Our interval against its range: the relation the effect rule's verdict is decided on.
+        facts["pools"].append(
+            {"n": pool.pool_size, "ratio": value, "ratio_ci": interval,
+             "range": compare.range_relation(published, pool.ratio)}
+        )  # fmt: skip
+    facts["left_out"] = [r.pool_size for r in ratios if r.client_set]
+    facts["starved_out"] = [
+        {"n": r.pool_size, "low": format_count(r.starved[0]), "high": format_count(r.starved[1])}
+        for r in ratios
+        if r.starving and not r.client_set
+    ]
+    return SourceFacts("003", compare.source_003_verdict(published, ratios), facts)
 
 
 def source_004_ceiling_facts(
@@ -359,6 +380,7 @@ def source_004(processed_dir: Path, external: Path, prose: Prose) -> tuple[Sourc
         **limits,
     }
     verdict = compare.source_004_verdict(verdicts) if not measured.empty else compare.NOT_MEASURED
+    facts["verdict"] = verdict  # the ceilings' sentence says the whole is untested only where the verdict does
     return SourceFacts("004", verdict, facts), table
 
 
