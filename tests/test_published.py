@@ -681,6 +681,7 @@ def test_source_003_leaves_out_a_pool_size_that_left_connections_unanswered(tria
     assert facts["starved_out"] == [{"n": 2, "low": "30", "high": "62"}]
     assert sources["003"].verdict == compare.NOT_TESTABLE
     text = " ".join(files["published-003.tex"].split())
+    assert "was measured at 32 and 64 connections with a pool of 2 and 8 threads." in text
     assert "With a pool of 2 threads 30 of the 32 and 62 of the 64 connections were never answered" in text
     assert "connections raises the throughput is therefore not testable here" in text
     row = next(line for line in summary_page(sources).splitlines() if line.startswith("003 &"))

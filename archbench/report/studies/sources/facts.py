@@ -280,6 +280,7 @@ def source_003(summary: pd.DataFrame, external: Path) -> SourceFacts:
              "range": compare.range_relation(published, pool.ratio)}
         )  # fmt: skip
     facts["left_out"] = [r.pool_size for r in ratios if r.client_set]
+    facts["measured_sizes"] = [r.pool_size for r in ratios if r.pool_size is not None]
     facts["starved_out"] = [
         {"n": r.pool_size, "low": format_count(r.starved[0]), "high": format_count(r.starved[1])}
         for r in ratios
