@@ -20,6 +20,7 @@ from archbench.report.common import sorted_rows
 from archbench.report.prose import Prose
 from archbench.report.studies import echo as report_echo
 from archbench.report.studies.echo import data as echo_data
+from archbench.report.studies.echo import facts as echo_facts
 from archbench.report.studies.echo import figures as echo_figures
 from archbench.report.studies.echo import tables as echo_tables
 from archbench.report.studies.echo.data import EchoResults
@@ -440,3 +441,32 @@ def test_sentences_come_from_the_templates(real, tmp_path):
     files = report_echo.ECHO.section(real, macros, paper)
     assert r"\caption{ECHO CAPTION by server" in files[report_echo.TABLE_FILE]
     assert macros.macros[r"\abEchoClientCounts"].value == "100 and 1,000"
+
+
+def test_a_trial_whose_client_cpus_were_saturated_is_client_bound(synthetic_root):
+    """echo_client's own CPU time, or its pinned CPUs' busy share (loopback softirq work included): either at 95 %
+    or more marks the trial client-bound, as in the latency study."""
+    campaign_dir = synthetic_root / ss.ECHO
+    path = campaign_dir / f"{ss.echo_id(ss.EPOLL_1000)}-r01.json"
+    record = json.loads(path.read_text())
+    load = record.setdefault("load", {})
+    for utilisation, busy, bound in ((0.5, 0.97, True), (0.97, 0.5, True), (0.5, 0.5, False)):
+        load.update(cpu_utilisation=utilisation, cpus_busy=busy)
+        row, _ = echo_data.echo_trial_row(record, campaign_dir)
+        assert row["client_bound"] is bound, (utilisation, busy)
+
+
+def test_the_scaling_sentence_says_where_the_client_set_the_rate(synthetic):
+    summary = synthetic.summary.copy()
+    largest = pd.to_numeric(summary["connections"]).max()
+    at_largest = (pd.to_numeric(summary["connections"]) == largest) & summary["bytes_received_per_sec_mean"].notna()
+    summary.loc[at_largest, "n_client_bound"] = summary.loc[at_largest, "n"]
+    study = EchoResults(synthetic.source, synthetic.trials, synthetic.series, summary, synthetic.max_conns)
+    facts = echo_facts.scaling_facts(study)
+    assert facts["client_set"] and facts["configurations"] == str(int(at_largest.sum()))
+    text = " ".join(Prose().block("echo/sentences", "scaling", facts).split())
+    assert "the highest mean rate of echoed bytes was" in text and "most echoed" not in text
+    assert "so the client, not the servers, may have set those rates" in text
+    unbound = summary.assign(n_client_bound=0)
+    clean = EchoResults(synthetic.source, synthetic.trials, synthetic.series, unbound, synthetic.max_conns)
+    assert echo_facts.scaling_facts(clean)["client_set"] == []

@@ -159,12 +159,15 @@ def echo_trial_row(record: Mapping[str, Any], campaign_dir: Path) -> tuple[dict[
     )
     server_cpu_s, _ = analysis.server_cpu_seconds(server)
     utilisation = analysis.load_cpu_utilisation(load)
+    busy = number(load.get("cpus_busy"))
     row.update(
         server_cpu_s=server_cpu_s,
         load_cpu_utilisation=utilisation,
-        load_cpus_busy=number(load.get("cpus_busy")),
+        load_cpus_busy=busy,
         server_cpus_busy=number(server.get("cpus_busy")),
-        client_bound=bool(not math.isnan(utilisation) and utilisation >= CLIENT_BOUND_THRESHOLD),
+        # echo_client's own CPU time, or its pinned CPUs' busy share, which also holds the loopback's softirq work
+        # done on them: either saturated, the client may have set the rate (the latency study's rule too).
+        client_bound=any(not math.isnan(value) and value >= CLIENT_BOUND_THRESHOLD for value in (utilisation, busy)),
         server_connections_accepted=number(server_stats.get("connections_accepted")),
         server_bytes_echoed=number(server_stats.get("bytes_echoed")),
         server_errors=number(server_stats.get("errors")),

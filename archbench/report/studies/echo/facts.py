@@ -12,6 +12,7 @@ import pandas as pd
 from archbench import stats
 from archbench.analyze import analysis
 from archbench.analyze.analysis import number
+from archbench.analyze.client_bound import client_set_rate
 from archbench.report.common import (
     campaign_facts,
     distinct_values,
@@ -179,10 +180,14 @@ def scaling_facts(study: EchoResults) -> dict[str, Any]:
                 continue
             growth.append((float(high.iloc[0]["rtt_p99_s_mean"]) / float(low.iloc[0]["rtt_p99_s_mean"]), variant))
         growth.sort()
+    bound = [escape(row["variant"]) for _, row in at_largest.iterrows() if client_set_rate(row)]
     return {
         "any": True,
         "largest": format_count(largest),
         "smallest": format_count(smallest),
+        # The configurations at that client count whose rate the client set (half or more of their trials).
+        "client_set": bound,
+        "configurations": format_count(len(at_largest)),
         "best": _throughput_point(best),
         "worst": _throughput_point(worst),
         "one_best_and_worst": bool(best["config_id"] == worst["config_id"]),
