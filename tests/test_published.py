@@ -469,8 +469,8 @@ def test_source_004_ordering_leaves_out_client_bound_servers(main_summary, trial
     text = " ".join(files["published-004.tex"].split())
     assert "contradict its ordering" not in text
     assert (
-        "here echo\\_client's CPU time was at least 95\\,\\% of its pinned CPU's wall time in half or more of the "
-        "trials of epoll and poll, so the client, not the server, set their rates and the pairs with them are left "
+        "here echo\\_client's CPU time, or the busy share of its pinned CPU, was at least 95\\,\\% of that CPU's wall "
+        "time in half or more of the trials of epoll and poll, so the client, not the server, set their rates and the pairs with them are left "
         "out: the ordering is not testable here." in text
     )
     # No ordering left to test, but poll's ceiling is exceeded: a tested part contradicts the source.
