@@ -470,3 +470,11 @@ def test_the_scaling_sentence_says_where_the_client_set_the_rate(synthetic):
     unbound = summary.assign(n_client_bound=0)
     clean = EchoResults(synthetic.source, synthetic.trials, synthetic.series, unbound, synthetic.max_conns)
     assert echo_facts.scaling_facts(clean)["client_set"] == []
+
+
+def test_a_server_without_an_unflagged_trial_at_the_top_client_count_is_named_not_dropped(synthetic):
+    # thread_per_conn at 1,000 clients: both trials flagged (connect failures), so no mean to rank.
+    facts = echo_facts.scaling_facts(synthetic)
+    assert facts["largest"] == "1,000" and len(facts["without_mean"]) == 1
+    text = " ".join(Prose().block("echo/sentences", "scaling", facts).split())
+    assert f"{facts['without_mean'][0]} had no unflagged trial there, so no mean to set beside them" in text

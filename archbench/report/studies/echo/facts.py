@@ -181,12 +181,17 @@ def scaling_facts(study: EchoResults) -> dict[str, Any]:
             growth.append((float(high.iloc[0]["rtt_p99_s_mean"]) / float(low.iloc[0]["rtt_p99_s_mean"]), variant))
         growth.sort()
     bound = [escape(row["variant"]) for _, row in at_largest.iterrows() if client_set_rate(row)]
+    # Measured there but without an unflagged trial: no mean, so not among the highest and lowest; the text says so.
+    unmeasured = summary[
+        (pd.to_numeric(summary["connections"]) == largest) & summary["bytes_received_per_sec_mean"].isna()
+    ]
     return {
         "any": True,
         "largest": format_count(largest),
         "smallest": format_count(smallest),
         # The configurations at that client count whose rate the client set (half or more of their trials).
         "client_set": bound,
+        "without_mean": [escape(v) for v in unmeasured["variant"]],
         "configurations": format_count(len(at_largest)),
         "best": _throughput_point(best),
         "worst": _throughput_point(worst),
