@@ -478,3 +478,15 @@ def test_a_server_without_an_unflagged_trial_at_the_top_client_count_is_named_no
     assert facts["largest"] == "1,000" and len(facts["without_mean"]) == 1
     text = " ".join(Prose().block("echo/sentences", "scaling", facts).split())
     assert f"{facts['without_mean'][0]} had no unflagged trial there, so no mean to set beside them" in text
+
+
+def test_a_poll_epoll_ratio_whose_rates_the_client_set_says_so(synthetic):
+    summary = synthetic.summary.copy()
+    at_100 = pd.to_numeric(summary["connections"]) == 100
+    summary.loc[at_100, "n_client_bound"] = summary.loc[at_100, "n"]
+    study = EchoResults(synthetic.source, synthetic.trials, synthetic.series, summary, synthetic.max_conns)
+    facts = echo_facts.poll_epoll_facts(study)
+    flags = {c["clients"]: c["client_set"] for c in facts["counts"]}
+    assert flags["100"] and not flags["1,000"]
+    text = " ".join(Prose().block("echo/sentences", "poll_epoll", facts).split())
+    assert text.count("(client-bound: the client, not the servers, may have set the rates)") == 1

@@ -218,6 +218,8 @@ def poll_epoll_facts(study: EchoResults) -> dict[str, Any]:
                 "ratio": format_significant(ratio, 3),
                 "poll_p99": format_ms(poll["rtt_p99_s_mean"]),
                 "epoll_p99": format_ms(epoll["rtt_p99_s_mean"]),
+                # Where echo_client set either server's rate the ratio is the client's: said beside it.
+                "client_set": client_set_rate(poll) or client_set_rate(epoll),
             }
         )
     return {"any_summary": True, "counts": counts}
