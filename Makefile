@@ -275,12 +275,12 @@ pick: servers $(VENV_STAMP) ## which design for your workload, measured here wit
 
 # Merge campaigns measured elsewhere: make import RAW=path/to/other/data/raw [IMPORT_AS=newname] (one
 # campaign under another name). Byte for byte, checksummed; an existing name with other content is refused.
-# data/raw/manifests/<campaign>.sha256 lists each raw file's checksum; the targets that add raw data
-# add their files to their campaign's manifest (never changing a listed entry), and `make verify` reports any listed
+# data/raw/MANIFEST.sha256 (the shipped campaigns, never written) and data/raw/manifests/<campaign>.sha256 list each
+# raw file's checksum; the targets that add raw data add their files to their campaign's manifest (never changing a listed entry), and `make verify` reports any listed
 # file that was modified or is missing. `make clean` never touches data/raw.
 .PHONY: verify
 verify: $(VENV_STAMP) ## data/raw against its checksum manifest (modified or missing files)
-	@echo "==> verify: data/raw against data/raw/manifests/"
+	@echo "==> verify: data/raw against data/raw/MANIFEST.sha256 and data/raw/manifests/"
 	$(PY) -m archbench manifest
 
 .PHONY: import echo-study latency-study network-study sources-study workloads-study serving-order-study studies

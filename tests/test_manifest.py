@@ -54,19 +54,24 @@ def test_a_new_campaign_writes_its_own_manifest_and_leaves_the_others_alone(tmp_
     assert manifest.update(raw) == []  # nothing new: nothing written
 
 
-def test_a_legacy_single_manifest_is_read_and_moved_into_the_campaigns_manifests(tmp_path: Path) -> None:
+def test_the_shipped_manifest_is_read_and_never_written(tmp_path: Path) -> None:
+    """data/raw/MANIFEST.sha256 is the committed record: its entries are checked, and a new trial of a shipped
+    campaign goes to that campaign's own manifest."""
     raw = make_raw(tmp_path / "raw")
     manifest.update(raw)
-    legacy_text = manifest.manifest_path(raw, "c1").read_text()
+    shipped_text = manifest.manifest_path(raw, "c1").read_text()
     manifest.manifest_path(raw, "c1").unlink()
-    (raw / manifest.LEGACY_MANIFEST).write_text(legacy_text)
-    (raw / "c1" / "t-r01.json").write_text('{"status": "changed"}\n')  # damage the legacy manifest must reveal
+    (raw / manifest.SHIPPED_MANIFEST).write_text(shipped_text)
+    (raw / "c1" / "t-r01.json").write_text('{"status": "changed"}\n')  # damage the shipped manifest must reveal
     assert manifest.verify(raw).modified == ["c1/t-r01.json"]
     (raw / "c1" / "t-r01.json").write_text('{"status": "ok"}\n')
     assert manifest.verify(raw).intact and manifest.verify(raw).unlisted == []
-    assert manifest.update(raw) == []
-    assert not (raw / manifest.LEGACY_MANIFEST).exists()
-    assert manifest.manifest_path(raw, "c1").read_text() == legacy_text
+    assert manifest.update(raw) == [] and not manifest.manifest_path(raw, "c1").exists()
+    (raw / "c1" / "t-r02.json").write_text("{}\n")
+    assert manifest.update(raw) == ["c1/t-r02.json"]
+    assert (raw / manifest.SHIPPED_MANIFEST).read_text() == shipped_text
+    assert manifest.manifest_path(raw, "c1").read_text().endswith("  c1/t-r02.json\n")
+    assert len(manifest.manifest_path(raw, "c1").read_text().splitlines()) == 1
 
 
 def test_modified_and_missing_files_are_detected(tmp_path: Path) -> None:
@@ -114,13 +119,12 @@ def test_the_shipped_raw_data_matches_its_manifest() -> None:
     """Every raw file committed with the repository is as it was measured."""
     raw = REPO / "data" / "raw"
     if not manifest.manifest_files(raw):
-        pytest.fail("data/raw/manifests/ is empty: run `make verify` after `python -m archbench manifest --update`")
+        pytest.fail("data/raw has no manifest: run `make verify` after `python -m archbench manifest --update`")
     check = manifest.verify(raw)
     assert check.intact, check.describe()
-    # every campaign the repository commits has a committed manifest of its own
+    # every raw file the repository commits is listed (a tree without git metadata has no commit to compare)
     listing = subprocess.run(["git", "ls-files", "data/raw"], cwd=REPO, capture_output=True, text=True)
-    committed = listing.stdout.split() if listing.returncode == 0 else []
-    if committed:  # a tree without git metadata (an unpacked artifact) has no commit to compare
-        campaigns = {manifest.campaign_of(p.removeprefix("data/raw/")) for p in committed} - {manifest.MANIFEST_DIR}
-        listed = {p.removeprefix(f"data/raw/{manifest.MANIFEST_DIR}/") for p in committed}
-        assert {f"{c}{manifest.MANIFEST_SUFFIX}" for c in campaigns} <= listed
+    committed = [p.removeprefix("data/raw/") for p in listing.stdout.split()] if listing.returncode == 0 else []
+    listed = manifest.read_manifest(raw)
+    files = [p for p in committed if manifest.campaign_of(p) not in (manifest.MANIFEST_DIR, manifest.SHIPPED_MANIFEST)]
+    assert [p for p in files if p not in listed] == []

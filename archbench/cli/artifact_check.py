@@ -4,7 +4,8 @@
 
 1. The archive's SHA-256 against `<ARCHIVE>.sha256` beside it, when that file exists.
 2. Unpacked into a fresh temporary directory (or --keep DIR): every line of its SHA256SUMS (a missing or modified
-   file is named), no file that SHA256SUMS does not list, and the lines of the campaigns' manifests in data/raw/manifests/.
+   file is named), no file that SHA256SUMS does not list, and the lines of the campaigns' manifests in
+   data/raw/manifests/.
 3. Only if all of that holds: the report's generated inputs are rebuilt inside the unpacked tree from its archived
    raw data, with its own code (`python -m archbench.report`, this interpreter, PYTHONPATH the unpacked tree; the
    campaigns from its data/processed/campaigns.json), no trial run; latexmk too when it is installed and --no-pdf

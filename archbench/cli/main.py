@@ -477,9 +477,6 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_manifest(args: argparse.Namespace) -> int:
     raw_root = Path(args.raw_root)
     if args.update:
-        legacy = raw_root / manifest.LEGACY_MANIFEST
-        if legacy.is_file():
-            print(f"{legacy}: {len(manifest.read_lines(legacy))} entries moved into their campaigns' manifests")
         added = manifest.update(raw_root)
         campaigns = sorted({manifest.campaign_of(p) for p in added})
         print(f"{raw_root / manifest.MANIFEST_DIR}: {len(added)} file(s) added ({', '.join(campaigns) or 'none new'})")

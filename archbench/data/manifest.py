@@ -1,18 +1,19 @@
 """A checksum manifest of data/raw, so a modified or missing raw file cannot go unnoticed.
 
-Every file under data/raw is listed, as `<sha256>  <path relative to data/raw>` in the format of `sha256sum`, in
-the manifest of its campaign: `data/raw/manifests/<campaign>.sha256`, sorted. So `cd data/raw && sha256sum -c
-manifests/*.sha256` checks them without this package. One file per campaign, because a campaign measured on this
-machine then adds a file of its own and never edits one the repository ships: after `make all` the working tree
-has new, untracked campaigns and their manifests, and a `git pull` that brings other campaigns cannot conflict.
+Every file under data/raw is listed as `<sha256>  <path relative to data/raw>`, in the format of `sha256sum`, in one
+of two places:
+- `data/raw/MANIFEST.sha256`, the shipped manifest: the campaigns the repository commits. It is raw data's record
+  like the campaigns themselves, so nothing here ever writes it.
+- `data/raw/manifests/<campaign>.sha256`: the files not in the shipped manifest, one manifest per campaign (a campaign
+  measured on this machine, or new trials of a shipped one). A campaign measured here adds a file of its own and
+  edits no committed one: after `make all` the working tree has new, untracked campaigns and their manifests, and a
+  `git pull` that brings other campaigns cannot conflict.
+`cd data/raw && sha256sum -c MANIFEST.sha256 manifests/*.sha256` checks them without this package.
 
-A manifest only ever grows. `update()` adds files that are not listed yet (a new campaign, new trials of a resumed
-one) and refuses, changing nothing, when a listed file has changed or disappeared: raw data is never overwritten,
-so such a difference is damage to report, not a state to record. `verify()` reports listed files that are modified
-or missing (problems) and files not listed yet (new data waiting for `update`, not a problem).
-
-A checkout from before the split has one `data/raw/MANIFEST.sha256` for everything: it is read as well, and
-`update()` moves its entries, digests as recorded, into the campaigns' manifests and then removes it.
+A manifest only ever grows. `update()` adds files that are not listed yet and refuses, changing nothing, when a
+listed file has changed or disappeared: raw data is never overwritten, so such a difference is damage to report, not
+a state to record. `verify()` reports listed files that are modified or missing (problems) and files not listed yet
+(new data waiting for `update`, not a problem).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from archbench.config.paths import RAW_MANIFEST_DIR
 
 MANIFEST_DIR = RAW_MANIFEST_DIR
 MANIFEST_SUFFIX = ".sha256"
-LEGACY_MANIFEST = "MANIFEST.sha256"
+SHIPPED_MANIFEST = "MANIFEST.sha256"
 CHUNK_BYTES = 1 << 20
 
 
@@ -71,10 +72,10 @@ def manifest_path(raw_root: Path, campaign: str) -> Path:
 
 
 def manifest_files(raw_root: Path) -> list[Path]:
-    """Every manifest of `raw_root`, the campaigns' and a legacy single one, sorted."""
+    """Every manifest of `raw_root`: the shipped one, then the campaigns' (sorted)."""
     raw_root = Path(raw_root)
-    found = sorted((raw_root / MANIFEST_DIR).glob(f"*{MANIFEST_SUFFIX}"))
-    return found + ([raw_root / LEGACY_MANIFEST] if (raw_root / LEGACY_MANIFEST).is_file() else [])
+    shipped = [raw_root / SHIPPED_MANIFEST] if (raw_root / SHIPPED_MANIFEST).is_file() else []
+    return shipped + sorted((raw_root / MANIFEST_DIR).glob(f"*{MANIFEST_SUFFIX}"))
 
 
 def raw_files(raw_root: Path) -> list[str]:
@@ -84,7 +85,7 @@ def raw_files(raw_root: Path) -> list[str]:
         for name in names:
             path = Path(directory) / name
             relative = path.relative_to(raw_root).as_posix()
-            if campaign_of(relative) not in (MANIFEST_DIR, LEGACY_MANIFEST) and path.is_file():
+            if campaign_of(relative) not in (MANIFEST_DIR, SHIPPED_MANIFEST) and path.is_file():
                 found.append(relative)
     return sorted(found)
 
@@ -144,24 +145,21 @@ def verify(raw_root: Path) -> Verification:
 
 
 def update(raw_root: Path) -> list[str]:
-    """Adds the files not listed yet, each to its campaign's manifest, and returns them; raises ManifestConflict on
-    damage. Only the manifests of campaigns with new files (and, once, those a legacy manifest listed) are
-    written."""
+    """Adds the files not listed yet, each to its campaign's manifest in data/raw/manifests/, and returns them;
+    raises ManifestConflict on damage. Only the manifests of campaigns with new files are written; the shipped
+    manifest never is."""
     raw_root = Path(raw_root)
     check = verify(raw_root)
     if not check.intact:
         raise ManifestConflict(
             f"data under {raw_root} differs from its manifest; nothing was changed:\n{check.describe()}"
         )
-    legacy = raw_root / LEGACY_MANIFEST
-    touched = {campaign_of(p) for p in check.unlisted}
-    if legacy.is_file():
-        touched |= {campaign_of(p) for p in read_lines(legacy)}
-    if not touched:
+    if not check.unlisted:
         return []
-    entries = read_manifest(raw_root)
+    entries: dict[str, str] = {}
+    for path in manifest_files(raw_root):
+        if path.parent.name == MANIFEST_DIR:
+            entries.update(read_lines(path))
     entries.update({p: sha256_of(raw_root / p) for p in check.unlisted})
-    write_manifests(raw_root, entries, touched)
-    if legacy.is_file():
-        legacy.unlink()  # every entry it held is now in its campaign's manifest, digest as recorded
+    write_manifests(raw_root, entries, {campaign_of(p) for p in check.unlisted})
     return check.unlisted
