@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 from test_paired import _frame  # tests/ is on pytest's pythonpath
 
-from archbench.analyze.detectable import detectable_with_status
 from archbench.analyze.paired import paired_ratios
 from archbench.analyze.planned_comparisons import add_verdicts, adjust_within_families
 from archbench.config.paths import TEMPLATES_DIR
@@ -27,8 +26,6 @@ from archbench.stats.power import (
     POWER_TOLERANCE,
     UNDEFINED,
     paired_power,
-    two_sample_power,
-    welch_detectable_pct,
 )
 
 PROSE = Prose()
@@ -69,19 +66,6 @@ def test_a_difference_that_fails_its_check_is_printed_not_computable(paired: pd.
 
 def test_an_astronomical_detectable_difference_is_printed_as_more_than_a_bound() -> None:
     assert detectable_number(5e300) == "$>$1,000" and detectable_number(12.34, 1) == "12.3"
-
-
-def test_the_difference_detectable_against_nginx_is_at_its_familys_level() -> None:
-    rows = pd.DataFrame([{"mean": 900.0, "sd": 45.0, "n": 4}, {"mean": 950.0, "sd": 40.0, "n": 1}])
-    reference = {"mean": 1000.0, "sd": 50.0, "n": 4}
-    out = detectable_with_status(rows, reference, family_size=21)
-    assert out["detectable_status"].tolist() == [COMPUTED, UNDEFINED]
-    assert out["detectable_pct"].iloc[0] == pytest.approx(
-        welch_detectable_pct(900.0, 45.0, 4, 1000.0, 50.0, 4, 0.05 / 21)
-    )
-    pooled = math.sqrt((3 * 0.05**2 + 3 * 0.05**2) / 6)
-    effect = math.log1p(out["detectable_pct"].iloc[0] / 100) / pooled
-    assert two_sample_power(effect, 4, 4, 0.05 / 21) == pytest.approx(0.8, abs=POWER_TOLERANCE)
 
 
 def planned_frame() -> pd.DataFrame:

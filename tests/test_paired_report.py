@@ -14,15 +14,11 @@ from test_adaptive_paired import _campaign as _adaptive_campaign  # tests/ is on
 from test_paired import _frame
 
 from archbench.analyze import analysis
-from archbench.analyze.detectable import (
-    detectable_against,
-)
 from archbench.analyze.paired import PAIRED_CSV, paired_ratios
 from archbench.report.latex import MacroSet
 from archbench.report.prose import Prose
 from archbench.report.studies.statistics.paired import PAIRED_FIGURE, PAIRED_TABLE_FILE, TEMPLATE, paired_outputs
 from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
-from archbench.stats.power import welch_detectable_pct
 
 PROSE = Prose()
 
@@ -108,14 +104,6 @@ def test_a_paired_adaptive_campaign_says_how_it_stopped(tmp_path: Path) -> None:
     sentence = PROSE.sentence(TEMPLATE, "sentence", facts)
     assert "until the median compared paired half-width was at most 2.0" in sentence
     assert "300\\,s of adaptive trials" in sentence and "the time budget ended it" in sentence
-
-
-def test_detectable_against_a_reference_row() -> None:
-    rows = pd.DataFrame([{"mean": 900.0, "sd": 45.0, "n": 4}, {"mean": 1000.0, "sd": 10.0, "n": 1}])
-    reference = {"mean": 1000.0, "sd": 50.0, "n": 4}
-    out = detectable_against(rows, reference)
-    expected = welch_detectable_pct(900.0, 45.0, 4, 1000.0, 50.0, 4, 0.05 / 2)
-    assert out.iloc[0] == pytest.approx(expected) and np.isnan(out.iloc[1])
 
 
 def test_a_campaign_without_a_ci_target_is_held_to_no_target(tmp_path: Path) -> None:

@@ -211,16 +211,6 @@ def run_comparisons(pairs: Sequence[Pair], trials: pd.DataFrame, *, alpha: float
     return add_verdicts(adjust_within_families(frame, alpha), alpha)
 
 
-def family_tests(summary: pd.DataFrame, trials: pd.DataFrame, family: str, *, alpha: float = ALPHA) -> int | None:
-    """Holm's m of one family of planned comparisons: the tests run in it (else its planned comparisons, so that
-    alpha / m stays defined), None when the campaign has no comparison in that family."""
-    frame = run_comparisons([pair for pair in comparison_pairs(summary) if pair.family == family], trials, alpha=alpha)
-    if frame.empty:
-        return None
-    tested = int(frame["family_size"].iloc[0])
-    return tested if tested else int(frame["planned_size"].iloc[0])
-
-
 def adjust_within_families(frame: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     """p_holm / reject_holm and p_bh / reject_bh, each family corrected on its own over the tests run (a test not
     run has no p and is no part of the family: `family_size` counts the tests run, `planned_size` every row)."""

@@ -185,8 +185,8 @@ DETECTABLE_SHOWN_UP_TO_PCT = 1000.0
 
 
 def detectable_number(value: Any, digits: int = 0) -> str:
-    """A difference detectable with 80 % power (archbench.analyze.detectable) as printed (percent, without the
-    sign): its value, or '$>$1,000'."""
+    """A detectable difference as printed (percent, without the sign): the minimum detectable difference of a
+    planned comparison or the difference detectable with 80 % power (archbench.analyze.paired), or '$>$1,000'."""
     if is_missing(value):
         return MISSING
     if float(value) > DETECTABLE_SHOWN_UP_TO_PCT:
