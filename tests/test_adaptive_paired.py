@@ -55,7 +55,6 @@ def _params(**overrides):
 
 
 def test_the_pairing_is_the_reports() -> None:
-    assert adaptive.CLIENT_BOUND_UTILISATION == fields.CLIENT_BOUND_THRESHOLD
     assert analyze_paired.UPPER_BOUND_ARCHITECTURE == "pong"
     assert adaptive.REFERENCE_PREFERENCE[1] == fields.REFERENCE_ARCHITECTURE
 

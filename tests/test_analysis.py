@@ -380,6 +380,7 @@ def test_summary_has_the_comparison_columns(comparison):
         "server_cpu_us_per_request_ci95_low",
         "server_cpu_us_per_request_ci95_high",
         "load_cpu_utilisation_mean",
+        "load_busy_share_mean",
         "n_client_bound",
         "n_unsupported",
         "timeouts_mean",

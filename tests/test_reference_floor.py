@@ -38,7 +38,7 @@ def row(architecture: str, mean: float, config_id: str, **more: object) -> dict:
         "n": 5,
         "n_unsupported": 0,
         "n_client_bound": more.pop("n_client_bound", 0),
-        "load_cpu_utilisation_mean": 0.5,
+        "load_busy_share_mean": 0.5,  # the busy measure the client-bound rule reads (measure.load_bound)
         "mean": mean,
         "sd": mean * 0.01,
         "ci95_low": mean * 0.99,

@@ -5,6 +5,7 @@ server registry (archbench/config/servers.py) so that a new server needs no edit
 from __future__ import annotations
 
 from archbench.config import servers
+from archbench.measure.load_bound import CLIENT_BOUND_BUSY
 
 # The configuration fields in the order config ids are built from; fields a
 # campaign adds later (e.g. max_threads) follow, sorted, after these.
@@ -42,8 +43,8 @@ SOCKET_ERROR_KINDS: tuple[str, ...] = ("connect", "read", "write", "timeout")
 FLAG_UNPARSED = "unparsed_output"
 FLAG_SEPARATOR = ";"
 DEFAULT_PIPELINE = 1  # records written before pipelining existed sent one request per write
-# wrk's cores at least this busy (fraction of the CPUs it was pinned to): the client set the rate.
-CLIENT_BOUND_THRESHOLD = 0.95
+# The load generator's CPUs at least this busy: it, not the server, may have set the rate.
+CLIENT_BOUND_THRESHOLD = CLIENT_BOUND_BUSY
 REFERENCE_ARCHITECTURE = "nginx"
 
 

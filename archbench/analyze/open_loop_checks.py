@@ -19,10 +19,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from archbench.measure.load_bound import CLIENT_BOUND_BUSY
 from archbench.stats.drift import relative_slope
 
 RATE_TOLERANCE = 0.05
-CLIENT_BOUND_BUSY = 0.95
 TREND_P_VALUE = 0.01
 TREND_CHANGE = 0.05
 TAIL_SAMPLES = 10

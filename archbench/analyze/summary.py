@@ -78,6 +78,7 @@ def summary_frame(trials: pd.DataFrame, planned_trial_ids: Iterable[str] = ()) -
             starved_connections_max=max_or_nan(ok["starved_connections"]),
             load_cpu_utilisation_mean=stats.sample_mean(utilisation),
             load_cpu_utilisation_max=max_or_nan(utilisation),
+            load_busy_share_mean=stats.sample_mean(_column(ok, "load_busy_share")),
             response_bytes=stats.sample_mean(_column(ok, "response_bytes")),
             bytes_per_response_mean=stats.sample_mean(_column(ok, "bytes_per_response")),
         )

@@ -5,10 +5,11 @@ Records of later schema revisions are read as follows:
 
 * `config.pipeline` (wrk pipeline depth D) missing means 1.
 * Load-generator CPU utilisation is `load.cpu_utilisation` when the record has
-  it, else (user + sys) / wall / number of CPUs in `load.cpus` (taskset list).
-  A trial at or above CLIENT_BOUND_THRESHOLD is *client-bound*: wrk's own cores
-  were saturated, so the client, not the server, set the rate. `bottleneck` says which
-  side set the rate: server, client, both, wait or neither (archbench.analyze.bottleneck).
+  it, else (user + sys) / wall / number of CPUs in `load.cpus` (taskset list); `load_cpus_busy` is the busy
+  share of those CPUs (`load.cpus_busy`, softirq included). A trial where either reaches
+  CLIENT_BOUND_THRESHOLD is *client-bound* (archbench.measure.load_bound): the client, not the server, may
+  have set the rate. `bottleneck` says which side set the rate: server, client, both, wait or neither
+  (archbench.analyze.bottleneck).
 * Server CPU seconds are `server.cpu_user_s + server.cpu_sys_s` (wait4 rusage of
   the launched process tree) unless `server.cpu_source` names the server's own
   numbers in `server.stats`. The runner writes "stats" (nginx: nginx's master
@@ -42,7 +43,6 @@ Records of later schema revisions are read as follows:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,6 @@ from archbench import parse as parsers
 from archbench import stats
 from archbench.analyze import bottleneck
 from archbench.analyze.fields import (
-    CLIENT_BOUND_THRESHOLD,
     CONFIG_FIELDS,
     CPU_SOURCE_STATS,
     CPU_SOURCE_TREE,
@@ -70,6 +69,7 @@ from archbench.analyze.values import key_text, number, sum_or_nan
 from archbench.config.params import DEFAULT_INTERFERENCE_SHARE
 from archbench.data import storage
 from archbench.measure.interference import CPU_SETS, record_interference
+from archbench.measure.load_bound import client_bound, load_busy_share, load_cpu_utilisation, parse_cpu_list
 from archbench.measure.warmup import WARMUP_KEY, load_runs, without_warmup
 from archbench.parse.combine import combine_outputs
 
@@ -169,6 +169,7 @@ def trial_row(
     load_cpu_s = sum_or_nan(load.get("cpu_user_s"), load.get("cpu_sys_s"))
     load_cpu_count = len(parse_cpu_list(load.get("cpus") or ""))
     utilisation = load_cpu_utilisation(load)
+    load_busy = load_busy_share(load)
     server_cpu_count = len(parse_cpu_list(server.get("cpus") or ""))
     busy_server = bottleneck.server_busy(server, server_cpu_s, number(parsed.get("duration_s")), server_cpu_count)
     capacity = bottleneck.wait_capacity(config)
@@ -186,12 +187,15 @@ def trial_row(
         server_window_cpu_us_per_request=stats.ratio(number(server.get("load_cpu_s")) * 1e6, total_requests),
         load_cpu_s=load_cpu_s,
         load_cpu_count=load_cpu_count or math.nan,
-        # Fraction of the CPUs wrk was pinned to: near 1.0 the client, not the server, was the bottleneck.
+        # wrk's own CPU time over its pinned CPUs' wall time, and those CPUs' busy share (softirq included): either
+        # near 1.0, the client, not the server, may have set the rate (archbench.measure.load_bound).
         load_cpu_utilisation=utilisation,
-        client_bound=bool(not math.isnan(utilisation) and utilisation >= CLIENT_BOUND_THRESHOLD),
+        load_cpus_busy=number(load.get("cpus_busy")),
+        load_busy_share=load_busy,  # the higher of the two: what the client-bound rule reads
+        client_bound=client_bound(load),
         server_cpus_busy=busy_server,
         wait_capacity_per_sec=capacity,
-        bottleneck=bottleneck.classify(busy_server, utilisation, number(parsed.get("requests_per_sec")), capacity)
+        bottleneck=bottleneck.classify(busy_server, load_busy, number(parsed.get("requests_per_sec")), capacity)
         if status == "ok"
         else "",
         # What the server says its response is (nginx), and what wrk read per completed request.
@@ -296,32 +300,6 @@ def server_cpu_seconds(server: Mapping[str, Any]) -> tuple[float, str]:
     if math.isnan(tree) and not math.isnan(own):
         return own, CPU_SOURCE_STATS
     return tree, CPU_SOURCE_TREE
-
-
-def load_cpu_utilisation(load: Mapping[str, Any]) -> float:
-    """Busy fraction of the CPUs the load generator was pinned to, from its record.
-
-    `load.cpu_utilisation` when the record has it; else (user + sys) / wall / CPUs in `load.cpus`.
-    """
-    recorded = number(load.get("cpu_utilisation"))
-    if not math.isnan(recorded):
-        return recorded
-    cpus = len(parse_cpu_list(load.get("cpus") or "")) or 1
-    cpu_s = sum_or_nan(load.get("cpu_user_s"), load.get("cpu_sys_s"))
-    return stats.ratio(cpu_s, number(load.get("wall_s")) * cpus)
-
-
-def parse_cpu_list(text: Any) -> set[int]:
-    """taskset's CPU list syntax ("0", "0-3", "0,2") as a set; unparseable parts are ignored."""
-    cpus: set[int] = set()
-    for part in str(text).split(","):
-        part = part.strip()
-        if re.fullmatch(r"\d+", part):
-            cpus.add(int(part))
-        elif re.fullmatch(r"\d+-\d+", part):
-            low, high = (int(x) for x in part.split("-"))
-            cpus.update(range(low, high + 1))
-    return cpus
 
 
 def our_response_bytes(response: Any = "test") -> int | None:

@@ -62,6 +62,7 @@ from archbench.config.plan import PlannedTrial, TrialConfig, repetition_id, repe
 from archbench.config.profiles import TRIAL_OVERHEAD_S
 from archbench.data.storage import load_campaign, write_new_json
 from archbench.measure.interference import campaign_share, judged_disturbed
+from archbench.measure.load_bound import client_bound
 from archbench.measure.reruns import RERUN_KEY
 from archbench.measure.warmup import without_warmup
 from archbench.parse import LoadOutputError, parse_output
@@ -76,7 +77,6 @@ PAIRED_CRITERION = "paired"  # every compared pair within the target
 PAIRED_MEDIAN_CRITERION = "paired_median"  # the median over the compared pairs within the target
 # The pairing the report uses (archbench.analyze.paired imports these, so the two cannot drift apart).
 REFERENCE_PREFERENCE: tuple[str, ...] = ("pong", "nginx")  # the reference floor where measured, else nginx
-CLIENT_BOUND_UTILISATION = 0.95  # = archbench.analyze.fields.CLIENT_BOUND_THRESHOLD (a test checks it)
 CLIENT_BOUND_SHARE = 0.5  # a pair is client-bound when this share of its paired rounds was, on either side
 THROUGHPUT = "requests_per_sec"
 CPU_PER_REQUEST = "server_cpu_us_per_request"
@@ -348,13 +348,12 @@ def round_measure(record: Mapping[str, Any], campaign_dir: Path) -> RoundMeasure
         return None
     requests = float(parsed.get("total_requests") or 0)
     cpu = server_cpu_s(record.get("server") or {})
-    utilisation = (record.get("load") or {}).get("cpu_utilisation")
     return RoundMeasure(
         config_id=str(record["config_id"]),
         repetition=int(record.get("repetition") or 0),
         throughput=float(parsed["requests_per_sec"]),
         cpu_us_per_request=cpu * 1e6 / requests if requests > 0 else math.nan,
-        client_bound=utilisation is not None and float(utilisation) >= CLIENT_BOUND_UTILISATION,
+        client_bound=client_bound(record.get("load") or {}),
     )
 
 
@@ -408,8 +407,8 @@ def pair_states(campaign_dir: Path, configs: Iterable[TrialConfig]) -> dict[str,
         mine, theirs = by_config.get(config_id, {}), by_config.get(reference, {})
         rounds = sorted(set(mine) & set(theirs))
         bound = [mine[k].client_bound or theirs[k].client_bound for k in rounds]
-        client_bound = bool(rounds) and sum(bound) / len(rounds) >= CLIENT_BOUND_SHARE
-        field = "cpu_us_per_request" if client_bound else "throughput"
+        pair_bound = bool(rounds) and sum(bound) / len(rounds) >= CLIENT_BOUND_SHARE
+        field = "cpu_us_per_request" if pair_bound else "throughput"
         paired = paired_log_ratio(
             [getattr(mine[k], field) for k in rounds], [getattr(theirs[k], field) for k in rounds]
         )
@@ -417,7 +416,7 @@ def pair_states(campaign_dir: Path, configs: Iterable[TrialConfig]) -> dict[str,
         states[config_id] = PairState(
             config_id,
             reference,
-            CPU_PER_REQUEST if client_bound else THROUGHPUT,
+            CPU_PER_REQUEST if pair_bound else THROUGHPUT,
             paired.n,
             None if math.isnan(half) else half,
         )

@@ -39,12 +39,13 @@ from typing import Any, TextIO
 from archbench.config.params import default_campaign_name, resolve_parameters
 from archbench.config.servers import CPU_SOURCE_STATS, variant_label
 from archbench.data.storage import load_campaign
+from archbench.measure.load_bound import CLIENT_BOUND_BUSY
 from archbench.measure.runner import cpu_utilisation, run_campaign
 from archbench.measure.warmup import without_warmup
 from archbench.parse import LoadOutputError, parse_output
 
 REFERENCE = "nginx"
-CLIENT_BOUND_UTILISATION = 0.95  # wrk's CPUs this busy: the client, not the server, set the rate
+CLIENT_BOUND_UTILISATION = CLIENT_BOUND_BUSY  # archbench.measure.load_bound: the one threshold
 CPU_RATIO_TARGET_DEPTH_1 = 0.8
 CPU_RATIO_TARGET_DEPTH_16 = 0.1
 RATE_RATIO_TARGET_DEPTH_16 = 8.0

@@ -38,7 +38,6 @@ from archbench.config.workloads import point_key, point_label
 from archbench.data.storage import load_campaign
 from archbench.measure.adaptive import (
     CLIENT_BOUND_SHARE,
-    CLIENT_BOUND_UTILISATION,
     adaptive_wall_s,
     added_trials,
     expected_round_s,
@@ -46,6 +45,7 @@ from archbench.measure.adaptive import (
     trial_throughput,
 )
 from archbench.measure.interference import campaign_share, judged_disturbed
+from archbench.measure.load_bound import client_bound
 from archbench.stats.samples import DEFAULT_ALPHA
 from archbench.stats.selection import DEFAULT_DELTA, OPEN, SequentialSelection, select_sequentially
 
@@ -166,10 +166,7 @@ def point_rounds(
         if rate is None or rate <= 0:
             continue
         by_round.setdefault(repetition, []).append(rate)
-        utilisation = (record.get("load") or {}).get("cpu_utilisation")
-        bound.setdefault(config_id, []).append(
-            utilisation is not None and float(utilisation) >= CLIENT_BOUND_UTILISATION
-        )
+        bound.setdefault(config_id, []).append(client_bound(record.get("load") or {}))
     points = []
     for key, configs in values.items():
         ids = tuple(sorted(configs))

@@ -33,7 +33,7 @@ NONE, SINGLE, CLIENT, SERVER = "none", "single", "client", "server"
 def _client_bound_clause(row: pd.Series, threshold: float = CLIENT_BOUND_THRESHOLD) -> dict[str, Any]:
     """How much of a server-set rate the load generator bounded: some trials (fewer than half), none, or unknown."""
     bound = trial_count(row.get("n_client_bound"))
-    utilisation = row.get("load_cpu_utilisation_mean")
+    utilisation = row.get("load_busy_share_mean")
     kind = "part" if bound else ("unknown" if is_missing(utilisation) else "server")
     return {
         "kind": kind,

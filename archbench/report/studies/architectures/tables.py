@@ -71,7 +71,7 @@ def comparison_row_cells(row: pd.Series, labels: Labeller, reference: bool = Fal
         format_ms(row.get("latency_p99_s_mean")) + latency_mark,
         format_cpu_per_request(row.get("server_cpu_us_per_request")),
         errors,
-        format_percent(row.get("load_cpu_utilisation_mean")),
+        format_percent(row.get("load_busy_share_mean")),
     ]
 
 

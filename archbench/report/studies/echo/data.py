@@ -28,8 +28,9 @@ import pandas as pd
 
 from archbench import stats
 from archbench.analyze import analysis
-from archbench.analyze.analysis import CLIENT_BOUND_THRESHOLD, number
+from archbench.analyze.analysis import number
 from archbench.data import storage
+from archbench.measure.load_bound import client_bound
 from archbench.report.common import (
     StudySource,
     measured_ok_including_disturbed,
@@ -167,7 +168,7 @@ def echo_trial_row(record: Mapping[str, Any], campaign_dir: Path) -> tuple[dict[
         server_cpus_busy=number(server.get("cpus_busy")),
         # echo_client's own CPU time, or its pinned CPUs' busy share, which also holds the loopback's softirq work
         # done on them: either saturated, the client may have set the rate (the latency study's rule too).
-        client_bound=any(not math.isnan(value) and value >= CLIENT_BOUND_THRESHOLD for value in (utilisation, busy)),
+        client_bound=client_bound(load),
         server_connections_accepted=number(server_stats.get("connections_accepted")),
         server_bytes_echoed=number(server_stats.get("bytes_echoed")),
         server_errors=number(server_stats.get("errors")),

@@ -37,6 +37,7 @@ from archbench.analyze.trials import interference_columns
 from archbench.config.params import DEFAULT_INTERFERENCE_SHARE
 from archbench.config.plan import saturation_key
 from archbench.data import storage
+from archbench.measure.load_bound import client_bound
 from archbench.report.common import (
     StudySource,
     measured_ok_including_disturbed,
@@ -210,9 +211,7 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
         # Whole life without a warm-up on it (analysis.server_cpu_seconds), over the window's responses.
         server_cpu_per_request_s=stats.ratio(analysis.server_cpu_seconds(server)[0], number(p.get("total_requests"))),
         server_cpus_busy=number(server.get("cpus_busy")),
-        client_bound=any(
-            not math.isnan(value) and value >= criteria.client_bound_busy for value in (busy, utilisation, own_busy)
-        ),
+        client_bound=client_bound(load, own_busy, criteria.client_bound_busy),
         **study_trial_placement(record),
     )
     eligible = row["status"] == "ok" and not row["warmup"] and not row["client_bound"]

@@ -34,6 +34,7 @@ from scipy import stats as scipy_stats
 
 from archbench import stats
 from archbench.analyze import open_loop_checks
+from archbench.measure.load_bound import CLIENT_BOUND_BUSY
 from archbench.report.study import ReportOptions
 
 # The latency threshold's one definition is the report option (ReportOptions.latency_knee_p99_ms).
@@ -49,7 +50,6 @@ KNEE_ALPHA = 0.05
 # server fell behind, by the run checks' tolerance (open_loop_checks). Counts, not rates, where the client keeps
 # them: a one-second Poisson schedule varies its own rate by about 1 %.
 KEPT_UP_FRACTION = 1 - open_loop_checks.RATE_TOLERANCE
-CLIENT_BOUND_BUSY = 0.95
 # Exact permutation distributions up to this many splits of the pooled trials (12 trials in two groups of 6: 924).
 EXACT_SPLITS = 100_000
 

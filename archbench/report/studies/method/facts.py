@@ -290,19 +290,19 @@ def client_bound_finding(
     """How many trials were client-bound (wrk's CPU at least `threshold` busy), and where (`client_bound` of
     trials.tex.j2: the threats to validity render it)."""
     rows = summary.dropna(subset=["mean"]) if not summary.empty else summary
-    if rows.empty or "load_cpu_utilisation_mean" not in rows or rows["load_cpu_utilisation_mean"].isna().all():
+    if rows.empty or "load_busy_share_mean" not in rows or rows["load_busy_share_mean"].isna().all():
         return {"no_data": True}
-    highest = rows.loc[rows["load_cpu_utilisation_mean"].idxmax()]
+    highest = rows.loc[rows["load_busy_share_mean"].idxmax()]
     bound = rows_with_any(rows, "n_client_bound")
     describe = configuration_describer(summary, prose)
     # The most client-bound configurations first; a long list is cut, the tables mark every one.
     ranked = bound.assign(_share=bound["n_client_bound"] / bound["n"].where(bound["n"] > 0)).sort_values(
-        ["_share", "load_cpu_utilisation_mean"], ascending=False, kind="stable"
+        ["_share", "load_busy_share_mean"], ascending=False, kind="stable"
     )
     return {
         "no_data": False,
         "rule": client_bound_rule(threshold),
-        "highest": format_percent(highest["load_cpu_utilisation_mean"]),
+        "highest": format_percent(highest["load_busy_share_mean"]),
         "highest_configuration": describe(highest),
         "trials": format_count(int(bound["n_client_bound"].sum()) if not bound.empty else 0),
         "total": format_count(int(rows["n"].fillna(0).sum())),

@@ -169,7 +169,7 @@ def configurations_table(summary: pd.DataFrame, prose: Prose) -> str:
                 stacked_column("Server CPU", r"(\textmu s/req.)"),
                 cell_of("server_cpu_us_per_request", format_cpu_per_request),
             ),
-            (stacked_column("wrk", "CPU"), lambda row: format_percent(row.get("load_cpu_utilisation_mean"))),
+            (stacked_column("wrk", "CPU"), lambda row: format_percent(row.get("load_busy_share_mean"))),
             (
                 stacked_column("Flagged/", "failed/unsup." if any_unsupported else "failed"),
                 lambda row: (
