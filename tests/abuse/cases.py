@@ -335,7 +335,14 @@ def slowloris(ctx: Context) -> str:
             if v.lifo:
                 took = served_within(client, t + st.timing_slack_s + 1.0)
                 expect(took is not None, f"LIFO: normal client not served within {t + 2.5} s")
-                expect(took >= t - st.early_slack_s, f"normal client served after {took:.2f} s, before any slot freed")
+                # The first slot frees when the first slowloris connection times out, t after it opened: opening the
+                # others may take a while on a loaded machine, so that is the clock, not the normal client's start.
+                since_first = time.monotonic() - opened[0]
+                expect(
+                    since_first >= t - st.early_slack_s,
+                    f"normal client served {since_first:.2f} s after the first slowloris connection opened, before "
+                    f"any slot freed",
+                )
                 ctx.details["normal_client_s"] = round(took, 3)
                 return f"normal client (newest, LIFO) served after {took:.2f} s, when the first slots timed out"
             took = served_within(client, 3.0)
