@@ -83,3 +83,26 @@ def test_a_campaign_that_cannot_be_judged_has_no_counts_and_an_absent_one_none_a
     finding = values[FINDING]
     assert finding.startswith("The main campaign's records predate the CPU counters the rule reads")
     assert "workloads" not in finding
+
+
+def abstract_for(main: pd.DataFrame, workloads: pd.DataFrame) -> str:
+    """The abstract's sentence on the trials (the macro `abstract` of method/trials.tex.j2), from the same facts."""
+    campaigns = [CampaignTrials("main", "", main, {}), CampaignTrials("workloads", "Workloads", workloads, {})]
+    return Prose().sentence("method/trials", "abstract", interference_findings(MacroSet(), campaigns))
+
+
+def test_the_abstract_names_only_the_campaigns_whose_disturbed_trials_were_measured_again() -> None:
+    # The main campaign predates the counters: the abstract must not say every trial recorded interference.
+    shipped = abstract_for(UNJUDGED, RECORDED)
+    assert shipped.startswith(
+        "Every trial records what bounded it (the server, the load generator, the blocking waits)"
+    )
+    assert "designs are ranked only where the load generator did not;" in shipped
+    assert shipped.endswith("; in the workloads campaign a trial disturbed by other work is measured again.")
+    assert "whether other work shared" not in shipped and "server set the rate" not in shipped
+    assert abstract_for(RECORDED, RECORDED).endswith(
+        "in the main and workloads campaigns a trial disturbed by other work is measured again."
+    )
+    # Judged after the fact (none re-run) or not judged at all: no campaign re-ran a trial, so no clause says one did.
+    assert abstract_for(UNJUDGED, DERIVED).endswith("ranked only where the load generator did not.")
+    assert abstract_for(pd.DataFrame(), pd.DataFrame()).endswith("ranked only where the load generator did not.")

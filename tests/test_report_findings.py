@@ -144,6 +144,8 @@ def test_what_this_machine_could_not_test_comes_from_the_records():
     assert here["summary"]  # the sources' verdicts: the summary table to cite
     text = " ".join(Prose().block(TEMPLATE, "limits", here).split())
     assert "Multi-core scaling" in text and "A second host" in text and "no delay" in text
+    # Server and load generator shared a machine in each campaign; the campaigns need not share one machine.
+    assert "Each campaign ran on one machine (placement loopback and netns)" in text and "this one machine" not in text
     assert "Rankings at 2 of 5 workload points" in text
     elsewhere = facts.limit_facts(
         pd.DataFrame({"server_cpus": ["0-3"]}),

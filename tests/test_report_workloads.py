@@ -173,6 +173,13 @@ def test_the_abstract_gives_each_testable_expectation_with_its_numbers(study):
     assert "times as many" not in untestable and "within 18" not in untestable
 
 
+def test_the_section_ranks_where_the_load_generator_did_not_set_the_rate(study):
+    # The rule the picks apply: designs bound by their waits or by neither side are ranked too.
+    text = " ".join(Prose().section("workloads", facts.workloads_sentences(study, figure_present=False)).split())
+    assert "A server can be ranked only where the load generator did not set the rate (Section" in text
+    assert "where it, not the load generator, set the rate" not in text
+
+
 def test_csvs_are_written_and_removed_without_a_campaign(root, tmp_path):
     workloads.WORKLOADS.read([sw.WORKLOADS], root, tmp_path)
     written = {p.name for p in tmp_path.glob("*.csv")}

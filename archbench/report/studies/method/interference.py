@@ -7,7 +7,7 @@ ok trials with a verdict), `DisturbedTrialCount` (of them disturbed, re-runs inc
 the runner added for disturbed trials) and `StillDisturbedCount` (configuration rounds whose last trial, after the
 re-runs, was still disturbed); and `\\abInterferenceShare` and `\\abMaxReruns`, the campaign parameters that judged
 and re-ran them; the facts of the section's sentence on them (the macro `interference` of
-paper/templates/method/trials.tex.j2). A campaign that is absent has every count undefined; one whose records cannot be judged (they
+paper/templates/method/trials.tex.j2) and of the abstract's (`abstract`: the campaigns that re-ran disturbed trials). A campaign that is absent has every count undefined; one whose records cannot be judged (they
 predate `cpu_shares`) has 0 judged and the other counts undefined, never a 0 that would read as "none disturbed".
 """
 
