@@ -238,3 +238,22 @@ def test_a_campaign_without_rounds_falls_back_to_welch_on_the_logs() -> None:
     assert row["test"] == stats.UNPAIRED_TEST and not bool(row["paired"]) and row["n_rounds"] == 0
     table = comparisons.comparisons_table(planned.run_comparisons(pairs, trials), PROSE)
     assert r"$^{\dagger}$ &" in table and "5/5" in table and "the one fallback" in table
+
+
+def test_a_significant_difference_orders_a_pair_only_where_the_lower_rate_was_not_client_set() -> None:
+    """A rate the load generator capped is a floor of that server's: a higher rate than it orders nothing, while a
+    capped higher rate only understates its lead (archbench.analyze.planned_comparisons)."""
+    pairs = [
+        planned.Pair("nginx", "ctx", "fast", "ref", "fast", "ref", a_client_set=True, b_client_set=False),
+        planned.Pair("nginx", "ctx", "fast", "ref", "fast", "ref", a_client_set=False, b_client_set=True),
+        planned.Pair("nginx", "ctx", "ref", "fast", "ref", "fast", a_client_set=True, b_client_set=False),
+        planned.Pair("nginx", "ctx", "same", "ref", "same", "ref", a_client_set=False, b_client_set=False),
+    ]
+    frame = planned.run_comparisons(pairs, _trials(RATES))
+    assert list(frame["verdict"]) == ["significant"] * 3 + ["not significant"]
+    assert list(frame["ordered"]) == [True, False, False, False]
+    table = comparisons.comparisons_table(frame, PROSE)
+    assert table.count(r"significant\textsuperscript{c}") == 2
+    assert "so the difference orders nothing" in table
+    ordered_only = comparisons.comparisons_table(frame.iloc[[0, 3]], PROSE)
+    assert r"\textsuperscript{c}" not in ordered_only and "orders nothing" not in ordered_only

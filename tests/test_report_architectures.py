@@ -45,9 +45,12 @@ def summary() -> pd.DataFrame:
     )
 
 
-def planned(verdicts: dict[str, tuple[str, float]], mdd_pct: float = 45.3) -> pd.DataFrame:
-    """The family "nginx" of the planned comparisons, one row per server: its verdict, ratio and minimum detectable
-    difference."""
+def planned(
+    verdicts: dict[str, tuple[str, float]], mdd_pct: float = 45.3, client_set: frozenset[str] = frozenset()
+) -> pd.DataFrame:
+    """The family "nginx" of the planned comparisons, one row per server: its verdict, ratio, minimum detectable
+    difference and whether it orders the pair (significant, and not named in `client_set`: the load generator set the
+    lower rate)."""
     return pd.DataFrame(
         [
             {
@@ -57,6 +60,7 @@ def planned(verdicts: dict[str, tuple[str, float]], mdd_pct: float = 45.3) -> pd
                 "verdict": verdict,
                 "ratio": ratio,
                 "mdd_pct": mdd_pct,
+                "ordered": verdict == VERDICT_SIGNIFICANT and a not in client_set,
             }
             for a, (verdict, ratio) in verdicts.items()
         ]
@@ -108,3 +112,13 @@ def test_a_missing_or_unrun_planned_comparison_is_said_not_replaced_by_intervals
     assert "for 1 no planned comparison with nginx was made" in sentence and "the rest" not in sentence
     none = nginx_sentence(None)
     assert "0 of the 3 are faster than nginx and 0 slower; for 3 no planned comparison with nginx was made" in none
+
+
+def test_a_difference_whose_lower_rate_the_load_generator_set_is_counted_apart() -> None:
+    verdicts = {"poll": (VERDICT_NOT_SIGNIFICANT, 1.1), "blocking": (VERDICT_SIGNIFICANT, 0.5)}
+    sentence = nginx_sentence(planned(verdicts, client_set=frozenset({"blocking"})))
+    assert (
+        "0 of the 3 are faster than nginx and 0 slower (1 more differs, but the load generator set the lower rate)"
+        in (sentence)
+    )
+    assert "0 of the 3 are faster than nginx and 1 slower" in nginx_sentence(planned(verdicts))

@@ -1,11 +1,17 @@
-"""The pool study's sentences: request against connection dispatch only where the server set the rate, decided by
-the planned comparison's verdict; CPU per request printed as the tables print it."""
+"""The pool study's sentences: request against connection dispatch decided by the planned comparison's verdict, a
+significant pair ordering only where the load generator did not set the lower rate; CPU per request printed as the
+tables print it."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from archbench.analyze.planned_comparisons import VERDICT_NOT_SIGNIFICANT, VERDICT_SIGNIFICANT
+from archbench.analyze.planned_comparisons import (
+    VERDICT_NOT_SIGNIFICANT,
+    VERDICT_SIGNIFICANT,
+    comparison_pairs,
+    run_comparisons,
+)
 from archbench.report.formats import format_cpu_per_request
 from archbench.report.prose import Prose
 from archbench.report.studies.pool import facts
@@ -31,52 +37,71 @@ def pool_row(dispatch: str, threads: int, mean: float, client_bound: int, **extr
     }
 
 
-def dispatch_summary() -> pd.DataFrame:
+def dispatch_summary(connection_8_bound: int = 4) -> pd.DataFrame:
     return pd.DataFrame(
         [
             pool_row("request", 2, 300.0, 0),
             pool_row("connection", 2, 100.0, 0),
             pool_row("request", 4, 330.0, 0),
             pool_row("connection", 4, 300.0, 0),
-            # The load generator bounded 3 of the 4 trials of request dispatch at N=8: its rate, not the server's.
+            # The load generator bounded 3 of the 4 trials of request dispatch at N=8, whose rate is only a floor.
             pool_row("request", 8, 500.0, 3),
-            pool_row("connection", 8, 400.0, 4),
+            pool_row("connection", 8, 400.0, connection_8_bound),
         ]
     )
 
 
-def dispatch_planned() -> pd.DataFrame:
-    """The family "dispatch" of the planned comparisons: N=2 significant, N=4 not, N=8 significant."""
-    verdicts = {2: (VERDICT_SIGNIFICANT, 3.0), 4: (VERDICT_NOT_SIGNIFICANT, 1.1), 8: (VERDICT_SIGNIFICANT, 1.25)}
-    return pd.DataFrame(
+# Four rounds per configuration: N=2 and N=8 far apart (significant), N=4 within the noise.
+ROUND_NOISE = (1.0, 1.02, 0.98, 1.01)
+ROUND_RATES = {
+    "request-2": 300.0,
+    "connection-2": 100.0,
+    "request-4": 305.0,
+    "connection-4": 300.0,
+    "request-8": 500.0,
+    "connection-8": 400.0,
+}
+
+
+def dispatch_planned(summary: pd.DataFrame) -> pd.DataFrame:
+    """The family "dispatch" of the planned comparisons, run on rounds of ROUND_RATES with the summary's client-set
+    sides (archbench.analyze.planned_comparisons decides `ordered`)."""
+    trials = pd.DataFrame(
         [
-            {"family": "dispatch", "config_a": f"request-{n}", "config_b": f"connection-{n}", "verdict": v, "ratio": r}
-            for n, (v, r) in verdicts.items()
+            {"config_id": c, "repetition": r, "requests_per_sec": rate * noise, "status": "ok", "warmup": False}
+            for shift, (c, rate) in enumerate(ROUND_RATES.items())
+            for r, noise in enumerate(ROUND_NOISE[shift % 4 :] + ROUND_NOISE[: shift % 4], start=1)
         ]
     )
+    return run_comparisons([p for p in comparison_pairs(summary) if p.family == "dispatch"], trials)
 
 
-def test_dispatch_counts_only_server_set_pairs_by_their_planned_verdicts() -> None:
-    found = facts.dispatch_comparison(dispatch_summary(), dispatch_planned())
-    sentence = PROSE.sentence("pool/sentences", "dispatch", found)
-    # The ratio of means is above 1 at every N; the old sentence said "faster ... in 3 of them".
-    assert "in 3 of them" not in sentence
+def test_a_significant_pair_orders_only_where_the_load_generator_did_not_set_the_lower_rate() -> None:
+    summary = dispatch_summary()
+    planned = dispatch_planned(summary)
+    assert list(planned["verdict"]) == [VERDICT_SIGNIFICANT, VERDICT_NOT_SIGNIFICANT, VERDICT_SIGNIFICANT]
+    # N=8: connection dispatch, the lower rate, was client-set, so its difference orders nothing.
+    assert list(planned["ordered"]) == [True, False, False]
+    sentence = PROSE.sentence("pool/sentences", "dispatch", facts.dispatch_comparison(summary, planned))
+    assert "(3 pairs)" in sentence
     assert (
-        "(3 pairs)" in sentence and "in 1 of them, so the load generator, not the server, set that pair's" in sentence
+        "find request dispatch faster than connection dispatch in 1 and slower in 0 (ratio of means 3.00)" in sentence
     )
-    assert "Where the server set the rate (2 pairs; ratio of means from 1.10 to 3.00)" in sentence
-    assert (
-        "find request dispatch faster than connection dispatch in 1 and slower in 0; 1 is not distinguishable"
-        in sentence
+    assert "in 1 wrk's CPU was at least 95\\,\\% busy in half or more of the slower mode's trials" in sentence
+    assert "1 is not distinguishable" in sentence
+    # The higher side client-set only understates its lead: connection dispatch at N=8 server-set, the pair orders.
+    unbound = dispatch_summary(connection_8_bound=0)
+    sentence = PROSE.sentence(
+        "pool/sentences", "dispatch", facts.dispatch_comparison(unbound, dispatch_planned(unbound))
     )
+    assert "faster than connection dispatch in 2 and slower in 0 (ratio of means 1.25 to 3.00)" in sentence
+    assert "orders nothing" not in sentence
 
 
 def test_dispatch_without_a_planned_comparison_says_so() -> None:
     sentence = PROSE.sentence("pool/sentences", "dispatch", facts.dispatch_comparison(dispatch_summary()))
-    assert "for 2 no planned comparison was made, so these data do not say which is faster" in sentence
-    client_set_everywhere = dispatch_summary().assign(n_client_bound=4)
-    sentence = PROSE.sentence("pool/sentences", "dispatch", facts.dispatch_comparison(client_set_everywhere))
-    assert "no pair is left where the server set the rate, so these data do not say which dispatch mode" in sentence
+    assert "for 3 no planned comparison was made, so these data do not say which is faster" in sentence
+    assert "ratio of means" not in sentence
 
 
 def test_cpu_per_request_reads_the_same_in_the_sentence_and_the_tables() -> None:

@@ -1,6 +1,11 @@
 """The comparison families within one campaign, as several studies use them: pairs, their pre-declared tests
 (archbench.stats.predeclared), Holm/BH adjustment within each family, minimum detectable differences and verdicts.
-Analyze stage: the table cells of a compared pair are the report's (archbench.report.formats)."""
+Analyze stage: the table cells of a compared pair are the report's (archbench.report.formats).
+
+A significant difference orders a pair (`ordered`) only where the load generator did not set the lower rate
+(archbench.analyze.client_bound.client_set_rate of the configuration with the lower mean): a rate the load generator
+capped is a floor of what that server can do, so a higher rate than it says nothing, while a capped higher rate only
+understates the higher one's lead."""
 
 from __future__ import annotations
 
@@ -14,7 +19,8 @@ import pandas as pd
 from archbench import stats
 from archbench.analyze import analysis, outliers
 from archbench.analyze.analysis import key_text, series_of
-from archbench.analyze.values import count_text
+from archbench.analyze.client_bound import client_set_rate
+from archbench.analyze.values import count_text, number
 
 ALPHA = stats.DEFAULT_ALPHA
 
@@ -31,6 +37,8 @@ class Pair:
     b_name: str
     a: str
     b: str
+    a_client_set: bool = False  # the load generator set a's rate (archbench.analyze.client_bound.client_set_rate)
+    b_client_set: bool = False
 
 
 def comparison_pairs(summary: pd.DataFrame) -> list[Pair]:
@@ -64,6 +72,8 @@ def comparison_pairs(summary: pd.DataFrame) -> list[Pair]:
                     f"N={int(float(lower['threads']))}",
                     str(higher["config_id"]),
                     str(lower["config_id"]),
+                    client_set_rate(higher),
+                    client_set_rate(lower),
                 )
             )
 
@@ -102,6 +112,8 @@ def comparison_pairs(summary: pd.DataFrame) -> list[Pair]:
                         "connection",
                         str(row["config_id"]),
                         str(connection.iloc[0]["config_id"]),
+                        client_set_rate(row),
+                        client_set_rate(connection.iloc[0]),
                     )
                 )
 
@@ -124,6 +136,8 @@ def comparison_pairs(summary: pd.DataFrame) -> list[Pair]:
                     labels.variant(reference),
                     str(row["config_id"]),
                     str(reference["config_id"]),
+                    client_set_rate(row),
+                    client_set_rate(reference),
                 )
             )
     return pairs
@@ -201,6 +215,8 @@ def run_comparisons(pairs: Sequence[Pair], trials: pd.DataFrame, *, alpha: float
             "b_name": pair.b_name,
             "config_a": pair.a,
             "config_b": pair.b,
+            "a_client_set": pair.a_client_set,
+            "b_client_set": pair.b_client_set,
             **planned_columns(result),
         }
         for pair, result in planned_results(pairs, trials, alpha)
@@ -238,9 +254,10 @@ def add_verdicts(frame: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     detectable difference there, `stats.minimum_detectable_pct`), `rounds_needed` (a test not run: the fewest paired
     rounds at which the observed ratio and spread would be significant at alpha over the planned family, at least
     MIN_ROUNDS; NaN when the spread is unknown, inf when no number up to stats.predeclared.MAX_ROUNDS_NEEDED is
-    enough) and `verdict` ("significant", "not significant" or "not run")."""
+    enough), `verdict` ("significant", "not significant" or "not run") and `ordered` (significant, and the load
+    generator did not set the lower rate: module docstring)."""
     frame = frame.copy()
-    mdd_alpha, mdd, needed, verdicts = [], [], [], []
+    mdd_alpha, mdd, needed, verdicts, ordered = [], [], [], [], []
     rejected = outliers.truthy(frame["reject_holm"])
     for (_, row), reject in zip(frame.iterrows(), rejected, strict=True):
         run = row["test"] != stats.NOT_RUN
@@ -250,11 +267,15 @@ def add_verdicts(frame: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
         if run:
             needed.append(math.nan)
             verdicts.append(VERDICT_SIGNIFICANT if reject else VERDICT_NOT_SIGNIFICANT)
+            lower_client_set = row.get("b_client_set") if number(row.get("ratio")) > 1 else row.get("a_client_set")
+            ordered.append(bool(reject) and not outliers.is_true(lower_client_set))
         else:
+            ordered.append(False)
             needed.append(stats.rounds_needed(row["mean_log"], row["sd_log"], alpha / max(1, int(row["planned_size"]))))
             verdicts.append(VERDICT_NOT_RUN)
     frame["mdd_alpha"] = mdd_alpha
     frame["mdd_pct"] = mdd
     frame["rounds_needed"] = needed
     frame["verdict"] = verdicts
+    frame["ordered"] = ordered
     return frame

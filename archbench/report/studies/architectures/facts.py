@@ -23,6 +23,7 @@ from archbench.analyze.analysis import (
     Labeller,
     key_text,
 )
+from archbench.analyze.outliers import is_true
 from archbench.analyze.planned_comparisons import VERDICT_NOT_SIGNIFICANT, VERDICT_SIGNIFICANT
 from archbench.report.common import configuration_describer, depth_of, distinct_values, rows_with_any
 from archbench.report.formats import detectable_number, format_cpu_per_request
@@ -42,8 +43,16 @@ from archbench.report.studies.architectures.fastest import fastest_by_depth, fas
 from archbench.stats import MIN_ROUNDS
 
 # What the planned comparison against nginx (archbench.analyze.planned_comparisons, family "nginx", Holm within it)
-# decided for one of our servers: faster or slower (significant), not significant, not run, or no such comparison.
-FASTER, SLOWER, UNDECIDED, NOT_RUN, UNPLANNED = "faster", "slower", "undecided", "not run", "unplanned"
+# decided for one of our servers: faster or slower (significant and ordered), significant but the load generator set
+# the lower rate, not significant, not run, or no such comparison.
+FASTER, SLOWER, CLIENT_SET, UNDECIDED, NOT_RUN, UNPLANNED = (
+    "faster",
+    "slower",
+    "client set",
+    "undecided",
+    "not run",
+    "unplanned",
+)
 
 
 def _planned_pair(row: pd.Series, reference: pd.Series, planned: pd.DataFrame | None) -> pd.Series | None:
@@ -64,6 +73,8 @@ def nginx_verdict(row: pd.Series, reference: pd.Series, planned: pd.DataFrame | 
     if pair is None:
         return UNPLANNED
     if pair["verdict"] == VERDICT_SIGNIFICANT:
+        if not is_true(pair.get("ordered")):
+            return CLIENT_SET
         return FASTER if float(pair["ratio"]) > 1 else SLOWER
     return UNDECIDED if pair["verdict"] == VERDICT_NOT_SIGNIFICANT else NOT_RUN
 
@@ -105,6 +116,7 @@ def _nginx_facts(one: Comparison, labels: Labeller, planned: pd.DataFrame | None
         high_ratio=format_decimal(high["ratio_to_nginx"], 2),
         faster=format_count(int((verdicts == FASTER).sum())),
         slower=format_count(int((verdicts == SLOWER).sum())),
+        client_set=int((verdicts == CLIENT_SET).sum()),
         undecided=int((verdicts == UNDECIDED).sum()),
         not_run=int((verdicts == NOT_RUN).sum()),
         unplanned=int((verdicts == UNPLANNED).sum()),

@@ -27,6 +27,7 @@ from archbench.analyze.analysis import (
     several_depths,
 )
 from archbench.analyze.client_bound import client_set_rate, trial_count
+from archbench.analyze.outliers import is_true
 from archbench.analyze.planned_comparisons import VERDICT_NOT_SIGNIFICANT, VERDICT_SIGNIFICANT
 from archbench.report.common import client_bound_rule, configuration_describer, depth_of
 from archbench.report.formats import format_cpu_per_request
@@ -108,14 +109,16 @@ def _pool_numbers(one: Series) -> dict[str, Any] | None:
     return facts
 
 
-# The planned verdicts of a dispatch pair where the server set the rate, each counted as a fact of that name.
-DISPATCH_VERDICTS = ("faster", "slower", "undecided", "not_run", "unplanned")
+# The planned verdicts of a dispatch pair, each counted as a fact of that name ("client_set": significant, but the
+# load generator set the lower rate, so the pair orders nothing: archbench.analyze.planned_comparisons).
+DISPATCH_VERDICTS = ("faster", "slower", "client_set", "undecided", "not_run", "unplanned")
 
 
 def _dispatch_verdict(pair: pd.Series, planned: pd.DataFrame | None) -> str:
     """The planned comparison "request vs connection dispatch" of one pair (`planned`: the rows of comparisons.csv's
     family "dispatch"): "faster" or "slower" (request against connection, significant after Holm within the
-    family), "undecided", "not_run" or "unplanned" (no such comparison), the verdict of the planned comparisons' table."""
+    family, and ordered), "client_set", "undecided", "not_run" or "unplanned" (no such comparison), the verdict of the
+    planned comparisons' table."""
     if planned is None or planned.empty:
         return "unplanned"
     a, b = str(pair["config_id_request"]), str(pair["config_id_connection"])
@@ -124,24 +127,18 @@ def _dispatch_verdict(pair: pd.Series, planned: pd.DataFrame | None) -> str:
         return "unplanned"
     verdict = rows["verdict"].iloc[0]
     if verdict == VERDICT_SIGNIFICANT:
+        if not is_true(rows["ordered"].iloc[0]):
+            return "client_set"
         return "faster" if float(rows["ratio"].iloc[0]) > 1 else "slower"
     return "undecided" if verdict == VERDICT_NOT_SIGNIFICANT else "not_run"
-
-
-def _either_client_set(pair: pd.Series) -> bool:
-    """Whether the load generator set the rate of either side of a merged pair (archbench.analyze.client_bound)."""
-    return any(
-        client_set_rate({"n": pair.get(f"n{side}"), "n_client_bound": pair.get(f"n_client_bound{side}")})
-        for side in ("_request", "_connection")
-    )
 
 
 def dispatch_comparison(summary: pd.DataFrame, planned: pd.DataFrame | None = None) -> dict[str, Any] | None:
     """Request vs connection dispatch at equal N and connections, where both were measured (None: no campaign).
 
-    A pair where the load generator set the rate of either side (the client-bound rule of the pool sizes) is left
-    out of the comparison; of the others, the planned comparison "request vs connection dispatch" (`planned`: the
-    family "dispatch" of the planned comparisons, Holm within it) decides which is faster, never the ratio of means."""
+    The planned comparison "request vs connection dispatch" (`planned`: the family "dispatch" of the planned
+    comparisons, Holm within it) decides which is faster, never the ratio of means; a significant pair whose lower
+    rate the load generator set (its `ordered` is false) orders nothing."""
     if summary.empty:
         return None
     pool = summary[(summary["architecture"] == "thread_pool") & summary["mean"].notna()]
@@ -156,17 +153,15 @@ def dispatch_comparison(summary: pd.DataFrame, planned: pd.DataFrame | None = No
     merged = request.merge(connection, on=keys, suffixes=("_request", "_connection"))
     if merged.empty:
         return {"pairs": None}
-    client_set = pd.Series([_either_client_set(pair) for _, pair in merged.iterrows()], index=merged.index, dtype=bool)
-    compared = merged[~client_set]
-    verdicts = [_dispatch_verdict(pair, planned) for _, pair in compared.iterrows()]
-    ratios = compared["mean_request"] / compared["mean_connection"]
+    verdicts = pd.Series([_dispatch_verdict(pair, planned) for _, pair in merged.iterrows()], index=merged.index)
+    ordered = merged[verdicts.isin(["faster", "slower"])]
+    ratios = ordered["mean_request"] / ordered["mean_connection"]
     starving = merged[merged["connections"] > merged["threads"]]
     facts: dict[str, Any] = {
         "pairs": format_count(len(merged)),
-        "client_set": int(client_set.sum()),
         "rule": client_bound_rule(),
-        "compared": len(compared),
-        **{verdict: verdicts.count(verdict) for verdict in DISPATCH_VERDICTS},
+        "ordered": len(ordered),
+        **{verdict: int((verdicts == verdict).sum()) for verdict in DISPATCH_VERDICTS},
         "min_rounds": str(MIN_ROUNDS),
         "ratio_low": format_decimal(ratios.min(), 2),
         "ratio_high": format_decimal(ratios.max(), 2),

@@ -15,7 +15,9 @@ import pandas as pd
 from archbench import stats
 from archbench.analyze.analysis import main_pool_series
 from archbench.analyze.client_bound import client_set_rate, trial_count
+from archbench.analyze.planned_comparisons import VERDICT_SIGNIFICANT
 from archbench.report import latex
+from archbench.report.common import client_bound_rule
 from archbench.report.formats import (
     ALPHA,
     COMPARISONS_SIZE,
@@ -61,6 +63,7 @@ def verdict_cell(row: Mapping[str, Any], prose: Prose) -> str:
         TEMPLATE,
         "verdict_cell",
         verdict=row.get("verdict"),
+        ordered=truthy(row.get("ordered")),
         paired=truthy(row.get("paired")),
         minimum=stats.MIN_ROUNDS,
         **needed_facts(row.get("rounds_needed")),
@@ -111,7 +114,14 @@ def comparisons_table(frame: pd.DataFrame, prose: Prose) -> str:
     body = [line if isinstance(line, str) else " & ".join(line) + r" \\[2pt]" for line in body]
     caption = prose.sentence(TEMPLATE, "table_caption")
     notes = prose.sentence(
-        TEMPLATE, "planned_notes", minimum=stats.MIN_ROUNDS, paired=bool(frame["paired"].map(truthy).all())
+        TEMPLATE,
+        "planned_notes",
+        minimum=stats.MIN_ROUNDS,
+        paired=bool(frame["paired"].map(truthy).all()),
+        client_set=any(
+            r["verdict"] == VERDICT_SIGNIFICANT and not truthy(r.get("ordered")) for _, r in frame.iterrows()
+        ),
+        rule=client_bound_rule(),
     )
     return latex.render_longtable(
         fill_first(columns), body, caption, "tab:comparisons", notes=notes_after(notes), size=COMPARISONS_SIZE
