@@ -74,6 +74,18 @@ def test_without_a_workloads_campaign_the_findings_say_so():
     assert "No workloads campaign was analysed" in Prose().block(TEMPLATE, "picks", {"available": False})
 
 
+def test_a_map_without_a_rankable_point_says_what_bounded_each_and_names_no_cause_for_all(workloads_study):
+    found = {
+        **facts.pick_facts(workloads_study),
+        "ranked": [],
+        "unranked": [{"reason": "client", "points": ["close"]}, {"reason": "none", "points": ["idle 1000"]}],
+    }
+    text = " ".join(Prose().block(TEMPLATE, "picks", found).split())
+    # The old sentence said "At no workload point did the server set the rate", although one point had no best.
+    assert "No workload point can rank the designs on this machine" in text and "did the server set" not in text
+    assert "at close the load generator bounded" in text and "nothing: no server had a measured best" in text
+
+
 def test_cpu_per_request_is_ranked_cheapest_first_without_the_upper_bound(main):
     depths = facts.cpu_facts(main.summary)
     assert [d["pipeline"] for d in depths] == ["1", "16"]
