@@ -17,6 +17,7 @@ from archbench.report.prose import Prose
 from archbench.report.studies import workloads
 from archbench.report.studies.findings import facts as findings_facts
 from archbench.report.studies.workloads import data, facts, tables
+from archbench.stats import selection
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parent.parent / "paper"
@@ -319,3 +320,19 @@ def test_a_within_sentence_appears_only_where_the_intervals_confirm_it(study):
             assert "were not all within 18" in abstract and "fell further behind" in findings
         else:
             assert "within 18" not in abstract and "CPU-bound work" not in findings
+
+
+def test_the_stated_rule_is_the_codes_a_pick_wins_over_an_interval_ending_at_one(study):
+    # Within delta and also below the best of the others (its interval ends at 1): the code calls it a pick
+    # (archbench.stats.selection._verdict), so the section states "slower" only for a design that is not a pick.
+    delta = 0.05
+    assert selection._verdict(math.log(0.97), 0.0, delta) == selection.WITHIN
+    assert selection._verdict(math.log(0.90), 0.0, delta) == selection.SLOWER
+    sentences = facts.workloads_sentences(study, figure_present=True)
+    section = " ".join(Prose().section("workloads", sentences).split())
+    assert "a pick. Otherwise, one whose interval ends at 1 is \\emph{slower} than the best." in section
+    # The bold "fastest" is the highest estimate, which the procedure shows the best only where its interval
+    # starts at 1: the map's notes say so.
+    table = " ".join(tables.map_table(study, Prose()).split())
+    assert r"\textbf{fastest}" in table
+    assert "Fastest: the highest estimate, shown the best only where its interval starts at 1." in table
