@@ -336,3 +336,12 @@ def test_the_stated_rule_is_the_codes_a_pick_wins_over_an_interval_ending_at_one
     table = " ".join(tables.map_table(study, Prose()).split())
     assert r"\textbf{fastest}" in table
     assert "Fastest: the highest estimate, shown the best only where its interval starts at 1." in table
+
+
+def test_the_maps_bounds_do_not_land_on_a_threshold_they_do_not_reach():
+    # The shipped poll at "work 40 us, close": a pick (low 0.9513 above 1 - delta) whose interval ends above 1
+    # (1.007): two digits showed "0.95--1.0", on both thresholds of the verdicts.
+    row = pd.Series({"ratio": 0.9788, "low": 0.9513, "high": 1.00698, "is_best": False, "ranked_verdict": "within"})
+    assert tables.ratio_cell(row, 0.05) == "0.98 (0.951--1.01)"
+    slower = pd.Series({"ratio": 0.957, "low": 0.926, "high": 1.0, "is_best": False, "ranked_verdict": "slower"})
+    assert tables.ratio_cell(slower, 0.05) == "0.96 (0.93--1.0)"  # ends at 1 exactly: two digits say so
