@@ -179,6 +179,18 @@ def test_the_finding_names_both_runs_and_says_which_the_conclusion_rests_on():
     assert "No run's interval excludes 1" in marginal and "confirm that" not in marginal
 
 
+def test_the_deciding_ratio_is_named_paired_and_the_conclusion_keeps_to_the_tested_rate():
+    # The two medians' quotient (here about 2) is not the ratio paired within rounds: the text says which it gives,
+    # and concludes on the tested percentile at the tested rate, not on the tail at any load.
+    study = two_runs(CLEAR_RATIOS)
+    deciding = facts.verdict_facts(study)["deciding"]
+    text = " ".join(finding_of(study).split())
+    assert f"the FIFO queue's {deciding['fifo']}\\,ms; paired within rounds, {deciding['ratio']} times (" in text
+    assert "ms: " + deciding["ratio"] + " times" not in text
+    assert text.endswith("serving the newest first lengthens the p99.9 at that rate.")
+    assert "lengthens the tail" not in text
+
+
 def test_the_table_gives_each_run_at_the_looks_level():
     table = comparison_table(two_runs(CLEAR_RATIOS), Prose())
     assert "(97.5\\,\\% CI)" in table and "97.5\\,\\% interval" in table

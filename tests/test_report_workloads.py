@@ -17,6 +17,7 @@ from archbench.report.prose import Prose
 from archbench.report.studies import workloads
 from archbench.report.studies.findings import facts as findings_facts
 from archbench.report.studies.workloads import data, facts, tables
+from archbench.stats import selection
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parent.parent / "paper"
@@ -300,6 +301,14 @@ def test_the_bound_sentence_names_the_sized_trials_the_server_did_not_bound(stud
     assert "on top of 10\\,\\textmu s of work per request" in idle and "3.3 times with 8,000 idle" in idle
 
 
+def test_the_idle_verdict_confirms_only_the_part_it_tests(study):
+    # The test is the growth of poll's CPU over epoll's with idle connections and poll shown slower there; poll
+    # "as fast as" epoll without them is never tested (a point estimate): the verdict confirms the second part only.
+    idle = " ".join(Prose().sentence(SENTENCES, "idle", facts.idle_facts(study)).split())
+    assert idle.startswith("These data confirm the second: ") and "These data confirm it" not in idle
+    assert "poll's server CPU per request, a point estimate, was 1.1 times epoll's without idle connections" in idle
+
+
 def test_a_within_sentence_appears_only_where_the_intervals_confirm_it(study):
     """The CPU-bound expectation (designs within 18 % of the best) is printed in the abstract and the findings only
     where every design's simultaneous interval lies above 0.82; a wide interval makes it inconclusive, an interval
@@ -318,3 +327,28 @@ def test_a_within_sentence_appears_only_where_the_intervals_confirm_it(study):
             assert "were not all within 18" in abstract and "fell further behind" in findings
         else:
             assert "within 18" not in abstract and "CPU-bound work" not in findings
+
+
+def test_the_stated_rule_is_the_codes_a_pick_wins_over_an_interval_ending_at_one(study):
+    # Within delta and also below the best of the others (its interval ends at 1): the code calls it a pick
+    # (archbench.stats.selection._verdict), so the section states "slower" only for a design that is not a pick.
+    delta = 0.05
+    assert selection._verdict(math.log(0.97), 0.0, delta) == selection.WITHIN
+    assert selection._verdict(math.log(0.90), 0.0, delta) == selection.SLOWER
+    sentences = facts.workloads_sentences(study, figure_present=True)
+    section = " ".join(Prose().section("workloads", sentences).split())
+    assert "a pick. Otherwise, one whose interval ends at 1 is \\emph{slower} than the best." in section
+    # The bold "fastest" is the highest estimate, which the procedure shows the best only where its interval
+    # starts at 1: the map's notes say so.
+    table = " ".join(tables.map_table(study, Prose()).split())
+    assert r"\textbf{fastest}" in table
+    assert "Fastest: the highest estimate, shown the best only where its interval starts at 1." in table
+
+
+def test_the_maps_bounds_do_not_land_on_a_threshold_they_do_not_reach():
+    # The shipped poll at "work 40 us, close": a pick (low 0.9513 above 1 - delta) whose interval ends above 1
+    # (1.007): two digits showed "0.95--1.0", on both thresholds of the verdicts.
+    row = pd.Series({"ratio": 0.9788, "low": 0.9513, "high": 1.00698, "is_best": False, "ranked_verdict": "within"})
+    assert tables.ratio_cell(row, 0.05) == "0.98 (0.951--1.01)"
+    slower = pd.Series({"ratio": 0.957, "low": 0.926, "high": 1.0, "is_best": False, "ranked_verdict": "slower"})
+    assert tables.ratio_cell(slower, 0.05) == "0.96 (0.93--1.0)"  # ends at 1 exactly: two digits say so

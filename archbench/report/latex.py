@@ -198,6 +198,21 @@ def format_significant(value: Any, digits: int = 3) -> str:
     return f"{number:,.{decimals}f}"
 
 
+def format_bound(value: Any, marks: Sequence[float] = (1.0,)) -> str:
+    """An interval bound with two significant digits, more when two would put it on the other side of a mark (1, or
+    a decision threshold such as 1 - delta) or on the mark itself (1.046 is 1.05, not 1.0): a table must not make an
+    interval look as if it touched or crossed a threshold when it does not."""
+    if is_missing(value):
+        return MISSING
+    number = float(value)
+    for digits in (2, 3, 4):
+        text = format_significant(number, digits)
+        shown = float(text.replace(",", ""))
+        if all(number == mark or (shown - mark) * (number - mark) > 0 for mark in marks):
+            return text
+    return text
+
+
 def format_ms(seconds: Any) -> str:
     """A latency in seconds as milliseconds with three significant digits."""
     return MISSING if is_missing(seconds) else format_significant(float(seconds) * 1000.0, 3)

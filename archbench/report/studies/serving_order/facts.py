@@ -9,7 +9,15 @@ import math
 from typing import Any
 
 from archbench.report.common import provenance_facts, tt
-from archbench.report.latex import MISSING, MacroSet, format_count, format_ms, format_significant, is_missing
+from archbench.report.latex import (
+    MISSING,
+    MacroSet,
+    format_bound,
+    format_count,
+    format_ms,
+    format_significant,
+    is_missing,
+)
 from archbench.report.studies.latency.data import Criteria
 from archbench.report.studies.serving_order.data import (
     FAMILY_ERROR,
@@ -27,19 +35,6 @@ from archbench.report.studies.serving_order.data import (
 def format_level(level: float) -> str:
     """A confidence level as a percentage without trailing zeros: 95, 97.5."""
     return f"{100 * level:.4g}"
-
-
-def format_bound(value: float) -> str:
-    """An interval bound with two significant digits, more when two would put it on the other side of 1 or on 1
-    itself (1.046 is 1.05, not 1.0): the text must not make an interval look as if it touched 1 when it does not."""
-    if is_missing(value):
-        return MISSING
-    for digits in (2, 3, 4):
-        text = format_significant(value, digits)
-        shown = float(text.replace(",", ""))
-        if value == 1 or (shown - 1) * (value - 1) > 0:
-            return text
-    return text
 
 
 def usable_facts(look: Look) -> dict[str, Any]:

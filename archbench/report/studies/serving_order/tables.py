@@ -11,6 +11,7 @@ from archbench.report.latex import (
     MISSING,
     Column,
     adjusted_table,
+    format_bound,
     format_count,
     format_ms,
     format_significant,
@@ -25,7 +26,7 @@ from archbench.report.studies.serving_order.data import (
     SUSTAIN_TOLERANCE,
     ServingOrderResults,
 )
-from archbench.report.studies.serving_order.facts import format_bound, format_level
+from archbench.report.studies.serving_order.facts import format_level
 
 TEMPLATE = "serving_order/tables"
 

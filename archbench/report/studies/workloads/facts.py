@@ -6,7 +6,8 @@ The expectations, with the point that tests each (archbench.report.studies.workl
 - Gammo, Bruyere, Brecht et al. (OLS 2004): poll matches epoll without idle connections and falls behind as idle
   ones grow. Tested on server CPU per request, poll over epoll, at the most idle connections measured against the
   baseline: confirmed when the ratio grows to at least IDLE_GROWTH times the baseline's.
-  The selection must agree: poll shown slower than the best at that idle point (else "not confirmed").
+  The selection must agree: poll shown slower than the best at that idle point (else "not confirmed"). Only the
+  second part is tested: the ratio without idle connections is a point estimate, no test that poll matches epoll.
 - Pai, Druschel, Zwaenepoel, Flash (USENIX 1999): a single event loop stalls on blocking calls; helpers (here a
   pool's workers) overlap them. Tested at the longest blocking wait measured: confirmed when epoll serves at most
   STALL_SLACK times one request per wait, the fastest thread pool at least OVERLAP_FACTOR times epoll, and the

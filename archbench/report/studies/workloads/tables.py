@@ -15,6 +15,7 @@ from archbench.report.latex import (
     Column,
     cell_of,
     escape,
+    format_bound,
     format_count,
     format_decimal,
     format_ms,
@@ -33,17 +34,19 @@ BOTTLENECK_LETTER = {"server": "s", "client": "c", "both": "b", "wait": "w", "ne
 VERDICT_WORD = {"within": "pick", "slower": "slower", "open": "open", UNRANKED: "unranked"}
 
 
-def ratio_cell(row: pd.Series) -> str:
-    """'0.90 (0.85--1.00)': the ratio to the point's fastest design with the simultaneous interval of the design
+def ratio_cell(row: pd.Series, delta: float | None = None) -> str:
+    """'0.90 (0.85--1.0)': the ratio to the point's fastest design with the simultaneous interval of the design
     against the best of the others; 'fastest' for the fastest, where the point can rank the servers (elsewhere its
-    ratio, 1.0: no server is named the fastest where the load generator set the rate)."""
+    ratio, 1.0: no server is named the fastest where the load generator set the rate). The bounds get more digits
+    where two would put them on or across 1 or 1 - delta, the thresholds of the verdicts (latex.format_bound)."""
     if is_missing(row["ratio"]):
         return MISSING
     named = bool(row["is_best"]) and row["ranked_verdict"] != UNRANKED
     head = r"\textbf{fastest}" if named else format_significant(row["ratio"], 2)
     if is_missing(row["low"]):
         return head
-    return f"{head} ({format_significant(row['low'], 2)}--{format_significant(row['high'], 2)})"
+    marks = (1.0,) if delta is None else (1.0, 1.0 - delta)
+    return f"{head} ({format_bound(row['low'], marks)}--{format_bound(row['high'], marks)})"
 
 
 def _column(prose: Prose, name: str, align: str) -> Column:
@@ -60,7 +63,7 @@ def map_table(study: WorkloadsResults, prose: Prose) -> str:
     spec = [
         (_column(prose, "server", FILL_COLUMN), lambda row: escape(row["variant"])),
         (_column(prose, "rate", "r"), cell_of("mean")),
-        (_column(prose, "ratio", "r"), ratio_cell),
+        (_column(prose, "ratio", "r"), lambda row: ratio_cell(row, study.settings.delta if study.settings else None)),
         (_column(prose, "verdict", "l"), lambda row: VERDICT_WORD.get(str(row["ranked_verdict"]), MISSING)),
         (_column(prose, "p99", "r"), cell_of("latency_p99_s_mean", format_ms)),
         (_column(prose, "cpu", "r"), cell_of("server_cpu_us_per_request", format_decimal)),
