@@ -467,6 +467,8 @@ def test_the_scaling_sentence_says_where_the_client_set_the_rate(synthetic):
     text = " ".join(Prose().block("echo/sentences", "scaling", facts).split())
     assert "the highest mean rate of echoed bytes was" in text and "most echoed" not in text
     assert "so the client, not the servers, may have set those rates" in text
+    # The table's mark flags a configuration with one client-bound trial; this rule is half or more, not the mark.
+    assert "saturated in half or more of the trials" in text and "client-bound mark" not in text
     unbound = summary.assign(n_client_bound=0)
     clean = EchoResults(synthetic.source, synthetic.trials, synthetic.series, unbound, synthetic.max_conns)
     assert echo_facts.scaling_facts(clean)["client_set"] == []
