@@ -128,3 +128,16 @@ def test_the_shipped_raw_data_matches_its_manifest() -> None:
     listed = manifest.read_manifest(raw)
     files = [p for p in committed if manifest.campaign_of(p) not in (manifest.MANIFEST_DIR, manifest.SHIPPED_MANIFEST)]
     assert [p for p in files if p not in listed] == []
+
+
+def test_a_path_listed_in_two_manifests_must_have_one_digest(tmp_path: Path) -> None:
+    """The shipped campaigns are listed in MANIFEST.sha256 and again in their committed per-campaign manifests."""
+    raw = make_raw(tmp_path / "raw")
+    manifest.update(raw)
+    (own,) = manifest.manifest_files(raw)
+    (raw / manifest.SHIPPED_MANIFEST).write_text(own.read_text())
+    assert manifest.verify(raw).intact  # the same lines twice
+    digest = "0" * 64
+    (raw / manifest.SHIPPED_MANIFEST).write_text(f"{digest}  c1/campaign.json\n")
+    with pytest.raises(manifest.ManifestConflict, match="another digest"):
+        manifest.read_manifest(raw)

@@ -8,6 +8,8 @@ of two places:
   measured on this machine, or new trials of a shipped one). A campaign measured here adds a file of its own and
   edits no committed one: after `make all` the working tree has new, untracked campaigns and their manifests, and a
   `git pull` that brings other campaigns cannot conflict.
+The shipped campaigns are also listed, line for line, in their own committed manifests under `manifests/` (the
+record some commits kept there; committed raw data is never removed). A path listed twice has one digest.
 `cd data/raw && sha256sum -c MANIFEST.sha256 manifests/*.sha256` checks them without this package.
 
 A manifest only ever grows. `update()` adds files that are not listed yet and refuses, changing nothing, when a
@@ -104,10 +106,13 @@ def read_lines(path: Path) -> dict[str, str]:
 
 
 def read_manifest(raw_root: Path) -> dict[str, str]:
-    """relative path -> sha256 of the files the manifests list (empty when there is none)."""
+    """relative path -> sha256 of the files the manifests list (empty when there is none); a path listed twice with
+    two digests is damage to a record, refused."""
     listed: dict[str, str] = {}
     for path in manifest_files(raw_root):
-        listed.update(read_lines(path))
+        for relative, digest in read_lines(path).items():
+            if listed.setdefault(relative, digest) != digest:
+                raise ManifestConflict(f"{path}: {relative} is listed with another digest in an earlier manifest")
     return listed
 
 
