@@ -40,7 +40,8 @@ from archbench.config.params import default_campaign_name, resolve_parameters
 from archbench.config.servers import CPU_SOURCE_STATS, variant_label
 from archbench.data.storage import load_campaign
 from archbench.measure.load_bound import CLIENT_BOUND_BUSY
-from archbench.measure.runner import cpu_utilisation, run_campaign
+from archbench.measure.load_bound import load_cpu_utilisation as recorded_utilisation
+from archbench.measure.runner import run_campaign
 from archbench.measure.warmup import without_warmup
 from archbench.parse import LoadOutputError, parse_output
 
@@ -82,13 +83,10 @@ def server_cpu_seconds(server: Mapping[str, Any]) -> float | None:
 
 
 def load_cpu_utilisation(load: Mapping[str, Any]) -> float | None:
-    """`load.cpu_utilisation`; for records written before it existed, computed the same way."""
-    if load.get("cpu_utilisation") is not None:
-        return float(load["cpu_utilisation"])
-    user, system, wall = load.get("cpu_user_s"), load.get("cpu_sys_s"), load.get("wall_s")
-    if user is None or system is None or not wall or not load.get("cpus"):
-        return None
-    return cpu_utilisation(user + system, wall, load["cpus"])
+    """`load.cpu_utilisation`, or for records written before it existed computed the same way
+    (archbench.measure.load_bound); None when the record cannot say."""
+    utilisation = recorded_utilisation(load)
+    return None if math.isnan(utilisation) else utilisation
 
 
 def measure_trial(record: Mapping[str, Any], parsed_load: Mapping[str, Any] | None) -> TrialMeasure:
