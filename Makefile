@@ -146,7 +146,7 @@ $(ANALYSIS_STAMP): $(CAMPAIGNS_MK) $(ANALYSIS_SOURCES) $(ANALYSIS_RAW) $(VENV_ST
 	$(PY) -m archbench notebook analyze --campaign '$(ANALYSIS_MAIN)' -p campaigns '$(ANALYSIS_CAMPAIGNS)' \
 	  --output-dir data/processed/executed
 	@# The notebooks appendix again, now that analyze.ipynb itself is exported to paper/notebooks/ too.
-	$(PY) -m archbench.report.studies.notebooks.index
+	$(PY) -m archbench.studies.notebooks.index
 	@touch $@
 
 # latexmk is itself incremental; make runs it only when the generated inputs or the TeX sources changed.

@@ -195,7 +195,7 @@ class SharedReports:
         self, campaign: str | Mapping[str, str], raw_root: Path, **options: object
     ) -> tuple[report.ReportOutputs, Path]:
         """(outputs, paper directory) of build_report(campaign, raw_root, **options); `campaign` is the main
-        campaign or a mapping of campaigns (archbench.report.campaigns)."""
+        campaign or a mapping of campaigns (archbench.render.campaigns)."""
         key = self.key(campaign, raw_root, options)
         if key not in self.reports:
             paper = self.root / f"report-{len(self.reports)}" / "paper"

@@ -30,9 +30,9 @@ from archbench.cli.artifact import (
 )
 from archbench.cli.main import main as cli_main
 from archbench.data import manifest
+from archbench.render.campaigns import CAMPAIGNS_FILE, Campaigns, Choice, resolve
 from archbench.report.build import ReportPaths, build_report
-from archbench.report.campaigns import CAMPAIGNS_FILE, Campaigns, Choice, resolve
-from archbench.report.studies import STUDIES
+from archbench.studies import STUDIES
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "fixtures" / "campaigns" / "fixture-minimal"

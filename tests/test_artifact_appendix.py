@@ -7,10 +7,10 @@ from pathlib import Path
 
 from archbench.config.plan import expected_duration_s
 from archbench.data import storage
-from archbench.report.latex import MacroSet
-from archbench.report.prose import Prose
-from archbench.report.studies.artifact import facts as artifact_appendix
-from archbench.report.studies.artifact.facts import (
+from archbench.render.latex import MacroSet
+from archbench.render.prose import Prose
+from archbench.studies.artifact import facts as artifact_appendix
+from archbench.studies.artifact.facts import (
     appendix_outputs,
     collect_appendix,
     debian_packages,

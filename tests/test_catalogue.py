@@ -27,7 +27,7 @@ from archbench.config.catalogue import (
 )
 from archbench.config.paths import RAW_MANIFEST_DIR, RAW_ROOT, REPO_ROOT
 from archbench.config.profiles import PROFILE_DIR, PROFILE_NAMES, ProfileError
-from archbench.report.studies import STUDIES
+from archbench.studies import STUDIES
 
 HOST = "catalogue-host"  # HOST_SHORT for make: no real host name can collide with it
 MAKEFILE = REPO_ROOT / "Makefile"

@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 import yaml
 
-from archbench.report.prose import Prose
-from archbench.report.studies.artifact import facts as artifact_appendix
+from archbench.render.prose import Prose
+from archbench.studies.artifact import facts as artifact_appendix
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = REPO / "docs" / "schemas" / "external" / "citation-file-format-1.2.0.json"

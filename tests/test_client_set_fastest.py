@@ -14,9 +14,9 @@ import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 from archbench.analyze.summary import summary_frame
 from archbench.analyze.trials import trials_frame
 from archbench.data.storage import load_campaign
-from archbench.report.latex import MacroSet
-from archbench.report.prose import Prose
-from archbench.report.studies.pool.facts import pool_findings
+from archbench.render.latex import MacroSet
+from archbench.render.prose import Prose
+from archbench.studies.pool.facts import pool_findings
 
 ROUNDS = (1, 2, 3, 4)
 # The pool section's sentences these tests read (paper/templates/pool/sentences.tex.j2).

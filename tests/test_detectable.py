@@ -15,11 +15,8 @@ from test_paired import _frame  # tests/ is on pytest's pythonpath
 from archbench.analyze.paired import paired_ratios
 from archbench.analyze.planned_comparisons import add_verdicts, adjust_within_families
 from archbench.config.paths import TEMPLATES_DIR
-from archbench.report.formats import detectable_number
-from archbench.report.prose import Prose
-from archbench.report.studies.statistics.comparisons import TEMPLATE as COMPARISONS
-from archbench.report.studies.statistics.comparisons import holm_families_facts
-from archbench.report.studies.statistics.paired import paired_facts, paired_table
+from archbench.render.formats import detectable_number
+from archbench.render.prose import Prose
 from archbench.stats.power import (
     COMPUTED,
     NOT_COMPUTABLE,
@@ -27,6 +24,9 @@ from archbench.stats.power import (
     UNDEFINED,
     paired_power,
 )
+from archbench.studies.statistics.comparisons import TEMPLATE as COMPARISONS
+from archbench.studies.statistics.comparisons import holm_families_facts
+from archbench.studies.statistics.paired import paired_facts, paired_table
 
 PROSE = Prose()
 

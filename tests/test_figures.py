@@ -10,10 +10,10 @@ import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from archbench.analyze import analysis
-from archbench.report import plots
-from archbench.report.prose import Prose
-from archbench.report.studies.architectures import figures as architecture_figures
-from archbench.report.studies.pool import figures
+from archbench.render import plots
+from archbench.render.prose import Prose
+from archbench.studies.architectures import figures as architecture_figures
+from archbench.studies.pool import figures
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 

@@ -16,15 +16,15 @@ from matplotlib.collections import LineCollection, PathCollection
 
 from archbench import stats
 from archbench.analyze import analysis
-from archbench.report import plots, theme
-from archbench.report.studies import latency as report_latency
-from archbench.report.studies.architectures import figures as architecture_figures
-from archbench.report.studies.echo import ECHO
-from archbench.report.studies.echo import figures as echo_figures
-from archbench.report.studies.echo.data import MB
-from archbench.report.studies.latency import figures as latency_figures
-from archbench.report.studies.latency.data import SETUP_SWEEP
-from archbench.report.studies.pool import figures
+from archbench.render import plots, theme
+from archbench.studies import latency as report_latency
+from archbench.studies.architectures import figures as architecture_figures
+from archbench.studies.echo import ECHO
+from archbench.studies.echo import figures as echo_figures
+from archbench.studies.echo.data import MB
+from archbench.studies.latency import figures as latency_figures
+from archbench.studies.latency.data import SETUP_SWEEP
+from archbench.studies.pool import figures
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 

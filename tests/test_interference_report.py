@@ -1,4 +1,4 @@
-"""The method section's interference macros (archbench.report.studies.method.interference): counts per campaign,
+"""The method section's interference macros (archbench.studies.method.interference): counts per campaign,
 the rule's parameters, and the sentence rendered from its facts, for campaigns judged by the runner, judged after the fact, not judgeable and
 absent."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from archbench.report.latex import MISSING, MacroSet
-from archbench.report.prose import Prose
-from archbench.report.studies.method.interference import CampaignTrials, interference_findings
+from archbench.render.latex import MISSING, MacroSet
+from archbench.render.prose import Prose
+from archbench.studies.method.interference import CampaignTrials, interference_findings
 
 
 def frame(rows: list[tuple[str, bool, str, str]]) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The bandwidth baseline in the report (archbench.report.studies.architectures.baseline, paper/templates/architectures/baseline.tex.j2)."""
+"""The bandwidth baseline in the report (archbench.studies.architectures.baseline, paper/templates/architectures/baseline.tex.j2)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from archbench.report.latex import MacroSet
-from archbench.report.prose import Prose
-from archbench.report.studies.architectures.baseline import baseline_facts, baseline_findings, response_length
+from archbench.render.latex import MacroSet
+from archbench.render.prose import Prose
+from archbench.studies.architectures.baseline import baseline_facts, baseline_findings, response_length
 
 REPO = Path(__file__).resolve().parent.parent
 SUMMARY = pd.DataFrame(

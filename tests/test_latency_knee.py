@@ -1,4 +1,4 @@
-"""The latency knee against the floor of the same run (archbench.report.studies.latency.knee): the rank test, a
+"""The latency knee against the floor of the same run (archbench.studies.latency.knee): the rank test, a
 floor well under the threshold with a clear knee, a floor above it, and noisy trials that must not make a knee."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from archbench.report.studies.latency import knee
-from archbench.report.study import ReportOptions
+from archbench.render.study import ReportOptions
+from archbench.studies.latency import knee
 
 INF = math.inf
 MS = 1e-3

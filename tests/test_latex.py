@@ -12,12 +12,12 @@ import pytest
 import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
 from archbench.analyze import analysis
+from archbench.render import latex
+from archbench.render.prose import Prose
 from archbench.report import build as report
-from archbench.report import latex
-from archbench.report.prose import Prose
-from archbench.report.studies import architectures, pool
-from archbench.report.studies.pool import facts as findings
-from archbench.report.studies.pool import tables as main_tables
+from archbench.studies import architectures, pool
+from archbench.studies.pool import facts as findings
+from archbench.studies.pool import tables as main_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"

@@ -17,7 +17,7 @@ from archbench.analyze.labels import Labeller, sort_configurations
 from archbench.config import servers
 from archbench.config.server_spec import ServerSpec, ServerVariant, trigger_option
 from archbench.config.server_variants import conformance_lines
-from archbench.report import theme
+from archbench.render import theme
 
 REGISTRY = servers.server_specs
 # A toy: reactor's binary under another name, with a hue no other server has and two variants worth testing.

@@ -24,18 +24,18 @@ from archbench.analyze.noise import (
     noise_diagnostics,
     residuals,
 )
-from archbench.report.latex import FIGURE_MAX_HEIGHT, MacroSet
-from archbench.report.prose import Prose
-from archbench.report.studies.statistics.noise import (
+from archbench.render.latex import FIGURE_MAX_HEIGHT, MacroSet
+from archbench.render.prose import Prose
+from archbench.stats.autocorrelation import autocorrelation
+from archbench.stats.drift import relative_slope
+from archbench.studies.statistics.noise import (
     NOISE_FIGURE,
     NOISE_FIGURE_FILE,
     TEMPLATE,
     noise_outputs,
     steal_facts,
 )
-from archbench.report.studies.statistics.noise_figure import noise_figure
-from archbench.stats.autocorrelation import autocorrelation
-from archbench.stats.drift import relative_slope
+from archbench.studies.statistics.noise_figure import noise_figure
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "campaigns"
 

@@ -23,10 +23,10 @@ from archbench.cli.notebooks import default_html_dir, executed_at, export_html
 from archbench.config.params import ParameterError
 from archbench.config.paths import RAW_ROOT, REPO_ROOT
 from archbench.measure.progress import Progress
+from archbench.render.prose import Prose
+from archbench.render.study import ReportOptions
 from archbench.report import pipeline
-from archbench.report.prose import Prose
-from archbench.report.studies.notebooks import index as notebook_index
-from archbench.report.study import ReportOptions
+from archbench.studies.notebooks import index as notebook_index
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "campaigns"
 # nbconvert writes `<img alt="..." class="" src="data:image/png;base64,...">`: the figure travels inside the page.

@@ -21,7 +21,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from archbench.config.paths import REPO_ROOT
-from archbench.report.studies.notebooks.index import page_facts
+from archbench.studies.notebooks.index import page_facts
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]  # starts a Jupyter kernel and runs notebooks
 

@@ -1,4 +1,4 @@
-"""The paired ratios in the report (archbench.report.studies.statistics.paired and paired_power): the CSV, table,
+"""The paired ratios in the report (archbench.studies.statistics.paired and paired_power): the CSV, table,
 forest plot, macros and the sentence with its "could have detected" phrase, on a small synthetic trials frame."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from test_paired import _frame
 
 from archbench.analyze import analysis
 from archbench.analyze.paired import PAIRED_CSV, paired_ratios
-from archbench.report.latex import MacroSet
-from archbench.report.prose import Prose
-from archbench.report.studies.statistics.paired import PAIRED_FIGURE, PAIRED_TABLE_FILE, TEMPLATE, paired_outputs
-from archbench.report.studies.statistics.paired_figure import forest_figure, forest_rows
+from archbench.render.latex import MacroSet
+from archbench.render.prose import Prose
+from archbench.studies.statistics.paired import PAIRED_FIGURE, PAIRED_TABLE_FILE, TEMPLATE, paired_outputs
+from archbench.studies.statistics.paired_figure import forest_figure, forest_rows
 
 PROSE = Prose()
 

@@ -1,5 +1,5 @@
 """`python -m archbench pick` (archbench.cli.pick, archbench.config.pick, archbench.analyze.pick,
-archbench.report.pick): the point composed from the flags, pools that cover the blocking, the rounds sized to the
+archbench.render.pick): the point composed from the flags, pools that cover the blocking, the rounds sized to the
 budget, bad flags refused in one line before any campaign exists, and the answer (terminal table and page) rendered
 from fixture campaigns: resolved, refused where the load generator sets the rate, said to be unreliable on a busy
 machine, and placed on the report's map."""
@@ -29,7 +29,7 @@ from archbench.config.pick import (
 )
 from archbench.config.plan import expand_grid
 from archbench.config.values import ParameterError
-from archbench.report.pick import render_page, render_terminal
+from archbench.render.pick import render_page, render_terminal
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED_MAP = REPO / "data" / "raw" / "reference-workloads-selection"

@@ -14,9 +14,9 @@ from statsmodels.stats.multitest import multipletests
 
 from archbench import stats
 from archbench.analyze import planned_comparisons as planned
-from archbench.report.prose import Prose
-from archbench.report.studies.statistics import comparisons
+from archbench.render.prose import Prose
 from archbench.stats.predeclared import MAX_ROUNDS_NEEDED, aligned_by_round
+from archbench.studies.statistics import comparisons
 
 PROSE = Prose()
 A = [100.0, 104.0, 98.0, 101.0, 103.0]

@@ -13,16 +13,16 @@ from archbench.analyze import published_compare as compare
 from archbench.analyze.crossos import load_source000
 from archbench.analyze.published import published_table
 from archbench.config.paths import EXTERNAL_DIR, RAW_ROOT
+from archbench.render.campaigns import MAIN, MAIN_REFERENCE
+from archbench.render.common import StudySource
+from archbench.render.prose import Prose
+from archbench.render.study import Paper
 from archbench.report.build import ReportPaths, build_report
-from archbench.report.campaigns import MAIN, MAIN_REFERENCE
-from archbench.report.common import StudySource
-from archbench.report.prose import Prose
-from archbench.report.studies import STUDIES
-from archbench.report.studies.sources import SOURCES
-from archbench.report.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign
-from archbench.report.studies.sources.facts import load_threads_facts, published_outputs
-from archbench.report.studies.summary.tables import INTRO, SUMMARY_FILE, reproduced_facts, summary_outputs
-from archbench.report.study import Paper
+from archbench.studies import STUDIES
+from archbench.studies.sources import SOURCES
+from archbench.studies.sources.data import SUMMARY_CSV, TRIALS_CSV, SourcesCampaign
+from archbench.studies.sources.facts import load_threads_facts, published_outputs
+from archbench.studies.summary.tables import INTRO, SUMMARY_FILE, reproduced_facts, summary_outputs
 
 # --------------------------------------------------------------------------- the rules
 

@@ -1,4 +1,4 @@
-"""The architecture comparison's fastest server and pong, the reference floor (archbench.report.studies.architectures
+"""The architecture comparison's fastest server and pong, the reference floor (archbench.studies.architectures
 .fastest and .floor): no server is named the fastest where the load generator bounded half or more of the trials of
 the configuration with the highest mean, and pong is never called an upper bound, least of all where a correct server
 served more than it. On summary frames, then on a fixture campaign built from raw trial records."""
@@ -14,9 +14,9 @@ import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
 from archbench.analyze import analysis
 from archbench.analyze.client_bound import client_set_rate
-from archbench.report.prose import Prose
-from archbench.report.studies import architectures, rules
-from archbench.report.studies.architectures.fastest import fastest_by_depth, fastest_summary
+from archbench.render.prose import Prose
+from archbench.studies import architectures, rules
+from archbench.studies.architectures.fastest import fastest_by_depth, fastest_summary
 
 
 def row(architecture: str, mean: float, config_id: str, **more: object) -> dict:

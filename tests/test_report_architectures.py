@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 
 from archbench.analyze.planned_comparisons import VERDICT_NOT_RUN, VERDICT_NOT_SIGNIFICANT, VERDICT_SIGNIFICANT
-from archbench.report.latex import MacroSet
-from archbench.report.prose import Prose
-from archbench.report.studies.architectures.facts import architecture_findings
+from archbench.render.latex import MacroSet
+from archbench.render.prose import Prose
+from archbench.studies.architectures.facts import architecture_findings
 
 PROSE = Prose()
 

@@ -14,17 +14,17 @@ import pytest
 import synthetic_studies as ss  # tests/fixtures/campaigns/synthetic_studies.py (pytest pythonpath)
 
 from archbench.parse import parse_file
+from archbench.render import latex
+from archbench.render.common import sorted_rows
+from archbench.render.prose import Prose
+from archbench.render.study import Paper
 from archbench.report import build as report
-from archbench.report import latex
-from archbench.report.common import sorted_rows
-from archbench.report.prose import Prose
-from archbench.report.studies import echo as report_echo
-from archbench.report.studies.echo import data as echo_data
-from archbench.report.studies.echo import facts as echo_facts
-from archbench.report.studies.echo import figures as echo_figures
-from archbench.report.studies.echo import tables as echo_tables
-from archbench.report.studies.echo.data import EchoResults
-from archbench.report.study import Paper
+from archbench.studies import echo as report_echo
+from archbench.studies.echo import data as echo_data
+from archbench.studies.echo import facts as echo_facts
+from archbench.studies.echo import figures as echo_figures
+from archbench.studies.echo import tables as echo_tables
+from archbench.studies.echo.data import EchoResults
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
@@ -417,7 +417,7 @@ def test_study_figures_leave_pyplot_untouched(real, synthetic_root, tmp_path):
     import matplotlib
     import matplotlib.pyplot as plt
 
-    from archbench.report.studies import latency as report_latency
+    from archbench.studies import latency as report_latency
 
     backend = matplotlib.get_backend()
     before = plt.get_fignums()

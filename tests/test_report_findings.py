@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 import synthetic_workloads as sw  # tests/fixtures/campaigns/synthetic_workloads.py (pytest pythonpath)
 
+from archbench.render.prose import Prose
 from archbench.report import build as report
 from archbench.report import pipeline
-from archbench.report.prose import Prose
-from archbench.report.studies import workloads
-from archbench.report.studies.findings import facts
+from archbench.studies import workloads
+from archbench.studies.findings import facts
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parent.parent / "paper"

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
-from archbench.report import latex
+from archbench.render import latex
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 SHIPPED = [

@@ -14,11 +14,11 @@ import synthetic_studies as ss  # tests/fixtures/campaigns/synthetic_studies.py 
 
 from archbench.analyze.open_loop_checks import assess
 from archbench.parse import parse_file
+from archbench.render import latex
+from archbench.render.study import ReportOptions
 from archbench.report import build as report
-from archbench.report import latex
-from archbench.report.studies import latency as report_latency
-from archbench.report.studies.latency.data import LatencyResults
-from archbench.report.study import ReportOptions
+from archbench.studies import latency as report_latency
+from archbench.studies.latency.data import LatencyResults
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 

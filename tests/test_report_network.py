@@ -16,13 +16,13 @@ import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 from scipy import stats as scipy_stats
 
 from archbench.config.profiles import profile_values
+from archbench.render import latex
+from archbench.render.prose import Prose
+from archbench.render.study import Paper
 from archbench.report import build as report
-from archbench.report import latex
-from archbench.report.prose import Prose
-from archbench.report.studies import network as report_network
-from archbench.report.studies.network import facts as network_facts
-from archbench.report.studies.network.data import FRAME_OVERHEAD_BYTES, LinkBound, NetworkResults, source000_pools
-from archbench.report.study import Paper
+from archbench.studies import network as report_network
+from archbench.studies.network import facts as network_facts
+from archbench.studies.network.data import FRAME_OVERHEAD_BYTES, LinkBound, NetworkResults, source000_pools
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from archbench.config.paths import RAW_ROOT
-from archbench.report.campaigns import MAIN, MAIN_REFERENCE
-from archbench.report.studies import STUDIES
+from archbench.render.campaigns import MAIN, MAIN_REFERENCE
+from archbench.studies import STUDIES
 
 MAX_BODY_PAGES = 20
 FIRST, LAST = "sec:findings", "main-body-end"  # labels of paper/templates/findings/ and threats/section.tex.j2

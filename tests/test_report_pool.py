@@ -12,10 +12,10 @@ from archbench.analyze.planned_comparisons import (
     comparison_pairs,
     run_comparisons,
 )
-from archbench.report.formats import format_cpu_per_request
-from archbench.report.prose import Prose
-from archbench.report.studies.pool import facts
-from archbench.report.studies.pool.tables import configurations_table
+from archbench.render.formats import format_cpu_per_request
+from archbench.render.prose import Prose
+from archbench.studies.pool import facts
+from archbench.studies.pool.tables import configurations_table
 
 PROSE = Prose()
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from archbench.render import latex
+from archbench.render.prose import Prose
 from archbench.report import build as report
-from archbench.report import latex
-from archbench.report.prose import Prose
-from archbench.report.studies.robustness import data as rres
-from archbench.report.studies.robustness import facts as rtext
+from archbench.studies.robustness import data as rres
+from archbench.studies.robustness import facts as rtext
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "paper"

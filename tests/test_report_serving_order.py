@@ -12,12 +12,12 @@ import pytest
 
 from archbench.config.catalogue import SECOND_LOOK_SUFFIX
 from archbench.data import storage
-from archbench.report.campaigns import resolve
-from archbench.report.latex import MacroSet
-from archbench.report.prose import Prose
-from archbench.report.studies import serving_order
-from archbench.report.studies.serving_order import data, facts
-from archbench.report.studies.serving_order.tables import comparison_table
+from archbench.render.campaigns import resolve
+from archbench.render.latex import MacroSet
+from archbench.render.prose import Prose
+from archbench.studies import serving_order
+from archbench.studies.serving_order import data, facts
+from archbench.studies.serving_order.tables import comparison_table
 
 ROOT = Path(__file__).resolve().parent.parent
 

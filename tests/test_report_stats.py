@@ -1,4 +1,4 @@
-"""archbench.report.studies.statistics: the statistics, cross-OS, rules and environment sections of the report.
+"""archbench.studies.statistics: the statistics, cross-OS, rules and environment sections of the report.
 
 Besides the shipped fixture campaigns (two trials per configuration at most), a synthetic raw root
 holds campaigns with enough trials for every path: `stats-here` (six trials per configuration, a
@@ -28,19 +28,19 @@ from archbench.analyze import planned_comparisons as planned
 from archbench.config.catalogue import MAIN_REFERENCE
 from archbench.data.importer import IMPORT_DIR
 from archbench.measure import provenance
+from archbench.render import formats as stats_format
+from archbench.render import latex
+from archbench.render.prose import Prose
 from archbench.report import build as report
-from archbench.report import formats as stats_format
-from archbench.report import latex
-from archbench.report.prose import Prose
-from archbench.report.studies import crossos as crossos_study
-from archbench.report.studies import environment, rules
-from archbench.report.studies import statistics as report_stats
-from archbench.report.studies.crossos import data as crossos_data
-from archbench.report.studies.crossos import tables as crossos_tables
-from archbench.report.studies.environment import tables as stats_environment
-from archbench.report.studies.statistics import comparisons as stats_comparisons
-from archbench.report.studies.statistics import diagnostics as stats_diagnostics
-from archbench.report.studies.statistics import qq as stats_qq
+from archbench.studies import crossos as crossos_study
+from archbench.studies import environment, rules
+from archbench.studies import statistics as report_stats
+from archbench.studies.crossos import data as crossos_data
+from archbench.studies.crossos import tables as crossos_tables
+from archbench.studies.environment import tables as stats_environment
+from archbench.studies.statistics import comparisons as stats_comparisons
+from archbench.studies.statistics import diagnostics as stats_diagnostics
+from archbench.studies.statistics import qq as stats_qq
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parents[1] / "paper"
@@ -532,7 +532,7 @@ def test_qq_figure_of_the_planned_comparisons_log_ratios(here, tmp_path):
     figure = stats_qq.qq_figure(outputs.summary, outputs.trials)
     assert sum(ax.get_visible() for ax in figure.axes) == len(chosen)
     again = tmp_path / "again.pdf"
-    from archbench.report.studies.pool import figures
+    from archbench.studies.pool import figures
 
     figures.save_figure(figure, again)
     assert again.read_bytes() == pdf.read_bytes()  # deterministic

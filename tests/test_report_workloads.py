@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 import synthetic_workloads as sw  # tests/fixtures/campaigns/synthetic_workloads.py (pytest pythonpath)
 
+from archbench.render.latex import MacroSet
+from archbench.render.prose import Prose
 from archbench.report import build as report
-from archbench.report.latex import MacroSet
-from archbench.report.prose import Prose
-from archbench.report.studies import workloads
-from archbench.report.studies.findings import facts as findings_facts
-from archbench.report.studies.workloads import data, facts, tables
 from archbench.stats import selection
+from archbench.studies import workloads
+from archbench.studies.findings import facts as findings_facts
+from archbench.studies.workloads import data, facts, tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parent.parent / "paper"

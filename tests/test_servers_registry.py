@@ -15,7 +15,7 @@ from archbench.config.loadgen import load_generator, pipeline_script
 from archbench.config.plan import TrialConfig
 from archbench.config.servers import CPU_SOURCE_STATS, CPU_SOURCE_TREE, server_spec, server_specs
 from archbench.measure.nginx import NginxSpec
-from archbench.report.theme import architecture_palette_hues
+from archbench.render.theme import architecture_palette_hues
 
 # The architectures the report was built with, in their order: a new one may join anywhere, but these keep their
 # order, parallelism flags and colours (report output stays identical).

@@ -25,11 +25,11 @@ from archbench.config.paths import REPO_ROOT, TEMPLATES_DIR
 from archbench.config.profiles import PROFILE_DIR
 from archbench.data import storage
 from archbench.data.importer import IMPORT_DIR
+from archbench.render.campaigns import GIVEN, MEASURED, NONE, REFERENCE, resolve, short_host
+from archbench.render.latex import MacroSet
+from archbench.render.study import Paper
 from archbench.report import build as report
-from archbench.report.campaigns import GIVEN, MEASURED, NONE, REFERENCE, resolve, short_host
-from archbench.report.latex import MacroSet
-from archbench.report.studies import STUDIES
-from archbench.report.study import Paper
+from archbench.studies import STUDIES
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "campaigns"
 HOST = "testhost"
@@ -39,10 +39,10 @@ def test_every_study_has_a_package_a_template_folder_and_a_section():
     names = [s.name for s in STUDIES]
     assert len(names) == len(set(names))
     for study in STUDIES:
-        package = REPO_ROOT / "archbench" / "report" / "studies" / study.name
+        package = REPO_ROOT / "archbench" / "studies" / study.name
         assert (package / "__init__.py").is_file(), study.name
         assert study.section_path().is_file(), study.name
-        declared = importlib.import_module(f"archbench.report.studies.{study.name}").STUDY
+        declared = importlib.import_module(f"archbench.studies.{study.name}").STUDY
         # The registry may place a study in another part of the report than its package declares, nothing else.
         assert replace(declared, part=study.part) == study, study.name
 
@@ -178,9 +178,9 @@ TOY_STUDY = '''"""A toy study: counts the trials of its own campaign."""
 import pandas as pd
 
 from archbench.analyze import analysis
-from archbench.report.latex import format_count
+from archbench.render.latex import format_count
 from archbench.config.catalogue import CATALOGUE
-from archbench.report.study import CampaignStudy
+from archbench.render.study import CampaignStudy
 
 
 class Toy:
@@ -360,8 +360,8 @@ def test_two_studies_defining_one_macro_is_an_error(tmp_path, monkeypatch):
     package = tmp_path / "src" / "twin_study"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(
-        "from archbench.report.latex import MacroSet\n"
-        "from archbench.report.study import Study, StudyOutput\n"
+        "from archbench.render.latex import MacroSet\n"
+        "from archbench.render.study import Study, StudyOutput\n"
         "def write(context):\n"
         "    macros = MacroSet()\n"
         "    macros.add(r'\\abCampaign', 'x')\n"
@@ -385,7 +385,7 @@ def test_a_study_section_renders_from_its_facts_and_brings_its_own_bibliography(
     package = tmp_path / "src" / "worded_study"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(
-        "from archbench.report.study import Study, StudyOutput\n"
+        "from archbench.render.study import Study, StudyOutput\n"
         "def write(context):\n"
         "    rows = len(context.processed.summary)\n"
         "    return StudyOutput(section={'count': {'rows': rows, 'several': rows > 1}})\n"

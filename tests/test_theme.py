@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from archbench.config.servers import server_specs
-from archbench.report import plots, theme
-from archbench.report.plots import label_colours
+from archbench.render import plots, theme
+from archbench.render.plots import label_colours
 
 
 def _hue(colour) -> float:

@@ -1,6 +1,6 @@
 """The comparison families within one campaign, as several studies use them: pairs, their pre-declared tests
 (archbench.stats.predeclared), Holm/BH adjustment within each family, minimum detectable differences and verdicts.
-Analyze stage: the table cells of a compared pair are the report's (archbench.report.formats).
+Analyze stage: the table cells of a compared pair are the report's (archbench.render.formats).
 
 A significant difference orders a pair (`ordered`) only where the load generator did not set the lower rate
 (archbench.analyze.client_bound.client_set_rate of the configuration with the lower mean): a rate the load generator

@@ -44,7 +44,7 @@ def key_text(value: Any) -> str:
 
 def count_text(value: Any) -> str:
     """A count as plain text, rounded, with thousands separators ('12,345'); '--' where missing (the report's
-    MISSING: archbench.report.latex.format_count is this function)."""
+    MISSING: archbench.render.latex.format_count is this function)."""
     return "--" if is_nan(value) else f"{float(value):,.0f}"
 
 

@@ -14,7 +14,7 @@ SHA256SUMS of every other file. The archive is written to a temporary file and r
 member order, owners and times; its SHA-256 is printed and written beside it (`<archive>.sha256`, the
 sha256sum format).
 
-The campaigns come from data/processed/campaigns.json, which every analysis writes (archbench.report.campaigns:
+The campaigns come from data/processed/campaigns.json, which every analysis writes (archbench.render.campaigns:
 each study's campaign and the campaigns read beside it, such as the latency study's `-closed` and `-001` and the
 network study's `-loopback`); a robustness result under data/raw/ brings its directory.
 Uncommitted changes under archbench/, servers_c/, paper/ or notebooks/ are refused (exit 2) unless
@@ -41,9 +41,9 @@ from typing import Any
 
 from archbench.config.paths import REPO_ROOT
 from archbench.data import manifest, storage
-from archbench.report.campaigns import CAMPAIGNS_FILE, Campaigns
-from archbench.report.latex import campaign_provenance
-from archbench.report.prose import environment as template_environment
+from archbench.render.campaigns import CAMPAIGNS_FILE, Campaigns
+from archbench.render.latex import campaign_provenance
+from archbench.render.prose import environment as template_environment
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 ANALYSIS_ARGS = Path("data/processed") / CAMPAIGNS_FILE

@@ -1,4 +1,4 @@
-"""`python -m archbench campaigns`: which campaign each part of the report reads, and why (archbench.report.campaigns).
+"""`python -m archbench campaigns`: which campaign each part of the report reads, and why (archbench.render.campaigns).
 
     python -m archbench campaigns [--set 'echo=echo-lab,latency=lat'] [--measured-main NAME] [--json]
                                   [--makefile FILE]
@@ -27,8 +27,8 @@ from pathlib import Path
 from archbench.config.catalogue import CampaignRule, build_catalogue
 from archbench.config.paths import PROCESSED_DIR, RAW_ROOT, REPO_ROOT
 from archbench.config.profiles import PROFILE_DIR
-from archbench.report.campaigns import MAIN, Campaigns, main_rule, resolve
-from archbench.report.studies import STUDIES
+from archbench.render.campaigns import MAIN, Campaigns, main_rule, resolve
+from archbench.studies import STUDIES
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

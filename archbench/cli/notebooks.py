@@ -10,7 +10,7 @@ executed copy is ever replaced.
 A notebook that ran to the end is also exported to HTML (nbconvert, figures embedded as data URIs) to
 `paper/notebooks/NAME.html` (a notebook saved in an explicit output directory, e.g. analyze) or
 `paper/notebooks/NAME-<campaign>.html` (one beside its campaign), regenerable and replaced by the next run;
-the report's appendix lists them (archbench.report.studies.notebooks.index, from the `archbench:*` meta tags written
+the report's appendix lists them (archbench.studies.notebooks.index, from the `archbench:*` meta tags written
 here). For a raw root other than the repository's data/raw (tests, scratch runs) only an explicit `html_dir`
 exports.
 
@@ -51,7 +51,7 @@ from archbench.cli.lab import KERNEL_NAME, ProjectKernelManager
 from archbench.config.paths import PAPER_DIR, RAW_ROOT
 from archbench.config.values import ParameterError
 from archbench.data.storage import CAMPAIGN_FILE, EXECUTED_DIR, write_new_file
-from archbench.report.studies.notebooks.index import NOTEBOOKS_DIR, meta_tags
+from archbench.studies.notebooks.index import NOTEBOOKS_DIR, meta_tags
 
 HTML_DIR = PAPER_DIR / NOTEBOOKS_DIR
 

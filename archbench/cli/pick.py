@@ -8,7 +8,7 @@
 It composes the point (archbench.config.pick), runs it as an ordinary campaign under data/raw (profile `pick`,
 named pick-<host>-<UTC>; `--campaign` resumes one), with the selection of the best adding rounds only where the
 answer is open and the budget allows, then prints the answer (decided in archbench.analyze.pick, rendered in
-archbench.report.pick) and writes the page to keep.
+archbench.render.pick) and writes the page to keep.
 A bad flag is a one-line error (exit 2) before any campaign exists; a point this machine cannot rank is answered
 with the reason and what would make it testable (exit 1); Ctrl-C keeps the finished trials (exit 130).
 """
@@ -40,9 +40,9 @@ from archbench.config.values import ParameterError
 from archbench.config.workloads import BLOCK_DISTS, CLOSE, KEEP_ALIVE
 from archbench.measure.progress import format_duration
 from archbench.measure.runner import run_campaign
-from archbench.report.campaigns import resolve
-from archbench.report.pick import render_terminal, write_page
-from archbench.report.studies.workloads import STUDY as WORKLOADS_STUDY
+from archbench.render.campaigns import resolve
+from archbench.render.pick import render_terminal, write_page
+from archbench.studies.workloads import STUDY as WORKLOADS_STUDY
 
 EXIT_OK, EXIT_NOT_RANKED = 0, 1  # a bad flag exits 2 through the command line's ParameterError
 PAGE_DIR = PROCESSED_DIR / "pick"

@@ -3,7 +3,7 @@
 One entry per key of CAMPAIGNS (`main`, and each study with data of its own, named as the study): which campaigns
 this machine may have measured and the command that makes each (`{host}` is the short host name), the profile
 behind them, the campaign shipped in git, and the campaigns read beside the chosen one (a saturation campaign, a
-loopback twin, a second look). `archbench.report.campaigns.resolve` chooses among them, the same for every key:
+loopback twin, a second look). `archbench.render.campaigns.resolve` chooses among them, the same for every key:
 given, else measured here, else shipped.
 
 A study that measures with a profile of its own declares its entry in that profile, as its `[catalogue]` table

@@ -101,7 +101,7 @@ class ServerSpec:
     Its place in the registry is its place in tables and figures (the
     reference, nginx, always last: `archbench.analyze.fields.architecture_order`);
     `hue` is its colour in every figure, an index into the report's
-    architecture palette (`archbench.report.theme`), fixed so that adding an
+    architecture palette (`archbench.render.theme`), fixed so that adding an
     architecture recolours none of the others. `variants` are the ways of
     running it that the conformance and abuse suites test.
     """

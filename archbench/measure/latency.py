@@ -20,7 +20,7 @@ The study, on one machine:
 Every open-loop trial's config records offered_rate, rate_fraction,
 saturation_rate, saturation_of and saturation_source (`archbench.config.plan.OfferedLoad`),
 so the report can compute each design's floor (the p99 at its lowest offered rate) and its
-knee against that floor from the records alone (archbench.report.studies.latency.knee).
+knee against that floor from the records alone (archbench.studies.latency.knee).
 """
 
 from __future__ import annotations

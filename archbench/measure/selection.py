@@ -12,7 +12,7 @@ every open point's designs in one shuffled order (seeded by the campaign seed), 
 within rounds.
 
 `point_selections` is the one place that reads the rounds and replays the looks: the runner decides with it, and the
-workloads study's decision map reports from it (archbench.report.studies.workloads), so what the report says about a
+workloads study's decision map reports from it (archbench.studies.workloads), so what the report says about a
 point is what decided its rounds. A round's value of a design is the mean rate of its usable trials with that
 repetition: ok, measured (not a warm-up) and not disturbed (archbench.measure.interference: a disturbed trial is
 re-run in its round, and the re-run counts instead).

@@ -1,8 +1,8 @@
 """Raw campaigns -> processed CSVs -> generated LaTeX and figures -> (optionally) the PDF, study by study.
 
-`build_report` chooses the campaigns (archbench.report.campaigns), processes the main campaign
+`build_report` chooses the campaigns (archbench.render.campaigns), processes the main campaign
 (archbench.report.pipeline) and then `write_report` runs every study of the registry
-(archbench.report.studies.STUDIES) in order: each adds its macros and its generated files. What is written:
+(archbench.studies.STUDIES) in order: each adds its macros and its generated files. What is written:
 - `paper/generated/macros.tex`: every macro, grouped by study under a comment naming it;
 - `paper/generated/front.tex`, `body.tex`, `appendices.tex`: the studies' sections in registry order, which
   paper/report.tex inputs after the title, after the introduction and after \\appendix;
@@ -38,13 +38,14 @@ from archbench.config.paths import (
     REPO_ROOT,
     TEMPLATES_DIR,
 )
-from archbench.report import latex, pipeline
-from archbench.report.campaigns import CAMPAIGNS_FILE, MAIN, Campaigns, parse_overrides, resolve
-from archbench.report.plots import FigureFile
-from archbench.report.plots import TablesAndFigures
-from archbench.report.prose import Prose
-from archbench.report.studies import STUDIES
-from archbench.report.study import PARTS, ReportOptions, Study, StudyContext, StudyOutput
+from archbench.report import pipeline
+from archbench.render import latex
+from archbench.render.campaigns import CAMPAIGNS_FILE, MAIN, Campaigns, parse_overrides, resolve
+from archbench.render.plots import FigureFile
+from archbench.render.plots import TablesAndFigures
+from archbench.render.prose import Prose
+from archbench.studies import STUDIES
+from archbench.render.study import PARTS, ReportOptions, Study, StudyContext, StudyOutput
 
 MACROS_FILE = "macros.tex"
 # The file of each part of the report: the \input of every study section of that part, in registry order.
@@ -137,7 +138,7 @@ def build_report(
 ) -> ReportOutputs:
     """Choose the campaigns, process the main one and write every study's part of the report.
 
-    `campaigns`: see `choose_campaigns` (None: this machine's, else the shipped ones; archbench.report.campaigns).
+    `campaigns`: see `choose_campaigns` (None: this machine's, else the shipped ones; archbench.render.campaigns).
     A study whose campaign does not exist makes its section a sentence saying so; the main campaign must exist."""
     options = options or ReportOptions()
     chosen = choose_campaigns(campaigns, paths.raw_root, paths.processed_dir, studies, measured_main=measured_main)
@@ -231,7 +232,7 @@ def part_outlines(studies: Sequence[Study], templates_dir: Path, generated_dir: 
     fixed section.tex among the templates (their parent is)."""
     outlines = {}
     for part in PARTS:
-        lines = [f"% The {part} of the report: one section per study, in the order of archbench.report.studies."]
+        lines = [f"% The {part} of the report: one section per study, in the order of archbench.studies."]
         for study in studies:
             section = study.section_path(templates_dir)
             if study.part != part or not section.is_file():

@@ -32,8 +32,8 @@ from archbench.analyze import analysis
 from archbench.analyze.planned_comparisons import comparison_pairs, run_comparisons
 from archbench.config.params import ParameterError
 from archbench.data import storage
-from archbench.report.studies import STUDIES
-from archbench.report.study import Study
+from archbench.render.study import Study
+from archbench.studies import STUDIES
 
 
 def resolve_campaign(campaign: str, raw_root: Path) -> Path:
