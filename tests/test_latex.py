@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import synthetic  # tests/fixtures/campaigns/synthetic.py (pytest pythonpath)
 
-from archbench.analyze import analysis
+from archbench.analyze import analysis, bottleneck
 from archbench.render import latex
 from archbench.render.prose import Prose
 from archbench.report import build as report
@@ -125,6 +125,17 @@ def test_flagged_and_failed_configurations_are_marked_and_explained():
     tex = main_tables.pool_size_table(summary_rows(n_flagged=2, n_failed=1), "tab:x", "caption", NOTES)
     assert "2" + latex.FLAGGED_MARK + latex.FAILED_MARK + " & 5 &" in tex
     assert NOTES.flagged in tex and NOTES.failed in tex
+
+
+def test_a_bound_mark_is_explained_by_the_rule_that_sets_it():
+    """A configuration's bound mark is its trials' most common class, a tie never the server: 2 client-bound trials
+    of 5 mark it client-bound, so its note may not say "in most measured trials", which reads as a majority."""
+    classes = [bottleneck.CLIENT, bottleneck.CLIENT, bottleneck.SERVER, bottleneck.BOTH, bottleneck.WAIT]
+    assert bottleneck.dominant(classes) == bottleneck.CLIENT
+    assert bottleneck.dominant([bottleneck.SERVER, bottleneck.NEITHER]) == bottleneck.NEITHER
+    for note in (NOTES.client_bound, NOTES.both_bound, NOTES.wait_bound, NOTES.neither_bound):
+        assert "the most common case among the measured trials, or tied for it" in note
+        assert "in most measured trials" not in note
 
 
 def test_undefined_statistics_print_as_dashes():

@@ -440,8 +440,8 @@ def row_marks(row: pd.Series, client_bound: bool = False, unsupported: bool = Tr
 
 
 def bottleneck_of(row: pd.Series) -> str:
-    """The class that bounded most of a configuration's trials (summary.csv `bottleneck`); for rows without it
-    (the echo and latency studies' own tables), "client" when any trial was client-bound, else ""."""
+    """The most common class of a configuration's trials, a tie never the server (summary.csv `bottleneck`); for
+    rows without it (the echo and latency studies' own tables), "client" when any trial was client-bound, else ""."""
     value = row.get("bottleneck")
     if isinstance(value, str) and value:
         return value
