@@ -13,10 +13,12 @@ import pytest
 import synthetic_workloads as sw  # tests/fixtures/campaigns/synthetic_workloads.py (pytest pythonpath)
 
 from archbench.render.prose import Prose
+from archbench.render.study import StudyContext, StudyOutput
 from archbench.report import build as report
 from archbench.report import pipeline
-from archbench.studies import workloads
+from archbench.studies import findings, workloads
 from archbench.studies.findings import facts
+from archbench.studies.workloads.facts import pick_facts
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
 PAPER = Path(__file__).resolve().parent.parent / "paper"
@@ -42,7 +44,7 @@ def main(root, tmp_path_factory):
 
 
 def test_picks_per_point_where_the_server_bounded_the_best(workloads_study):
-    found = facts.pick_facts(workloads_study)
+    found = pick_facts(workloads_study)
     ranked = {entry["point"]: entry["picks"] for entry in found["ranked"]}
     # Tight rounds decide every point of the synthetic campaign: the designs within 10 % of the best are picked
     # (fastest first), those at 0.90 of it or below are shown slower.
@@ -70,13 +72,54 @@ def test_picks_per_point_where_the_server_bounded_the_best(workloads_study):
 
 
 def test_without_a_workloads_campaign_the_findings_say_so():
-    assert facts.pick_facts(None) == {"available": False}
+    assert pick_facts(None) == {"available": False}
     assert "No workloads campaign was analysed" in Prose().block(TEMPLATE, "picks", {"available": False})
+
+
+def findings_after(main, tmp_path, earlier) -> dict:
+    """The findings study's facts, written after the studies `earlier` ({name: StudyOutput}) in a report."""
+    context = StudyContext(
+        processed=main,
+        campaigns=None,
+        raw_root=tmp_path,
+        processed_dir=tmp_path,
+        generated_dir=tmp_path / "generated",
+        figures_dir=tmp_path / "figures",
+        prose=Prose(),
+        earlier=earlier,
+    )
+    return findings.write(context).section
+
+
+def test_the_findings_picks_are_the_workloads_studys_section_facts(workloads_study, main, tmp_path):
+    """What to pick is the workloads study's decision, read from its section facts through the study context (no
+    study imports another): the findings render those picks, whatever the workloads study's result holds."""
+    given = {
+        "available": True,
+        "points": "3",
+        "ranked": [{"point": "given point", "picks": ["epoll"], "open": [], "state": "resolved"}],
+        "unranked": [{"reason": "client", "points": ["close", "idle 1000"]}],
+        "delta": "10",
+        "blocking": {"verdict": "not testable here"},
+        "idle": {"verdict": "not testable here"},
+        "cpu": {"verdict": "not testable here"},
+    }
+    earlier = {"workloads": StudyOutput(result=workloads_study, section={"picks": given})}
+    found = findings_after(main, tmp_path, earlier)
+    assert found["picks"] == given
+    assert (found["limits"]["unranked_points"], found["limits"]["points"]) == (2, "3")
+    assert r"\item \emph{given point}: epoll." in " ".join(Prose().block(TEMPLATE, "picks", found["picks"]).split())
+    # The workloads study's section carries its picks, with a campaign and without one.
+    assert workloads.WORKLOADS.sentences(workloads_study, {"map": None})["picks"] == pick_facts(workloads_study)
+    without = workloads.WORKLOADS.read([None], tmp_path, None)
+    assert workloads.WORKLOADS.sentences(without, {"map": None})["picks"] == {"available": False}
+    # A report built without the workloads study (or before it) says so, as before.
+    assert findings_after(main, tmp_path, {})["picks"] == {"available": False}
 
 
 def test_a_map_without_a_rankable_point_says_what_bounded_each_and_names_no_cause_for_all(workloads_study):
     found = {
-        **facts.pick_facts(workloads_study),
+        **pick_facts(workloads_study),
         "ranked": [],
         "unranked": [{"reason": "client", "points": ["close"]}, {"reason": "none", "points": ["idle 1000"]}],
     }

@@ -16,7 +16,6 @@ from archbench.render.prose import Prose
 from archbench.report import build as report
 from archbench.stats import selection
 from archbench.studies import workloads
-from archbench.studies.findings import facts as findings_facts
 from archbench.studies.workloads import data, facts, tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "campaigns"
@@ -93,7 +92,7 @@ def test_picks_are_the_designs_shown_within_delta_of_the_best(study):
 def test_the_picks_table_and_the_findings_state_the_same_decision(study):
     outcome = tables.point_outcome(study.map[study.map["point"] == "baseline"])
     assert outcome["state"] == "resolved" and outcome["picks"] == ["epoll", "poll"] and len(outcome["slower"]) == 1
-    picks = findings_facts.pick_facts(study)
+    picks = facts.pick_facts(study)
     listed = {r["point"]: r["picks"] for r in picks["ranked"]}
     assert listed["baseline"] == outcome["picks"]
     assert [g["reason"] for g in picks["unranked"]] == ["client"]
@@ -321,7 +320,7 @@ def test_a_within_sentence_appears_only_where_the_intervals_confirm_it(study):
         changed = data.WorkloadsResults(study.campaign, study.trials, study.summary, frame, study.settings)
         assert facts.cpu_bound_facts(changed)["verdict"] == verdict
         abstract = abstract_of(changed)
-        findings = " ".join(Prose().block("findings/findings", "picks", findings_facts.pick_facts(changed)).split())
+        findings = " ".join(Prose().block("findings/findings", "picks", facts.pick_facts(changed)).split())
         assert "was shown within 18" not in abstract and "was shown within 18" not in findings
         if verdict == facts.CONTRADICTED:
             assert "were not all within 18" in abstract and "fell further behind" in findings

@@ -115,6 +115,11 @@ class StudyContext:
         """The result of an earlier study, None when it has not run (a report built of fewer studies)."""
         return self.earlier[study].result if study in self.earlier else None
 
+    def facts_if_run(self, study: str) -> Mapping[str, Any]:
+        """The section facts of an earlier study (`StudyOutput.section`), empty when it has not run (a report built
+        of fewer studies): how a study reads what another decided without importing that study's modules."""
+        return self.earlier[study].section if study in self.earlier else {}
+
 
 @dataclass(frozen=True)
 class Study:

@@ -1,8 +1,9 @@
 """The findings study: the report's answers first, right after the abstract, each computed from the studies that ran
 before it and each pointing to the section, table or figure that supports it: what to pick for which workload (the
-workloads study), server CPU per request ranked and the designs that starved connections (the main campaign), and
-what this machine could not test (its campaigns' records). Its words are paper/templates/findings/: its section,
-section.tex.j2, renders from the facts `write` gathers (also its result).
+workloads study's decision, its section fact `picks`, read through the study context: no study imports another),
+server CPU per request ranked and the designs that starved connections (the main campaign), and what this machine
+could not test (its campaigns' records). Its words are paper/templates/findings/: its section, section.tex.j2,
+renders from the facts `write` gathers (also its result).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from archbench.render.latex import Column, adjusted_table, render_tabular
 from archbench.render.prose import Prose
 from archbench.render.study import Study, StudyContext, StudyOutput
-from archbench.studies.findings.facts import cpu_facts, limit_facts, pick_facts, starvation_facts
+from archbench.studies.findings.facts import cpu_facts, limit_facts, starvation_facts
 
 TEMPLATE = "findings/findings"
 
@@ -53,7 +54,7 @@ def _campaign_metas(context: StudyContext) -> list[dict]:
 
 def write(context: StudyContext) -> StudyOutput:
     processed = context.processed
-    picks = pick_facts(context.result_if_run("workloads"))
+    picks = context.facts_if_run("workloads").get("picks", {"available": False})
     verdicts = [facts.verdict for facts in (context.result_if_run("sources") or {}).values()]
     architectures, pool = context.result_if_run("architectures"), context.result_if_run("pool")
     depths = cpu_facts(processed.summary)

@@ -1,9 +1,10 @@
 """The findings' facts, each computed from a study that ran before: what to pick per workload point (the workloads
-study's decision map and its literature checks), the server CPU time per request ranked per pipeline depth (the
-main campaign), the designs that left connections unanswered (the main campaign), and what this machine could not
-test (the server's CPUs, where every campaign ran, the network links' delays, the workload points and sources that
-this machine could not decide). Every word is paper/templates/findings/'s: section.tex.j2 calls the macros of
-findings.tex.j2 with these facts."""
+study's decision map and its literature checks, archbench.studies.workloads.facts.pick_facts: its section fact
+`picks`, which the findings read through the study context, never by importing that study), the server CPU time per
+request ranked per pipeline depth (the main campaign), the designs that left connections unanswered (the main
+campaign), and what this machine could not test (the server's CPUs, where every campaign ran, the network links'
+delays, the workload points and sources that this machine could not decide). Every word is
+paper/templates/findings/'s: section.tex.j2 calls the macros of findings.tex.j2 with these facts."""
 
 from __future__ import annotations
 
@@ -17,40 +18,10 @@ from archbench.analyze.analysis import Labeller, key_text, parse_cpu_list
 from archbench.analyze.published_compare import NOT_TESTABLE
 from archbench.measure.placement import LinkModel, PlacementError
 from archbench.render.latex import escape, format_compact, format_count, format_significant, table_interval
-from archbench.studies.workloads.data import WorkloadsResults, points
-from archbench.studies.workloads.facts import blocking_facts, cpu_bound_facts, idle_facts
-from archbench.studies.workloads.tables import point_outcome
 
 CPU_COLUMN = "server_cpu_us_per_request"
 STARVED_COLUMN = "starved_connections_mean"
 DEFAULT_PLACEMENT = "loopback"  # a campaign that records no placement ran on loopback (the runner's default)
-
-
-def pick_facts(study: WorkloadsResults | None) -> dict[str, Any]:
-    """Per workload point the workloads study's decision (archbench.studies.workloads.tables.point_outcome):
-    the designs shown within delta of the best, those still open and the rounds they would need; and the points that
-    cannot rank the servers here, grouped by what bounded their fastest design."""
-    if study is None or not study.available or study.map.empty:
-        return {"available": False}
-    frame = study.map
-    ranked: list[dict[str, Any]] = []
-    unranked: dict[str, list[str]] = {}
-    for point in points(frame):
-        outcome = point_outcome(frame[frame["point"] == point])
-        if outcome["state"] in ("none", "not rankable"):
-            unranked.setdefault(outcome.get("bottleneck", "none"), []).append(escape(point))
-            continue
-        ranked.append({"point": escape(point), **outcome})
-    return {
-        "available": True,
-        "points": format_count(len(ranked) + sum(len(p) for p in unranked.values())),
-        "ranked": ranked,
-        "unranked": [{"reason": reason, "points": names} for reason, names in unranked.items()],
-        "delta": format_count(100 * study.settings.delta) if study.settings else "",
-        "blocking": blocking_facts(study),
-        "idle": idle_facts(study),
-        "cpu": cpu_bound_facts(study),
-    }
 
 
 def _overlaps(row: pd.Series, other: pd.Series) -> bool:

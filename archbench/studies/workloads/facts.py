@@ -1,6 +1,7 @@
 """The workloads section's facts: the campaign, how many trials the server bounded, and what the literature
 expects of each workload checked against these data (each verdict computed, never typed: confirmed, not
-confirmed, or not testable here with the reason).
+confirmed, or not testable here with the reason), and what to pick per workload point (`pick_facts`: the section
+fact `picks`, which the findings study reads from this study's section facts, never by importing it).
 
 The expectations, with the point that tests each (archbench.studies.workloads.data):
 - Gammo, Bruyere, Brecht et al. (OLS 2004): poll matches epoll without idle connections and falls behind as idle
@@ -238,12 +239,44 @@ def selection_facts(study: WorkloadsResults) -> dict[str, Any]:
     }
 
 
+def pick_facts(study: WorkloadsResults | None) -> dict[str, Any]:
+    """Per workload point the study's decision (archbench.studies.workloads.tables.point_outcome): the designs shown
+    within delta of the best, those still open and the rounds they would need; and the points that cannot rank the
+    servers here, grouped by what bounded their fastest design. The findings render what to pick from it (the
+    section fact `picks`, which they read through the study context)."""
+    if study is None or not study.available or study.map.empty:
+        return {"available": False}
+    frame = study.map
+    ranked: list[dict[str, Any]] = []
+    unranked: dict[str, list[str]] = {}
+    for point in points(frame):
+        outcome = point_outcome(frame[frame["point"] == point])
+        if outcome["state"] in ("none", "not rankable"):
+            unranked.setdefault(outcome.get("bottleneck", "none"), []).append(escape(point))
+            continue
+        ranked.append({"point": escape(point), **outcome})
+    return {
+        "available": True,
+        "points": format_count(len(ranked) + sum(len(p) for p in unranked.values())),
+        "ranked": ranked,
+        "unranked": [{"reason": reason, "points": names} for reason, names in unranked.items()],
+        "delta": format_count(100 * study.settings.delta) if study.settings else "",
+        "blocking": blocking_facts(study),
+        "idle": idle_facts(study),
+        "cpu": cpu_bound_facts(study),
+    }
+
+
 def workloads_sentences(study: WorkloadsResults, figure_present: bool) -> dict[str, Any]:
     """The facts the section template renders its sentences from (paper/templates/workloads/section.tex.j2), and the
     abstract its sentence (`abstract` of sentences.tex.j2, as `studies.workloads`); without a campaign only
-    `campaign` (None) says anything: the rest stands inside the section's \\ifnum, and the abstract's is empty."""
+    `campaign` (None) says anything: the rest stands inside the section's \\ifnum, and the abstract's is empty.
+    `picks` (`pick_facts`, with or without a campaign) is what the findings render what to pick from."""
     if not study.available:
-        return dict.fromkeys(("campaign", "bound", "selection", "idle", "blocking", "cpu_bound")) | {"figure": False}
+        return dict.fromkeys(("campaign", "bound", "selection", "idle", "blocking", "cpu_bound")) | {
+            "figure": False,
+            "picks": pick_facts(study),
+        }
     assert study.campaign is not None
     return {
         "campaign": {"section": "section", "campaigns": [provenance_facts(study.campaign)]},
@@ -253,6 +286,7 @@ def workloads_sentences(study: WorkloadsResults, figure_present: bool) -> dict[s
         "idle": idle_facts(study),
         "blocking": blocking_facts(study),
         "cpu_bound": cpu_bound_facts(study),
+        "picks": pick_facts(study),
     }
 
 
