@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -60,6 +61,17 @@ INSIDE, OUTSIDE, OVERLAPS = "inside", "outside", "overlaps"
 # Published values closer than this fraction of the larger are a tie: the source did not separate them.
 TIE_FRACTION = 0.10
 SOURCE_000_CONNECTIONS = 400
+
+
+@dataclass(frozen=True)
+class SourceFacts:
+    """One source's facts for its section and its summary row: its number, its verdict (this module's rule) and the
+    facts its sentences render (archbench.studies.sources.facts makes them; archbench.studies.summary.tables
+    tabulates them)."""
+
+    source: str
+    verdict: str
+    facts: dict[str, Any]
 
 
 @dataclass(frozen=True)

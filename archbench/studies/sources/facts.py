@@ -6,7 +6,7 @@ processed directory (their process steps write them before the report is generat
 study has no campaign). `archbench.analyze.published_compare` computes the ratios, intervals and verdicts; the
 words are in paper/templates/sources/ and paper/templates/summary/.
 
-Outputs: every source's facts (`SourceFacts`: the section template renders each source's sentence from them, and
+Outputs: every source's facts (`archbench.analyze.published_compare.SourceFacts`: the section template renders each source's sentence from them, and
 archbench.studies.summary.tables the summary's row), the figures and tables the section inputs
 (generated/published-NNN-figure.tex, published-NNN-table.tex; PDFs published-000-pool.pdf and
 published-002-workers.pdf), and the facts of the method section's sentence on wrk -t (`load_threads_facts`).
@@ -15,7 +15,7 @@ published-002-workers.pdf), and the facts of the method section's sentence on wr
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from archbench.analyze.client_bound import client_set_rate
 from archbench.analyze.crossos import load_source000
 from archbench.analyze.labels import architecture_label
 from archbench.analyze.published import published_table, source_001_throughput, source_004_echo
+from archbench.analyze.published_compare import SourceFacts
 from archbench.config.paths import EXTERNAL_DIR
 from archbench.config.values import parse_cpu_list
 from archbench.render import latex
@@ -44,15 +45,6 @@ LATENCY_SUMMARY_CSV = "latency-summary.csv"
 NETWORK_COMPARISON_CSV = "network-comparison.csv"
 FIGURE_000 = "published-000-pool.pdf"
 FIGURE_002 = "published-002-workers.pdf"
-
-
-@dataclass(frozen=True)
-class SourceFacts:
-    """One source's facts for its section and its summary row."""
-
-    source: str
-    verdict: str
-    facts: dict[str, Any]
 
 
 def pair_facts(pairs: list[compare.PairOutcome]) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """The one-page summary (paper/templates/summary/section.tex.j2): per source its question, its published answer,
 this machine's answer with its interval, and whether they agree; and the facts of the abstract's sentence on how far
 the reproduction goes, from the same verdicts (`reproduced_facts`). The facts and verdicts are
-archbench.studies.sources.facts's; every word is in paper/templates/summary/table.tex.j2, including the rules
-that define agreement (the section's introduction, rendered with INTRO)."""
+archbench.studies.sources.facts's (each source's `SourceFacts`, archbench.analyze.published_compare's, read from the
+sources study's result, never by importing that study); every word is in paper/templates/summary/table.tex.j2,
+including the rules that define agreement (the section's introduction, rendered with INTRO)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from archbench.analyze import published_compare as compare
+from archbench.analyze.published_compare import SourceFacts
 from archbench.render.latex import Column, format_count, format_list, render_longtable
 from archbench.render.prose import Prose
 from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
-from archbench.studies.sources.facts import SourceFacts
 
 TEMPLATE = "summary/table"
 SUMMARY_FILE = "summary-table.tex"
