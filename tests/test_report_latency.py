@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 import synthetic_studies as ss  # tests/fixtures/campaigns/synthetic_studies.py (pytest pythonpath)
 
+from archbench.analyze import open_loop_trials
 from archbench.analyze.open_loop_checks import assess
+from archbench.data import storage
 from archbench.parse import parse_file
 from archbench.render import latex
 from archbench.render.study import ReportOptions
@@ -78,6 +80,20 @@ def test_set_ups_are_read_from_the_data(synthetic):
     assert (synthetic.trials["setup"] == "source_001").sum() == 8
     assert set(synthetic.trials[synthetic.trials["campaign"] == ss.LATENCY]["setup"]) == {"sweep"}
     assert set(synthetic.trials["tool"]) == {"oha", "wrk2"}
+
+
+def test_the_trials_frame_is_the_analyze_stages_with_the_trial_marks_alone(synthetic_root, synthetic):
+    """The study's trials are archbench.analyze.open_loop_trials.latency_trials' frame, and only the trial marks
+    (client-bound, kept up) shape it: the knee's own criteria (its threshold) leave it as it is."""
+    campaigns = [storage.load_campaign(synthetic_root / name) for name in (ss.LATENCY, ss.LATENCY_001)]
+    trials = open_loop_trials.latency_trials(campaigns, open_loop_trials.TrialCriteria())
+    pd.testing.assert_frame_equal(trials, synthetic.trials)
+    strict = report_latency.Criteria(p99_s=0.0001)
+    assert isinstance(strict, open_loop_trials.TrialCriteria)
+    pd.testing.assert_frame_equal(open_loop_trials.latency_trials(campaigns, strict), trials)
+    fell_behind = trials[(trials["architecture"] == "epoll") & (trials["offered_rate"] == 110_000)]
+    assert not fell_behind["kept_up"].any() and (fell_behind["knee_p99_s"].dropna() == math.inf).all()
+    assert (trials[trials["setup"] == open_loop_trials.SETUP_FIXED]["campaign"] == ss.LATENCY_001).all()
 
 
 def test_client_bound_trials_are_marked_and_not_counted_for_the_knee(synthetic):

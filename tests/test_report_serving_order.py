@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import synthetic_studies as ss  # tests/fixtures/campaigns/synthetic_studies.py (pytest pythonpath)
 
+from archbench.analyze.open_loop_trials import TrialCriteria, latency_trials
 from archbench.config.catalogue import SECOND_LOOK_SUFFIX
 from archbench.data import storage
 from archbench.render.campaigns import resolve
@@ -93,6 +95,31 @@ def test_client_bound_and_flagged_trials_leave_their_round_out():
     row = data.compare(frame(rows)).iloc[0]
     assert row["rounds_p99_9"] == 2 and row["lifo_usable"] == 3 and row["fifo_usable"] == 3
     assert math.isnan(row["low_p99_9"]) or row["low_p99_9"] <= 2.0
+
+
+def test_the_trials_are_the_analyze_stages_thread_pool_rows(tmp_path):
+    """The study reads its trials through archbench.analyze.open_loop_trials (no other study's code): the thread
+    pool's rows, the queue named where the record leaves the hand-off unset, `usable` as latency_trials marks it."""
+    w = ss.StudyWriter(tmp_path, "synthetic-serving-order", {"rate_reference": None})
+    sides = ((None, 1, 27_990.0, 0.5), ("stack", 1, 25_000.0, 0.5), ("stack", 2, 27_990.0, 0.97))
+    for handoff, rep, achieved, busy in sides:
+        config = ss.open_config("thread_pool", 100, 28_000, "thread_pool-c100", 30_000.0, threads=4)
+        config["handoff"] = handoff
+        config_id = ss.open_id(config) + (f"-{handoff}" if handoff else "")
+        output = ss.oha_output(achieved, 0.2, 0.4, 1.0, 2.0, 3.0)
+        w.trial(config_id, config, rep, tool="oha", output=output, cpus_busy=busy)
+    config = ss.open_config("epoll", 100, 28_000, "epoll-level-c100", 100_000.0, trigger="level")
+    w.trial(ss.open_id(config), config, 1, tool="oha", output=ss.oha_output(27_990.0, 0.2, 0.4, 1.0, 2.0, 3.0))
+    campaign = storage.load_campaign(w.finish("latency"))
+    trials = data.serving_order_trials(campaign)
+    every = latency_trials([campaign], TrialCriteria())
+    assert len(every) == 4 and len(trials) == 3
+    pool = every[every["architecture"] == "thread_pool"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(trials.drop(columns="handoff"), pool.drop(columns="handoff"))
+    assert list(trials["handoff"]) == [data.FIFO, data.LIFO, data.LIFO]
+    # Sustained and usable; fell behind (89 % of the offered rate); client-bound.
+    assert list(trials["usable"]) == [True, False, False]
+    assert list(trials["sustained"]) == [True, False, True] and list(trials["client_bound"]) == [False, False, True]
 
 
 def test_the_section_without_a_campaign_says_so(tmp_path):

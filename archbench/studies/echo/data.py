@@ -29,6 +29,13 @@ import pandas as pd
 from archbench import stats
 from archbench.analyze import analysis
 from archbench.analyze.analysis import number
+from archbench.analyze.study_trials import (
+    study_trial_ids,
+    study_trial_outcome,
+    study_trial_placement,
+    study_trials_frame,
+    total_count,
+)
 from archbench.data import storage
 from archbench.measure.load_bound import client_bound
 from archbench.render.common import (
@@ -37,11 +44,6 @@ from archbench.render.common import (
     per_configuration,
     sample_max,
     sample_min,
-    study_trial_ids,
-    study_trial_outcome,
-    study_trial_placement,
-    study_trials_frame,
-    total_count,
 )
 
 RTT_PERCENTILES: tuple[str, ...] = ("50", "90", "99", "99.9")

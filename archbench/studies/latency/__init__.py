@@ -16,10 +16,10 @@ belongs to is read from the data: a campaign with a `rate_reference` parameter, 
 `saturation_of` is not its own saturation key, offered one rate to every server (source 001's
 set-up); the other open-loop trials are the fraction sweep.
 
-This module is the section's entry point (`LatencyStudy`, a CampaignStudy, and `Criteria`);
-its parts are `knee` (the floor and the knee: the rule and its test), `data` (trials, summary, knees),
-`tables`, `figures` and `facts` (the numbers as macros, the sentences' facts), with their words in
-paper/templates/latency/ (the section is section.tex.j2, rendered with those facts).
+This module is the section's entry point (`LatencyStudy`, a CampaignStudy, and `Criteria`); it reads the
+trials through archbench.analyze.open_loop_trials, and its parts are `knee` (the floor and the knee: the rule and
+its test), `data` (summary, knees), `tables`, `figures` and `facts` (the numbers as macros, the sentences' facts),
+with their words in paper/templates/latency/ (the section is section.tex.j2, rendered with those facts).
 
 CSV outputs in processed/: `latency-trials.csv` (one row per trial record of the campaigns),
 `latency-summary.csv` (one row per configuration: server x offered rate, with a sweep rate's verdict against
@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from archbench.analyze.open_loop_trials import latency_trials
 from archbench.data import storage
 from archbench.render.common import StudySource, load_campaign_or_reason
 from archbench.render.latex import MacroSet
@@ -41,7 +42,6 @@ from archbench.studies.latency.data import (
     LatencyResults,
     knee_decisions,
     knees,
-    latency_trials,
     ms_text,
     number_text,
     rate_summary,

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze.analysis import key_text
+from archbench.analyze.open_loop_trials import SETUP_FIXED, SETUP_SWEEP
 from archbench.render.common import (
     and_list,
     campaign_facts,
@@ -34,8 +35,6 @@ from archbench.render.latex import (
 )
 from archbench.render.prose import Prose
 from archbench.studies.latency.data import (
-    SETUP_FIXED,
-    SETUP_SWEEP,
     SOURCE_001_RATE,
     SOURCE_001_RESULTS,
     LatencyResults,

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
+from archbench.analyze.open_loop_trials import SETUP_SWEEP
 from archbench.render.common import measured_ok_including_disturbed
 from archbench.render.latex import is_missing
 from archbench.render.plots import (
@@ -31,7 +32,7 @@ from archbench.render.plots import (
     seaborn_legend,
 )
 from archbench.render.theme import paper_theme
-from archbench.studies.latency.data import SETUP_SWEEP, LatencyResults, ms_text
+from archbench.studies.latency.data import LatencyResults, ms_text
 from archbench.studies.latency.knee import KNEE, NOT_MEASURED
 
 ACHIEVED_FIGURE = "latency-achieved.pdf"

@@ -12,7 +12,7 @@
   not measured: a single trial's p99 does not set it.
 * A trial's p99, for the knee: its p99 when it kept up (see `Criteria.kept_up_fraction`) without errors; +inf when
   it fell behind (its latencies describe a queue that grew all run long); not counted when client-bound, disturbed
-  or with too few samples for a p99 (archbench.studies.latency.data).
+  or with too few samples for a p99 (archbench.analyze.open_loop_trials).
 * An offered rate has *risen* when its trials' p99s lie above `rise_multiple` times the floor trials' p99s: the
   one-sided exact Mann-Whitney (permutation) test of the two samples, p <= alpha. It has *held* under the opposite
   one-sided test, and is *undecided* otherwise. A single trial's p99, or a p99 that differs from trial to trial by
@@ -33,8 +33,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from archbench import stats
-from archbench.analyze import open_loop_checks
-from archbench.measure.load_bound import CLIENT_BOUND_BUSY
+from archbench.analyze.open_loop_trials import TrialCriteria
 from archbench.render.study import ReportOptions
 
 # The latency threshold's one definition is the report option (ReportOptions.latency_knee_p99_ms).
@@ -46,10 +45,6 @@ FLOOR_WELL_UNDER = 0.5
 # The floor's median rests on at least this many trials, so that no single trial sets it.
 MIN_FLOOR_TRIALS = 3
 KNEE_ALPHA = 0.05
-# Completed over scheduled requests (open_loop's counts; achieved over offered for the other clients) below it: the
-# server fell behind, by the run checks' tolerance (open_loop_checks). Counts, not rates, where the client keeps
-# them: a one-second Poisson schedule varies its own rate by about 1 %.
-KEPT_UP_FRACTION = 1 - open_loop_checks.RATE_TOLERANCE
 # Exact permutation distributions up to this many splits of the pooled trials (12 trials in two groups of 6: 924).
 EXACT_SPLITS = 100_000
 
@@ -73,16 +68,16 @@ RATE_UNTESTED = "untested"
 
 
 @dataclass(frozen=True)
-class Criteria:
-    """The knee's definition; every value is a report option (the threshold) or a constant, and appears in the text."""
+class Criteria(TrialCriteria):
+    """The knee's definition; every value is a report option (the threshold) or a constant, and appears in the text.
+    The trial marks it rests on (`kept_up_fraction`, `client_bound_busy`) are TrialCriteria's
+    (archbench.analyze.open_loop_trials), which the trials frame is built with."""
 
     p99_s: float = KNEE_P99_S
     rise_multiple: float = RISE_MULTIPLE
     floor_well_under: float = FLOOR_WELL_UNDER
     min_floor_trials: int = MIN_FLOOR_TRIALS
     alpha: float = KNEE_ALPHA
-    kept_up_fraction: float = KEPT_UP_FRACTION
-    client_bound_busy: float = CLIENT_BOUND_BUSY
 
     @property
     def floor_limit_s(self) -> float:

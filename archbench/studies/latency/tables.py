@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze.analysis import key_text
+from archbench.analyze.open_loop_trials import SETUP_FIXED, SETUP_SWEEP
 from archbench.render.common import distinct_values
 from archbench.render.formats import family_row
 from archbench.render.latex import (
@@ -38,8 +39,6 @@ from archbench.render.latex import (
 )
 from archbench.render.prose import Prose
 from archbench.studies.latency.data import (
-    SETUP_FIXED,
-    SETUP_SWEEP,
     SOURCE_001_RATE,
     SOURCE_001_RESULTS,
     LatencyResults,

@@ -1,6 +1,6 @@
 """The serving-order study's data: the thread pool's FIFO queue against its LIFO stack under the same offered load.
 
-Per trial (archbench.studies.latency.data.latency_trials: the open-loop trials' p50, p99, p99.9, achieved
+Per trial (archbench.analyze.open_loop_trials.latency_trials: the open-loop trials' p50, p99, p99.9, achieved
 rate and client CPU), a trial is *usable* when it is a measured ok trial, not flagged (socket errors, non-2xx), not
 client-bound, and sustained: its achieved rate within SUSTAIN_TOLERANCE of the offered one
 (archbench.analyze.open_loop_checks). Percentiles of a run that fell behind describe a queue that grew all run long,
@@ -32,11 +32,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from archbench.analyze.open_loop_checks import RATE_TOLERANCE
+from archbench.analyze.open_loop_trials import TrialCriteria, latency_trials
 from archbench.analyze.paired import by_round
 from archbench.data import storage
 from archbench.render.common import measured_ok_including_disturbed
 from archbench.stats.paired import paired_log_ratio
-from archbench.studies.latency.data import Criteria, latency_trials
 
 TRIALS_CSV = "serving-order-trials.csv"
 COMPARISON_CSV = "serving-order-comparison.csv"
@@ -124,7 +124,7 @@ def read_looks(campaigns: list[storage.Campaign]) -> ServingOrderResults:
 def serving_order_trials(campaign: storage.Campaign) -> pd.DataFrame:
     """The open-loop trials of the thread pool's two hand-offs, each with `usable` and why not (latency_trials:
     measured, ok, not flagged, not client-bound and `sustained`, within SUSTAIN_TOLERANCE of the offered rate)."""
-    frame = latency_trials([campaign], Criteria())
+    frame = latency_trials([campaign], TrialCriteria())
     if frame.empty:
         return frame
     frame = frame[frame["architecture"] == "thread_pool"].copy()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from archbench.analyze.open_loop_trials import TrialCriteria
 from archbench.render.common import provenance_facts, tt
 from archbench.render.latex import (
     MISSING,
@@ -18,7 +19,6 @@ from archbench.render.latex import (
     format_significant,
     is_missing,
 )
-from archbench.studies.latency.data import Criteria
 from archbench.studies.serving_order.data import (
     FAMILY_ERROR,
     MIN_ROUNDS,
@@ -114,7 +114,7 @@ def serving_order_sentences(study: ServingOrderResults) -> dict[str, Any]:
         "usable": {
             "looks": [{**usable_facts(look), "number": i + 1} for i, look in enumerate(study.looks)],
             "tolerance": format_count(100 * SUSTAIN_TOLERANCE),
-            "client_busy": format_count(100 * Criteria().client_bound_busy),
+            "client_busy": format_count(100 * TrialCriteria().client_bound_busy),
         },
         "finding": verdict_facts(study),
     }
