@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from archbench.analyze.open_loop_checks import assess, enough_samples, rate_trend, samples_needed, sustained
+from archbench.analyze.open_loop_checks import (
+    assess,
+    enough_samples,
+    kept_up,
+    kept_up_ratio,
+    rate_trend,
+    samples_needed,
+    sustained,
+)
 from archbench.parse import parse_file
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "open_loop"
@@ -34,10 +42,36 @@ def test_samples_needed(q: float, n: int) -> None:
 
 
 @pytest.mark.parametrize(("achieved", "ok"), [(475.0, True), (525.0, True), (474.0, False), (400.0, False)])
-def test_sustained_within_five_percent(record: dict, achieved: float, ok: bool) -> None:
+def test_sustained_within_five_percent_of_the_rate_without_counts(record: dict, achieved: float, ok: bool) -> None:
+    del record["counts"]  # a client that keeps no counts (wrk2, oha): achieved over offered rate
     record["requests_per_sec"] = achieved
     assert sustained(record) is ok
     assert ("did_not_sustain" in assess(record)["flags"]) is not ok
+
+
+@pytest.mark.parametrize(("completed", "ok"), [(1009, True), (959, True), (958, False), (500, False)])
+def test_sustained_by_the_counts_where_the_client_keeps_them(record: dict, completed: int, ok: bool) -> None:
+    # 1009 scheduled: 959 completed is 95.04 %, 958 is 94.95 %; the rate is left as captured (100.9 %).
+    record["counts"]["completed"] = completed
+    assert sustained(record) is ok
+    assert kept_up(kept_up_ratio(record)) is ok
+    assert ("did_not_sustain" in assess(record)["flags"]) is not ok
+
+
+def test_counts_and_rate_disagree_sustained_and_kept_up_agree(record: dict) -> None:
+    # The Poisson schedule ran short of its own rate: 94.9 % of the offered rate achieved, yet 95.02 % of the
+    # requests it scheduled completed. One ratio (the counts) decides both the usability check and the knee's.
+    record["requests_per_sec"] = 0.949 * record["offered_rate"]
+    record["counts"].update(scheduled=10_000, completed=9_502)
+    result = assess(record)
+    assert result["achieved_ratio"] == pytest.approx(0.949)
+    assert result["kept_up_ratio"] == pytest.approx(0.9502)
+    assert result["sustained"] and kept_up(result["kept_up_ratio"])
+    assert "did_not_sustain" not in result["flags"]
+    record["counts"]["completed"] = 9_498  # and the other way round: 94.98 % of the requests, whatever the rate
+    record["requests_per_sec"] = 0.951 * record["offered_rate"]
+    assert not sustained(record) and not kept_up(kept_up_ratio(record))
+    assert "did_not_sustain" in assess(record)["flags"]
 
 
 def test_client_bound(record: dict) -> None:

@@ -432,3 +432,22 @@ def test_shipped_section_names_the_checks_and_the_left_out_server(shipped, tmp_p
     assert "blocking is not in the fraction sweep" in knees
     assert "20" in values["work"] and "Poisson" in values["work"]
     assert r"\texttt{open\_loop}" in values["tool"]
+
+
+def test_shipped_usable_and_fell_behind_are_one_rule(shipped, tmp_path):
+    """Usability's `sustained` and the knee's `kept_up` are one decision (open_loop_checks.kept_up_ratio, the
+    counts, which every shipped trial has): a trial at 94.9 % of the offered rate that completed 95.02 % of the
+    requests it scheduled is both sustained and kept up. So the sweep's trials that are not usable (none is
+    client-bound, flagged, disturbed or short of samples for its p99 there) are the ones the knee counts as fell
+    behind, and the text's two counts agree."""
+    measured = shipped.trials[~shipped.trials["warmup"].astype(bool) & (shipped.trials["status"] == "ok")]
+    assert (measured["sustained"] == measured["kept_up"]).all()
+    assert measured["requests_counted"].all()
+    sweep = measured[measured["setup"] == "sweep"]
+    assert not (sweep["client_bound"] | sweep["flagged"] | sweep["disturbed"]).any()
+    assert sweep["knee_p99_s"].notna().all()
+    _, values = macros_of(shipped, tmp_path)
+    checks = " ".join(values["checks"].split())
+    usable, swept = map(int, re.search(r"In the fraction sweep, (\d+) of (\d+)", checks).groups())
+    behind = int(re.search(r"or with errors, (\d+) of them", checks).group(1))
+    assert swept - usable == behind == int((sweep["knee_p99_s"] == math.inf).sum())

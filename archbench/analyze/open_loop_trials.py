@@ -11,11 +11,16 @@ Definitions (every one is stated in the generated text):
   (`load.cpu_utilisation`, or open_loop's own `cpu_busy_fraction`): the load generator, not the server,
   may have set the rate and the latencies. Client-bound trials are shown, marked and counted, and
   not counted for the knee.
-* usable trial: a measured ok trial, not flagged, not client-bound and sustained (its achieved rate within
-  +-5 % of the offered one, archbench.analyze.open_loop_checks); open_loop's trials also carry the other
-  checks of that module (`checks`: a trend in the per-second rate, too few samples for a percentile).
-* kept up: the trial completed at least 95 % of the requests it scheduled (open_loop's counts; achieved over
-  offered rate for the other clients, whose schedules are fixed): the run checks' tolerance.
+* kept-up ratio (`kept_up_fraction`, archbench.analyze.open_loop_checks.kept_up_ratio): completed over scheduled
+  requests where the client counts them (open_loop: `requests_counted`), else achieved over offered rate (wrk2,
+  oha). The one ratio both marks below decide by; `achieved_fraction` stays a column, for the tables.
+* sustained: the kept-up ratio within +-5 % of 1 (the run checks' tolerance): at least 95 % of the scheduled
+  requests completed, since a count ratio cannot exceed 1; for the rate, within +-5 % of the offered one.
+* usable trial: a measured ok trial, not flagged, not client-bound and sustained; open_loop's trials also carry the
+  other checks of archbench.analyze.open_loop_checks (`checks`: its "did_not_sustain" is this `sustained`, a trend
+  in the per-second rate, too few samples for a percentile).
+* kept up: the kept-up ratio at least 95 % (1 - the tolerance; no upper bound): the trial did not fall behind. With
+  counts it is `sustained` exactly.
 * disturbed trial: other work took at least the campaign's `interference_share` of the server's or the load
   generator's CPUs during the load (archbench.measure.interference, as judged in trials.csv); a re-run of it
   (archbench.measure.reruns) is a trial of its own.
@@ -53,9 +58,9 @@ from archbench.measure.load_bound import CLIENT_BOUND_BUSY, client_bound
 PERCENTILES: tuple[str, ...] = ("50", "90", "99", "99.9")
 SETUP_SWEEP = "sweep"
 SETUP_FIXED = "source_001"
-# Completed over scheduled requests (open_loop's counts; achieved over offered for the other clients) below it: the
-# server fell behind, by the run checks' tolerance (open_loop_checks). Counts, not rates, where the client keeps
-# them: a one-second Poisson schedule varies its own rate by about 1 %.
+# The kept-up ratio (open_loop_checks.kept_up_ratio: completed over scheduled requests, achieved over offered rate
+# for clients without counts) below it: the server fell behind, by the run checks' tolerance. Counts, not rates,
+# where the client keeps them: a one-second Poisson schedule varies its own rate by about 1 %.
 KEPT_UP_FRACTION = 1 - open_loop_checks.RATE_TOLERANCE
 
 
@@ -137,25 +142,16 @@ def latency_trial_row(record: Mapping[str, Any], campaign: storage.Campaign, cri
     row["eligible"] = eligible
     share = (campaign.meta.get("parameters") or {}).get("interference_share", DEFAULT_INTERFERENCE_SHARE)
     row.update(interference_columns(record, float(share)))
-    row["sustained"] = bool(
-        not math.isnan(row["achieved_fraction"])
-        and abs(row["achieved_fraction"] - 1.0) <= open_loop_checks.RATE_TOLERANCE + 1e-12
-    )
-    row["checks"] = _checks(p, row["sustained"], row["client_bound"])
+    # One ratio decides both usability (`sustained`) and the knee's `kept_up` (open_loop_checks.kept_up_ratio).
+    tolerance = 1.0 - criteria.kept_up_fraction
+    row["requests_counted"] = open_loop_checks.counted(p)
+    row["kept_up_fraction"] = open_loop_checks.kept_up_ratio(p, offered)
+    row["sustained"] = open_loop_checks.ratio_sustained(row["kept_up_fraction"], tolerance)
+    row["kept_up"] = open_loop_checks.kept_up(row["kept_up_fraction"], tolerance)
+    row["checks"] = _checks(p, row["sustained"], row["client_bound"], tolerance)
     row["usable"] = bool(eligible and not row["flagged"] and row["sustained"])
-    row["kept_up_fraction"] = _kept_up_fraction(p, row["achieved_fraction"])
-    row["kept_up"] = bool(row["kept_up_fraction"] >= criteria.kept_up_fraction)
     row["knee_p99_s"] = _knee_p99(row)
     return row
-
-
-def _kept_up_fraction(parsed: Mapping[str, Any], achieved_fraction: float) -> float:
-    """Completed over scheduled requests where the client counts them (open_loop), else achieved over offered."""
-    counts = parsed.get("counts") or {}
-    scheduled, completed = number(counts.get("scheduled")), number(counts.get("completed"))
-    if scheduled > 0 and not math.isnan(completed):
-        return completed / scheduled
-    return achieved_fraction
 
 
 def _knee_p99(row: Mapping[str, Any]) -> float:
@@ -167,17 +163,26 @@ def _knee_p99(row: Mapping[str, Any]) -> float:
     return math.inf if row["flagged"] or not row["kept_up"] else p99
 
 
-def _checks(parsed: Mapping[str, Any], sustained: bool, client_bound: bool) -> str:
-    """The failed checks of a trial, `;`-separated: open_loop_checks.assess's for open_loop output (the rate, the
-    client's CPU, the per-second trend, samples per percentile), else the rate and client checks alone."""
+def _checks(parsed: Mapping[str, Any], sustained: bool, client_bound: bool, tolerance: float) -> str:
+    """The failed checks of a trial, `;`-separated: open_loop_checks.assess's for open_loop output (the kept-up
+    ratio, the client's CPU, the per-second trend, samples per percentile), else the ratio and client checks alone."""
     flags: list[str] = []
     if parsed.get("tool") == "open_loop" and parsed.get("per_second") and parsed.get("latency_ns"):
-        flags = list(open_loop_checks.assess(parsed)["flags"])
+        flags = list(open_loop_checks.assess(parsed, tolerance)["flags"])
     if not sustained and "did_not_sustain" not in flags:
         flags.insert(0, "did_not_sustain")
     if client_bound and "client_bound" not in flags:
         flags.append("client_bound")
     return ";".join(flags)
+
+
+def requests_counted_throughout(trials: pd.DataFrame) -> bool:
+    """Whether the client counted the scheduled and completed requests of every measured ok trial (open_loop does;
+    wrk2 and oha do not): the text then states the usability rule by the counts alone, without the rate fallback."""
+    if trials.empty or "requests_counted" not in trials:
+        return False
+    measured = trials[~trials["warmup"].astype(bool) & (trials["status"] == "ok")]
+    return bool(measured["requests_counted"].astype(bool).all())
 
 
 def latency_trials(campaigns: Sequence[storage.Campaign], criteria: TrialCriteria) -> pd.DataFrame:

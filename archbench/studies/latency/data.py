@@ -1,5 +1,7 @@
 """The latency study's data (source 001): the trials (archbench.analyze.open_loop_trials.latency_trials, whose
-docstring defines client-bound, usable, kept-up and disturbed trials and a trial's p99 for the knee) -> one summary
+docstring defines client-bound, usable, kept-up and disturbed trials and a trial's p99 for the knee; usable and
+kept up are one ratio's, completed over scheduled requests, or achieved over offered rate for clients without
+counts, archbench.analyze.open_loop_checks.kept_up_ratio) -> one summary
 row per configuration (server x offered rate) of each set-up, and each server's floor and knee (the knee's
 definitions are archbench.studies.latency.knee's; every one is stated in the generated text).
 """

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze.analysis import key_text
-from archbench.analyze.open_loop_trials import SETUP_FIXED, SETUP_SWEEP
+from archbench.analyze.open_loop_trials import SETUP_FIXED, SETUP_SWEEP, requests_counted_throughout
 from archbench.render.common import (
     and_list,
     campaign_facts,
@@ -103,7 +103,9 @@ def _with_check(part: pd.DataFrame, check: str) -> int:
 
 
 def checks_facts(study: LatencyResults) -> dict[str, Any]:
-    """How many measured trials passed the run checks, per set-up, and which servers fell behind where."""
+    """How many measured trials passed the run checks, per set-up, and which servers fell behind where: not
+    `sustained`, with the mean of the ratio that decided it (`kept_up_fraction`, the knee's too), and whether the
+    client counted their requests (`counted`: completed over scheduled, else achieved over offered rate)."""
     measured = measured_ok_including_disturbed(study.trials)
     if measured.empty or "usable" not in measured:
         return {"any": False, "setups": []}
@@ -123,7 +125,8 @@ def checks_facts(study: LatencyResults) -> dict[str, Any]:
                         "server": escape(server),
                         "trials": format_count(len(group)),
                         "one": len(group) == 1,
-                        "achieved": share(float(group["achieved_fraction"].mean())),
+                        "share": share(float(group["kept_up_fraction"].mean())),
+                        "counted": bool(group["requests_counted"].astype(bool).all()),
                         "fractions": [format_percent(f) for f in sorted(set(group["rate_fraction"].dropna()))],
                     }
                     for server, group in behind.groupby("server", sort=True)
@@ -152,6 +155,8 @@ def checks_facts(study: LatencyResults) -> dict[str, Any]:
         "disturbed_share": "/".join(f"{share * 100:g}" for share in study.interference_shares),
         "knee_behind": format_count(int((knee_p99 == math.inf).sum())),
         "kept_up": percent_text(study.criteria.kept_up_fraction),
+        "tolerance": percent_text(1 - study.criteria.kept_up_fraction),
+        "counted": requests_counted_throughout(study.trials),
         "trend": format_count(_with_check(measured, "rate_trend")),
         "few_p99_9": format_count(_with_check(measured, "few_samples_p99_9")),
         "open_loop": not own.empty,

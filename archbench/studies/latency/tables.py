@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from archbench.analyze.analysis import key_text
-from archbench.analyze.open_loop_trials import SETUP_FIXED, SETUP_SWEEP
+from archbench.analyze.open_loop_trials import SETUP_FIXED, SETUP_SWEEP, requests_counted_throughout
 from archbench.render.common import distinct_values
 from archbench.render.formats import family_row
 from archbench.render.latex import (
@@ -119,7 +119,8 @@ def rates_table(study: LatencyResults, prose: Prose) -> str:
             breaks.append(len(body))
             body.append(family_row(len(columns), escape(server)))
         body.append(row_cells)
-    caption = prose.sentence(TEMPLATE, "rates_caption", **rule_words(criteria))
+    counted = requests_counted_throughout(study.trials)
+    caption = prose.sentence(TEMPLATE, "rates_caption", counted=counted, **rule_words(criteria))
     return render_longtable(
         columns, body, caption, "tab:latency-rates", breaks, notes=notes_block(_notes(sweep, criteria, prose))
     )

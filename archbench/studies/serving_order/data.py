@@ -2,8 +2,9 @@
 
 Per trial (archbench.analyze.open_loop_trials.latency_trials: the open-loop trials' p50, p99, p99.9, achieved
 rate and client CPU), a trial is *usable* when it is a measured ok trial, not flagged (socket errors, non-2xx), not
-client-bound, and sustained: its achieved rate within SUSTAIN_TOLERANCE of the offered one
-(archbench.analyze.open_loop_checks). Percentiles of a run that fell behind describe a queue that grew all run long,
+client-bound, and sustained: at least 1 - SUSTAIN_TOLERANCE of its scheduled requests completed (the achieved rate
+within SUSTAIN_TOLERANCE of the offered one where the client keeps no counts; archbench.analyze.open_loop_checks
+.kept_up_ratio, the same ratio as the latency knee's kept-up mark). Percentiles of a run that fell behind describe a queue that grew all run long,
 not the serving order.
 
 Per offered rate, for each percentile: each hand-off's median over its usable trials, and the ratio LIFO / FIFO
@@ -123,7 +124,7 @@ def read_looks(campaigns: list[storage.Campaign]) -> ServingOrderResults:
 
 def serving_order_trials(campaign: storage.Campaign) -> pd.DataFrame:
     """The open-loop trials of the thread pool's two hand-offs, each with `usable` and why not (latency_trials:
-    measured, ok, not flagged, not client-bound and `sustained`, within SUSTAIN_TOLERANCE of the offered rate)."""
+    measured, ok, not flagged, not client-bound and `sustained`: its kept-up ratio within SUSTAIN_TOLERANCE of 1)."""
     frame = latency_trials([campaign], TrialCriteria())
     if frame.empty:
         return frame

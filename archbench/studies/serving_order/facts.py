@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from archbench.analyze.open_loop_trials import TrialCriteria
+from archbench.analyze.open_loop_trials import TrialCriteria, requests_counted_throughout
 from archbench.render.common import provenance_facts, tt
 from archbench.render.latex import (
     MISSING,
@@ -35,6 +35,16 @@ from archbench.studies.serving_order.data import (
 def format_level(level: float) -> str:
     """A confidence level as a percentage without trailing zeros: 95, 97.5."""
     return f"{100 * level:.4g}"
+
+
+def usable_rule(study: ServingOrderResults) -> dict[str, Any]:
+    """The sustained rule as the text and the table note state it: at least `kept_up` percent of the scheduled
+    requests completed, or, where the client keeps no counts (`counted` false), the rate within `tolerance`."""
+    return {
+        "tolerance": format_count(100 * SUSTAIN_TOLERANCE),
+        "kept_up": format_count(100 * (1 - SUSTAIN_TOLERANCE)),
+        "counted": requests_counted_throughout(study.trials),
+    }
 
 
 def usable_facts(look: Look) -> dict[str, Any]:
@@ -113,7 +123,7 @@ def serving_order_sentences(study: ServingOrderResults) -> dict[str, Any]:
         "campaigns": {"section": "section", "campaigns": [provenance_facts(look.campaign) for look in study.looks]},
         "usable": {
             "looks": [{**usable_facts(look), "number": i + 1} for i, look in enumerate(study.looks)],
-            "tolerance": format_count(100 * SUSTAIN_TOLERANCE),
+            **usable_rule(study),
             "client_busy": format_count(100 * TrialCriteria().client_bound_busy),
         },
         "finding": verdict_facts(study),

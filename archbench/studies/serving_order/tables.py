@@ -23,10 +23,9 @@ from archbench.render.prose import Prose
 from archbench.studies.serving_order.data import (
     FAMILY_ERROR,
     PERCENTILES,
-    SUSTAIN_TOLERANCE,
     ServingOrderResults,
 )
-from archbench.studies.serving_order.facts import format_level
+from archbench.studies.serving_order.facts import format_level, usable_rule
 
 TEMPLATE = "serving_order/tables"
 
@@ -72,7 +71,7 @@ def comparison_table(study: ServingOrderResults, prose: Prose) -> str:
         {"number": i + 1, "campaign_tt": tt(look.name), "rounds": format_count(look.planned_rounds)}
         for i, look in enumerate(study.looks)
     ]
-    notes = [prose.sentence(TEMPLATE, "notes", tolerance=format_count(100 * SUSTAIN_TOLERANCE))]
+    notes = [prose.sentence(TEMPLATE, "notes", **usable_rule(study))]
     if several:
         family_error = format_level(FAMILY_ERROR)
         notes.append(prose.sentence(TEMPLATE, "runs_note", runs=runs, level=level, family_error=family_error))
