@@ -282,6 +282,21 @@ def test_tool_sentence_names_wrk2_and_oha(synthetic, tmp_path):
     assert "oha 1.16.0" in tool
 
 
+def test_the_knee_paragraph_states_the_rate_fallback_only_for_clients_without_counts(synthetic, tmp_path):
+    """oha and wrk2 count no scheduled requests, so "kept up" falls back to the achieved rate: the knee's paragraph
+    says so there, as the checks sentence does; a campaign of open_loop trials (counts throughout) reads without it."""
+    *_, section = outputs_of(synthetic, tmp_path)
+    knee = " ".join(section[section.index("A trial counts with its p99") :].split())
+    assert knee.startswith(
+        "A trial counts with its p99 when it completed at least \\abLatencyKeptUpThreshold\\,\\% of the requests it "
+        "scheduled (by the rate, for a client that counts none) without errors,"
+    )
+    counted = LatencyResults(**{**vars(synthetic), "trials": synthetic.trials.assign(requests_counted=True)})
+    *_, section = outputs_of(counted, tmp_path / "counted")
+    knee = " ".join(section[section.index("A trial counts with its p99") :].split())
+    assert "scheduled without errors," in knee and "counts none" not in knee
+
+
 def test_rates_table_marks_and_verdicts(synthetic, tmp_path):
     files, _ = macros_of(synthetic, tmp_path)
     table = files[report_latency.RATES_TABLE_FILE]
