@@ -60,7 +60,7 @@ def test_picks_per_point_where_the_server_bounded_the_best(workloads_study):
     assert all(entry["state"] == "resolved" and not entry["open"] for entry in found["ranked"])
     assert found["unranked"] == [{"reason": "client", "points": ["close"]}]
     assert found["points"] == "7"
-    assert {found[k]["verdict"] for k in ("blocking", "idle", "cpu")} == {"confirmed"}
+    assert {found[k]["verdict"] for k in ("blocking", "idle", "cpu_bound")} == {"confirmed"}
     block = Prose().block(TEMPLATE, "picks", found)
     assert "\n\n\\emph{Requests that block}" in block  # a paragraph of its own after the points
     text = " ".join(block.split())
@@ -102,7 +102,7 @@ def test_the_findings_picks_are_the_workloads_studys_section_facts(workloads_stu
         "delta": "10",
         "blocking": {"verdict": "not testable here"},
         "idle": {"verdict": "not testable here"},
-        "cpu": {"verdict": "not testable here"},
+        "cpu_bound": {"verdict": "not testable here"},
     }
     earlier = {"workloads": StudyOutput(result=workloads_study, section={"picks": given})}
     found = findings_after(main, tmp_path, earlier)

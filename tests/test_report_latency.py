@@ -458,6 +458,10 @@ def test_shipped_usable_and_fell_behind_are_one_rule(shipped, tmp_path):
     measured = shipped.trials[~shipped.trials["warmup"].astype(bool) & (shipped.trials["status"] == "ok")]
     assert (measured["sustained"] == measured["kept_up"]).all()
     assert measured["requests_counted"].all()
+    # The checks column names the same verdicts the row holds, never a second reading of the rate or the client.
+    flags = measured["checks"].fillna("").str.split(";")
+    assert (flags.map(lambda f: "did_not_sustain" in f) == ~measured["sustained"].astype(bool)).all()
+    assert (flags.map(lambda f: "client_bound" in f) == measured["client_bound"].astype(bool)).all()
     sweep = measured[measured["setup"] == "sweep"]
     assert not (sweep["client_bound"] | sweep["flagged"] | sweep["disturbed"]).any()
     assert sweep["knee_p99_s"].notna().all()

@@ -164,16 +164,14 @@ def _knee_p99(row: Mapping[str, Any]) -> float:
 
 
 def _checks(parsed: Mapping[str, Any], sustained: bool, client_bound: bool, tolerance: float) -> str:
-    """The failed checks of a trial, `;`-separated: open_loop_checks.assess's for open_loop output (the kept-up
-    ratio, the client's CPU, the per-second trend, samples per percentile), else the ratio and client checks alone."""
-    flags: list[str] = []
+    """The failed checks of a trial, `;`-separated: the row's own rate and client verdicts (`sustained`,
+    `client_bound`: the rules the row's `usable` applies), then open_loop_checks.assess's other checks for open_loop
+    output (the per-second trend, samples per percentile)."""
+    own = ["did_not_sustain"] * (not sustained) + ["client_bound"] * client_bound
     if parsed.get("tool") == "open_loop" and parsed.get("per_second") and parsed.get("latency_ns"):
-        flags = list(open_loop_checks.assess(parsed, tolerance)["flags"])
-    if not sustained and "did_not_sustain" not in flags:
-        flags.insert(0, "did_not_sustain")
-    if client_bound and "client_bound" not in flags:
-        flags.append("client_bound")
-    return ";".join(flags)
+        decided_here = ("did_not_sustain", "client_bound")
+        own += [flag for flag in open_loop_checks.assess(parsed, tolerance)["flags"] if flag not in decided_here]
+    return ";".join(own)
 
 
 def requests_counted_throughout(trials: pd.DataFrame) -> bool:

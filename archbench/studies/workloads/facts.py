@@ -23,6 +23,7 @@ The expectations, with the point that tests each (archbench.studies.workloads.da
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -239,7 +240,12 @@ def selection_facts(study: WorkloadsResults) -> dict[str, Any]:
     }
 
 
-def pick_facts(study: WorkloadsResults | None) -> dict[str, Any]:
+def literature_checks(study: WorkloadsResults) -> dict[str, Any]:
+    """The literature's expectations checked against the data: idle connections, blocking calls, CPU-bound work."""
+    return {"idle": idle_facts(study), "blocking": blocking_facts(study), "cpu_bound": cpu_bound_facts(study)}
+
+
+def pick_facts(study: WorkloadsResults | None, checks: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Per workload point the study's decision (archbench.studies.workloads.tables.point_outcome): the designs shown
     within delta of the best, those still open and the rounds they would need; and the points that cannot rank the
     servers here, grouped by what bounded their fastest design. The findings render what to pick from it (the
@@ -261,9 +267,7 @@ def pick_facts(study: WorkloadsResults | None) -> dict[str, Any]:
         "ranked": ranked,
         "unranked": [{"reason": reason, "points": names} for reason, names in unranked.items()],
         "delta": format_count(100 * study.settings.delta) if study.settings else "",
-        "blocking": blocking_facts(study),
-        "idle": idle_facts(study),
-        "cpu": cpu_bound_facts(study),
+        **(checks or literature_checks(study)),
     }
 
 
@@ -278,15 +282,14 @@ def workloads_sentences(study: WorkloadsResults, figure_present: bool) -> dict[s
             "picks": pick_facts(study),
         }
     assert study.campaign is not None
+    checks = literature_checks(study)
     return {
         "campaign": {"section": "section", "campaigns": [provenance_facts(study.campaign)]},
         "bound": {**bound_share(study), **rankable_points(study)},
         "figure": figure_present,
         "selection": selection_facts(study),
-        "idle": idle_facts(study),
-        "blocking": blocking_facts(study),
-        "cpu_bound": cpu_bound_facts(study),
-        "picks": pick_facts(study),
+        **checks,
+        "picks": pick_facts(study, checks),
     }
 
 
