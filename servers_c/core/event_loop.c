@@ -46,7 +46,7 @@ struct event_loop {
     struct loop_conn **conns; /* by descriptor, for teardown */
     size_t conns_size;
     struct conn_timers timers; /* --header-timeout, --idle-timeout */
-    uint64_t now_ms;           /* read once per iteration, when timeouts are on */
+    uint64_t now_ms;           /* read once per iteration and per accept, when timeouts are on */
     struct server_counters counters;
 };
 
@@ -158,8 +158,12 @@ static void add_conn(struct event_loop *loop, int fd)
         close_conn(loop, conn, CLOSE_ABRUPTLY);
         return;
     }
-    if (conn_timers_enabled(&loop->timers))
+    if (conn_timers_enabled(&loop->timers)) {
+        /* Its header deadline runs from its accept: an edge-triggered accept drains the backlog in one iteration,
+         * and the iteration's clock would date the last connections from before they connected. */
+        loop->now_ms = monotonic_ms();
         conn_timers_update(&loop->timers, &conn->timer, &conn->session, loop->now_ms);
+    }
 }
 
 static void take_accepted(void *loop, int fd) { add_conn(loop, fd); }
