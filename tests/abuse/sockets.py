@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from dataclasses import dataclass
 
 REQUEST = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
@@ -36,6 +37,22 @@ class CaseFailure(AssertionError):
 def expect(condition: bool, message: str) -> None:
     if not condition:
         raise CaseFailure(message)
+
+
+@dataclass(frozen=True)
+class ClockStart:
+    """When the server started a clock (a connection's header deadline, an idle deadline), as far as the client
+    can tell: not before `earliest`, taken before the client acted, and not after `latest`, taken once its call
+    had returned. A client thread kept from the CPU or the GIL in between (several variants run at once, beside
+    other test workers) widens the window, so a timeout is early only if it fired before `earliest` + the
+    timeout, and late only if after `latest` + the timeout + the slack."""
+
+    earliest: float
+    latest: float
+
+    def elapsed(self, at: float) -> tuple[float, float]:
+        """The shortest and the longest the time from the start to `at` can have been."""
+        return at - self.latest, at - self.earliest
 
 
 def connect(port: int, timeout: float = IO_TIMEOUT_S) -> socket.socket:
@@ -80,18 +97,18 @@ def read_response(sock: socket.socket) -> tuple[bytes, bytes]:
 
 
 def wait_eof(sock: socket.socket, timeout: float) -> tuple[bytes, float | None]:
-    """Reads until EOF or a reset; returns (bytes read, seconds until then) or (bytes, None) on timeout."""
-    start = time.monotonic()
+    """Reads until EOF or a reset; returns (bytes read, time.monotonic() when it was seen) or (bytes, None) on
+    timeout."""
     got = b""
     sock.settimeout(timeout)
     try:
         while True:
             chunk = sock.recv(65536)
             if not chunk:
-                return got, time.monotonic() - start
+                return got, time.monotonic()
             got += chunk
     except ConnectionResetError:
-        return got, time.monotonic() - start
+        return got, time.monotonic()
     except TimeoutError:
         return got, None
     finally:
@@ -138,8 +155,8 @@ def expect_error_response(port: int, payload: bytes, status: bytes) -> str:
             f"expected {status.decode()} for {payload[:40]!r}..., got {head[:60]!r}",
         )
         expect(b"\r\nConnection: close\r\n" in head, f"an error response must close: {head!r}")
-        rest, took = wait_eof(s, IO_TIMEOUT_S)
-        expect(took is not None, "the server did not close after the error response")
+        rest, closed_at = wait_eof(s, IO_TIMEOUT_S)
+        expect(closed_at is not None, "the server did not close after the error response")
         expect(rest == b"", f"bytes after the error response: {rest[:80]!r}")
         sender.join(IO_TIMEOUT_S)
     return f"{status.decode()} and close"
