@@ -427,8 +427,10 @@ def test_the_abstract_sentence_groups_the_summary_verdicts(main_summary, trials,
     write_studies(tmp_path)
     _, sources = build(main_summary, trials, tmp_path)
     assert reproduced_sentence(sources) == (
-        "Of the five sources' findings, two hold on this machine (sources 001 and 003), one is contradicted here "
-        "(source 004) and two cannot be tested on this machine (sources 000 and 002)."
+        "Of the five sources' findings, two hold on this machine (sources 001 and 003; source 001 in 3 of the 6 pairs "
+        "of designs it separates: our intervals do not separate reactor from epoll, epoll from thread-per-connection "
+        "or reactor from thread-per-connection), one is contradicted here (source 004) and two cannot be tested on "
+        "this machine (sources 000 and 002)."
     )
     # With two trials per design source 001 no longer holds: the sentence follows the table.
     again = tmp_path / "two-trials"
@@ -438,6 +440,43 @@ def test_the_abstract_sentence_groups_the_summary_verdicts(main_summary, trials,
     assert (
         "one holds on this machine (source 003), one is contradicted here (source 004), one is inconclusive "
         "here (source 001)" in reproduced_sentence(fewer)
+    )
+
+
+def test_the_abstract_sentence_says_which_pairs_an_agreeing_ordering_leaves_open() -> None:
+    """ "Agree" for an ordering needs one pair confirmed and none reversed: the abstract names the pairs left open."""
+
+    def ordering(source: str, outcomes: dict[tuple[str, str], str]) -> compare.SourceFacts:
+        pairs = [{"higher": high, "lower": low, "outcome": outcome} for (high, low), outcome in outcomes.items()]
+        return compare.SourceFacts(source, compare.AGREE, {"pairs": pairs, "pair_count": len(pairs)})
+
+    sources = {
+        "001": ordering(
+            "001",
+            {
+                ("reactor", "epoll"): compare.NOT_SEPARATED,
+                ("reactor", "io_uring"): compare.NO_INTERVAL,
+                ("epoll", "blocking"): compare.SAME_WAY,
+            },
+        ),
+        "004": compare.SourceFacts(
+            "004",
+            compare.AGREE,
+            {
+                "orderings": [
+                    {"pairs": [{"higher": "poll", "lower": "epoll", "outcome": compare.SAME_WAY}], "pair_count": 1}
+                ]
+            },
+        ),
+    }
+    assert reproduced_sentence(sources) == (
+        "Of the two sources' findings, two hold on this machine (sources 001 and 004; source 001 in 1 of the 3 pairs "
+        "of designs it separates: our intervals do not separate reactor from epoll or reactor from io\\_uring)."
+    )
+    assert (
+        "one holds on this machine (source 001, in 1 of the 3 pairs of designs it "
+        "separates: our intervals do not separate reactor from epoll or reactor from io\\_uring)"
+        in reproduced_sentence({"001": sources["001"]})
     )
 
 

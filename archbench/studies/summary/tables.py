@@ -12,7 +12,7 @@ from typing import Any
 
 from archbench.analyze import published_compare as compare
 from archbench.analyze.published_compare import SourceFacts
-from archbench.render.latex import Column, format_count, format_list, render_longtable
+from archbench.render.latex import Column, escape, format_count, format_list, render_longtable
 from archbench.render.prose import Prose
 from archbench.stats.intervals import MIN_TRIALS_FOR_INTERVAL
 
@@ -49,14 +49,37 @@ def summary_table(sources: Mapping[str, SourceFacts], prose: Prose) -> str:
     return render_longtable(list(COLUMNS), rows, prose.sentence(TEMPLATE, "caption"), "tab:summary", tabcolsep="4pt")
 
 
+def open_pairs(source: SourceFacts) -> dict[str, Any] | None:
+    """For an ordering that agrees although our intervals leave some of its pairs unseparated, how many of the pairs
+    it separates ours confirm and which ones they leave open: "agree" needs one pair confirmed and none reversed,
+    so the abstract says how far it goes. None for any other verdict or rule, or when every pair is confirmed."""
+    if source.verdict != compare.AGREE:
+        return None
+    parts = [part for part in source.facts.get("orderings", [source.facts]) if "pair_count" in part]
+    pairs = [pair for part in parts for pair in part["pairs"]]
+    left_open = [pair for pair in pairs if pair["outcome"] != compare.SAME_WAY]
+    if not left_open:
+        return None
+    return {
+        "source": source.source,
+        "confirmed": len(pairs) - len(left_open),
+        "pair_count": len(pairs),
+        "open": [{"higher": escape(pair["higher"]), "lower": escape(pair["lower"])} for pair in left_open],
+    }
+
+
 def reproduced_facts(sources: Mapping[str, SourceFacts]) -> dict[str, Any]:
     """The table's verdicts grouped for the abstract's sentence (`reproduced` of table.tex.j2, which the abstract
-    renders from `studies.summary.reproduced`): per verdict (VERDICT_ORDER) how many sources and which."""
+    renders from `studies.summary.reproduced`): per verdict (VERDICT_ORDER) how many sources and which, and for
+    orderings that agree, the pairs our intervals leave open (`open_pairs`)."""
     groups = []
     for verdict in VERDICT_ORDER:
         numbers = sorted(n for n, facts in sources.items() if facts.verdict == verdict)
         if numbers:
-            groups.append({"verdict": verdict, "count": len(numbers), "sources": format_list(numbers)})
+            partly = [found for n in numbers if (found := open_pairs(sources[n])) is not None]
+            groups.append(
+                {"verdict": verdict, "count": len(numbers), "sources": format_list(numbers), "partly": partly}
+            )
     return {"total": len(sources), "groups": groups}
 
 
