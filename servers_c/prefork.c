@@ -1,10 +1,12 @@
 /* prefork: --workers N processes share one listener and each runs a
  * single-threaded event loop (source 002's prefork Mighty). The listener is
  * registered with EPOLLEXCLUSIVE, so a new connection wakes one worker instead
- * of all of them (no thundering herd). The parent only supervises: SIGTERM
- * stops every worker, the parent waits for them (so their CPU time counts in
- * its children's usage, which the runner reads), sums the counters each sends
- * back through a pipe and prints the one shutdown line. */
+ * of all of them (no thundering herd). The parent only supervises: it prints
+ * the ready line once every worker has said, through its pipe, that its loop
+ * is on the listener; SIGTERM stops every worker, the parent waits for them
+ * (so their CPU time counts in its children's usage, which the runner reads),
+ * sums the counters each sends back through the same pipe and prints the one
+ * shutdown line. */
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -41,7 +43,7 @@ static const struct server_cli cli = {
 
 struct worker {
     _Atomic pid_t pid; /* 0 once reaped; the signal watcher reads it */
-    int counters_fd;   /* read end of the pipe the worker reports through */
+    int counters_fd;   /* read end of the worker's pipe: a byte once it is ready, its counters at the end */
 };
 
 static void stop_loop(void *loop) { event_loop_stop(loop); }
@@ -64,6 +66,9 @@ static _Noreturn void run_worker(struct server_base *base, int report_fd)
         _exit(1);
     }
     lifecycle_watch_signals(stop_loop, loop);
+    const char ready = 'r';
+    if (write(report_fd, &ready, 1) != 1)
+        _exit(1);
     event_loop_run(loop);
     bool told_to_stop = lifecycle_stopping(); /* else the loop failed on its own */
     lifecycle_finish(); /* the watcher may still be in event_loop_stop: join it before the loop is freed */
@@ -105,6 +110,22 @@ static void start_workers(struct prefork_server *srv)
         close(report[1]);
         srv->workers[i].counters_fd = report[0];
         atomic_init(&srv->workers[i].pid, pid); /* before the watcher thread exists */
+    }
+}
+
+/* Returns once every worker's loop is on the listener (its one byte has come
+ * through its pipe): before that a ready line would send load to fewer
+ * workers than --workers says. A worker that exits first ends the server. */
+static void wait_until_workers_ready(struct prefork_server *srv)
+{
+    for (long i = 0; i < workers; i++) {
+        char ready;
+        ssize_t n;
+        do
+            n = read(srv->workers[i].counters_fd, &ready, 1);
+        while (n < 0 && errno == EINTR);
+        if (n != 1)
+            lifecycle_fail(cli.architecture, "a worker ended before its event loop was ready");
     }
 }
 
@@ -157,6 +178,7 @@ int main(int argc, char **argv)
         lifecycle_fail(cli.architecture, "out of memory");
     start_workers(&srv); /* before any thread exists in this process */
     lifecycle_watch_signals(stop_workers, &srv);
+    wait_until_workers_ready(&srv);
     server_announce_ready(&srv.base);
 
     struct server_counters counters = {0};

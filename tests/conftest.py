@@ -96,6 +96,7 @@ INTEGRATION_MODULES = frozenset(
         "test_harness_faults",
         "test_echo_trials",
         "test_latency_trials",
+        "test_server_ready",
     }
 )
 INTEGRATION_TESTS: dict[str, frozenset[str]] = {
