@@ -15,7 +15,6 @@ group of its own, which would hand a late worker the CPU at once and hide it.
 from __future__ import annotations
 
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -24,9 +23,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from abuse.server import READY_TIMEOUT_S, STOP_TIMEOUT_S, fd_count, process_tree
 from abuse.variants import VARIANTS, Variant
 
-from archbench.measure.server_protocol import EXIT_UNSUPPORTED, exact_shutdown_stats, parse_ready_line
+from archbench.measure.server_protocol import (
+    EXIT_UNSUPPORTED,
+    exact_shutdown_stats,
+    parse_ready_line,
+    read_first_line,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BIN_DIR = REPO_ROOT / "build" / "bin"
@@ -34,8 +39,6 @@ SERVER_CPU = 0  # the servers' CPU in the tests (abuse.server pins them there to
 HOGS = 8
 STARTS = 3  # per variant: beside HOGS busy processes most starts of a server still starting catch it
 SETTLE_S = 0.1
-READY_TIMEOUT_S = 20.0
-STOP_TIMEOUT_S = 30.0
 
 
 def _pin_to_server_cpu() -> None:
@@ -57,37 +60,10 @@ def busy_server_cpu() -> Iterator[None]:
             hog.wait(timeout=10)
 
 
-def _process_tree(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        try:
-            for task in os.listdir(f"/proc/{current}/task"):
-                todo.extend(int(c) for c in Path(f"/proc/{current}/task/{task}/children").read_text().split())
-        except OSError:
-            pass
-    return found
-
-
 def _footprint(pid: int) -> tuple[int, int, int]:
     """(processes, threads, open descriptors) of the process tree under pid."""
-    pids = _process_tree(pid)
-    threads = sum(len(os.listdir(f"/proc/{p}/task")) for p in pids)
-    return len(pids), threads, sum(len(os.listdir(f"/proc/{p}/fd")) for p in pids)
-
-
-def _first_line(process: subprocess.Popen) -> bytes:
-    assert process.stdout is not None
-    fd = process.stdout.fileno()
-    line, deadline = b"", time.monotonic() + READY_TIMEOUT_S
-    while not line.endswith(b"\n") and time.monotonic() < deadline:
-        if select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            chunk = os.read(fd, 1)
-            if not chunk:
-                break
-            line += chunk
-    return line
+    pids = process_tree(pid)
+    return len(pids), sum(len(os.listdir(f"/proc/{p}/task")) for p in pids), fd_count(pids)
 
 
 def _start_and_count(binary: Path, args: tuple[str, ...]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
@@ -99,7 +75,8 @@ def _start_and_count(binary: Path, args: tuple[str, ...]) -> tuple[tuple[int, in
         preexec_fn=_pin_to_server_cpu,
     )
     try:
-        line = _first_line(process)
+        assert process.stdout is not None
+        line = read_first_line(process.stdout, READY_TIMEOUT_S)
         if parse_ready_line(line) is None:
             _, err = process.communicate(timeout=STOP_TIMEOUT_S)
             if process.returncode == EXIT_UNSUPPORTED:

@@ -43,6 +43,32 @@ def _pin_to_cpu0() -> None:
         pass
 
 
+def process_tree(pid: int) -> list[int]:
+    """pid and its descendants, from /proc (a process that has just exited is left out)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        try:
+            for task in os.listdir(f"/proc/{current}/task"):
+                children = Path(f"/proc/{current}/task/{task}/children").read_text().split()
+                todo.extend(int(c) for c in children)
+        except OSError:
+            pass
+    return found
+
+
+def fd_count(pids: list[int]) -> int:
+    """Open descriptors of these processes, summed."""
+    total = 0
+    for pid in pids:
+        try:
+            total += len(os.listdir(f"/proc/{pid}/fd"))
+        except OSError:
+            pass
+    return total
+
+
 class Server:
     def __init__(self, binary: Path, args: list[str]):
         self.argv = [str(binary), "--port", "0", *args]
@@ -70,26 +96,10 @@ class Server:
     # ---- readings ---------------------------------------------------------
     def pids(self) -> list[int]:
         """The server and its descendants (prefork's workers)."""
-        found, todo = [], [self.pid]
-        while todo:
-            pid = todo.pop()
-            found.append(pid)
-            try:
-                for task in os.listdir(f"/proc/{pid}/task"):
-                    children = Path(f"/proc/{pid}/task/{task}/children").read_text().split()
-                    todo.extend(int(c) for c in children)
-            except OSError:
-                pass
-        return found
+        return process_tree(self.pid)
 
     def fd_count(self) -> int:
-        total = 0
-        for pid in self.pids():
-            try:
-                total += len(os.listdir(f"/proc/{pid}/fd"))
-            except OSError:
-                pass
-        return total
+        return fd_count(self.pids())
 
     def rss_kb(self) -> int:
         total = 0
